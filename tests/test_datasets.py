@@ -1,0 +1,377 @@
+"""Tests for explorer.datasets: shipped tables, generators, user CSV validation."""
+import hashlib
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer import datasets
+from explorer.datasets import Dataset, DatasetError, gp_teacher, load, load_csv, toy_function
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_PROVENANCE = REPO.parent / "shared" / "datasets" / "PROVENANCE.md"
+
+# SHA-256 of the shipped CSVs, copied from the table in ../shared/datasets/PROVENANCE.md (part A).
+SHA256 = {
+    "boston.csv": "de34377a9f15b743089e8ff434fc6792f668c7e7c0219fb13c5b8aa6cd7b7cb2",
+    "crabs.csv": "c112a5e147591d8e04f32dbf3f3e2be2eb74860119c6f6b5e33191ef84ee16aa",
+    "pima.csv": "68201f941bf711bfd553f43b3efeb088b6ac53c40c661ca5cb49dcf9040ec70d",
+    "biopsy_complete.csv": "6f751b2fc2dc2ca7e4974a8cc0a9f9c0ace1f0816a3caa6ed88da7d8aae44995",
+}
+
+
+def provenance_hashes(path: Path) -> dict[str, str]:
+    rows = re.findall(r"^\| (\S+\.csv) \| \d+ \| \d+ \| ([0-9a-f]{64}) \|$", path.read_text(), flags=re.M)
+    return dict(rows)
+
+
+# ----------------------------------------------------------------------------- shipped tables
+
+
+@pytest.mark.parametrize("name, n, d, target, task", [
+    ("boston", 506, 13, "medv", "regression"),
+    ("crabs", 200, 5, "sp", "classification"),
+    ("pima", 532, 7, "type", "classification"),
+    ("wisconsin", 683, 9, "class", "classification"),
+])
+def test_shipped_shapes(name, n, d, target, task):
+    ds = load(name)
+    assert (ds.n, ds.d, ds.target_name, ds.task) == (n, d, target, task)
+    assert ds.inputs.shape == (n, d) and ds.targets.shape == (n,)
+    assert ds.inputs.dtype == ds.targets.dtype == np.float64
+    assert len(ds.feature_names) == d and target not in ds.feature_names
+    assert np.isfinite(ds.inputs).all() and ds.provenance and ds.description
+
+
+@pytest.mark.parametrize("name, labels, n_neg, n_pos", [
+    ("crabs", ("B", "O"), 100, 100),
+    ("pima", ("No", "Yes"), 355, 177),
+    ("wisconsin", ("benign", "malignant"), 444, 239),
+])
+def test_shipped_class_targets(name, labels, n_neg, n_pos):
+    ds = load(name)
+    assert ds.class_labels == labels
+    assert set(np.unique(ds.targets)) == {-1.0, 1.0}
+    assert ((ds.targets == -1).sum(), (ds.targets == 1).sum()) == (n_neg, n_pos)
+
+
+def test_shipped_columns_are_the_documented_ones():
+    assert load("crabs").feature_names == ("FL", "RW", "CL", "CW", "BD")
+    assert load("wisconsin").feature_names == tuple(f"V{k}" for k in range(1, 10))
+    assert "part" not in load("pima").feature_names
+    boston = load("boston")
+    assert boston.class_labels is None
+    # raw units, first row of MASS::Boston: crim 0.00632, tax 296, medv 24.0
+    assert boston.inputs[0, 0] == 0.00632 and boston.inputs[0, 9] == 296 and boston.targets[0] == 24.0
+    assert boston.targets.max() == 50.0
+
+
+def test_first_crab_is_blue_and_first_pima_is_not_diabetic():
+    assert load("crabs").targets[0] == -1.0  # sp = B
+    assert load("pima").targets[:2].tolist() == [-1.0, 1.0]  # No, Yes
+    assert load("wisconsin").targets[0] == -1.0  # benign
+
+
+def test_shipped_files_match_provenance_hashes():
+    folder = REPO / "datasets"
+    assert sorted(p.name for p in folder.glob("*.csv")) == sorted(SHA256)
+    for file, digest in SHA256.items():
+        assert hashlib.sha256((folder / file).read_bytes()).hexdigest() == digest
+    assert provenance_hashes(folder / "PROVENANCE.md") == SHA256
+
+
+def test_hashes_agree_with_shared_provenance():
+    if not SHARED_PROVENANCE.is_file():
+        pytest.skip("../shared/datasets/PROVENANCE.md is not present")
+    shared = provenance_hashes(SHARED_PROVENANCE)
+    assert {file: shared[file] for file in SHA256} == SHA256
+
+
+def test_available_and_load_are_case_insensitive():
+    assert datasets.available() == ("boston", "crabs", "pima", "wisconsin", "toy", "teacher")
+    assert load(" Boston ").name == "boston"
+
+
+def fake_package(tmp_path: Path, monkeypatch, folder: str) -> Path:
+    """Point the module at tmp_path/explorer/datasets.py; return the data folder to fill."""
+    monkeypatch.setattr(datasets, "__file__", str(tmp_path / "explorer" / "datasets.py"))
+    data = tmp_path / folder
+    data.mkdir(parents=True)
+    return data
+
+
+def test_data_folder_of_source_checkout(tmp_path, monkeypatch):
+    data = fake_package(tmp_path, monkeypatch, "datasets")
+    (data / "crabs.csv").write_bytes((REPO / "datasets" / "crabs.csv").read_bytes())
+    assert load("crabs").n == 200
+
+
+def test_installed_data_folder_wins(tmp_path, monkeypatch):
+    data = fake_package(tmp_path, monkeypatch, "explorer/_data")
+    (tmp_path / "datasets").mkdir()  # a checkout folder without the file: must not be used
+    lines = (REPO / "datasets" / "crabs.csv").read_text().splitlines()
+    (data / "crabs.csv").write_text("\n".join(lines[:21]) + "\n")
+    assert load("crabs").n == 20
+
+
+# ----------------------------------------------------------------------------- generators
+
+
+def test_toy_reproducible_and_seed_dependent():
+    a, b, c = toy_function(rng=7), toy_function(rng=7), toy_function(rng=8)
+    np.testing.assert_array_equal(a.inputs, b.inputs)
+    np.testing.assert_array_equal(a.targets, b.targets)
+    assert not np.array_equal(a.targets, c.targets)
+    assert a.inputs.shape == (200, 1) and a.targets.shape == (200,)
+
+
+def test_toy_follows_eq_19(rng):
+    ds = toy_function(n=5000, rng=rng)
+    x = ds.inputs[:, 0]
+    noise = ds.targets - (np.sin(5 * x) + np.sin(15 * x) + np.sin(25 * x))
+    assert x.min() >= 0.0 and x.max() <= 1.0
+    assert noise.min() >= -0.5 and noise.max() <= 0.5
+    # uniform on [-0.5, 0.5]: with 5000 draws the extremes come within 0.01 of the bounds
+    # (P(max eps < 0.49) = 0.99^5000 ~ 1e-22) and the variance is 1/12 within 5 sd (sd of the sample
+    # variance = sqrt((1/80 - 1/144) / 5000) = 0.0011).
+    assert noise.min() < -0.49 and noise.max() > 0.49
+    assert abs(noise.var() - 1 / 12) < 0.0055
+
+
+def test_teacher_reproducible_and_seed_dependent():
+    a, b, c = gp_teacher(rng=1), gp_teacher(rng=1), gp_teacher(rng=2)
+    np.testing.assert_array_equal(a.inputs, b.inputs)
+    np.testing.assert_array_equal(a.targets, b.targets)
+    assert not np.array_equal(a.targets, c.targets)
+    assert a.inputs.shape == (64, 1) and a.task == "regression"
+
+
+def brute_force_covariance(x, kernel, ell=1.0, sf=1.0, alpha=0.5, period=2.0):
+    """Seed 001 eqs. (2.5)-(2.8) written out independently, pairwise."""
+    r = np.sqrt(((x[:, None, :] - x[None, :, :]) ** 2).sum(-1))
+    forms = {
+        "squared_exponential": np.exp(-0.5 * r**2 / ell**2),
+        "rational_quadratic": (1 + r**2 / (2 * alpha * ell**2)) ** -alpha,
+        "exponential": np.exp(-r / ell),
+        "periodic": np.exp(-2 * np.sin(np.pi * r / period) ** 2 / ell**2),
+    }
+    return sf**2 * forms[kernel]
+
+
+@pytest.mark.parametrize("kernel", datasets.TEACHER_KERNELS)
+def test_teacher_targets_whiten_to_standard_normal(kernel, rng):
+    # If y ~ N(0, K_f + sigma_n^2 I) (eq. 2.3), then L^-1 y ~ N(0, I) for L L^T = K_y. With n = 400 the
+    # sample mean has sd 0.05 and the sample variance sd 0.071; the tolerances are about 4.5 sd. The same
+    # bounds hold for the inputs x ~ N(0, 1) (at least 400 values).
+    d = 1 if kernel == "periodic" else 2
+    ds = gp_teacher(400, rng, kernel=kernel, d=d, sigma_n=0.3)
+    k_y = brute_force_covariance(ds.inputs, kernel) + 0.3**2 * np.eye(400)
+    z = np.linalg.solve(np.linalg.cholesky(k_y), ds.targets)
+    assert abs(z.mean()) < 0.23 and abs(z.var() - 1) < 0.32
+    assert abs(ds.inputs.mean()) < 0.23 and abs(ds.inputs.var() - 1) < 0.32
+    assert ds.feature_names == (("x",) if d == 1 else ("x1", "x2"))
+
+
+def test_load_passes_options_to_generators():
+    np.testing.assert_array_equal(load("toy", n=30, rng=3).targets, toy_function(30, rng=3).targets)
+    np.testing.assert_array_equal(load("teacher", n=10, rng=3, kernel="periodic").targets,
+                                  gp_teacher(10, 3, kernel="periodic").targets)
+
+
+def test_generators_accept_a_generator_and_advance_it(rng):
+    first, second = toy_function(20, rng=rng), toy_function(20, rng=rng)
+    assert not np.array_equal(first.targets, second.targets)
+
+
+# ----------------------------------------------------------------------------- Dataset
+
+
+def test_dataset_is_immutable_and_copies_its_inputs():
+    x = np.arange(6.0).reshape(3, 2)
+    ds = Dataset("d", x, np.array([1.0, 2.0, 3.0]), ("a", "b"), "y", "regression", "", "")
+    x[0, 0] = 99.0
+    assert ds.inputs[0, 0] == 0.0
+    with pytest.raises(ValueError, match="read-only"):
+        ds.inputs[0, 0] = 1.0
+    with pytest.raises(AttributeError):
+        ds.name = "other"
+    assert repr(ds) == "Dataset(name='d', task='regression', n=3, d=2, target_name='y')"
+
+
+def test_subset_and_standardized():
+    ds = load("crabs")
+    part = ds.subset(np.arange(10))
+    assert (part.n, part.d, part.class_labels) == (10, 5, ("B", "O"))
+    assert ds.subset(ds.targets > 0).n == 100
+    assert ds.subset(slice(0, 5)).n == 5
+    x = np.column_stack([np.arange(12.0), np.full(12, 3.0)])
+    z = Dataset("d", x, np.arange(12.0), ("a", "c"), "y", "regression", "", "").standardized().inputs
+    np.testing.assert_allclose(z[:, 0].mean(), 0.0, atol=1e-15)
+    np.testing.assert_allclose(z[:, 0].std(ddof=1), 1.0, rtol=1e-14)
+    np.testing.assert_array_equal(z[:, 1], 0.0)
+
+
+# ----------------------------------------------------------------------------- user CSV files
+
+
+def table_text(header="a,b,y", rows=None) -> str:
+    rows = rows if rows is not None else [f"{i},{i * i % 7},{0.5 * i}" for i in range(12)]
+    return "\n".join([header, *rows]) + "\n"
+
+
+def test_load_csv_from_path(tmp_path):
+    path = tmp_path / "my data.csv"
+    path.write_text("\ufeff" + table_text() + "\n\n", encoding="utf-8")  # BOM and trailing blank lines
+    ds = load_csv(path, "y")
+    assert (ds.name, ds.n, ds.d, ds.feature_names, ds.task) == ("my data", 12, 2, ("a", "b"), "regression")
+    np.testing.assert_array_equal(ds.targets, 0.5 * np.arange(12))
+    assert hashlib.sha256(path.read_bytes()).hexdigest() in ds.provenance
+    assert load_csv(str(path), "y", name="mine").name == "mine"
+
+
+def test_load_csv_string_labels_are_classification():
+    rows = [f"{i},{i % 3},{'yes' if i % 2 else 'no'}" for i in range(12)]
+    ds = load_csv(io.StringIO(table_text(rows=rows)), "y")
+    assert ds.task == "classification" and ds.class_labels == ("no", "yes")  # sorted: "no" -> -1
+    np.testing.assert_array_equal(ds.targets, np.where(np.arange(12) % 2, 1.0, -1.0))
+
+
+def test_load_csv_two_numeric_values():
+    rows = [f"{i},{i % 3},{3 * (i % 2)}" for i in range(12)]
+    ds = load_csv(io.StringIO(table_text(rows=rows)), "y")
+    assert ds.task == "classification" and ds.class_labels == ("0", "3")
+    np.testing.assert_array_equal(ds.targets, np.where(np.arange(12) % 2, 1.0, -1.0))
+    kept = load_csv(io.StringIO(table_text(rows=rows)), "y", task="regression")
+    assert kept.task == "regression" and kept.targets.max() == 3.0
+
+
+def test_find_csv_files(tmp_path):
+    for name in ["b.csv", "A.CSV", ".hidden.csv", "notes.txt"]:
+        (tmp_path / name).write_text("x\n")
+    (tmp_path / "sub.csv").mkdir()
+    assert [p.name for p in datasets.find_csv_files(tmp_path)] == ["A.CSV", "b.csv"]
+
+
+# ----------------------------------------------------------------------------- one test per message
+
+
+def rows_with(i: int, text: str) -> list[str]:
+    rows = table_text().splitlines()[1:]
+    rows[i] = text
+    return rows
+
+
+CSV_ERRORS = [
+    ("", {}, "is empty: expected a header row"),
+    ("a,,y\n" + "1,2,3\n" * 12, {}, r"header column\(s\) \[2\] have no name"),
+    ("a,b,a,y\n" + "1,2,3,4\n" * 12, {}, "duplicated column name.*'a'"),
+    (table_text(rows=rows_with(4, "1,2")), {}, "line 6 has 2 fields but the header has 3 columns"),
+    (table_text(), {"target": "price"}, r"target column 'price' is not in .*Available columns: 'a', 'b', 'y'"),
+    ("a;b;y\n" + "1;2;3\n" * 12, {}, "may not be comma-separated"),
+    ("y\n" + "1\n" * 12, {}, "only the target column 'y'; at least one input column"),
+    (table_text(rows=["1,2,3"] * 9), {}, "has 9 data rows; at least 10"),
+    (table_text(), {"task": "ranking"}, "`task` must be None, 'regression' or 'classification', got 'ranking'"),
+    (table_text(rows=rows_with(2, "1,,3")), {}, r"empty field in column 'b' at row 3 \(line 4\)"),
+    (table_text(rows=rows_with(2, "1,2,")), {}, r"empty field in column 'y' at row 3 \(line 4\)"),
+    (table_text(rows=rows_with(5, "1,nan,3")), {}, r"column 'b', row 6 \(line 7\): 'nan' is not a finite number"),
+    (table_text(rows=rows_with(0, "-inf,1,3")), {}, r"column 'a', row 1 \(line 2\): '-inf' is not a finite"),
+    (table_text(rows=rows_with(7, "1,2,inf")), {}, r"column 'y', row 8 \(line 9\): 'inf' is not a finite"),
+    (table_text(rows=rows_with(3, "1,abc,3")), {}, r"non-numeric value 'abc' in column 'b' at row 4 \(line 5\)"),
+    (table_text(rows=rows_with(3, "1,2,n/a")), {}, r"non-numeric value 'n/a' in column 'y' at row 4"),
+    (table_text("a,sex,y", [f"{i},{'MF'[i % 2]},{i}" for i in range(12)]), {},
+     "column 'sex' is not numeric .*remove the column"),
+    (table_text(rows=[f"{i},{i},2.5" for i in range(12)]), {}, "target column 'y' is constant"),
+    (table_text(rows=[f"{i},{i},same" for i in range(12)]), {}, "target column 'y' is constant"),
+    (table_text(rows=[f"{i},{i},{'abc'[i % 3]}" for i in range(12)]), {},
+     "target column 'y' is not numeric and has 3 distinct labels"),
+    (table_text(), {"task": "classification"}, "task='classification' needs a target with exactly two distinct"),
+    (table_text(rows=[f"{i},{i},{'ab'[i % 2]}" for i in range(12)]), {"task": "regression"},
+     "holds the labels 'a', 'b', but a regression target must be numeric"),
+]
+
+
+@pytest.mark.parametrize("text, options, message", CSV_ERRORS)
+def test_load_csv_errors(text, options, message):
+    options = {"target": "y", **options}
+    with pytest.raises(DatasetError, match=message):
+        load_csv(io.StringIO(text), **options)
+
+
+def test_load_csv_missing_file(tmp_path):
+    with pytest.raises(DatasetError, match="no CSV file at"):
+        load_csv(tmp_path / "nope.csv", "y")
+
+
+def test_load_csv_not_utf8(tmp_path):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(table_text().replace("a,b", "a,\xe9").encode("latin-1"))
+    with pytest.raises(DatasetError, match="is not UTF-8 text"):
+        load_csv(path, "y")
+
+
+def test_load_csv_binary_file_object():
+    with pytest.raises(DatasetError, match="not readable as CSV text .*text mode"):
+        load_csv(io.BytesIO(table_text().encode()), "y")
+
+
+def test_find_csv_files_needs_a_directory(tmp_path):
+    with pytest.raises(DatasetError, match="does not exist or is not a directory"):
+        datasets.find_csv_files(tmp_path / "missing")
+
+
+def test_missing_data_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets, "__file__", str(tmp_path / "explorer" / "datasets.py"))
+    with pytest.raises(DatasetError, match="shipped data files were not found"):
+        load("boston")
+
+
+def test_modified_shipped_labels(tmp_path, monkeypatch):
+    data = fake_package(tmp_path, monkeypatch, "datasets")
+    (data / "crabs.csv").write_text((REPO / "datasets" / "crabs.csv").read_text().replace("\nO,", "\nX,", 1))
+    with pytest.raises(DatasetError, match="unexpected label.*'X'"):
+        load("crabs")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: load("sonar"), "unknown data set 'sonar'. Available: 'boston', .*load_csv"),
+    (lambda: load("boston", rng=0), r"load\('boston'\) takes no options"),
+    (lambda: load("toy", sigma=1), r"load\('toy'\) got unknown option\(s\) 'sigma'; it accepts 'n', 'noise'"),
+    (lambda: toy_function(n=0), "`n` must be an integer >= 1, got 0"),
+    (lambda: gp_teacher(d=1.5), "`d` must be an integer >= 1, got 1.5"),
+    (lambda: toy_function(noise=-0.1), "`noise` must be a finite number >= 0, got -0.1"),
+    (lambda: gp_teacher(kernel="matern"), "`kernel` must be one of 'squared_exponential', .*got 'matern'"),
+    (lambda: gp_teacher(kernel="periodic", d=2), r"periodic covariance of eq. \(2.8\) .*only for d = 1, got d = 2"),
+    (lambda: gp_teacher(length_scale=0.0), "`length_scale` must be a finite number > 0, got 0.0"),
+    (lambda: gp_teacher(sigma_n=float("nan")), "`sigma_n` must be a finite number >= 0, got nan"),
+    (lambda: gp_teacher(jitter=-1e-8), "`jitter` must be a finite number >= 0"),
+    (lambda: gp_teacher(200, 0, jitter=0.0), "not positive definite with jitter = 0. Raise `jitter`"),
+])
+def test_argument_errors(call, message):
+    with pytest.raises(DatasetError, match=message):
+        call()
+
+
+def dataset_with(**changes) -> Dataset:
+    fields = dict(name="d", inputs=np.zeros((3, 2)), targets=np.array([1.0, -1.0, 1.0]), feature_names=("a", "b"),
+                  target_name="y", task="classification", description="", provenance="")
+    return Dataset(**{**fields, **changes})
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"inputs": np.zeros(3)}, r"`inputs` must be a 2-D array of shape \(n, d\), got shape \(3,\)"),
+    ({"targets": np.zeros(4)}, r"`targets` must have shape \(n,\) = \(3,\)"),
+    ({"feature_names": ("a",)}, "`feature_names` must name the d = 2 input columns, got 1"),
+    ({"task": "ranking"}, "`task` must be 'regression' or 'classification', got 'ranking'"),
+    ({"inputs": np.full((3, 2), np.nan)}, "`inputs` and `targets` must be finite"),
+    ({"targets": np.array([0.0, 1.0, 1.0])}, "classification targets must be -1.0 or \\+1.0"),
+])
+def test_dataset_errors(changes, message):
+    with pytest.raises(DatasetError, match=message):
+        dataset_with(**changes)
+
+
+def test_subset_error():
+    with pytest.raises(DatasetError, match="`rows` must select rows of the 3 in 'd'"):
+        dataset_with().subset([5])
