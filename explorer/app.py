@@ -1,0 +1,66 @@
+"""The served Resampling Explorer: one Panel page (FastListTemplate) per browser session.
+
+``explorer serve`` calls :func:`serve`; ``panel serve explorer/app.py`` runs this file, which then marks
+the page servable. Either way :func:`create_app` builds the page of one session, so that every session
+has its own state, widgets and background jobs.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+
+import panel as pn
+
+from explorer.views import URL_PARAMETERS, ExplorerState, ExplorerView, session_dispatcher
+
+__all__ = ["create_app", "serve", "DATA_DIR_ENV", "TITLE"]
+
+DATA_DIR_ENV = "EXPLORER_DATA_DIR"
+TITLE = "Resampling Explorer"
+DEFAULT_PORT = 5006
+DEFAULT_ADDRESS = "127.0.0.1"
+
+pn.extension("tabulator", notifications=False, sizing_mode="stretch_width")
+
+
+def create_app(data_dir: str | os.PathLike | None = None) -> pn.template.FastListTemplate:
+    """The page of one session: sidebar of controls, four tabs; the URL carries the controls' state.
+
+    ``data_dir`` (default: the ``EXPLORER_DATA_DIR`` environment variable) is a folder whose CSV files
+    are offered as datasets next to the shipped ones.
+    """
+    data_dir = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
+    state = ExplorerState(data_dir=None if data_dir is None else str(data_dir))
+    state.dispatch = session_dispatcher(pn.state.curdoc)
+    view = ExplorerView(state=state)
+    if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+        pn.state.on_session_destroyed(lambda context: state.close())
+        if pn.state.location is not None:
+            pn.state.location.sync(state, {name: name for name in URL_PARAMETERS}, on_error=state.apply_url)
+    state.refresh()
+    template = pn.template.FastListTemplate(
+        title=TITLE, sidebar=[view.controls], main=[view.main], sidebar_width=330, accent="#1f77b4",
+        header_background="#1f4e79",
+    )
+    template.explorer = view  # handle for tests and notebooks
+    return template
+
+
+def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,
+          allow_websocket_origin: list[str] | None = None, data_dir: str | os.PathLike | None = None,
+          show: bool = False, **kwargs):
+    """Serve the explorer on ``address:port`` (default 127.0.0.1:5006) until interrupted.
+
+    ``allow_websocket_origin`` lists extra ``host[:port]`` origins allowed to open the websocket
+    (needed when the page is reached through another host name, e.g. a proxy). Further keyword
+    arguments go to ``pn.serve``.
+    """
+    origins = [f"{host}:{port}" for host in dict.fromkeys(("localhost", "127.0.0.1", address))]
+    origins += list(allow_websocket_origin or [])
+    return pn.serve(partial(create_app, data_dir=data_dir), port=port, address=address, websocket_origin=origins,
+                    show=show, title=TITLE, **kwargs)
+
+
+if pn.state.served:
+    create_app().servable(title=TITLE)

@@ -1,0 +1,15 @@
+"""Views of the Resampling Explorer: session state (param), figures (HoloViews) and panels (Panel).
+
+``state`` holds the controls and the core results and runs the background jobs; ``plots`` turns the
+results into seed 000's figures and tables; ``panels`` lays them out as Panel viewers. The served page is
+assembled in :func:`explorer.app.create_app`.
+"""
+
+from .panels import (CSS, TAB_TITLES, Controls, DistributionTab, ExplorerView, HoldoutTab, L1Tab,
+                     LearningCurveTab, session_dispatcher)
+from .state import TABS, URL_PARAMETERS, ExplorerState, JobStatus, clear_caches
+
+__all__ = [
+    "ExplorerState", "JobStatus", "ExplorerView", "Controls", "LearningCurveTab", "DistributionTab", "L1Tab",
+    "HoldoutTab", "session_dispatcher", "clear_caches", "TABS", "TAB_TITLES", "URL_PARAMETERS", "CSS",
+]

@@ -1,0 +1,376 @@
+"""Panel views of the explorer: the sidebar of controls and the four tabs, each a ``pn.viewable.Viewer``.
+
+Widgets are made per instance from the state's parameters (``from_param``), never as class attributes,
+so that every session has its own. Every main element carries a stable CSS class ``explorer-…``
+(listed in :data:`CSS`) for browser tests and the tour.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from typing import Callable, ClassVar
+
+import holoviews as hv
+import pandas as pd
+import panel as pn
+import param
+from panel.io.state import set_curdoc
+
+from . import plots
+from .state import MC_GRID, TABS, ExplorerState, JobStatus
+
+__all__ = ["Controls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "ExplorerView",
+           "session_dispatcher", "TAB_TITLES", "CSS"]
+
+TAB_TITLES = {"curve": "Learning curve", "distribution": "Predictive distribution", "l1": "L1 map",
+              "holdout": "Test inputs"}
+
+#: The stable CSS classes of the page (``{tab}`` is one of curve, distribution, l1, holdout).
+CSS = {
+    "controls": "explorer-controls", "tabs": "explorer-tabs", "error": "explorer-error", "notice": "explorer-notice",
+    "widget": "explorer-<parameter name with - for _>, e.g. explorer-dataset, explorer-s-over-n",
+    "upload": "explorer-upload", "plot": "explorer-plot-{tab}", "status": "explorer-status-{tab}",
+    "revision": "explorer-revision-{tab}", "progress": "explorer-progress-{tab}", "run": "explorer-run-{tab}",
+    "cancel": "explorer-cancel-{tab}", "job_error": "explorer-job-error-{tab}", "csv": "explorer-csv-{tab}",
+    "html": "explorer-html-{tab}", "inputs": "explorer-inputs-plot", "worst": "explorer-worst-table",
+    "summary": "explorer-l1-summary",
+}
+
+
+def session_dispatcher(doc) -> Callable[[Callable[[], None]], None]:
+    """How worker threads hand updates to a served session: on its event loop, with its document lock.
+
+    ``pn.state.execute(..., schedule=True)`` adds a next-tick callback to the session's document (Panel's
+    recommended way to touch a session from another thread). Outside a server the update runs at once.
+    """
+    if doc is None or doc.session_context is None:
+        return lambda callback: callback()
+
+    def dispatch(callback: Callable[[], None]) -> None:
+        with set_curdoc(doc):
+            pn.state.execute(callback, schedule=True)
+
+    return dispatch
+
+
+def _css(name: str) -> list[str]:
+    return [f"explorer-{name.replace('_', '-')}"]
+
+
+def _widget(state: ExplorerState, name: str, kind=None, **options) -> pn.widgets.Widget:
+    """A widget linked to ``state.<name>``, with the stable CSS class ``explorer-<name>``."""
+    kind = kind or pn.widgets.FloatInput
+    options.setdefault("sizing_mode", "stretch_width")
+    return kind.from_param(state.param[name], css_classes=_css(name), **options)
+
+
+# ------------------------------------------------------------------------------------------ controls
+
+
+class Controls(pn.viewable.Viewer):
+    """The sidebar: data, model and bootstrap settings of an :class:`ExplorerState`."""
+
+    state = param.ClassSelector(class_=ExplorerState, label="State", doc="The session state the controls edit.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        s = self.state
+        w = {name: _widget(s, name, pn.widgets.Select) for name in ("dataset", "target", "kernel", "loss")}
+        for name in ("l2", "lengthscale", "signal_var", "alpha", "period", "noise_var", "eps", "beta"):
+            w[name] = _widget(s, name, pn.widgets.FloatInput)
+        for name in ("holdout", "curve_mc_samples", "mc_samples", "seed"):
+            w[name] = _widget(s, name, pn.widgets.IntInput)
+        w["s_over_n"] = _widget(s, "s_over_n", pn.widgets.EditableFloatSlider, throttled=True)
+        w["auto_mc"] = _widget(s, "auto_mc", pn.widgets.Checkbox)
+        self.upload = pn.widgets.FileInput(accept=".csv", multiple=False, css_classes=["explorer-upload"],
+                                           sizing_mode="stretch_width")
+        self.upload.param.watch(self._on_upload, "value")
+        self.widgets = w
+        s.param.watch(self._update_visibility, ["dataset", "kernel", "loss"])
+        self._update_visibility()
+
+    def _on_upload(self, event) -> None:
+        if event.new:
+            self.state.upload_csv(self.upload.filename or "upload.csv", event.new)
+
+    def _update_visibility(self, *events) -> None:
+        s, w = self.state, self.widgets
+        w["target"].visible = s.dataset not in ("boston", "toy", "teacher")
+        w["l2"].visible = s.kernel == "paper"
+        for name in ("lengthscale", "signal_var"):
+            w[name].visible = s.kernel != "paper"
+        w["alpha"].visible = s.kernel == "rq"
+        w["period"].visible = s.kernel == "periodic"
+        w["eps"].visible = w["beta"].visible = s.loss == "eps-insensitive"
+
+    def __panel__(self):
+        w = self.widgets
+        return pn.Column(
+            "### Data", w["dataset"], pn.pane.Markdown("Upload a CSV (header row, numeric columns):", margin=(0, 10)),
+            self.upload, w["target"], w["holdout"],
+            "### Model", w["kernel"], w["l2"], w["lengthscale"], w["signal_var"], w["alpha"], w["period"],
+            w["noise_var"],
+            "### Bootstrap", w["s_over_n"], w["loss"], w["eps"], w["beta"], w["curve_mc_samples"],
+            w["mc_samples"], w["seed"], w["auto_mc"],
+            css_classes=["explorer-controls"], sizing_mode="stretch_width",
+        )
+
+
+# ------------------------------------------------------------------------------------------ tabs
+
+
+class _Tab(pn.viewable.Viewer):
+    """Common frame of a tab: job controls and progress, the figure, the status line and the exports."""
+
+    state = param.ClassSelector(class_=ExplorerState, label="State", doc="The session state the tab shows.")
+
+    tab: ClassVar[str]
+    kind: ClassVar[str]                       # the Monte-Carlo job kind the tab shows
+    redraw_on: ClassVar[tuple[str, ...]]      # state parameters the figure depends on
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        t = self.tab
+        self.revision = 0
+        self._stale = True
+        self.plot = pn.pane.HoloViews(None, sizing_mode="stretch_width", min_height=430, linked_axes=False,
+                                      css_classes=[f"explorer-plot-{t}"])
+        self.status_line = pn.pane.Markdown("", css_classes=[f"explorer-status-{t}"], sizing_mode="stretch_width")
+        self.revision_line = pn.pane.HTML("", css_classes=[f"explorer-revision-{t}"], styles={"color": "#888"})
+        self.progress = pn.indicators.Progress(value=0, max=100, active=False, width=220,
+                                               css_classes=[f"explorer-progress-{t}"])
+        self.job_message = pn.pane.Str("", css_classes=[f"explorer-job-message-{t}"])
+        self.job_error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=[f"explorer-job-error-{t}"])
+        self.run = pn.widgets.Button(name="Run Monte-Carlo", button_type="primary", css_classes=[f"explorer-run-{t}"])
+        self.cancel = pn.widgets.Button(name="Cancel", button_type="warning", css_classes=[f"explorer-cancel-{t}"])
+        self.run.on_click(lambda event: self.state.run_mc(self.kind))
+        self.cancel.on_click(lambda event: self.state.cancel(self.kind))
+        self.csv = pn.widgets.FileDownload(callback=self._csv, filename=f"explorer-{t}.csv", label="Download data (CSV)",
+                                           button_type="light", css_classes=[f"explorer-csv-{t}"])
+        self.html = pn.widgets.FileDownload(callback=self._html, filename=f"explorer-{t}.html",
+                                            label="Download plot (HTML)", button_type="light",
+                                            css_classes=[f"explorer-html-{t}"])
+        self.state.param.watch(self._on_state, list(self.redraw_on) + ["tab"])
+        self._job = self.state.jobs[self.kind]
+        self._job.param.watch(self._on_job, ["running", "progress", "message", "error"])
+        self._on_job()
+        self.redraw()
+
+    # --- exports (FileDownload callbacks)
+    def _csv(self) -> io.StringIO:
+        return io.StringIO(plots.csv_text(self.state, self.tab))
+
+    def _html(self) -> io.StringIO:
+        return io.StringIO(plots.html_text(self.state, self.tab))
+
+    # --- updates
+    def _on_state(self, *events) -> None:
+        self._stale = True
+        if self.state.tab == self.tab:
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Rebuild the figure (only while the tab is shown; hidden tabs catch up when opened)."""
+        if not self._stale:
+            return
+        self._stale = False
+        t0 = time.perf_counter()
+        self.draw()
+        self.revision += 1
+        self.status_line.object = self.describe()
+        self.revision_line.object = (f"<small data-revision='{self.revision}'>plot revision {self.revision} "
+                                     f"({1e3 * (time.perf_counter() - t0):.0f} ms)</small>")
+
+    def draw(self) -> None:
+        self.plot.object = plots.figure(self.state, self.tab)
+
+    def describe(self) -> str:
+        return ""
+
+    def _on_job(self, *events) -> None:
+        job: JobStatus = self._job
+        self.progress.param.update(value=int(round(100 * job.progress)), active=job.running)
+        self.job_message.object = job.message
+        self.job_error.param.update(object=job.error, visible=bool(job.error))
+        self.cancel.disabled = not job.running
+
+    def _job_row(self) -> pn.Row:
+        return pn.Row(self.run, self.cancel, self.progress, self.job_message, align="center",
+                      sizing_mode="stretch_width")
+
+    def _export_row(self) -> pn.Row:
+        return pn.Row(self.csv, self.html, pn.HSpacer(), self.revision_line, sizing_mode="stretch_width")
+
+    def __panel__(self):
+        return pn.Column(self._job_row(), self.job_error, self.status_line, self.plot, self._export_row(),
+                         sizing_mode="stretch_width", css_classes=[f"explorer-tab-{self.tab}"])
+
+
+class LearningCurveTab(_Tab):
+    """Bootstrap learning curve ε(S): theory, approximate theory and Monte-Carlo (seed 000, Fig. 1)."""
+
+    tab, kind = "curve", "curve"
+    redraw_on = ("theory_curve", "curve_mc", "solution", "problem")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.state.jobs["theory"].param.watch(self._on_state, ["running", "error"])
+
+    def describe(self) -> str:
+        s, theory, mc = self.state, self.state.theory_curve, self.state.curve_mc
+        parts = [f"**{plots.problem_label(s)}**"]
+        theory_job = s.jobs["theory"]
+        if theory is None:
+            parts.append(f"theory: {theory_job.error or 'computing…'}")
+        else:
+            parts.append(f"theory on {theory.s_over_n.size} values of S/N")
+        if s.solution is not None and theory is not None:
+            parts.append(f"ε(S/N = {s.solution.s_over_n:g}) = {s.current_theory_error:.4g} "
+                         f"({s.solution.n_iter} ADATAP iterations)")
+        done = len(mc.points) if mc is not None else 0
+        parts.append(f"Monte-Carlo: {done}/{len(MC_GRID)} values of S/N")
+        return " · ".join(parts)
+
+
+class DistributionTab(_Tab):
+    """Bootstrap distribution of the prediction at one input: MC histogram vs eq. (60) (Fig. 3-4)."""
+
+    tab, kind = "distribution", "distribution"
+    redraw_on = ("solution", "distribution", "input_index", "show_components", "problem")
+
+    def __init__(self, **params):
+        self.inputs = pn.pane.HoloViews(None, sizing_mode="stretch_width", min_height=430, linked_axes=False,
+                                        css_classes=["explorer-inputs-plot"])
+        self._tap: hv.streams.Selection1D | None = None
+        super().__init__(**params)
+        self.index = _widget(self.state, "input_index", pn.widgets.IntInput, sizing_mode="fixed", width=160)
+        self.components = _widget(self.state, "show_components", pn.widgets.Checkbox, sizing_mode="fixed")
+
+    def draw(self) -> None:
+        super().draw()
+        overlay = plots.inputs_plot(self.state)
+        if isinstance(overlay, hv.Overlay):
+            self._tap = hv.streams.Selection1D(source=overlay.values()[0])
+            self._tap.param.watch(self._on_tap, "index")
+        self.inputs.object = overlay
+
+    def _on_tap(self, event) -> None:
+        if event.new:
+            self.state.input_index = int(event.new[0])
+
+    def describe(self) -> str:
+        s, dist = self.state, self.state.distribution
+        if s.solution is None:
+            return ""
+        text = f"**{plots.problem_label(s)}**, S/N = {s.solution.s_over_n:g}, input i = {s.index}"
+        if s.problem is not None:
+            text += f", target y_i = {s.problem.y[s.index]:.4g}, theory bootstrap mean {s.solution.m[s.index]:.4g}"
+        if dist is not None:
+            text += f" · L1(MC, theory) = {dist.l1.l1[s.index]:.3f} (noise floor {dist.noise_floor.l1[s.index]:.3f})"
+        return text
+
+    def __panel__(self):
+        return pn.Column(
+            self._job_row(), self.job_error, pn.Row(self.index, self.components, align="center"), self.status_line,
+            pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"), pn.Column(self.inputs, sizing_mode="stretch_width"),
+                   sizing_mode="stretch_width"),
+            self._export_row(), sizing_mode="stretch_width", css_classes=["explorer-tab-distribution"])
+
+
+class L1Tab(_Tab):
+    """L1 distances between MC histograms and the theory at all inputs, with the noise floor (Fig. 5)."""
+
+    tab, kind = "l1", "distribution"
+    redraw_on = ("distribution", "problem")
+
+    def __init__(self, **params):
+        self.summary = pn.pane.Markdown("", css_classes=["explorer-l1-summary"], sizing_mode="stretch_width")
+        self.worst = pn.widgets.Tabulator(pd.DataFrame(columns=plots.EXPORT_COLUMNS["l1"]), selectable=1,
+                                          disabled=True, show_index=False, height=420, sizing_mode="stretch_width",
+                                          css_classes=["explorer-worst-table"])
+        super().__init__(**params)
+        self.worst.param.watch(self._on_select, "selection")
+
+    def draw(self) -> None:
+        super().draw()
+        self.summary.object = _summary_table(plots.l1_summary(self.state))
+        self.worst.value = plots.worst_inputs_frame(self.state).round(4)
+
+    def _on_select(self, event) -> None:
+        if event.new and self.worst.value is not None and len(self.worst.value):
+            row = self.worst.value.iloc[event.new[0]]
+            self.state.param.update(input_index=int(row["input"]), tab="distribution")
+
+    def __panel__(self):
+        table = pn.Column("#### Worst inputs (click a row to open it)", self.worst, width=520)
+        return pn.Column(self._job_row(), self.job_error, self.summary,
+                         pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"), table, sizing_mode="stretch_width"),
+                         self._export_row(), sizing_mode="stretch_width", css_classes=["explorer-tab-l1"])
+
+
+def _summary_table(summary: dict | None) -> str:
+    if summary is None:
+        return "L1 summary: waiting for the Monte-Carlo bootstrap…"
+    m, f = summary["measured"], summary["noise_floor"]
+    return ("| | L1 ≤ 0.1 | L1 ≥ 0.2 | max L1 |\n|---|---|---|---|\n"
+            f"| MC histogram vs theory | {m['frac_le_0_1']:.1%} | {m['frac_ge_0_2']:.1%} | {m['max']:.4f} |\n"
+            f"| noise floor (theory vs its own {f['n_samples']} samples) | {f['frac_le_0_1']:.1%} | "
+            f"{f['frac_ge_0_2']:.1%} | {f['max']:.4f} |\n\n"
+            "Seed 000 reports 86.2 %, 2 % and 0.3109 for boston at S = N.")
+
+
+class HoldoutTab(_Tab):
+    """Bootstrap mean and variance at held-out inputs, theory (eq. 48) vs Monte-Carlo (Fig. 2)."""
+
+    tab, kind = "holdout", "holdout"
+    redraw_on = ("holdout_theory", "holdout_mc")
+
+    def describe(self) -> str:
+        th, mc = self.state.holdout_theory, self.state.holdout_mc
+        if th is None:
+            return ""
+        text = (f"The first {th.mean.size} rows are held out; the bootstrap resamples the other N = {th.n_train}, "
+                f"S/N = {th.s_over_n:g}.")
+        if mc is not None:
+            text += f" Monte-Carlo: {mc.mc_samples} samples."
+        return text
+
+
+# ------------------------------------------------------------------------------------------ the whole view
+
+
+class ExplorerView(pn.viewable.Viewer):
+    """The explorer without a page template: sidebar controls and the four tabs (shows in a notebook)."""
+
+    state = param.ClassSelector(class_=ExplorerState, label="State", doc="The session state shown.")
+
+    def __init__(self, **params):
+        if params.get("state") is None:
+            params["state"] = ExplorerState()
+        super().__init__(**params)
+        s = self.state
+        self.controls = Controls(state=s)
+        self.tab_views = {"curve": LearningCurveTab(state=s), "distribution": DistributionTab(state=s),
+                          "l1": L1Tab(state=s), "holdout": HoldoutTab(state=s)}
+        self.tabs = pn.Tabs(*[(TAB_TITLES[t], view) for t, view in self.tab_views.items()], dynamic=True,
+                            active=TABS.index(s.tab), css_classes=["explorer-tabs"], sizing_mode="stretch_width")
+        self.tabs.param.watch(lambda e: setattr(s, "tab", TABS[e.new]), "active")
+        s.param.watch(lambda e: setattr(self.tabs, "active", TABS.index(e.new)), "tab")
+        self.error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["explorer-error"],
+                                   sizing_mode="stretch_width")
+        self.notice = pn.pane.Alert("", alert_type="warning", visible=False, css_classes=["explorer-notice"],
+                                    sizing_mode="stretch_width")
+        s.param.watch(self._on_messages, ["error", "notice"])
+        self._on_messages()
+
+    def _on_messages(self, *events) -> None:
+        self.error.param.update(object=self.state.error, visible=bool(self.state.error))
+        self.notice.param.update(object=self.state.notice, visible=bool(self.state.notice))
+
+    @property
+    def main(self) -> pn.Column:
+        return pn.Column(self.error, self.notice, self.tabs, sizing_mode="stretch_width")
+
+    def __panel__(self):
+        return pn.Row(pn.Column(self.controls, width=320), self.main, sizing_mode="stretch_width")
