@@ -48,12 +48,16 @@ class L1Summary:
 
 
 def histogram_edges(samples: np.ndarray, sol: ReplicaSolution, i: int, bin_width: float) -> np.ndarray:
-    """Bin edges on the grid bin_width·ℤ covering the samples and the theory mass at input i."""
+    """Bin edges on the grid bin_width·(ℤ + ½) covering the samples and the theory mass at input i.
+
+    Bins are centred on multiples of the width, so the prior mean 0 (the prediction of an empty
+    sample) sits in the middle of a bin, never on an edge.
+    """
     w, mu, sd = mixture_components(sol, i, tail_mass=1e-9)
     lo = min(float(np.min(samples)), float(np.min(mu - 8 * sd)))
     hi = max(float(np.max(samples)), float(np.max(mu + 8 * sd)))
-    first, last = np.floor(lo / bin_width), np.ceil(hi / bin_width) + 1
-    return bin_width * np.arange(first, last + 1)
+    first, last = np.floor(lo / bin_width - 0.5), np.ceil(hi / bin_width + 0.5)
+    return bin_width * (np.arange(first, last + 1) + 0.5)
 
 
 def l1_distance(samples: np.ndarray, sol: ReplicaSolution, i: int, bin_width: float = PAPER_BIN_WIDTH) -> float:
