@@ -40,9 +40,10 @@ SERIES_TAIL = 1e-16
 
 
 class ConvergenceError(RuntimeError):
-    """The ADATAP iteration did not converge; ``last`` holds the last iterate (a ReplicaSolution)."""
+    """The ADATAP iteration did not converge; ``last`` holds the last iterate (a ReplicaSolution, or None
+    if the iteration broke down so badly that not even the last iterate could be formed)."""
 
-    def __init__(self, message: str, last: "ReplicaSolution"):
+    def __init__(self, message: str, last: "ReplicaSolution | None"):
         super().__init__(message)
         self.last = last
 
@@ -166,28 +167,34 @@ def _factor_B(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
     return U
 
 
-def _B_inverse(U: np.ndarray) -> np.ndarray:
-    """Full symmetric B⁻¹ from its upper Cholesky factor (LAPACK potri)."""
-    potri = linalg.get_lapack_funcs("potri", (U,))
-    Binv, info = potri(U, lower=False, overwrite_c=False)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"Inverting the Cholesky factor failed (LAPACK info {info}).")
-    return np.triu(Binv) + np.triu(Binv, 1).T
-
-
-def _G_diag(K: np.ndarray, dl: np.ndarray, dtype=np.float64) -> np.ndarray:
-    """diag G, G = (K⁻¹ + D)⁻¹ = D^(−½)(I − B⁻¹)D^(−½) (eq. 63, no K⁻¹ needed)."""
+def _B_inverse_upper(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
+    """Upper triangle of B⁻¹, B = I + D^½ K D^½ (LAPACK potrf + potri; the lower part is garbage)."""
     U = _factor_B(K, dl, dtype)
     potri = linalg.get_lapack_funcs("potri", (U,))
     Binv, info = potri(U, lower=False, overwrite_c=True)
     if info != 0:
         raise np.linalg.LinAlgError(f"Inverting the Cholesky factor failed (LAPACK info {info}).")
+    return Binv
+
+
+def _G_diag(K: np.ndarray, dl: np.ndarray, dtype=np.float64, keep: dict | None = None) -> np.ndarray:
+    """diag G, G = (K⁻¹ + D)⁻¹ = D^(−½)(I − B⁻¹)D^(−½) (eq. 63, no K⁻¹ needed).
+
+    In double precision, ``keep`` remembers B⁻¹ so that closing the equations need not refactorise.
+    """
+    Binv = _B_inverse_upper(K, dl, dtype)
+    if keep is not None and dtype == np.float64:
+        keep["dl"], keep["Binv"] = dl, Binv
     return (1.0 - np.diag(Binv).astype(np.float64)) / dl
 
 
-def _G_full(K: np.ndarray, dl: np.ndarray) -> np.ndarray:
-    """G = (K⁻¹ + diag Δλ)⁻¹ (eq. 36) in double precision, via B⁻¹."""
-    Binv = _B_inverse(_factor_B(K, dl, np.float64))
+def _G_full(K: np.ndarray, dl: np.ndarray, keep: dict | None = None) -> np.ndarray:
+    """G = (K⁻¹ + diag Δλ)⁻¹ (eq. 36) in double precision, via B⁻¹ (reused from ``keep`` if it matches)."""
+    if keep and np.array_equal(keep.get("dl"), dl):
+        Binv = keep["Binv"]
+    else:
+        Binv = _B_inverse_upper(K, dl, np.float64)
+    Binv = np.triu(Binv) + np.triu(Binv, 1).T
     r = 1.0 / np.sqrt(dl)
     G = -Binv * r[:, None] * r[None, :]
     G[np.diag_indices_from(G)] += 1.0 / dl
@@ -242,12 +249,12 @@ def _root_delta_lambda(omega: np.ndarray, P: float, n: int, noise_var: float, S:
 # ---------------------------------------------------------------------------------------------
 
 
-def _fixed_point_map(K, p, noise_var, dtype) -> Callable[[np.ndarray], np.ndarray]:
+def _fixed_point_map(K, p, noise_var, dtype, keep=None) -> Callable[[np.ndarray], np.ndarray]:
     """x = log Δλ ↦ log Δλ' by eq. (54) then eq. (55)."""
 
     def step(x: np.ndarray) -> np.ndarray:
         dl = np.exp(x)
-        dl_c = 1.0 / _G_diag(K, dl, dtype) - dl  # eq. (54)
+        dl_c = 1.0 / _G_diag(K, dl, dtype, keep) - dl  # eq. (54)
         if np.any(~np.isfinite(dl_c)) or np.any(dl_c <= 0):
             raise FloatingPointError("Δλ_c left the positive reals")
         return np.log(_update_dl(dl_c, p, noise_var))  # eq. (55)
@@ -258,7 +265,8 @@ def _fixed_point_map(K, p, noise_var, dtype) -> Callable[[np.ndarray], np.ndarra
 def _anderson(step, x0: np.ndarray, tol: float, max_iter: int, memory: int = 5):
     """Anderson-accelerated fixed-point iteration on x; returns (x, n_iter, residual, converged).
 
-    The residual is max |F(x) − x|, i.e. the largest relative change of Δλ when x = log Δλ.
+    The residual is max |F(x) − x|, i.e. the largest relative change of Δλ when x = log Δλ. On
+    convergence the returned x is the last point at which F was evaluated (so G is known there).
     A safeguard falls back to the plain step when the accelerated residual grows.
     """
     x = x0
@@ -269,7 +277,7 @@ def _anderson(step, x0: np.ndarray, tol: float, max_iter: int, memory: int = 5):
         r = fx - x
         residual = float(np.max(np.abs(r)))
         if residual < tol:
-            return fx, it, residual, True
+            return x, it, residual, True
         X_hist.append(x.copy())
         F_hist.append(r)
         if residual > 2 * best:  # acceleration went astray: restart from a plain step
@@ -291,9 +299,9 @@ def _anderson(step, x0: np.ndarray, tol: float, max_iter: int, memory: int = 5):
 # ---------------------------------------------------------------------------------------------
 
 
-def _close(K, y, noise_var, S, dl, p, **meta) -> ReplicaSolution:
+def _close(K, y, noise_var, S, dl, p, keep=None, **meta) -> ReplicaSolution:
     """Given Δλ, compute G, Δλ_c (54) and γ, λ, γ_c, λ_c by eqs. (56)-(59)."""
-    G = _G_full(K, dl)
+    G = _G_full(K, dl, keep)
     G_diag = np.diag(G).copy()
     dl_c = 1.0 / G_diag - dl  # eq. (54)
     gam = y * dl  # eq. (56)
@@ -392,14 +400,15 @@ def solve_replica(
         if precision == "mixed":  # single precision resolves Δλ to ~1e-6; finish in double precision
             x, n_iter, residual, _ = _anderson(_fixed_point_map(K, p, noise_var, np.float32), x,
                                                max(tol, 1e-4), max_iter)
-        x, k, residual, converged = _anderson(_fixed_point_map(K, p, noise_var, np.float64), x, tol, max_iter)
+        keep: dict = {}
+        x, k, residual, converged = _anderson(_fixed_point_map(K, p, noise_var, np.float64, keep), x, tol,
+                                              max_iter)
         n_iter += k
     except (FloatingPointError, np.linalg.LinAlgError) as err:
-        last = _close(K, y, noise_var, S, np.exp(x), p, converged=False, n_iter=n_iter, residual=residual,
-                      tol=tol)
-        raise ConvergenceError(f"ADATAP iteration broke down at S/N = {S / n:g}: {err}", last) from err
-    sol = _close(K, y, noise_var, S, np.exp(x), p, converged=converged, n_iter=n_iter, residual=residual,
-                 tol=tol)
+        raise ConvergenceError(f"ADATAP iteration broke down at S/N = {S / n:g}: {err}",
+                               _last_iterate(K, y, noise_var, S, x, p, n_iter, residual, tol)) from err
+    sol = _close(K, y, noise_var, S, np.exp(x), p, keep, converged=converged, n_iter=n_iter,
+                 residual=residual, tol=tol)
     if not converged:
         raise ConvergenceError(
             f"ADATAP iteration did not converge at S/N = {S / n:g}: relative change {residual:.2e} > tol "
@@ -407,6 +416,15 @@ def solve_replica(
             sol,
         )
     return sol
+
+
+def _last_iterate(K, y, noise_var, S, x, p, n_iter, residual, tol) -> "ReplicaSolution | None":
+    """The unconverged iterate as a solution object, or None if even that cannot be formed."""
+    try:
+        return _close(K, y, noise_var, S, np.exp(x), p, converged=False, n_iter=n_iter, residual=residual,
+                      tol=tol)
+    except (FloatingPointError, np.linalg.LinAlgError, ValueError):
+        return None
 
 
 def _start_dl(K, noise_var, S, init, init_subset) -> np.ndarray:
