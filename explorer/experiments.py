@@ -102,11 +102,15 @@ def _mc_progress(progress: Progress | None, start: float, span: float, label: st
     return lambda done, total: progress(start + span * done / total, f"{label}: {done}/{total} samples")
 
 
-def solve_with_timing(problem: RegressionProblem, S: float, **options) -> tuple[replica.ReplicaSolution, float]:
-    """A cold-start ADATAP solve and its wall-clock time in seconds."""
-    t0 = time.perf_counter()
-    sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, S, **options)
-    return sol, time.perf_counter() - t0
+def solve_with_timing(problem: RegressionProblem, S: float, repeats: int = 3,
+                      **options) -> tuple[replica.ReplicaSolution, float]:
+    """A cold-start ADATAP solve and its wall-clock time in seconds (best of ``repeats``)."""
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, S, **options)
+        best = min(best, time.perf_counter() - t0)
+    return sol, best
 
 
 def _theory_error(sol: replica.ReplicaSolution, loss: str, loss_params: dict) -> float:
@@ -200,7 +204,7 @@ def learning_curve_comparison(
 
 
 def _time_mc_sample(problem: RegressionProblem, rng, n_samples: int = 100) -> float:
-    """Seconds per MC bootstrap sample at S = N (median-free: total over n_samples after a warm-up)."""
+    """Seconds per MC bootstrap sample at S = N (the mean over n_samples, after a warm-up)."""
     montecarlo.bootstrap_predictions(problem.K, problem.y, problem.noise_var, problem.n, 5, rng=rng)
     t0 = time.perf_counter()
     montecarlo.bootstrap_predictions(problem.K, problem.y, problem.noise_var, problem.n, n_samples, rng=rng)

@@ -20,6 +20,8 @@ from scipy.sparse import linalg as sparse_linalg
 
 __all__ = [
     "ConvergenceError",
+    "IndefiniteKernelError",
+    "JITTER_LADDER",
     "ReplicaSolution",
     "poisson_weights",
     "initial_delta_lambda",
@@ -37,6 +39,16 @@ __all__ = [
 
 #: Tail mass of the Poisson occupation distribution dropped from the series of eqs. (51), (55), (60).
 SERIES_TAIL = 1e-16
+
+
+#: Jitter ladder, in units of the mean diagonal of K, tried when I + D^½ K D^½ cannot be factorised
+#: because round-off made K slightly indefinite (a kernel matrix is positive semi-definite in exact
+#: arithmetic; the jitter restores that at the smallest level that works and is reported).
+JITTER_LADDER = (1e-10, 1e-8, 1e-6)
+
+
+class IndefiniteKernelError(np.linalg.LinAlgError):
+    """K is not positive semi-definite (even after the jitter ladder): it cannot be a kernel matrix."""
 
 
 class ConvergenceError(RuntimeError):
@@ -161,7 +173,7 @@ def _factor_B(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
     potrf = linalg.get_lapack_funcs("potrf", (B,))
     U, info = potrf(B, lower=False, overwrite_a=True, clean=False)
     if info != 0:
-        raise np.linalg.LinAlgError(
+        raise IndefiniteKernelError(
             f"I + D^½ K D^½ is not positive definite (LAPACK info {info}); K is not a valid kernel matrix."
         )
     return U
@@ -386,12 +398,34 @@ def solve_replica(
     ------
     ConvergenceError
         If the iteration does not reach ``tol`` in ``max_iter`` steps; ``.last`` is the last iterate.
+    IndefiniteKernelError
+        If K is not positive semi-definite even with the largest jitter of ``JITTER_LADDER``; a smaller
+        jitter that made it work is reported in ``ReplicaSolution.jitter``.
     """
     K, y, noise_var, S = _validate(K, y, noise_var, S)
     if precision not in ("mixed", "double"):
         raise ValueError(f"`precision` must be 'mixed' or 'double', got {precision!r}.")
     if not (0 < tol < 1):
         raise ValueError(f"`tol` must be in (0, 1), got {tol}. It is the relative accuracy of Δλ.")
+    return _with_jitter(K, lambda K_j, jitter: _solve(K_j, y, noise_var, S, tol, max_iter, init, precision,
+                                                      init_subset, jitter))
+
+
+def _with_jitter(K: np.ndarray, solve: Callable[[np.ndarray, float], ReplicaSolution]) -> ReplicaSolution:
+    """Run ``solve(K + jitter·I, jitter)`` with the smallest jitter of the ladder that factorises."""
+    scale = float(np.mean(np.diag(K)))
+    for jitter in (0.0, *(j * scale for j in JITTER_LADDER)):
+        try:
+            return solve(K if jitter == 0 else K + jitter * np.eye(K.shape[0]), jitter)
+        except IndefiniteKernelError:
+            continue
+    raise IndefiniteKernelError(
+        f"The kernel matrix is not positive semi-definite, even with a jitter of {jitter:.1e} on its "
+        "diagonal. Check the kernel and its hyperparameters.")
+
+
+def _solve(K, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitter) -> ReplicaSolution:
+    """solve_replica for validated inputs and one jitter level (see there)."""
     n = K.shape[0]
     p = poisson_weights(S / n)
     x = np.log(_start_dl(K, noise_var, S, init, init_subset))
@@ -404,11 +438,13 @@ def solve_replica(
         x, k, residual, converged = _anderson(_fixed_point_map(K, p, noise_var, np.float64, keep), x, tol,
                                               max_iter)
         n_iter += k
+    except IndefiniteKernelError:
+        raise
     except (FloatingPointError, np.linalg.LinAlgError) as err:
         raise ConvergenceError(f"ADATAP iteration broke down at S/N = {S / n:g}: {err}",
                                _last_iterate(K, y, noise_var, S, x, p, n_iter, residual, tol)) from err
     sol = _close(K, y, noise_var, S, np.exp(x), p, keep, converged=converged, n_iter=n_iter,
-                 residual=residual, tol=tol)
+                 residual=residual, tol=tol, jitter=jitter)
     if not converged:
         raise ConvergenceError(
             f"ADATAP iteration did not converge at S/N = {S / n:g}: relative change {residual:.2e} > tol "
@@ -450,8 +486,9 @@ def approximate_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float
     """
     K, y, noise_var, S = _validate(K, y, noise_var, S)
     dl = np.full(K.shape[0], initial_delta_lambda(K, noise_var, S, subset=init_subset))
-    return _close(K, y, noise_var, S, dl, poisson_weights(S / K.shape[0]), converged=True, n_iter=0,
-                  residual=float("nan"), tol=float("nan"), method="approximate")
+    return _with_jitter(K, lambda K_j, jitter: _close(
+        K_j, y, noise_var, S, dl, poisson_weights(S / K.shape[0]), converged=True, n_iter=0,
+        residual=float("nan"), tol=float("nan"), method="approximate", jitter=jitter))
 
 
 def replica_learning_curve(K, y, noise_var, S_values, **options) -> list[ReplicaSolution]:
@@ -495,7 +532,8 @@ def bootstrap_moments(sol: ReplicaSolution, K: np.ndarray, K_cross: np.ndarray) 
     K_cross = np.atleast_2d(np.asarray(K_cross, dtype=float))
     if K_cross.shape[1] != sol.n:
         raise ValueError(f"`K_cross` must have {sol.n} columns (one per training input), got {K_cross.shape}.")
-    U = _factor_B(np.asarray(K, dtype=float), sol.dl, np.float64)
+    K = np.asarray(K, dtype=float) + sol.jitter * np.eye(sol.n)  # the K the solution was computed with
+    U = _factor_B(K, sol.dl, np.float64)
     r = np.sqrt(sol.dl)
     # Tᵀ k(x) = (I + K D)⁻¹ k = k − K D^½ B⁻¹ D^½ k
     t = K_cross.T - K @ (r[:, None] * linalg.cho_solve((U, False), r[:, None] * K_cross.T))

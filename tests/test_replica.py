@@ -183,3 +183,37 @@ def test_bad_moment_inputs_and_index(rng):
         R.bootstrap_moments(sol, K, np.ones((2, 3)))
     with pytest.raises(IndexError, match="Input index must be in 0..9"):
         R.mixture_components(sol, 10)
+
+
+def _with_smallest_eigenvalue(K, value):
+    w, V = np.linalg.eigh(K)
+    w[0] = value
+    K_new = (V * w) @ V.T
+    return (K_new + K_new.T) / 2
+
+
+def test_round_off_indefiniteness_is_harmless(rng):
+    """Only B = I + D^½ K D^½ is factorised, never K: a round-off negative eigenvalue changes nothing."""
+    _, K, y = rbf_problem(rng, n=40)
+    clipped = R.solve_replica(_with_smallest_eigenvalue(K, 0.0), y, NOISE, 400.0)
+    negative = R.solve_replica(_with_smallest_eigenvalue(K, -1e-9 * np.trace(K)), y, NOISE, 400.0)
+    assert negative.jitter == 0.0
+    assert R.bootstrap_test_error(negative) == pytest.approx(R.bootstrap_test_error(clipped), rel=1e-6)
+
+
+def test_jitter_ladder_is_used_and_reported_when_needed(rng):
+    """With σ² = 1e-6 the site precisions reach ~1e6 and a −5e-7 eigenvalue breaks B: jitter steps in."""
+    _, K, y = rbf_problem(rng, n=40)
+    K_bad = _with_smallest_eigenvalue(K, -5e-7)
+    sol = R.solve_replica(K_bad, y, 1e-6, 200.0)
+    assert sol.converged and sol.jitter > 0
+    assert sol.jitter == pytest.approx(R.JITTER_LADDER[-1] * np.mean(np.diag(K_bad)), rel=1e-12)
+    assert all(np.all(np.isfinite(getattr(sol, f))) for f in ("dl", "dl_c", "lam", "lam_c", "gam_c"))
+
+
+def test_clearly_indefinite_matrix_is_rejected(rng):
+    _, K, y = rbf_problem(rng, n=20)
+    w, V = np.linalg.eigh(K)
+    w[0] = -1.0
+    with pytest.raises(R.IndefiniteKernelError, match="not positive semi-definite"):
+        R.solve_replica((V * w) @ V.T, y, NOISE, 20.0)
