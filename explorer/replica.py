@@ -124,7 +124,7 @@ def _validate(K, y, noise_var, S) -> tuple[np.ndarray, np.ndarray, float, float]
         raise ValueError(f"Need at least 2 training points, got {K.shape[0]}.")
     if not (np.all(np.isfinite(K)) and np.all(np.isfinite(y))):
         raise ValueError("`K` and `y` must be finite; found NaN or inf. Clean the data first.")
-    if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12):
+    if not (np.array_equal(K, K.T) or np.allclose(K, K.T, rtol=1e-10, atol=1e-12)):
         raise ValueError("`K` must be symmetric; got a non-symmetric matrix. Is it a kernel matrix?")
     if not (np.isfinite(noise_var) and noise_var > 0):
         raise ValueError(f"`noise_var` must be positive, got {noise_var}. It is the noise variance σ².")
@@ -179,33 +179,37 @@ def _factor_B(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
     return U
 
 
-def _B_inverse_upper(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
-    """Upper triangle of B⁻¹, B = I + D^½ K D^½ (LAPACK potrf + potri; the lower part is garbage)."""
+def _inverse_factor(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
+    """U⁻¹ for the upper Cholesky factor U of B = I + D^½ K D^½, so B⁻¹ = U⁻¹ U⁻ᵀ (LAPACK trtri)."""
     U = _factor_B(K, dl, dtype)
-    potri = linalg.get_lapack_funcs("potri", (U,))
-    Binv, info = potri(U, lower=False, overwrite_c=True)
+    trtri = linalg.get_lapack_funcs("trtri", (U,))
+    U_inv, info = trtri(U, lower=0, unitdiag=0, overwrite_c=1)
     if info != 0:
         raise np.linalg.LinAlgError(f"Inverting the Cholesky factor failed (LAPACK info {info}).")
-    return Binv
+    return np.triu(U_inv)
 
 
 def _G_diag(K: np.ndarray, dl: np.ndarray, dtype=np.float64, keep: dict | None = None) -> np.ndarray:
-    """diag G, G = (K⁻¹ + D)⁻¹ = D^(−½)(I − B⁻¹)D^(−½) (eq. 63, no K⁻¹ needed).
+    """diag G, G = (K⁻¹ + D)⁻¹ = D^(−½)(I − B⁻¹)D^(−½) (eq. 63, no K⁻¹ needed); diag B⁻¹ = row sums of U⁻¹².
 
-    In double precision, ``keep`` remembers B⁻¹ so that closing the equations need not refactorise.
+    In double precision, ``keep`` remembers U⁻¹ so that closing the equations need not refactorise.
     """
-    Binv = _B_inverse_upper(K, dl, dtype)
+    U_inv = _inverse_factor(K, dl, dtype)
     if keep is not None and dtype == np.float64:
-        keep["dl"], keep["Binv"] = dl, Binv
-    return (1.0 - np.diag(Binv).astype(np.float64)) / dl
+        keep["dl"], keep["U_inv"] = dl, U_inv
+    return (1.0 - np.einsum("ij,ij->i", U_inv, U_inv).astype(np.float64)) / dl
 
 
 def _G_full(K: np.ndarray, dl: np.ndarray, keep: dict | None = None) -> np.ndarray:
-    """G = (K⁻¹ + diag Δλ)⁻¹ (eq. 36) in double precision, via B⁻¹ (reused from ``keep`` if it matches)."""
+    """G = (K⁻¹ + diag Δλ)⁻¹ (eq. 36) in double precision, via B⁻¹ (U⁻¹ reused from ``keep`` if it matches)."""
     if keep and np.array_equal(keep.get("dl"), dl):
-        Binv = keep["Binv"]
+        U_inv = keep["U_inv"]
     else:
-        Binv = _B_inverse_upper(K, dl, np.float64)
+        U_inv = _inverse_factor(K, dl, np.float64)
+    lauum = linalg.get_lapack_funcs("lauum", (U_inv,))
+    Binv, info = lauum(U_inv, lower=0, overwrite_c=0)  # upper triangle of U⁻¹ U⁻ᵀ = B⁻¹
+    if info != 0:
+        raise np.linalg.LinAlgError(f"Forming B⁻¹ failed (LAPACK info {info}).")
     Binv = np.triu(Binv) + np.triu(Binv, 1).T
     r = 1.0 / np.sqrt(dl)
     G = -Binv * r[:, None] * r[None, :]
