@@ -8,8 +8,6 @@ has its own state, widgets and background jobs.
 from __future__ import annotations
 
 import os
-from functools import partial
-
 import panel as pn
 
 from explorer.views import URL_PARAMETERS, ExplorerState, ExplorerView, session_dispatcher
@@ -21,7 +19,7 @@ TITLE = "Resampling Explorer"
 DEFAULT_PORT = 5006
 DEFAULT_ADDRESS = "127.0.0.1"
 
-pn.extension("tabulator", notifications=False, sizing_mode="stretch_width")
+pn.extension("tabulator")
 
 
 def create_app(data_dir: str | os.PathLike | None = None) -> pn.template.FastListTemplate:
@@ -58,8 +56,11 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,
     """
     origins = [f"{host}:{port}" for host in dict.fromkeys(("localhost", "127.0.0.1", address))]
     origins += list(allow_websocket_origin or [])
-    return pn.serve(partial(create_app, data_dir=data_dir), port=port, address=address, websocket_origin=origins,
-                    show=show, title=TITLE, **kwargs)
+
+    def app() -> pn.template.FastListTemplate:  # a plain function: pn.serve calls it once per session
+        return create_app(data_dir)
+
+    return pn.serve(app, port=port, address=address, websocket_origin=origins, show=show, title=TITLE, **kwargs)
 
 
 if pn.state.served:

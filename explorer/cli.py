@@ -1,13 +1,15 @@
 """Command-line interface: ``explorer <command> [options]``; ``--json`` prints machine-readable results.
 
 Commands: ``learning-curve`` (seed 000 Fig. 1), ``distribution`` (Fig. 3-5, L1 distances),
-``holdout`` (Fig. 2, mean/variance at held-out inputs), ``datasets`` (what can be loaded).
+``holdout`` (Fig. 2, mean/variance at held-out inputs), ``datasets`` (what can be loaded),
+``serve`` (the interactive dashboard, ``explorer.app``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Sequence
 
@@ -94,6 +96,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(holdout=50)
     sub.add_parser("datasets", help="list the datasets that --dataset accepts").add_argument(
         "--json", action="store_true", help="print JSON")
+    p = sub.add_parser("serve", help="serve the interactive explorer in the browser (Panel)",
+                       description="Serve the Resampling Explorer dashboard: learning curve, predictive "
+                                   "distribution, L1 map and test inputs, theory vs Monte-Carlo, live.")
+    p.add_argument("--port", type=int, default=5006, help="port to listen on (default 5006)")
+    p.add_argument("--address", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 exposes it to the network)")
+    p.add_argument("--allow-websocket-origin", action="append", default=None, metavar="HOST[:PORT]",
+                   help="extra origin allowed to connect, e.g. myhost.example.org:5006 behind a proxy (repeatable)")
+    p.add_argument("--data-dir", default=None, metavar="DIR",
+                   help="folder whose *.csv files are offered as datasets (default: $EXPLORER_DATA_DIR)")
+    p.add_argument("--show", action=argparse.BooleanOptionalAction, default=False,
+                   help="open the page in a web browser (default --no-show)")
     return parser
 
 
@@ -189,6 +203,14 @@ def _format_holdout(res: experiments.HoldoutComparison) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        if args.data_dir is not None and not os.path.isdir(args.data_dir):
+            print(f"explorer: error: --data-dir {args.data_dir!r} is not a directory.", file=sys.stderr)
+            return 2
+        from .app import serve  # the UI stack is imported only for this command
+        serve(port=args.port, address=args.address, allow_websocket_origin=args.allow_websocket_origin,
+              data_dir=args.data_dir, show=args.show)
+        return 0
     try:
         payload, text = _run(args)
     except replica.ConvergenceError as err:

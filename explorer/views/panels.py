@@ -120,6 +120,15 @@ class Controls(pn.viewable.Viewer):
 # ------------------------------------------------------------------------------------------ tabs
 
 
+#: Stream whose events make a DynamicMap re-evaluate its figure (the value counts the redraws).
+Revision = hv.streams.Stream.define("Revision", revision=0)
+
+
+def live(figure: Callable[[], hv.Element | hv.Overlay], stream) -> hv.DynamicMap:
+    """A DynamicMap showing ``figure()``; ``stream.event(revision=n)`` updates the plot in place."""
+    return hv.DynamicMap(lambda revision: figure(), streams=[stream], cache_size=1)
+
+
 class _Tab(pn.viewable.Viewer):
     """Common frame of a tab: job controls and progress, the figure, the status line and the exports."""
 
@@ -134,7 +143,8 @@ class _Tab(pn.viewable.Viewer):
         t = self.tab
         self.revision = 0
         self._stale = True
-        self.plot = pn.pane.HoloViews(None, sizing_mode="stretch_width", min_height=430, linked_axes=False,
+        self.stream = Revision()
+        self.plot = pn.pane.HoloViews(self.figure(), sizing_mode="stretch_width", min_height=430, linked_axes=False,
                                       css_classes=[f"explorer-plot-{t}"])
         self.status_line = pn.pane.Markdown("", css_classes=[f"explorer-status-{t}"], sizing_mode="stretch_width")
         self.revision_line = pn.pane.HTML("", css_classes=[f"explorer-revision-{t}"], styles={"color": "#888"})
@@ -142,20 +152,24 @@ class _Tab(pn.viewable.Viewer):
                                                css_classes=[f"explorer-progress-{t}"])
         self.job_message = pn.pane.Str("", css_classes=[f"explorer-job-message-{t}"])
         self.job_error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=[f"explorer-job-error-{t}"])
-        self.run = pn.widgets.Button(name="Run Monte-Carlo", button_type="primary", css_classes=[f"explorer-run-{t}"])
-        self.cancel = pn.widgets.Button(name="Cancel", button_type="warning", css_classes=[f"explorer-cancel-{t}"])
+        self.run = pn.widgets.Button(label="Run Monte-Carlo", color="primary", css_classes=[f"explorer-run-{t}"])
+        self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=[f"explorer-cancel-{t}"])
         self.run.on_click(lambda event: self.state.run_mc(self.kind))
         self.cancel.on_click(lambda event: self.state.cancel(self.kind))
         self.csv = pn.widgets.FileDownload(callback=self._csv, filename=f"explorer-{t}.csv", label="Download data (CSV)",
-                                           button_type="light", css_classes=[f"explorer-csv-{t}"])
+                                           color="light", css_classes=[f"explorer-csv-{t}"])
         self.html = pn.widgets.FileDownload(callback=self._html, filename=f"explorer-{t}.html",
-                                            label="Download plot (HTML)", button_type="light",
+                                            label="Download plot (HTML)", color="light",
                                             css_classes=[f"explorer-html-{t}"])
         self.state.param.watch(self._on_state, list(self.redraw_on) + ["tab"])
         self._job = self.state.jobs[self.kind]
         self._job.param.watch(self._on_job, ["running", "progress", "message", "error"])
         self._on_job()
         self.redraw()
+
+    def figure(self):
+        """The live figure: a DynamicMap re-evaluated on every redraw."""
+        return live(lambda: plots.figure(self.state, self.tab), self.stream)
 
     # --- exports (FileDownload callbacks)
     def _csv(self) -> io.StringIO:
@@ -171,19 +185,22 @@ class _Tab(pn.viewable.Viewer):
             self.redraw()
 
     def redraw(self) -> None:
-        """Rebuild the figure (only while the tab is shown; hidden tabs catch up when opened)."""
+        """Update the figure (only while the tab is shown; hidden tabs catch up when opened).
+
+        ``revision`` counts the updates; the page shows it as ``data-revision`` of the revision line.
+        """
         if not self._stale:
             return
         self._stale = False
         t0 = time.perf_counter()
-        self.draw()
         self.revision += 1
+        self.draw()
         self.status_line.object = self.describe()
         self.revision_line.object = (f"<small data-revision='{self.revision}'>plot revision {self.revision} "
                                      f"({1e3 * (time.perf_counter() - t0):.0f} ms)</small>")
 
     def draw(self) -> None:
-        self.plot.object = plots.figure(self.state, self.tab)
+        self.stream.event(revision=self.revision)
 
     def describe(self) -> str:
         return ""
@@ -240,20 +257,26 @@ class DistributionTab(_Tab):
     redraw_on = ("solution", "distribution", "input_index", "show_components", "problem")
 
     def __init__(self, **params):
-        self.inputs = pn.pane.HoloViews(None, sizing_mode="stretch_width", min_height=430, linked_axes=False,
-                                        css_classes=["explorer-inputs-plot"])
-        self._tap: hv.streams.Selection1D | None = None
+        self._points_stream, self._ring_stream = Revision(), Revision()
+        self._points_key: tuple = ()
         super().__init__(**params)
-        self.index = _widget(self.state, "input_index", pn.widgets.IntInput, sizing_mode="fixed", width=160)
-        self.components = _widget(self.state, "show_components", pn.widgets.Checkbox, sizing_mode="fixed")
+        points = live(lambda: plots.inputs_points(self.state), self._points_stream)
+        ring = live(lambda: plots.selected_input(self.state), self._ring_stream)
+        self.tap = hv.streams.Selection1D(source=points)
+        self.tap.param.watch(self._on_tap, "index")
+        self.inputs = pn.pane.HoloViews(points * ring, sizing_mode="stretch_width", min_height=430, linked_axes=False,
+                                        css_classes=["explorer-inputs-plot"])
+        self.index = _widget(self.state, "input_index", pn.widgets.IntInput, sizing_mode=None, width=180)
+        self.components = _widget(self.state, "show_components", pn.widgets.Checkbox, sizing_mode=None)
 
     def draw(self) -> None:
         super().draw()
-        overlay = plots.inputs_plot(self.state)
-        if isinstance(overlay, hv.Overlay):
-            self._tap = hv.streams.Selection1D(source=overlay.values()[0])
-            self._tap.param.watch(self._on_tap, "index")
-        self.inputs.object = overlay
+        s = self.state
+        key = (id(s.solution), id(s.distribution), id(s.problem))
+        if key != self._points_key:  # the scatter only changes with the results, not with the selection
+            self._points_key = key
+            self._points_stream.event(revision=self.revision)
+        self._ring_stream.event(revision=self.revision)
 
     def _on_tap(self, event) -> None:
         if event.new:
@@ -325,6 +348,10 @@ class HoldoutTab(_Tab):
 
     tab, kind = "holdout", "holdout"
     redraw_on = ("holdout_theory", "holdout_mc")
+
+    def figure(self):
+        panels = [live(lambda what=what: plots.holdout_overlay(self.state, what), self.stream) for what in ("mean", "var")]
+        return hv.Layout(panels).cols(2)
 
     def describe(self) -> str:
         th, mc = self.state.holdout_theory, self.state.holdout_mc

@@ -8,8 +8,6 @@ arrange them. ``figure``/``frame`` pick the figure/table of a tab, ``csv_text``/
 
 from __future__ import annotations
 
-import io
-
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used below)
 import numpy as np
@@ -23,7 +21,8 @@ from ..compare import histogram_edges
 from .state import BIN_WIDTH, ExplorerState
 
 __all__ = [
-    "learning_curve_plot", "distribution_plot", "inputs_plot", "l1_plot", "holdout_plot",
+    "learning_curve_plot", "distribution_plot", "inputs_points", "selected_input", "inputs_plot", "l1_plot",
+    "holdout_overlay", "holdout_plot", "problem_label", "l1_summary",
     "curve_frame", "distribution_frame", "l1_frame", "worst_inputs_frame", "holdout_frame",
     "figure", "frame", "csv_text", "html_text", "EXPORT_COLUMNS",
 ]
@@ -49,48 +48,45 @@ EXPORT_COLUMNS = {
 }
 
 
-def _empty(message: str) -> hv.Text:
-    return hv.Text(0.5, 0.5, message).opts(xaxis=None, yaxis=None, toolbar=None, **_SIZE)
+_EMPTY = np.array([])
+
+
+def _framewise(*elements):
+    """Axes follow each new frame when the figure is shown through a DynamicMap (needed per element)."""
+    return [e.opts(framewise=True) for e in elements]
 
 
 # ---------------------------------------------------------------------------------------- Fig. 1
+#
+# Every figure function returns the same layers whatever is available (empty data for what is not yet
+# computed), so that a DynamicMap can update the plot in place instead of rebuilding it.
 
 
-def learning_curve_plot(state: ExplorerState) -> hv.Overlay | hv.Text:
+def learning_curve_plot(state: ExplorerState) -> hv.Overlay:
     """ε(S) of the theory, the approximate theory and Monte-Carlo (± 1 s.e.) vs S/N, seed 000 Fig. 1.
 
-    The second y axis shows the expected number of test points N·e^(−S/N) (the paper's top axis).
+    The second y axis shows the expected number of test points N·e^(−S/N) (the paper's top axis); the
+    diamond marks the theory at the current S/N.
     """
     theory, mc, sol = state.theory_curve, state.curve_mc, state.solution
-    if theory is None and mc is None:
-        return _empty("computing the theory learning curve…")
-    layers = []
-    if theory is not None:
-        layers += [
-            hv.Curve((theory.s_over_n, theory.theory), S_DIM, ERR_DIM, label="ADATAP theory")
-            .opts(color=THEORY_COLOR, line_width=2),
-            hv.Curve((theory.s_over_n, theory.theory_approx), S_DIM, ERR_DIM, label="approximate ADATAP")
-            .opts(color=APPROX_COLOR, line_dash="dashdot", line_width=2),
-        ]
-        if sol is not None and theory.loss == state.loss:
-            layers.append(hv.Scatter([(sol.s_over_n, state.current_theory_error)], S_DIM, ERR_DIM,
-                                     label=f"theory at S/N = {sol.s_over_n:g}")
-                          .opts(color=THEORY_COLOR, marker="diamond", size=12))
-    if mc is not None and mc.points:
-        s = np.array([p.s_over_n for p in mc.points])
-        mean, se = np.array([p.mc_mean for p in mc.points]), np.array([p.mc_se for p in mc.points])
-        layers += [
-            hv.ErrorBars((s, mean, se), S_DIM, [ERR_DIM, "se"]).opts(color=MC_COLOR),
-            hv.Scatter((s, mean), S_DIM, ERR_DIM, label=f"Monte-Carlo ({mc.points[0].mc_samples} samples, ± 1 s.e.)")
-            .opts(color=MC_COLOR, size=8, marker="circle"),
-        ]
-    if theory is not None:
-        layers.append(hv.Curve((theory.s_over_n, theory.expected_test_points), S_DIM, TEST_DIM,
-                               label="test points N·e^(−S/N)").opts(color=TEST_COLOR, line_dash="dotted"))
-    loss = "square loss" if state.loss == "square" else f"ε-insensitive loss (ε = {state.eps:g}, β = {state.beta:g})"
-    title = f"Bootstrap learning curve, {problem_label(state)}, {loss}"
-    return hv.Overlay(layers).opts(multi_y=True, legend_position="top_right", title=title, show_grid=True,
-                                   **_SIZE)
+    s, th, ap, tp = (theory.s_over_n, theory.theory, theory.theory_approx, theory.expected_test_points) \
+        if theory is not None else (_EMPTY,) * 4
+    points = mc.points if mc is not None else ()
+    ms = np.array([p.s_over_n for p in points])
+    mean, se = np.array([p.mc_mean for p in points]), np.array([p.mc_se for p in points])
+    here = [(sol.s_over_n, state.current_theory_error)] if sol is not None else []
+    layers = _framewise(
+        hv.Curve((s, th), S_DIM, ERR_DIM, label="ADATAP theory").opts(color=THEORY_COLOR, line_width=2),
+        hv.Curve((s, ap), S_DIM, ERR_DIM, label="approximate ADATAP").opts(
+            color=APPROX_COLOR, line_dash="dashdot", line_width=2),
+        hv.Scatter(here, S_DIM, ERR_DIM, label="theory at the current S/N").opts(
+            color=THEORY_COLOR, marker="diamond", size=12),
+        hv.ErrorBars((ms, mean, se), S_DIM, [ERR_DIM, "se"]).opts(color=MC_COLOR),
+        hv.Scatter((ms, mean), S_DIM, ERR_DIM, label="Monte-Carlo (± 1 s.e.)").opts(color=MC_COLOR, size=8),
+        hv.Curve((s, tp), S_DIM, TEST_DIM, label="test points N·e^(−S/N)").opts(color=TEST_COLOR, line_dash="dotted"),
+    )
+    return hv.Overlay(layers).opts(multi_y=True, legend_position="top_right", title="Bootstrap learning curve",
+                                   show_grid=True, **_SIZE)
 
 
 def problem_label(state: ExplorerState) -> str:
@@ -107,12 +103,10 @@ def curve_frame(state: ExplorerState) -> pd.DataFrame:
             rows[round(float(v), 12)] = {"theory": t, "theory_approx": a, "expected_test_points": e}
     for p in (mc.points if mc is not None else ()):
         rows.setdefault(round(p.s_over_n, 12), {}).update(mc_mean=p.mc_mean, mc_se=p.mc_se, mc_samples=p.mc_samples)
-    table = pd.DataFrame([{"s_over_n": v, **r} for v, r in sorted(rows.items())], columns=EXPORT_COLUMNS["curve"])
-    return table
+    return pd.DataFrame([{"s_over_n": v, **r} for v, r in sorted(rows.items())], columns=EXPORT_COLUMNS["curve"])
 
 
 # ---------------------------------------------------------------------------------------- Fig. 3-4
-
 
 def _distribution_data(state: ExplorerState):
     """(solution, i, MC samples at i or None) for the distribution views."""
@@ -124,55 +118,66 @@ def _distribution_data(state: ExplorerState):
     return sol, i, (dist.samples[:, i] if dist is not None else None)
 
 
-def _edges(sol, i: int, samples) -> np.ndarray:
-    w, mu, _ = replica.mixture_components(sol, i)
-    return histogram_edges(samples if samples is not None else mu[:1], sol, i, BIN_WIDTH)
+def _bins(sol, i: int, samples) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bin edges of width 0.2 (``compare.histogram_edges``), theory mass and MC fraction per bin."""
+    _, mu, _ = replica.mixture_components(sol, i)
+    edges = histogram_edges(samples if samples is not None else mu[:1], sol, i, BIN_WIDTH)
+    theory = replica.bin_probabilities(sol, i, edges)
+    mc = np.histogram(samples, bins=edges)[0] / samples.size if samples is not None else np.full(theory.size, np.nan)
+    return edges, theory, mc
+
+
+def _visible(edges, theory, mc, tail: float = 1e-5):
+    """The bins between the first and last one holding theory mass ≥ ``tail`` or any MC sample."""
+    keep = np.flatnonzero((theory >= tail) | (np.nan_to_num(mc) > 0))
+    lo, hi = (keep[0], keep[-1] + 1) if keep.size else (0, theory.size)
+    return edges[lo:hi + 1], theory[lo:hi], mc[lo:hi]
 
 
 def _h_grid(edges: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """A fine grid over the bins, refined around each mixture component (they can be narrower than a bin)."""
     local = (mu[:, None] + sd[:, None] * np.linspace(-5, 5, 81)[None, :]).ravel()
-    h = np.concatenate([np.linspace(edges[0], edges[-1], 800), local])
+    h = np.concatenate([np.linspace(edges[0], edges[-1], 600), local])
     return np.unique(h[(h >= edges[0]) & (h <= edges[-1])])
 
 
-def distribution_plot(state: ExplorerState) -> hv.Overlay | hv.Text:
+def distribution_plot(state: ExplorerState) -> hv.Overlay:
     """MC histogram (bin width 0.2) of f_i(D) vs the eq. (60) mixture: its density, its mass per bin and,
     on demand, its Poisson components (k copies of input i in the sample), seed 000 Fig. 3-4."""
     sol, i, samples = _distribution_data(state)
-    if sol is None:
-        return _empty("no theory for these settings")
-    edges = _edges(sol, i, samples)
-    theory_mass = replica.bin_probabilities(sol, i, edges)
-    layers = []
-    if samples is not None:
-        counts, _ = np.histogram(samples, bins=edges)
-        layers.append(hv.Histogram((edges, counts / (samples.size * BIN_WIDTH)), kdims=H_DIM, vdims=DENSITY_DIM,
-                                   label=f"Monte-Carlo ({samples.size} samples)")
-                      .opts(fill_color=MC_COLOR, fill_alpha=0.35, line_color=MC_COLOR, line_alpha=0.6))
-    layers.append(hv.Histogram((edges, theory_mass / BIN_WIDTH), kdims=H_DIM, vdims=DENSITY_DIM, label="theory, per bin")
-                  .opts(fill_alpha=0, line_color=THEORY_COLOR, line_width=2))
-    w, mu, sd = replica.mixture_components(sol, i)
-    if np.all(sd > 0):
-        h = _h_grid(edges, mu, sd)
-        layers.append(hv.Curve((h, replica.predictive_density(sol, i, h)), H_DIM, DENSITY_DIM,
-                               label="theory density, eq. (60)").opts(color=THEORY_COLOR, line_width=1.5))
-        if state.show_components:
-            layers += _component_curves(h, w, mu, sd)
-    y = state.problem.y[i] if state.problem is not None and i < state.problem.n else sol.y[i]
-    layers.append(hv.VLine(float(y), label="target y_i").opts(color="black", line_dash="dashed", line_width=1))
-    title = f"Bootstrap distribution of the prediction at input i = {i}, S/N = {sol.s_over_n:g}"
-    return hv.Overlay(layers).opts(legend_position="top_right", title=title, show_grid=True, **_SIZE)
+    edges = h = density = _EMPTY
+    theory = mc = np.zeros(0)
+    components = [{"h": [np.nan], "density": [np.nan], "k": 0}]  # nothing to draw (an empty Path cannot be coloured)
+    target = np.nan
+    if sol is not None:
+        edges, theory, mc = _visible(*_bins(sol, i, samples))
+        w, mu, sd = replica.mixture_components(sol, i)
+        target = float(sol.y[i])
+        if np.all(sd > 0):  # sd = 0 only for K ∝ I: point masses, shown by the binned theory alone
+            h = _h_grid(edges, mu, sd)
+            density = replica.predictive_density(sol, i, h)
+            if state.show_components:
+                components = _components(h, w, mu, sd)
+    layers = _framewise(
+        hv.Histogram((edges, np.nan_to_num(mc) / BIN_WIDTH), kdims=H_DIM, vdims=DENSITY_DIM,
+                     label="Monte-Carlo histogram").opts(fill_color=MC_COLOR, fill_alpha=0.35, line_color=MC_COLOR,
+                                                         line_alpha=0.6),
+        hv.Histogram((edges, theory / BIN_WIDTH), kdims=H_DIM, vdims=DENSITY_DIM, label="theory, mass per bin").opts(
+            fill_alpha=0, line_color=THEORY_COLOR, line_width=2),
+        hv.Curve((h, density), H_DIM, DENSITY_DIM, label="theory density, eq. (60)").opts(color=THEORY_COLOR),
+        hv.Path(components, [H_DIM, DENSITY_DIM], vdims="k", label="Poisson components k = 0, 1, 2, …").opts(
+            color="k", cmap="Category10", line_dash="dotted", line_width=2),
+        hv.VLine(target, label="target y_i").opts(color="black", line_dash="dashed", line_width=1),
+    )
+    return hv.Overlay(layers).opts(legend_position="right", title="Bootstrap distribution of the prediction f_i(D)",
+                                   show_grid=True, **_SIZE)
 
 
-def _component_curves(h, w, mu, sd) -> list[hv.Curve]:
-    """The mixture's components w_k N(h; μ_k, s_k²) as returned by ``replica.mixture_components``."""
-    curves = []
-    for k in np.flatnonzero(w > 1e-3):
-        label = "k = 0 (i left out)" if k == 0 else f"k = {k} cop{'y' if k == 1 else 'ies'} of i"
-        curves.append(hv.Curve((h, w[k] * stats.norm.pdf(h, mu[k], sd[k])), H_DIM, DENSITY_DIM, label=label)
-                      .opts(line_dash="dotted", line_width=1.5))
-    return curves
+def _components(h, w, mu, sd) -> list[dict]:
+    """The mixture's components w_k N(h; μ_k, s_k²) (k copies of input i in the sample, weight p_k) as
+    returned by ``replica.mixture_components``, those with weight above 1e-3, as paths for ``hv.Path``."""
+    return [{"h": h, "density": w[k] * stats.norm.pdf(h, mu[k], sd[k]), "k": int(k)}
+            for k in np.flatnonzero(w > 1e-3)]
 
 
 def distribution_frame(state: ExplorerState) -> pd.DataFrame:
@@ -180,59 +185,65 @@ def distribution_frame(state: ExplorerState) -> pd.DataFrame:
     sol, i, samples = _distribution_data(state)
     if sol is None:
         return pd.DataFrame(columns=EXPORT_COLUMNS["distribution"])
-    edges = _edges(sol, i, samples)
-    mc = np.histogram(samples, bins=edges)[0] / samples.size if samples is not None else np.full(edges.size - 1, np.nan)
-    return pd.DataFrame({"input": i, "h_left": edges[:-1], "h_right": edges[1:],
-                         "theory_probability": replica.bin_probabilities(sol, i, edges), "mc_probability": mc,
-                         "mc_samples": samples.size if samples is not None else 0},
+    edges, theory, mc = _bins(sol, i, samples)
+    return pd.DataFrame({"input": i, "h_left": edges[:-1], "h_right": edges[1:], "theory_probability": theory,
+                         "mc_probability": mc, "mc_samples": samples.size if samples is not None else 0},
                         columns=EXPORT_COLUMNS["distribution"])
 
 
-def inputs_plot(state: ExplorerState) -> hv.Overlay | hv.Text:
+def inputs_points(state: ExplorerState) -> hv.Points:
     """Every training input: target y_i vs the theory's bootstrap mean of f_i (eq. 34), coloured by L1.
 
-    The first layer is the tappable ``hv.Points``; the second marks the selected input.
+    Tap a point to select it (the Points are the source of a ``Selection1D`` stream; index = input).
     """
+    sol, problem, dist = state.solution, state.problem, state.distribution
+    ok = sol is not None and problem is not None and sol.n == problem.n
+    y, m = (problem.y, sol.m) if ok else (_EMPTY, _EMPTY)
+    l1 = dist.l1.l1 if ok and dist is not None and dist.l1.l1.size == y.size else np.full(y.size, np.nan)
+    table = pd.DataFrame({"y": y, "m": m, "input": np.arange(y.size), "l1": l1})
+    points = hv.Points(table, [hv.Dimension("y", label="target y_i"),
+                               hv.Dimension("m", label="theory bootstrap mean E[f_i]")], ["input", L1_DIM])
+    return points.opts(tools=["tap", "hover"], size=6, color="l1", cmap="viridis", clim=(0.0, 0.3), colorbar=True,
+                       nonselection_alpha=0.6, framewise=True, title="Inputs: click one to see its distribution",
+                       show_grid=True, responsive=True, height=430)
+
+
+def selected_input(state: ExplorerState) -> hv.Points:
+    """A ring around the selected input in :func:`inputs_points`."""
     sol, problem = state.solution, state.problem
-    if sol is None or problem is None or sol.n != problem.n:
-        return _empty("no theory for these settings")
-    dist = state.distribution
-    table = {"y": problem.y, "m": sol.m, "input": np.arange(problem.n)}
-    vdims = [hv.Dimension("m", label="theory bootstrap mean E[f_i]"), "input"]
-    opts = dict(tools=["tap", "hover"], size=6, color=THEORY_COLOR, nonselection_alpha=0.5)
-    if dist is not None and dist.l1.l1.size == problem.n:
-        table["l1"] = dist.l1.l1
-        vdims.append(L1_DIM)
-        opts.update(color="l1", cmap="viridis", colorbar=True, clim=(0, max(0.3, float(dist.l1.max))))
-    points = hv.Points(pd.DataFrame(table), [hv.Dimension("y", label="target y_i"), vdims[0]], vdims[1:])
-    i = state.index
-    chosen = hv.Points([(problem.y[i], sol.m[i])], ["y", "m"], label=f"input {i}").opts(
-        color="red", size=14, marker="circle", fill_alpha=0, line_width=2)
-    return (points.opts(**opts) * chosen).opts(title="Click an input to see its distribution", show_grid=True,
-                                               responsive=True, height=430, legend_position="top_left")
+    ok = sol is not None and problem is not None and sol.n == problem.n
+    xy = [(problem.y[state.index], sol.m[state.index])] if ok else []
+    return hv.Points(xy, ["y", "m"], label="selected input").opts(
+        color="red", size=16, fill_alpha=0, line_width=2, framewise=True)
+
+
+def inputs_plot(state: ExplorerState) -> hv.Overlay:
+    """:func:`inputs_points` with the selected input marked."""
+    return inputs_points(state) * selected_input(state)
 
 
 # ---------------------------------------------------------------------------------------- Fig. 5
 
 
-def l1_plot(state: ExplorerState) -> hv.Overlay | hv.Text:
+def l1_plot(state: ExplorerState) -> hv.Overlay:
     """Histogram of L1(MC histogram, theory) over all inputs, with the MC noise floor, seed 000 Fig. 5."""
     dist = state.distribution
-    if dist is None:
-        return _empty("waiting for the Monte-Carlo bootstrap…")
-    top = max(dist.l1.max, dist.noise_floor.max, 0.3)
-    bins = np.arange(0.0, top + 0.01, 0.01)
-    measured = np.histogram(dist.l1.l1, bins=bins)[0]
-    floor = np.histogram(dist.noise_floor.l1, bins=bins)[0]
-    return (hv.Histogram((bins, measured), kdims=L1_DIM, vdims=COUNT_DIM, label="MC vs theory").opts(
-                fill_color=THEORY_COLOR, fill_alpha=0.6)
-            * hv.Histogram((bins, floor), kdims=L1_DIM, vdims=COUNT_DIM, label="noise floor (theory vs its own samples)").opts(
-                fill_color=TEST_COLOR, fill_alpha=0.35)
-            * hv.VLine(0.1).opts(color="black", line_dash="dashed", line_width=1)
-            * hv.VLine(0.2).opts(color="black", line_dash="dotted", line_width=1)
-            ).opts(title=f"L1 distances at all {dist.l1.l1.size} inputs, S/N = {dist.solution.s_over_n:g}, "
-                         f"{dist.l1.n_samples} MC samples, bin width {dist.l1.bin_width:g}",
-                   legend_position="top_right", show_grid=True, **_SIZE)
+    measured = floor = np.zeros(0)
+    bins = _EMPTY
+    if dist is not None:
+        bins = np.arange(0.0, max(dist.l1.max, dist.noise_floor.max, 0.3) + 0.01, 0.01)
+        measured = np.histogram(dist.l1.l1, bins=bins)[0]
+        floor = np.histogram(dist.noise_floor.l1, bins=bins)[0]
+    layers = _framewise(
+        hv.Histogram((bins, measured), kdims=L1_DIM, vdims=COUNT_DIM, label="MC histogram vs theory").opts(
+            fill_color=THEORY_COLOR, fill_alpha=0.6),
+        hv.Histogram((bins, floor), kdims=L1_DIM, vdims=COUNT_DIM,
+                     label="noise floor (theory vs its own samples)").opts(fill_color=TEST_COLOR, fill_alpha=0.35),
+        hv.VLine(0.1, label="L1 = 0.1").opts(color="black", line_dash="dashed", line_width=1),
+        hv.VLine(0.2, label="L1 = 0.2").opts(color="black", line_dash="dotted", line_width=1),
+    )
+    return hv.Overlay(layers).opts(title="L1 distance between MC histogram and theory at every input",
+                                   legend_position="top_right", show_grid=True, **_SIZE)
 
 
 def l1_frame(state: ExplorerState) -> pd.DataFrame:
@@ -264,29 +275,30 @@ def l1_summary(state: ExplorerState) -> dict | None:
 # ---------------------------------------------------------------------------------------- Fig. 2
 
 
-def holdout_plot(state: ExplorerState) -> hv.Layout | hv.Text:
-    """Bootstrap mean (left) and variance (right) of the prediction at the held-out inputs: theory
-    (crosses, eq. 48) vs Monte-Carlo (circles, ± 1 s.e.), seed 000 Fig. 2."""
+def holdout_overlay(state: ExplorerState, what: str) -> hv.Overlay:
+    """Bootstrap ``what`` ("mean" or "var") of the prediction at the held-out inputs: theory (crosses,
+    eq. 48) vs Monte-Carlo (circles, ± 1 s.e.), one panel of seed 000 Fig. 2."""
     theory, mc = state.holdout_theory, state.holdout_mc
-    if theory is None:
-        return _empty("no theory for these settings")
-    j = np.arange(theory.mean.size)
-    x = hv.Dimension("test_input", label="held-out input")
-    panels = []
-    for what, th, label in (("mean", theory.mean, "bootstrap mean E[f_x]"),
-                            ("var", theory.var, "bootstrap variance Var[f_x]")):
-        y = hv.Dimension(what, label=label)
-        layers = [hv.Scatter((j, th), x, y, label="theory, eq. (48)").opts(marker="x", size=10, color=THEORY_COLOR,
-                                                                           line_width=2)]
-        if mc is not None:
-            value, se = (mc.mc_mean, mc.mc_mean_se) if what == "mean" else (mc.mc_var, mc.mc_var_se)
-            layers += [hv.ErrorBars((j, value, se), x, [y, "se"]).opts(color=MC_COLOR),
-                       hv.Scatter((j, value), x, y, label=f"Monte-Carlo ({mc.mc_samples} samples, ± 1 s.e.)")
-                       .opts(color=MC_COLOR, size=6, fill_alpha=0)]
-        panels.append(hv.Overlay(layers).opts(title=f"{label}, S/N = {theory.s_over_n:g}, N = {theory.n_train}",
-                                              legend_position="top_right", show_grid=True, responsive=True,
-                                              height=400))
-    return hv.Layout(panels).cols(2)
+    label = {"mean": "bootstrap mean E[f_x]", "var": "bootstrap variance Var[f_x]"}[what]
+    x, y = hv.Dimension("test_input", label="held-out input"), hv.Dimension(what, label=label)
+    j = th = value = se = _EMPTY
+    if theory is not None:
+        j, th = np.arange(theory.mean.size), getattr(theory, what)
+    if theory is not None and mc is not None and mc.mc_mean.size == j.size:
+        value, se = (mc.mc_mean, mc.mc_mean_se) if what == "mean" else (mc.mc_var, mc.mc_var_se)
+    mj = j if value.size else _EMPTY
+    layers = _framewise(
+        hv.Scatter((j, th), x, y, label="theory, eq. (48)").opts(marker="x", size=10, color=THEORY_COLOR, line_width=2),
+        hv.ErrorBars((mj, value, se), x, [y, "se"]).opts(color=MC_COLOR),
+        hv.Scatter((mj, value), x, y, label="Monte-Carlo (± 1 s.e.)").opts(color=MC_COLOR, size=7, fill_alpha=0),
+    )
+    return hv.Overlay(layers).opts(title=label, legend_position="top_right", show_grid=True, responsive=True,
+                                   height=400)
+
+
+def holdout_plot(state: ExplorerState) -> hv.Layout:
+    """Bootstrap mean (left) and variance (right) at the held-out inputs, seed 000 Fig. 2."""
+    return (holdout_overlay(state, "mean") + holdout_overlay(state, "var")).cols(2)
 
 
 def holdout_frame(state: ExplorerState) -> pd.DataFrame:

@@ -237,6 +237,7 @@ def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed
     rng = np.random.default_rng(seed)
     g = get_loss(loss, **loss_params)
     points: list[CurvePoint] = []
+    curve = CurveMC((), tuple(grid))
     for j, v in enumerate(grid):
         preds = montecarlo.bootstrap_predictions(
             problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, rng=rng,
@@ -245,8 +246,9 @@ def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed
             should_stop=job.should_stop)
         err = montecarlo.bootstrap_test_error(preds, problem.y, loss=g)  # eq. (17)
         points.append(CurvePoint(float(v), err.value, err.se, mc_samples, err.n_inputs_used))
-        job.partial(CurveMC(tuple(points), tuple(grid)))
-    return CurveMC(tuple(points), tuple(grid))
+        curve = CurveMC(tuple(points), tuple(grid))
+        job.partial(curve)
+    return curve
 
 
 # ------------------------------------------------------------------------------------ jobs
@@ -386,6 +388,7 @@ class ExplorerState(param.Parameterized):
                           doc="Output: a warning that does not stop the computation (e.g. a bad link parameter).")
 
     def __init__(self, **params):
+        dataset = params.pop("dataset", None)  # may name a file of data_dir: set once the choices are known
         super().__init__(**params)
         self.dispatch: Callable[[Callable[[], None]], None] = _call_now
         self.jobs = {kind: JobStatus(name=kind) for kind in ("theory", *MC_KINDS)}
@@ -397,6 +400,8 @@ class ExplorerState(param.Parameterized):
         self._forced: str | None = None
         self._pending: dict | None = None
         self._init_dataset_choices()
+        if dataset is not None:
+            self.dataset = dataset
         self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS) + ["auto_mc"])
 
     # ----------------------------------------------------------------------------- public API
@@ -475,7 +480,6 @@ class ExplorerState(param.Parameterized):
         self._columns[UPLOAD] = columns
         if UPLOAD not in self.param.dataset.objects:
             self.param.dataset.objects = [*self.param.dataset.objects, UPLOAD]
-        self.param.target.objects = columns
         self.param.update(dataset=UPLOAD, target=columns[-1])
         self.refresh()  # also when dataset and target did not change (a new file with the same header)
 
@@ -516,11 +520,11 @@ class ExplorerState(param.Parameterized):
             if self.dataset not in self._columns:
                 self._columns[self.dataset] = _csv_header(self._csv_path().read_text(encoding="utf-8-sig"))
             columns = self._columns[self.dataset]
+        wanted = self.target if self.target in columns else (columns[-1] if columns else None)
+        if wanted != self.target:  # before the choices change, so that a widget cannot pick its first option
+            self.target = wanted
         if list(self.param.target.objects) != columns:
             self.param.target.objects = columns
-        wanted = self.target if self.target in columns else (columns[-1] if columns else None)
-        if wanted != self.target:
-            self.target = wanted
 
     def _dataset_key(self) -> tuple:
         if self.dataset == UPLOAD:

@@ -1,0 +1,137 @@
+"""The served app: the page builds without a server, ``explorer serve`` has its options and serves the page.
+
+The headless-browser test of the running page lives in its own file (marker ``browser``).
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import param
+import pytest
+
+pn = pytest.importorskip("panel")
+
+from explorer import cli  # noqa: E402
+from explorer.app import create_app  # noqa: E402
+from explorer.views import TAB_TITLES, URL_PARAMETERS  # noqa: E402
+from explorer.views.state import clear_caches  # noqa: E402
+
+
+@pytest.fixture
+def app():
+    clear_caches()
+    template = create_app()
+    yield template
+    template.explorer.state.close()
+
+
+def test_create_app_builds_the_template_with_four_tabs(app):
+    assert isinstance(app, pn.template.FastListTemplate)
+    view = app.explorer
+    assert view.tabs._names == ["Learning curve", "Predictive distribution", "L1 map", "Test inputs"]
+    assert list(TAB_TITLES.values()) == view.tabs._names
+    assert "explorer-tabs" in view.tabs.css_classes
+    assert any("explorer-controls" in item.css_classes for item in app.sidebar.objects)
+    assert view.state.problem is not None and view.state.error == ""
+
+
+def test_page_elements_carry_stable_css_classes(app):
+    view = app.explorer
+    for name in ("dataset", "kernel", "noise_var", "s_over_n", "loss", "mc_samples", "seed"):
+        assert f"explorer-{name.replace('_', '-')}" in view.controls.widgets[name].css_classes
+    curve = view.tab_views["curve"]
+    for element, css in ((curve.plot, "explorer-plot-curve"), (curve.progress, "explorer-progress-curve"),
+                         (curve.cancel, "explorer-cancel-curve"), (curve.csv, "explorer-csv-curve"),
+                         (curve.html, "explorer-html-curve")):
+        assert css in element.css_classes
+
+
+def test_s_slider_updates_on_release_only(app):
+    slider = app.explorer.controls.widgets["s_over_n"]
+    state = app.explorer.state
+    slider.value = 2.0  # dragging
+    assert state.s_over_n == 1.0
+    with param.edit_constant(slider):  # the browser sets it when the handle is released
+        slider.value_throttled = 2.0
+    assert state.s_over_n == 2.0
+
+
+def test_tabs_and_state_follow_each_other(app):
+    view = app.explorer
+    view.tabs.active = 2
+    assert view.state.tab == "l1"
+    view.state.tab = "holdout"
+    assert view.tabs.active == 3
+
+
+def test_job_progress_drives_the_progress_bar(app):
+    tab, status = app.explorer.tab_views["curve"], app.explorer.state.jobs["curve"]
+    status.param.update(running=True, progress=0.4, message="Monte-Carlo at S/N = 1: 200/500 samples")
+    assert tab.progress.value == 40 and tab.progress.active and not tab.cancel.disabled
+    status.param.update(running=False, progress=1.0, message="done")
+    assert tab.progress.value == 100 and tab.cancel.disabled
+
+
+def test_state_error_shows_in_an_alert(app):
+    view = app.explorer
+    view.state.upload_csv("bad.csv", b"a,b\n1,2\n")
+    assert view.error.visible and "at least 10" in view.error.object
+
+
+def test_download_callbacks_return_content(app):
+    curve = app.explorer.tab_views["curve"]
+    assert app.explorer.state.wait(60)
+    assert curve._csv().getvalue().splitlines()[1].startswith("s_over_n,theory")
+    assert "<html" in curve._html().getvalue()[:200].lower()
+
+
+def test_url_parameters_cover_the_controls():
+    assert {"dataset", "kernel", "l2", "lengthscale", "noise_var", "s_over_n", "loss", "eps", "beta",
+            "curve_mc_samples", "mc_samples", "seed", "tab"} <= set(URL_PARAMETERS)
+
+
+def test_serve_help_lists_the_options(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["serve", "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    for option in ("--port", "--address", "--allow-websocket-origin", "--data-dir", "--show", "--no-show"):
+        assert option in text
+    assert "127.0.0.1" in text and "5006" in text
+
+
+def test_serve_rejects_a_missing_data_dir(capsys):
+    assert cli.main(["serve", "--data-dir", "/no/such/folder"]) == 2
+    assert "not a directory" in capsys.readouterr().err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_explorer_serve_answers_on_localhost(tmp_path):
+    port = _free_port()
+    env = {**os.environ, "EXPLORER_DATA_DIR": str(tmp_path)}
+    server = subprocess.Popen([sys.executable, "-m", "explorer.cli", "serve", "--port", str(port)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline, page = time.monotonic() + 60, None
+        while time.monotonic() < deadline and page is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/?s_over_n=2", timeout=30) as response:
+                    assert response.status == 200
+                    page = response.read().decode()
+            except (ConnectionError, urllib.error.URLError):
+                assert server.poll() is None, server.stdout.read().decode()
+                time.sleep(0.3)
+        assert page is not None, "the server did not answer within 60 s"
+        assert "Resampling Explorer" in page and "bokeh" in page.lower()
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
