@@ -18,6 +18,19 @@ from explorer import datasets, svm
 from explorer.montecarlo import BootstrapPredictions
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_blas_thread():
+    """Run single-threaded BLAS: on a busy machine the many small BLAS calls of the solvers otherwise wait
+    for descheduled OpenBLAS worker threads (5x slower). Results do not depend on the thread count."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # threadpoolctl comes with scikit-learn, a test dependency
+        yield
+        return
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
 def rbf(X, Y, length=1.0):
     """exp(-|x - x'|^2 / (2 l^2)), built inline (the kernels module is not under test here)."""
     sq = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1)
