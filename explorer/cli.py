@@ -2,7 +2,8 @@
 
 Commands: ``learning-curve`` (seed 000 Fig. 1), ``distribution`` (Fig. 3-5, L1 distances),
 ``holdout`` (Fig. 2, mean/variance at held-out inputs), ``datasets`` (what can be loaded),
-``serve`` (the interactive dashboard, ``explorer.app``).
+``serve`` (the interactive dashboard, ``explorer.app``), ``svm-curve`` (seed 004 Fig. 1: hard-margin SVM
+bootstrap classification error, theory vs MC).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import datasets, experiments, kernels, replica
+from . import datasets, experiments, kernels, replica, svm_experiments
 
 KERNEL_NAMES = ("se", "rq", "exponential", "matern32", "matern52", "periodic")
 
@@ -108,7 +109,33 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder whose *.csv files are offered as datasets (default: $EXPLORER_DATA_DIR)")
     p.add_argument("--show", action=argparse.BooleanOptionalAction, default=False,
                    help="open the page in a web browser (default --no-show)")
+    _add_svm_curve_parser(sub)
     return parser
+
+
+def _add_svm_curve_parser(sub) -> None:
+    p = sub.add_parser("svm-curve", help="hard-margin SVM bootstrap error ε(S): theory vs MC (seed 004 Fig. 1)",
+                       description="Efron's bootstrap classification error of the hard-margin SVM without bias: "
+                                   "replica/ADATAP theory (eq. 17) vs Monte-Carlo with standard errors, the S → ∞ "
+                                   "limits (eq. 20 and literal leave-one-out), and the cost of the theory in SVM "
+                                   "fits. Inputs are standardised; K = exp(−|x − x'|²/(2L²)).")
+    g = p.add_argument_group("data (choose one)")
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--dataset", default="crabs", help="a shipped classification dataset: crabs, pima, wisconsin "
+                                                        "(default: crabs)")
+    src.add_argument("--csv", metavar="PATH", help="a CSV file of your own (one header row); needs --target")
+    g.add_argument("--target", metavar="COLUMN", help="name of the two-class target column in --csv")
+    g = p.add_argument_group("model and bootstrap")
+    g.add_argument("--lengthscale", type=_floats, default=[svm_experiments.BROAD_LENGTHSCALE], metavar="L[,L2,...]",
+                   help="RBF lengthscale(s) on standardised inputs, one or one per input (default √10 ≈ 3.1623)")
+    g.add_argument("--s-over-n", type=_floats, default=_floats("0.25,0.5,1,2,4"), metavar="V[,V2,...]",
+                   help="bootstrap sizes S/N (default 0.25,0.5,1,2,4)")
+    g.add_argument("--mc-samples", type=int, default=1000, help="Monte-Carlo samples per S (default 1000)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the random generator (default 0)")
+    g.add_argument("--tol", type=float, default=1e-6, help="ADATAP tolerance on the moment mismatch (default 1e-6)")
+    g.add_argument("--exact-loo", action=argparse.BooleanOptionalAction, default=True,
+                   help="also retrain for the literal leave-one-out error (one SVM per support vector)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
 
 
 def _load_dataset(args) -> datasets.Dataset:
@@ -153,6 +180,8 @@ def _run(args) -> tuple[dict, str]:
     if args.command == "datasets":
         names = list(datasets.available())
         return {"datasets": names}, "\n".join(names)
+    if args.command == "svm-curve":
+        return _svm_curve(args)
     if args.mc_samples < 1:
         raise ValueError(f"--mc-samples must be at least 1, got {args.mc_samples}.")
     problem = _problem(args)
@@ -172,6 +201,33 @@ def _run(args) -> tuple[dict, str]:
     res = experiments.holdout_comparison(problem, args.s_over_n[0], args.mc_samples, rng=args.seed,
                                          tol=args.tol, progress=_progress())
     return res.as_dict(), _format_holdout(res)
+
+
+def _svm_curve(args) -> tuple[dict, str]:
+    if args.mc_samples < 1:
+        raise ValueError(f"--mc-samples must be at least 1, got {args.mc_samples}.")
+    data = _load_dataset(args)
+    ls = args.lengthscale[0] if len(args.lengthscale) == 1 else np.array(args.lengthscale)
+    problem = svm_experiments.svm_problem(data, ls)
+    res = svm_experiments.svm_learning_curve(problem, args.s_over_n, args.mc_samples, rng=args.seed, tol=args.tol,
+                                             exact_loo=args.exact_loo, progress=_progress())
+    return res.as_dict(), _format_svm_curve(res)
+
+
+def _format_svm_curve(res: svm_experiments.SVMLearningCurve) -> str:
+    lines = [f"{res.problem}: N = {res.n} ({res.n_sites} distinct inputs), hard-margin SVM, L = {res.lengthscale}",
+             f"{'S/N':>6} {'theory':>10} {'MC':>10} {'± se':>8} {'(th−MC)/se':>10} {'sweeps':>6} {'residual':>9}"]
+    for r in res.rows:
+        theory = f"{r.theory:10.4g}" if r.theory is not None else f"{'failed':>10}"
+        gap = f"{(r.theory - r.mc_mean) / r.mc_se:10.1f}" if r.theory is not None and r.mc_se > 0 else f"{'':>10}"
+        lines.append(f"{r.s_over_n:6.3g} {theory} {r.mc_mean:10.4g} {r.mc_se:8.2g} {gap} {r.n_iter:6d} "
+                     f"{r.residual:9.1e}")
+    exact = "not computed" if res.loo_exact is None else f"{res.loo_exact:.4g}"
+    lines.append(f"S → ∞: approximate leave-one-out (eq. 20, the theory's limit) {res.loo_approximate:.4g}, "
+                 f"literal leave-one-out (the bootstrap's limit) {exact}")
+    lines.append(f"theory solve at S = N: {res.theory_s * 1e3:.1f} ms = {res.theory_s / res.svm_train_s:.1f} SVM fits "
+                 f"on D0 ({res.svm_train_s * 1e3:.2f} ms each)")
+    return "\n".join(lines)
 
 
 def _format_curve(res: experiments.LearningCurveComparison) -> str:

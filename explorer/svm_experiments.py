@@ -190,7 +190,8 @@ class SVMLearningCurve:
         return {
             "problem": self.problem, "n": self.n, "n_sites": self.n_sites,
             "lengthscale": ls.tolist() if isinstance(ls, np.ndarray) else ls,
-            "rows": [asdict(row) for row in self.rows],
+            "rows": [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(row).items()}
+                     for row in self.rows],
             "loo": {"approximate_eq20": self.loo_approximate, "exact": self.loo_exact},
             "timing": {"theory_s": self.theory_s, "svm_train_s": self.svm_train_s,
                        "theory_in_svm_fits": self.theory_s / self.svm_train_s},
