@@ -164,7 +164,7 @@ def test_mc_matches_exact_enumeration(rng, S):
     y = np.array([1.0, -1, 1, -1, 1])
     K = rbf(X, X, 1.0)
     exact = exact_efron_error(K, y, S)
-    fields = svm.bootstrap_fields(K, y, S, 4000, rng=rng)
+    fields = svm.bootstrap_fields(K, y, S, 2500, rng=rng)
     mc = svm.bootstrap_classification_error(fields, y)
     assert exact > 0.05
     assert abs(mc.value - exact) < 4 * mc.se
@@ -177,7 +177,7 @@ def test_mc_with_merged_rows_matches_exact_enumeration(rng):
     K = rbf(X, X, 0.8)
     row_site = np.array([0, 1, 2, 3, 4, 1])
     exact = exact_efron_error(K, y, 4.0, row_site)
-    fields = svm.bootstrap_fields(K, y, 4.0, 4000, row_site=row_site, rng=rng)
+    fields = svm.bootstrap_fields(K, y, 4.0, 2500, row_site=row_site, rng=rng)
     mc = svm.bootstrap_classification_error(fields, y[row_site])
     assert abs(mc.value - exact) < 4 * mc.se
     # the twin of row 1 is absent too in a fraction e^(-S/N) of the samples without row 1
