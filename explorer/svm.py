@@ -155,45 +155,51 @@ def fit_hard_margin(K: ArrayLike, y: ArrayLike, *, mask: ArrayLike | None = None
 
 def _nnls_dual(Q: np.ndarray, tol: float, max_iter: int, start: np.ndarray | None = None
                ) -> tuple[np.ndarray, int]:
-    """min 1/2 a^T Q a - sum(a), a >= 0 (Lawson-Hanson on the normal equations Q a = 1)."""
-    n = Q.shape[0]
-    diag = np.diag(Q).copy()
-    alpha = np.zeros(n) if start is None else np.maximum(start, 0.0)  # any alpha >= 0 is feasible
+    """min 1/2 a^T Q a - sum(a), a >= 0 (Lawson-Hanson on the normal equations Q a = 1).
+
+    Outer loop: add the input with the largest margin violation w_j = 1 - (Q a)_j = 1 - y_j f_j to the
+    passive (support) set; inner loop (``_solve_passive``): solve Q_PP a_P = 1, stepping back while a
+    weight would turn negative. A warm start (any a >= 0) begins with the inner loop on its support.
+    """
+    alpha = np.zeros(Q.shape[0]) if start is None else np.maximum(start, 0.0)
     passive = [int(i) for i in np.flatnonzero(alpha)]
     L = _factor(Q, passive)
-    in_passive = np.zeros(n, dtype=bool)
-    in_passive[passive] = True
     n_iter = 0
     while True:
-        if n_iter or not passive:  # a warm start begins with the inner loop on its support
-            w = 1.0 - Q[:, passive] @ alpha[passive]  # w = 1 - Q alpha = 1 - y f: the margin violations
-            j = _most_violated(w, in_passive, tol)
+        if n_iter or not passive:
+            j = _most_violated(1.0 - Q[:, passive] @ alpha[passive], passive, tol)
             if j < 0:
                 return alpha, n_iter
-            L = _append_to_factor(L, Q, passive, j, diag[j])
+            L = _append_to_factor(L, Q, passive, j)
             passive.append(j)
-            in_passive[j] = True
-        while True:  # inner loop: restore feasibility (alpha >= 0) on the passive set
-            n_iter += 1
-            if n_iter > max_iter:
-                raise NotSeparableError(
-                    f"The hard-margin SVM did not finish in {max_iter} support-vector solves (the active "
-                    "set cycles); the problem is numerically degenerate. Use a narrower kernel.")
-            idx = np.array(passive, dtype=int)
-            z = _solve_factor(L, Q[np.ix_(idx, idx)])
-            if np.all(z > 0):
-                break
-            passive = _step_back(alpha, idx, z)
-            in_passive[:] = False
-            in_passive[passive] = True
-            L = _factor(Q, passive)
-        alpha[:] = 0.0
-        alpha[idx] = z
-        if z.max(initial=0.0) * diag.max() > ALPHA_MAX:
-            raise NotSeparableError(
-                f"The hard-margin SVM weights grew to alpha = {z.max():.3g}: the margin constraints "
-                "y_i f_i >= 1 are numerically unsatisfiable under this kernel. Use a narrower kernel "
-                "(smaller lengthscale) or check for near-identical inputs with different labels.")
+        passive, L, n_solves = _solve_passive(Q, alpha, passive, L, max_iter - n_iter)
+        n_iter += n_solves
+        _check_weights(alpha, Q)
+
+
+def _solve_passive(Q, alpha, passive, L, budget) -> tuple[list[int], np.ndarray, int]:
+    """Inner loop: alpha_P = Q_PP^{-1} 1 if positive, else step back from the feasible alpha towards it
+    until a weight hits zero, drop it and repeat. Updates alpha in place."""
+    for n_solves in range(1, budget + 1):
+        idx = np.array(passive, dtype=int)
+        z = _solve_factor(L, Q[np.ix_(idx, idx)])
+        if np.all(z > 0):
+            alpha[:] = 0.0
+            alpha[idx] = z
+            return passive, L, n_solves
+        passive = _step_back(alpha, idx, z)
+        L = _factor(Q, passive)
+    raise NotSeparableError(
+        f"The hard-margin SVM did not finish within its budget of support-vector solves (the active set "
+        "cycles): the problem is numerically degenerate. Use a narrower kernel.")
+
+
+def _check_weights(alpha: np.ndarray, Q: np.ndarray) -> None:
+    if alpha.max(initial=0.0) * np.diag(Q).max() > ALPHA_MAX:
+        raise NotSeparableError(
+            f"The hard-margin SVM weights grew to alpha = {alpha.max():.3g}: the margin constraints "
+            "y_i f_i >= 1 are numerically unsatisfiable under this kernel. Use a narrower kernel "
+            "(smaller lengthscale) or check for near-identical inputs with different labels.")
 
 
 def _step_back(alpha: np.ndarray, idx: np.ndarray, z: np.ndarray) -> list[int]:
@@ -209,15 +215,17 @@ def _step_back(alpha: np.ndarray, idx: np.ndarray, z: np.ndarray) -> list[int]:
     return [int(i) for i in idx[keep]]
 
 
-def _most_violated(w: np.ndarray, in_passive: np.ndarray, tol: float) -> int:
-    cand = np.where(in_passive, -np.inf, w)
-    j = int(np.argmax(cand))
-    return j if cand[j] > tol else -1
+def _most_violated(w: np.ndarray, passive: list[int], tol: float) -> int:
+    """Index of the largest margin violation outside the passive set, or -1 if none exceeds tol."""
+    w = w.copy()
+    w[passive] = -np.inf
+    j = int(np.argmax(w))
+    return j if w[j] > tol else -1
 
 
-def _append_to_factor(L: np.ndarray, Q: np.ndarray, passive: list[int], j: int, q_jj: float) -> np.ndarray:
+def _append_to_factor(L: np.ndarray, Q: np.ndarray, passive: list[int], j: int) -> np.ndarray:
     """Lower Cholesky factor of Q[P + j, P + j] from that of Q[P, P] (one new row, O(|P|^2))."""
-    k = len(passive)
+    k, q_jj = len(passive), Q[j, j]
     l = scipy.linalg.solve_triangular(L, Q[passive, j], lower=True, check_finite=False) if k else np.zeros(0)
     d2 = q_jj - l @ l
     if not d2 > SINGULAR_RTOL * q_jj:
