@@ -27,7 +27,8 @@ paper; it converges at small S but fails at S/N ≳ 2-4 even when damped. The de
 ``method="sequential"`` updates one site at a time as in expectation propagation, changing G by a
 rank-one update (BLAS ``dsyr``) and refactorising G every few sweeps; it converges in 10-70 sweeps for
 S/N = 0.25-4 on crabs and wisconsin (broad kernels) and on pima and sonar (narrow ones). Damping (a convex
-step in the site parameters) is halved automatically whenever a sweep doubles the residual.
+step in the site parameters) adapts automatically: it shrinks when successive sweeps oscillate (large S)
+and is halved, restarting from the best iterate, whenever a sweep doubles the residual.
 
 Convergence is measured by the moment mismatch between the Gaussian marginals (22) and the local moments
 (21) of their cavities: χ relative to χ^c, m in units of max(√V^c, √V), V relative to max(V^c, V).
@@ -351,30 +352,63 @@ def _iterate(state, K, y, pq, method, damping, tol, max_iter):
     The sequential sweep keeps G current by rank-one updates; G is refactorised from scratch every
     ``REFRESH_EVERY`` sweeps and before convergence is declared (so the round-off drift of the updates,
     ~1e-14, never enters the result). The parallel step needs a fresh G every iteration.
+
+    Automatic damping: a sweep that doubles the best residual so far is undone and the step halved (it also
+    caps later steps); otherwise the step shrinks by 0.7 when successive changes of the site parameters
+    point in opposite directions (an oscillating mode: large S) and grows back when they agree.
     """
     step = _sequential_sweep if method == "sequential" else _parallel_step
-    eta = 1.0 if damping == "auto" else float(damping)
-    best = math.inf  # compared from the first sweep on: leaving the start values may raise the residual
-    saved = (state.dl.copy(), state.gam.copy(), state.lam.copy())
+    auto = damping == "auto"
+    eta = ceiling = 1.0 if auto else float(damping)
+    best, saved, previous = math.inf, _params(state), None
     for it in range(1, max_iter + 1):
+        before = _params(state)
         skipped = step(state, y, pq, eta)
-        fresh = method == "parallel" or it % REFRESH_EVERY == 0
-        if fresh:
-            state.G = _G(K, state.dl)
-        residual = _residual(state, y, pq)
-        if residual < tol and skipped == 0 and not fresh:
-            state.G = _G(K, state.dl)
-            residual = _residual(state, y, pq)
+        residual = _checked_residual(state, K, y, pq, tol, skipped, fresh=method == "parallel" or it % REFRESH_EVERY == 0)
         if residual < tol and skipped == 0:
             return it, residual, True, eta
-        if damping == "auto" and not residual < 2 * best and eta > MIN_DAMPING:
-            eta /= 2  # the iteration went astray: go back to the best iterate with a shorter step
-            state.dl, state.gam, state.lam = (v.copy() for v in saved)
-            state.G = _G(K, state.dl)
-        elif residual < best:
-            best = residual
-            saved = (state.dl.copy(), state.gam.copy(), state.lam.copy())
+        if auto and not residual < 2 * best and eta > MIN_DAMPING:
+            eta = ceiling = eta / 2  # the iteration went astray: back to the best iterate, shorter steps
+            _restore(state, K, saved)
+            previous = None
+            continue
+        if residual < best:
+            best, saved = residual, _params(state)
+        if auto:
+            change = (_params(state) - before) / (np.abs(before) + 1e-8)
+            eta = _adapted_step(eta, ceiling, change, previous)
+            previous = change
     return max_iter, residual, False, eta
+
+
+def _checked_residual(state, K, y, pq, tol, skipped, *, fresh) -> float:
+    """Residual of the iterate; G is refactorised first if ``fresh`` or before declaring convergence."""
+    if fresh:
+        state.G = _G(K, state.dl)
+    residual = _residual(state, y, pq)
+    if residual < tol and skipped == 0 and not fresh:
+        state.G = _G(K, state.dl)
+        residual = _residual(state, y, pq)
+    return residual
+
+
+def _adapted_step(eta: float, ceiling: float, change: np.ndarray, previous: "np.ndarray | None") -> float:
+    if previous is None:
+        return eta
+    cos = change @ previous / math.sqrt((change @ change) * (previous @ previous) + 1e-300)
+    if cos < -0.3:
+        return max(0.7 * eta, MIN_DAMPING)
+    return min(eta / 0.7, ceiling) if cos > 0.3 else eta
+
+
+def _params(state: _State) -> np.ndarray:
+    return np.concatenate((state.dl, state.gam, state.lam))
+
+
+def _restore(state: _State, K: np.ndarray, x: np.ndarray) -> None:
+    n = state.dl.size
+    state.dl, state.gam, state.lam = x[:n].copy(), x[n:2 * n].copy(), x[2 * n:].copy()
+    state.G = _G(K, state.dl)
 
 
 def _solution(state, K, y, counts, S, *, converged, n_iter, residual, tol, method, damping) -> SVMReplicaSolution:
@@ -412,8 +446,9 @@ def solve_svm_replica(K: ArrayLike, y: ArrayLike, S: float, *, counts: ArrayLike
     method : {"sequential", "parallel"}
         EP-style site-by-site updates with rank-one changes of G (robust; default), or all sites at once.
     damping : float in (0, 1] or "auto"
-        Step towards the new site parameters; "auto" starts at 1 and halves it (down to 1/64), restarting
-        from the best iterate, whenever a sweep doubles the residual.
+        Step towards the new site parameters. "auto" starts at 1, shrinks the step when successive sweeps
+        change the parameters in opposite directions and grows it back when they agree, and halves it
+        (down to 1/64), restarting from the best iterate, whenever a sweep doubles the residual.
     init : SVMReplicaSolution, optional
         Warm start (e.g. the solution at a neighbouring S); default the appendix's start values.
 
