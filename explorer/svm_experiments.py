@@ -22,6 +22,8 @@ __all__ = [
     "BROAD_LENGTHSCALE",
     "SVMProblem",
     "svm_problem",
+    "TheoryPoint",
+    "theory_learning_curve",
     "SVMCurveRow",
     "SVMLearningCurve",
     "svm_learning_curve",
@@ -219,16 +221,17 @@ def svm_learning_curve(
         raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
     rng = np.random.default_rng(rng)
     _report(progress, 0.0, "solving the replica theory")
-    theory = _theory_curve(problem, grid, tol)
+    theory = theory_learning_curve(problem, grid, tol=tol)
     d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
     rows, span = [], 0.85 / len(grid)
-    for j, (v, (value, report)) in enumerate(zip(grid, theory)):
+    for j, (v, point) in enumerate(zip(grid, theory)):
         fields = svm.bootstrap_fields(
             problem.K, problem.y_sites, v * problem.n, mc_samples, row_site=problem.sites.row_site, rng=rng, init=d0,
             progress=_mc_progress(progress, 0.05 + j * span, span, f"Monte-Carlo at S/N = {v:g}"),
             should_stop=should_stop)
         mc = svm.bootstrap_classification_error(fields, problem.y)
-        rows.append(SVMCurveRow(float(v), float(v * problem.n), value, *report, mc.value, mc.se, mc_samples))
+        rows.append(SVMCurveRow(float(v), point.S, point.theory, point.converged, point.n_iter, point.residual,
+                                mc.value, mc.se, mc_samples))
     _report(progress, 0.9, "leave-one-out limits")
     approx = svm_replica.loo_limit(problem.K, problem.y_sites, counts=problem.sites.counts, solution=d0).error
     exact = svm.leave_one_out(problem.K, problem.y_sites, counts=problem.sites.counts, solution=d0).error \
@@ -239,27 +242,47 @@ def svm_learning_curve(
                             tuple(rows), approx, exact, theory_s, train_s)
 
 
-def _theory_curve(problem: SVMProblem, grid: np.ndarray, tol: float) -> list:
-    """[(ε or None, (converged, n_iter, residual))] along the grid; warm starts, cold retry on failure."""
-    out: dict[int, tuple] = {}
+@dataclass(frozen=True)
+class TheoryPoint:
+    """The theory at one bootstrap size: ε(S) of eq. (17), or None when the solver did not converge."""
+
+    s_over_n: float
+    S: float
+    theory: float | None
+    converged: bool
+    n_iter: int
+    residual: float
+
+
+def theory_learning_curve(problem: SVMProblem, s_over_n: Sequence[float], *, tol: float = 1e-6,
+                          max_iter: int = 200) -> tuple[TheoryPoint, ...]:
+    """ε(S) of the ADATAP theory alone (cheap: for the theory line on a fine grid of S/N).
+
+    Solved in ascending S with warm starts; an unconverged warm start is retried cold. A failure is
+    reported in the point (``theory`` None, ``converged`` False, the residual), never raised.
+    """
+    grid = _check_grid(s_over_n)
+    out: dict[int, TheoryPoint] = {}
     previous = None
     for j in np.argsort(grid):
-        sol = _solve_or_last(problem, grid[j] * problem.n, tol, previous)
-        if sol is not None and not sol.converged and previous is not None:
-            sol = _solve_or_last(problem, grid[j] * problem.n, tol, None)  # cold retry
+        S = float(grid[j] * problem.n)
+        sol = _solve_or_last(problem, S, tol, max_iter, previous)
+        if (sol is None or not sol.converged) and previous is not None:
+            sol = _solve_or_last(problem, S, tol, max_iter, None)  # cold retry
         if sol is None:
-            out[int(j)] = (None, (False, 0, math.inf))
+            out[int(j)] = TheoryPoint(float(grid[j]), S, None, False, 0, math.inf)
             continue
-        out[int(j)] = (svm_replica.classification_error(sol) if sol.converged else None,
-                       (sol.converged, sol.n_iter, sol.residual))
+        value = svm_replica.classification_error(sol) if sol.converged else None
+        out[int(j)] = TheoryPoint(float(grid[j]), S, value, sol.converged, sol.n_iter, sol.residual)
         previous = sol if sol.converged else previous
-    return [out[j] for j in range(grid.size)]
+    return tuple(out[j] for j in range(grid.size))
 
 
-def _solve_or_last(problem: SVMProblem, S: float, tol: float, init) -> "svm_replica.SVMReplicaSolution | None":
+def _solve_or_last(problem: SVMProblem, S: float, tol: float, max_iter: int, init
+                   ) -> "svm_replica.SVMReplicaSolution | None":
     try:
         return svm_replica.solve_svm_replica(problem.K, problem.y_sites, S, counts=problem.sites.counts, tol=tol,
-                                             init=init)
+                                             max_iter=max_iter, init=init)
     except svm_replica.ConvergenceError as err:
         return err.last
 

@@ -209,6 +209,8 @@ def _G(K: np.ndarray, dl: np.ndarray) -> np.ndarray:
 
     Returned in Fortran order (the layout BLAS dsyr updates in place).
     """
+    if not np.all(np.isfinite(dl)):
+        raise FloatingPointError("the site precisions Δλ left the finite numbers")
     r = np.sqrt(dl)
     B = K * r[:, None] * r[None, :]
     B[np.diag_indices_from(B)] += 1.0
@@ -307,23 +309,29 @@ def _sequential_sweep(state: _State, y: np.ndarray, pq: tuple, eta: float) -> in
     syr = scipy.linalg.blas.get_blas_funcs("syr", (G,))
     p, q = pq
     skipped = 0
-    for i in range(y.size):
-        g = np.concatenate((G[:i, i], G[i, i:]))  # row i of the symmetric G from its upper triangle
-        chi = g[i]
-        dl_c = 1.0 / chi - dl[i]
-        gam_c = g @ gam / chi - gam[i]
-        lam_c = (g * g) @ lam / chi**2 - lam[i]
-        if not (dl_c > 0.0 and lam_c < 0.0 and math.isfinite(dl_c + gam_c + lam_c)):
-            skipped += 1
-            continue
-        new_dl, new_gam, new_lam = _site_parameters_scalar(dl_c, gam_c, lam_c, y[i], p[i], q[i])
-        delta = eta * (new_dl - dl[i])
-        dl[i] += delta
-        gam[i] += eta * (new_gam - gam[i])
-        lam[i] += eta * (new_lam - lam[i])
-        if delta != 0.0:
-            syr(-delta / (1.0 + delta * chi), g, a=G, lower=0, overwrite_a=1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a broken site is skipped below
+        for i in range(y.size):
+            skipped += _update_site(G, i, dl, gam, lam, y[i], p[i], q[i], eta, syr)
     return skipped
+
+
+def _update_site(G, i, dl, gam, lam, y_i, p_i, q_i, eta, syr) -> int:
+    """One EP site update of a sequential sweep (see there); returns 1 if the cavity is invalid, else 0."""
+    g = np.concatenate((G[:i, i], G[i, i:]))  # row i of the symmetric G from its upper triangle
+    chi = g[i]
+    dl_c = 1.0 / chi - dl[i]  # eq. (23) with the marginals of eq. (22)
+    gam_c = g @ gam / chi - gam[i]
+    lam_c = (g * g) @ lam / chi**2 - lam[i]
+    if not (dl_c > 0.0 and lam_c < 0.0 and math.isfinite(dl_c + gam_c + lam_c)):
+        return 1
+    new_dl, new_gam, new_lam = _site_parameters_scalar(dl_c, gam_c, lam_c, y_i, p_i, q_i)
+    delta = eta * (new_dl - dl[i])
+    dl[i] += delta
+    gam[i] += eta * (new_gam - gam[i])
+    lam[i] += eta * (new_lam - lam[i])
+    if delta != 0.0:
+        syr(-delta / (1.0 + delta * chi), g, a=G, lower=0, overwrite_a=1)
+    return 0
 
 
 def _parallel_step(state: _State, y: np.ndarray, pq: tuple, eta: float) -> int:
@@ -375,7 +383,8 @@ def _iterate(state, K, y, pq, method, damping, tol, max_iter):
         if residual < best:
             best, saved = residual, _params(state)
         if auto:
-            change = (_params(state) - before) / (np.abs(before) + 1e-8)
+            with np.errstate(over="ignore", invalid="ignore"):
+                change = (_params(state) - before) / (np.abs(before) + 1e-8)
             eta = _adapted_step(eta, ceiling, change, previous)
             previous = change
     return max_iter, residual, False, eta
@@ -395,7 +404,10 @@ def _checked_residual(state, K, y, pq, tol, skipped, *, fresh) -> float:
 def _adapted_step(eta: float, ceiling: float, change: np.ndarray, previous: "np.ndarray | None") -> float:
     if previous is None:
         return eta
-    cos = change @ previous / math.sqrt((change @ change) * (previous @ previous) + 1e-300)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        cos = float(change @ previous / (np.linalg.norm(change) * np.linalg.norm(previous)))
+    if not math.isfinite(cos):
+        return eta
     if cos < -0.3:
         return max(0.7 * eta, MIN_DAMPING)
     return min(eta / 0.7, ceiling) if cos > 0.3 else eta

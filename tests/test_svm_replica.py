@@ -310,3 +310,11 @@ def test_test_fields_validation(solved):
         svm_replica.test_fields(sol, K, K[:1], 1.0, drop=40)
     with pytest.raises(IndexError, match="Site index"):
         svm_replica.field_density(sol, 40, [0.0])
+
+
+def test_theory_curve_reports_failures_instead_of_raising(crabs):
+    points = svm_experiments.theory_learning_curve(crabs, [1.0, 0.5, 40.0], max_iter=40)
+    assert [p.s_over_n for p in points] == [1.0, 0.5, 40.0]
+    assert points[0].converged and points[0].theory == pytest.approx(
+        svm_replica.classification_error(svm_replica.solve_svm_replica(crabs.K, crabs.y_sites, 200.0)), abs=1e-6)
+    assert not points[2].converged and points[2].theory is None and points[2].residual > 1e-6
