@@ -7,7 +7,9 @@ has its own state, widgets and background jobs.
 
 from __future__ import annotations
 
+import json
 import os
+from functools import partial
 import panel as pn
 
 from explorer.views import URL_PARAMETERS, ExplorerState, ExplorerView, session_dispatcher
@@ -22,20 +24,23 @@ DEFAULT_ADDRESS = "127.0.0.1"
 pn.extension("tabulator")
 
 
-def create_app(data_dir: str | os.PathLike | None = None) -> pn.template.FastListTemplate:
+def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.template.FastListTemplate:
     """The page of one session: sidebar of controls, four tabs; the URL carries the controls' state.
 
     ``data_dir`` (default: the ``EXPLORER_DATA_DIR`` environment variable) is a folder whose CSV files
-    are offered as datasets next to the shipped ones.
+    are offered as datasets next to the shipped ones. ``settings`` are initial values of
+    :class:`~explorer.views.ExplorerState` parameters (e.g. ``dataset="teacher"``); parameters in the
+    page URL override them. The view is reachable as ``template.explorer`` (an ``ExplorerView``).
     """
     data_dir = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
-    state = ExplorerState(data_dir=None if data_dir is None else str(data_dir))
+    state = ExplorerState(data_dir=None if data_dir is None else str(data_dir), **settings)
     state.dispatch = session_dispatcher(pn.state.curdoc)
     view = ExplorerView(state=state)
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         pn.state.on_session_destroyed(lambda context: state.close())
         if pn.state.location is not None:
             pn.state.location.sync(state, {name: name for name in URL_PARAMETERS}, on_error=state.apply_url)
+            pn.state.onload(partial(_write_url, state))
     state.refresh()
     template = pn.template.FastListTemplate(
         title=TITLE, sidebar=[view.controls], main=[view.main], sidebar_width=330, accent="#1f77b4",
@@ -43,6 +48,17 @@ def create_app(data_dir: str | os.PathLike | None = None) -> pn.template.FastLis
     )
     template.explorer = view  # handle for tests and notebooks
     return template
+
+
+def _write_url(state: ExplorerState) -> None:
+    """Put every synced control into the URL once the page has loaded, so that a bookmark is complete."""
+    query = {}
+    for name in URL_PARAMETERS:
+        value = getattr(state, name)
+        if value is not None:
+            value = state.param[name].serialize(value)
+            query[name] = value if isinstance(value, str) else json.dumps(value)
+    pn.state.location.update_query(**query)
 
 
 def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,

@@ -24,7 +24,7 @@ from explorer.views.state import clear_caches  # noqa: E402
 @pytest.fixture
 def app():
     clear_caches()
-    template = create_app()
+    template = create_app(dataset="teacher", curve_mc_samples=20, mc_samples=200)
     yield template
     template.explorer.state.close()
 
@@ -36,7 +36,7 @@ def test_create_app_builds_the_template_with_four_tabs(app):
     assert list(TAB_TITLES.values()) == view.tabs._names
     assert "explorer-tabs" in view.tabs.css_classes
     assert any("explorer-controls" in item.css_classes for item in app.sidebar.objects)
-    assert view.state.problem is not None and view.state.error == ""
+    assert view.state.problem.name == "teacher" and view.state.error == ""
 
 
 def test_page_elements_carry_stable_css_classes(app):
@@ -121,16 +121,17 @@ def test_explorer_serve_answers_on_localhost(tmp_path):
     server = subprocess.Popen([sys.executable, "-m", "explorer.cli", "serve", "--port", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
-        deadline, page = time.monotonic() + 60, None
+        deadline, page = time.monotonic() + 90, None
+        url = f"http://127.0.0.1:{port}/?dataset=teacher&auto_mc=false&s_over_n=2"
         while time.monotonic() < deadline and page is None:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/?s_over_n=2", timeout=30) as response:
+                with urllib.request.urlopen(url, timeout=30) as response:
                     assert response.status == 200
                     page = response.read().decode()
-            except (ConnectionError, urllib.error.URLError):
+            except (ConnectionError, TimeoutError, urllib.error.URLError):
                 assert server.poll() is None, server.stdout.read().decode()
                 time.sleep(0.3)
-        assert page is not None, "the server did not answer within 60 s"
+        assert page is not None, "the server did not answer within 90 s"
         assert "Resampling Explorer" in page and "bokeh" in page.lower()
     finally:
         server.terminate()

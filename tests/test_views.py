@@ -111,14 +111,15 @@ def test_changing_s_and_dataset_updates_the_theory():
 
 
 def test_theory_at_s_is_fast_and_does_not_wait_for_monte_carlo():
-    s = make_state(dataset="boston", tab="distribution", auto_mc=True, mc_samples=20_000)
+    s = make_state(dataset="boston", tab="distribution", auto_mc=True, mc_samples=5000)
     t0 = time.perf_counter()
     s.s_over_n = 1.5
     elapsed = time.perf_counter() - t0
     try:
         assert s.solution.s_over_n == pytest.approx(1.5)
-        assert s.jobs["distribution"].running, "the Monte-Carlo job should still run in the background"
-        assert elapsed < 5.0  # ~0.1 s on an idle machine; generous for loaded CI runners
+        status = s.jobs["distribution"]
+        assert status.running, f"the Monte-Carlo job should still run in the background: {status.message} {status.error}"
+        assert elapsed < 10.0, f"{elapsed:.2f} s"  # ~0.1 s on an idle machine; generous for loaded CI runners
     finally:
         s.close()
 
@@ -295,10 +296,11 @@ def test_too_many_held_out_rows_is_a_message():
 
 
 def test_invalid_link_parameters_are_skipped():
-    s = ExplorerState()
+    s = ExplorerState(dataset="teacher", auto_mc=False, tab="distribution")
     s.apply_url({"s_over_n": 99.0, "kernel": "rq", "dataset": "nope"})
-    assert s.kernel == "rq" and s.s_over_n == 1.0 and s.dataset == "boston"
+    assert s.kernel == "rq" and s.s_over_n == 1.0 and s.dataset == "teacher"
     assert "s_over_n" in s.notice and "dataset" in s.notice
+    assert s.error == "" and s.solution is not None
 
 
 # ----------------------------------------------------------------------------------------- export

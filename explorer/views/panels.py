@@ -194,8 +194,9 @@ class _Tab(pn.viewable.Viewer):
         self._stale = False
         t0 = time.perf_counter()
         self.revision += 1
-        self.draw()
-        self.status_line.object = self.describe()
+        with pn.io.hold(freeze=True):  # one message to the browser, one model-graph update
+            self.draw()
+            self.status_line.object = self.describe()
         self.revision_line.object = (f"<small data-revision='{self.revision}'>plot revision {self.revision} "
                                      f"({1e3 * (time.perf_counter() - t0):.0f} ms)</small>")
 

@@ -36,6 +36,7 @@ L1_DIM = hv.Dimension("l1", label="L1 distance")
 COUNT_DIM = hv.Dimension("count", label="number of inputs")
 
 THEORY_COLOR, APPROX_COLOR, MC_COLOR, TEST_COLOR = "#1f77b4", "#2ca02c", "#d62728", "#7f7f7f"
+COMPONENT_COLOR = "#ff7f0e"
 _SIZE = dict(responsive=True, height=430)
 
 #: Columns of the CSV export of each tab.
@@ -127,9 +128,10 @@ def _bins(sol, i: int, samples) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return edges, theory, mc
 
 
-def _visible(edges, theory, mc, tail: float = 1e-5):
-    """The bins between the first and last one holding theory mass ≥ ``tail`` or any MC sample."""
-    keep = np.flatnonzero((theory >= tail) | (np.nan_to_num(mc) > 0))
+def _visible(edges, theory, mc, target: float, tail: float = 1e-5):
+    """The bins from the first to the last one holding theory mass ≥ ``tail``, an MC sample or the target."""
+    holds_target = (edges[:-1] <= target) & (target < edges[1:])
+    keep = np.flatnonzero((theory >= tail) | (np.nan_to_num(mc) > 0) | holds_target)
     lo, hi = (keep[0], keep[-1] + 1) if keep.size else (0, theory.size)
     return edges[lo:hi + 1], theory[lo:hi], mc[lo:hi]
 
@@ -147,17 +149,17 @@ def distribution_plot(state: ExplorerState) -> hv.Overlay:
     sol, i, samples = _distribution_data(state)
     edges = h = density = _EMPTY
     theory = mc = np.zeros(0)
-    components = [{"h": [np.nan], "density": [np.nan], "k": 0}]  # nothing to draw (an empty Path cannot be coloured)
+    components = [{"h": [np.nan], "density": [np.nan]}]  # drawn as nothing, but keeps the legend entry
     target = np.nan
     if sol is not None:
-        edges, theory, mc = _visible(*_bins(sol, i, samples))
-        w, mu, sd = replica.mixture_components(sol, i)
         target = float(sol.y[i])
+        edges, theory, mc = _visible(*_bins(sol, i, samples), target)
+        w, mu, sd = replica.mixture_components(sol, i)
         if np.all(sd > 0):  # sd = 0 only for K ∝ I: point masses, shown by the binned theory alone
             h = _h_grid(edges, mu, sd)
             density = replica.predictive_density(sol, i, h)
             if state.show_components:
-                components = _components(h, w, mu, sd)
+                components = _components(w, mu, sd)
     layers = _framewise(
         hv.Histogram((edges, np.nan_to_num(mc) / BIN_WIDTH), kdims=H_DIM, vdims=DENSITY_DIM,
                      label="Monte-Carlo histogram").opts(fill_color=MC_COLOR, fill_alpha=0.35, line_color=MC_COLOR,
@@ -165,19 +167,22 @@ def distribution_plot(state: ExplorerState) -> hv.Overlay:
         hv.Histogram((edges, theory / BIN_WIDTH), kdims=H_DIM, vdims=DENSITY_DIM, label="theory, mass per bin").opts(
             fill_alpha=0, line_color=THEORY_COLOR, line_width=2),
         hv.Curve((h, density), H_DIM, DENSITY_DIM, label="theory density, eq. (60)").opts(color=THEORY_COLOR),
-        hv.Path(components, [H_DIM, DENSITY_DIM], vdims="k", label="Poisson components k = 0, 1, 2, …").opts(
-            color="k", cmap="Category10", line_dash="dotted", line_width=2),
+        hv.Path(components, [H_DIM, DENSITY_DIM], label="Poisson components k = 0, 1, 2, …").opts(
+            color=COMPONENT_COLOR, line_dash="dotted", line_width=2),
         hv.VLine(target, label="target y_i").opts(color="black", line_dash="dashed", line_width=1),
     )
     return hv.Overlay(layers).opts(legend_position="right", title="Bootstrap distribution of the prediction f_i(D)",
                                    show_grid=True, **_SIZE)
 
 
-def _components(h, w, mu, sd) -> list[dict]:
+def _components(w, mu, sd) -> list[dict]:
     """The mixture's components w_k N(h; μ_k, s_k²) (k copies of input i in the sample, weight p_k) as
-    returned by ``replica.mixture_components``, those with weight above 1e-3, as paths for ``hv.Path``."""
-    return [{"h": h, "density": w[k] * stats.norm.pdf(h, mu[k], sd[k]), "k": int(k)}
-            for k in np.flatnonzero(w > 1e-3)]
+    returned by ``replica.mixture_components``, those with weight above 1e-3, each on μ_k ± 5 s_k."""
+    paths = []
+    for k in np.flatnonzero(w > 1e-3):
+        h = mu[k] + sd[k] * np.linspace(-5, 5, 101)
+        paths.append({"h": h, "density": w[k] * stats.norm.pdf(h, mu[k], sd[k])})
+    return paths
 
 
 def distribution_frame(state: ExplorerState) -> pd.DataFrame:

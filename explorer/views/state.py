@@ -17,12 +17,9 @@ import csv
 import hashlib
 import io
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -63,7 +60,7 @@ DATA_SEED = 0
 #: Controls that the page URL carries (``pn.state.location.sync``).
 URL_PARAMETERS = (
     "dataset", "target", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period", "noise_var",
-    "s_over_n", "loss", "eps", "beta", "curve_mc_samples", "mc_samples", "seed", "holdout",
+    "s_over_n", "loss", "eps", "beta", "curve_mc_samples", "mc_samples", "seed", "auto_mc", "holdout",
     "input_index", "show_components", "tab",
 )
 #: Controls that change what has to be computed (everything but the pure view options).
@@ -191,11 +188,6 @@ _HOLDOUTS = _LRU(16)
 _CACHES = (_PROBLEMS, _SOLUTIONS, _THEORY_SOLUTIONS, _THEORY, _HOLDOUT_THEORY, _CURVES, _DISTRIBUTIONS,
            _HOLDOUTS)
 
-#: Worker threads of all sessions; numpy and LAPACK release the GIL, so sessions do not block each other.
-_EXECUTOR = ThreadPoolExecutor(max_workers=max(4, min(16, 2 * (os.cpu_count() or 2))),
-                               thread_name_prefix="explorer-job")
-
-
 def clear_caches() -> None:
     """Empty the result caches shared by the sessions (for tests and benchmarks)."""
     for cache in _CACHES:
@@ -271,12 +263,24 @@ class _Job:
     def __init__(self, state: "ExplorerState", kind: str, key, attr: str | None):
         self.state, self.kind, self.key, self.attr = state, kind, key, attr
         self.stop = threading.Event()
-        self.future: Future | None = None
+        self.done = threading.Event()
         self._last_report = 0.0
+
+    def start(self, target: Callable[[], None]) -> None:
+        """Run ``target`` on a thread of its own (a daemon: a server can exit while a job runs).
+
+        numpy and LAPACK release the GIL, so jobs of different sessions run side by side.
+        """
+        def run():
+            try:
+                target()
+            finally:
+                self.done.set()
+        threading.Thread(target=run, name=f"explorer-{self.kind}", daemon=True).start()
 
     @property
     def alive(self) -> bool:
-        return self.future is not None and not self.future.done()
+        return not self.done.is_set()
 
     def should_stop(self) -> bool:
         return self.stop.is_set()
@@ -402,7 +406,7 @@ class ExplorerState(param.Parameterized):
         self._init_dataset_choices()
         if dataset is not None:
             self.dataset = dataset
-        self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS) + ["auto_mc"])
+        self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
 
     # ----------------------------------------------------------------------------- public API
 
@@ -447,9 +451,12 @@ class ExplorerState(param.Parameterized):
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the background jobs finish; True if they did within ``timeout`` seconds."""
-        futures = [job.future for job in self._jobs.values() if job.future is not None]
-        _, pending = wait_futures(futures, timeout=timeout)
-        return not pending
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for job in list(self._jobs.values()):
+            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if not job.done.wait(remaining):
+                return False
+        return True
 
     def close(self) -> None:
         """Cancel every job and drop their updates (the session ended)."""
@@ -712,7 +719,7 @@ class ExplorerState(param.Parameterized):
         job = _Job(self, kind, key, attr)
         self._jobs[kind] = job
         self._status(kind).param.update(running=True, progress=0.0, message="starting…", error="")
-        job.future = _EXECUTOR.submit(self._execute, job, cache, work)
+        job.start(partial(self._execute, job, cache, work))
 
     def _execute(self, job: _Job, cache: _LRU, work: Callable[[_Job], object]) -> None:
         """Worker thread: run ``work``, cache its result and hand the outcome to the session."""
