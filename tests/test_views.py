@@ -118,7 +118,7 @@ def test_theory_at_s_is_fast_and_does_not_wait_for_monte_carlo():
     try:
         assert s.solution.s_over_n == pytest.approx(1.5)
         status = s.jobs["distribution"]
-        assert status.running, f"the Monte-Carlo job should still run in the background: {status.message} {status.error}"
+        assert status.running, f"the MC job should still run in the background: {status.message} {status.error}"
         assert elapsed < 10.0, f"{elapsed:.2f} s"  # ~0.1 s on an idle machine; generous for loaded CI runners
     finally:
         s.close()

@@ -156,7 +156,8 @@ class _Tab(pn.viewable.Viewer):
         self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=[f"explorer-cancel-{t}"])
         self.run.on_click(lambda event: self.state.run_mc(self.kind))
         self.cancel.on_click(lambda event: self.state.cancel(self.kind))
-        self.csv = pn.widgets.FileDownload(callback=self._csv, filename=f"explorer-{t}.csv", label="Download data (CSV)",
+        self.csv = pn.widgets.FileDownload(callback=self._csv, filename=f"explorer-{t}.csv",
+                                           label="Download data (CSV)",
                                            color="light", css_classes=[f"explorer-csv-{t}"])
         self.html = pn.widgets.FileDownload(callback=self._html, filename=f"explorer-{t}.html",
                                             label="Download plot (HTML)", color="light",
@@ -297,7 +298,8 @@ class DistributionTab(_Tab):
     def __panel__(self):
         return pn.Column(
             self._job_row(), self.job_error, pn.Row(self.index, self.components, align="center"), self.status_line,
-            pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"), pn.Column(self.inputs, sizing_mode="stretch_width"),
+            pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"),
+                   pn.Column(self.inputs, sizing_mode="stretch_width"),
                    sizing_mode="stretch_width"),
             self._export_row(), sizing_mode="stretch_width", css_classes=["explorer-tab-distribution"])
 
@@ -351,7 +353,8 @@ class HoldoutTab(_Tab):
     redraw_on = ("holdout_theory", "holdout_mc")
 
     def figure(self):
-        panels = [live(lambda what=what: plots.holdout_overlay(self.state, what), self.stream) for what in ("mean", "var")]
+        panels = [live(lambda what=what: plots.holdout_overlay(self.state, what), self.stream)
+                  for what in ("mean", "var")]
         return hv.Layout(panels).cols(2)
 
     def describe(self) -> str:
@@ -398,7 +401,11 @@ class ExplorerView(pn.viewable.Viewer):
 
     @property
     def main(self) -> pn.Column:
+        """The messages and the tabs (the template's main area)."""
         return pn.Column(self.error, self.notice, self.tabs, sizing_mode="stretch_width")
 
     def __panel__(self):
+        """Sidebar and tabs side by side, e.g. in a notebook (after ``pn.extension("tabulator")``)."""
+        if self.state.problem is None and not self.state.error:
+            self.state.refresh()  # shown without the app: compute the defaults now
         return pn.Row(pn.Column(self.controls, width=320), self.main, sizing_mode="stretch_width")

@@ -348,6 +348,12 @@ def html_text(state: ExplorerState, tab: str) -> str:
 
 
 def settings_line(state: ExplorerState) -> str:
-    kernel = f"paper l²={state.l2:g}" if state.kernel == "paper" else state.kernel
-    return (f"dataset={state.dataset} kernel={kernel} noise_var={state.noise_var:g} S/N={state.s_over_n:g} "
-            f"loss={state.loss} seed={state.seed}")
+    """The controls behind a figure, for the header of its exports."""
+    kernel = {"paper": f"paper l2={state.l2:g}", "rq": f"rq alpha={state.alpha:g}",
+              "periodic": f"periodic period={state.period:g}"}.get(state.kernel, state.kernel)
+    if state.kernel != "paper":
+        kernel += f" lengthscale={state.lengthscale:g} signal_var={state.signal_var:g}"
+    loss = state.loss if state.loss == "square" else f"{state.loss} eps={state.eps:g} beta={state.beta:g}"
+    target = f" target={state.target}" if state.target else ""
+    return (f"dataset={state.dataset}{target} kernel={kernel} noise_var={state.noise_var:g} "
+            f"S/N={state.s_over_n:g} loss={loss} seed={state.seed}")

@@ -188,6 +188,7 @@ _HOLDOUTS = _LRU(16)
 _CACHES = (_PROBLEMS, _SOLUTIONS, _THEORY_SOLUTIONS, _THEORY, _HOLDOUT_THEORY, _CURVES, _DISTRIBUTIONS,
            _HOLDOUTS)
 
+
 def clear_caches() -> None:
     """Empty the result caches shared by the sessions (for tests and benchmarks)."""
     for cache in _CACHES:
@@ -365,7 +366,8 @@ class ExplorerState(param.Parameterized):
     input_index = param.Integer(default=0, bounds=(0, 100_000), label="Input index i",
                                 doc="Training input whose bootstrap distribution is shown (0-based row of D0).")
     show_components = param.Boolean(default=False, label="Show Poisson components",
-                                    doc="Draw the components of the eq. (60) mixture, k copies of input i in the sample.")
+                                    doc="Draw the components of the eq. (60) mixture: k copies of input i "
+                                        "in the sample, k = 0, 1, 2, ...")
     data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
                             doc="Folder whose *.csv files are offered as datasets (EXPLORER_DATA_DIR).")
 
@@ -699,8 +701,8 @@ class ExplorerState(param.Parameterized):
         self._wanted[kind] = key
         status, job = self._status(kind), self._jobs.get(kind)
         hit = cache.get(key)
-        if hit is None and job is not None and job.key == key and self._forced != kind:
-            return
+        if hit is None and job is not None and job.key == key and (job.alive or self._forced != kind):
+            return  # running for these settings, or cancelled/failed: keep it unless asked to run again
         if job is not None and (job.key != key or hit is not None or self._forced == kind):
             job.stop.set()
             del self._jobs[kind]  # superseded: its updates are dropped from now on
