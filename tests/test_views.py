@@ -357,3 +357,12 @@ def test_worst_inputs_table_is_sorted(computed):
     table = plots.worst_inputs_frame(computed, k=5)
     assert len(table) == 5 and table["l1"].is_monotonic_decreasing
     assert table["l1"].iloc[0] == pytest.approx(computed.distribution.l1.max)
+
+
+def test_result_cache_is_bounded_by_count_and_size():
+    cache = state_module._LRU(3, weigh=lambda v: v, max_weight=10)
+    for key, weight in enumerate([4, 4, 4]):
+        cache.put(key, weight)
+    assert cache.get(0) is None and cache.get(2) == 4  # 12 > 10: the oldest went
+    cache.put("big", 20)
+    assert cache.get("big") == 20 and cache.get(2) is None  # the newest entry always stays

@@ -144,10 +144,14 @@ def describe_error(err: BaseException) -> str:
 
 
 class _LRU:
-    """A small thread-safe least-recently-used cache shared by all sessions."""
+    """A small thread-safe least-recently-used cache shared by all sessions.
 
-    def __init__(self, maxsize: int):
-        self.maxsize = maxsize
+    At most ``maxsize`` entries and, if ``weigh`` is given, at most ``max_weight`` in total (the newest
+    entry is always kept).
+    """
+
+    def __init__(self, maxsize: int, weigh: Callable[[object], float] | None = None, max_weight: float = np.inf):
+        self.maxsize, self.weigh, self.max_weight = maxsize, weigh, max_weight
         self._data: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
@@ -162,8 +166,11 @@ class _LRU:
         with self._lock:
             self._data[key] = value
             self._data.move_to_end(key)
-            while len(self._data) > self.maxsize:
+            while len(self._data) > 1 and (len(self._data) > self.maxsize or self._weight() > self.max_weight):
                 self._data.popitem(last=False)
+
+    def _weight(self) -> float:
+        return sum(map(self.weigh, self._data.values())) if self.weigh else 0.0
 
     def get_or_compute(self, key, compute: Callable[[], object]):
         value = self.get(key)
@@ -183,7 +190,7 @@ _THEORY_SOLUTIONS = _LRU(16)  # (ADATAP, approximate ADATAP) solutions along THE
 _THEORY = _LRU(32)        # TheoryCurve per (problem, loss)
 _HOLDOUT_THEORY = _LRU(64)
 _CURVES = _LRU(32)        # CurveMC per (problem, loss, grid, samples, seed)
-_DISTRIBUTIONS = _LRU(6)  # DistributionComparison holds (B, N) samples: tens of MB each
+_DISTRIBUTIONS = _LRU(8, weigh=lambda d: d.samples.nbytes, max_weight=400e6)  # (B, N) samples each
 _HOLDOUTS = _LRU(16)
 _CACHES = (_PROBLEMS, _SOLUTIONS, _THEORY_SOLUTIONS, _THEORY, _HOLDOUT_THEORY, _CURVES, _DISTRIBUTIONS,
            _HOLDOUTS)
