@@ -26,15 +26,32 @@ __all__ = ["Controls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutT
 TAB_TITLES = {"curve": "Learning curve", "distribution": "Predictive distribution", "l1": "L1 map",
               "holdout": "Test inputs"}
 
-#: The stable CSS classes of the page (``{tab}`` is one of curve, distribution, l1, holdout).
+#: The stable CSS classes of the page, for browser tests and the tour ({tab}: curve, distribution, l1, holdout;
+#: {name}: a parameter of ExplorerState with "_" written "-", e.g. explorer-s-over-n). Panel renders
+#: each element in a shadow root under the element carrying the class; Playwright's CSS selectors pierce it,
+#: e.g. ".explorer-dataset select", ".explorer-s-over-n input", ".explorer-status-curve div".
 CSS = {
-    "controls": "explorer-controls", "tabs": "explorer-tabs", "error": "explorer-error", "notice": "explorer-notice",
-    "widget": "explorer-<parameter name with - for _>, e.g. explorer-dataset, explorer-s-over-n",
-    "upload": "explorer-upload", "plot": "explorer-plot-{tab}", "status": "explorer-status-{tab}",
-    "revision": "explorer-revision-{tab}", "progress": "explorer-progress-{tab}", "run": "explorer-run-{tab}",
-    "cancel": "explorer-cancel-{tab}", "job_error": "explorer-job-error-{tab}", "csv": "explorer-csv-{tab}",
-    "html": "explorer-html-{tab}", "inputs": "explorer-inputs-plot", "worst": "explorer-worst-table",
-    "summary": "explorer-l1-summary",
+    "controls": "explorer-controls",            # the sidebar column
+    "widget": "explorer-{name}",                # dataset, target, holdout, kernel, l2, lengthscale, signal-var,
+                                                # alpha, period, noise-var, s-over-n, loss, eps, beta,
+                                                # curve-mc-samples, mc-samples, seed, auto-mc, input-index,
+                                                # show-components
+    "upload": "explorer-upload",                # FileInput (input[type=file])
+    "tabs": "explorer-tabs",                    # pn.Tabs; headers are .bk-tab with the TAB_TITLES texts
+    "tab": "explorer-tab-{tab}",                # the content column of a tab
+    "error": "explorer-error",                  # Alert: settings that cannot be computed (hidden when none)
+    "notice": "explorer-notice",                # Alert: ignored link parameters, missing data directory
+    "plot": "explorer-plot-{tab}",              # the HoloViews pane of the tab's figure
+    "inputs": "explorer-inputs-plot",           # the tappable scatter of the distribution tab
+    "status": "explorer-status-{tab}",          # Markdown summary line (text changes with the results)
+    "revision": "explorer-revision-{tab}",      # <small data-revision="n">: n counts figure updates
+    "progress": "explorer-progress-{tab}",      # Progress bar (value 0..100)
+    "job_message": "explorer-job-message-{tab}",  # Str: "Monte-Carlo at S/N = 1: 256/500 samples", "done", ...
+    "job_error": "explorer-job-error-{tab}",    # Alert: a failed background job
+    "run": "explorer-run-{tab}", "cancel": "explorer-cancel-{tab}",  # Buttons (cancel disabled when idle)
+    "csv": "explorer-csv-{tab}", "html": "explorer-html-{tab}",      # FileDownload buttons
+    "summary": "explorer-l1-summary",           # Markdown table of the L1 tab
+    "worst": "explorer-worst-table",            # Tabulator of the worst inputs (click a row)
 }
 
 
@@ -48,6 +65,8 @@ def session_dispatcher(doc) -> Callable[[Callable[[], None]], None]:
         return lambda callback: callback()
 
     def dispatch(callback: Callable[[], None]) -> None:
+        if doc.session_context is None:  # the session has ended meanwhile: nobody to update
+            return
         with set_curdoc(doc):
             pn.state.execute(callback, schedule=True)
 
