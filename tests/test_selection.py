@@ -363,7 +363,7 @@ def test_hyperparameter_names():
 
 
 def test_core_does_not_import_the_ui_stack():
-    code = ("import sys, explorer.selection, explorer.asc\n"
+    code = ("import sys, explorer.selection, explorer.asc, explorer.selection_experiments\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in {'panel','holoviews','bokeh','param'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -425,3 +425,77 @@ def test_validation_messages(call, message):
 def test_type_errors(call, message):
     with pytest.raises(TypeError, match=message):
         call()
+
+
+# --------------------------------------------------------------------------- experiments (small counts)
+
+from explorer import selection_experiments as sx  # noqa: E402
+
+TEMPERATURE = "../shared/datasets/berkeley_tavg_doy_mean_1880_2014.csv"
+
+
+def test_curves_experiment_evidence_finds_the_teacher_noise():
+    grid = np.array([0.025, 0.05, 0.1, 0.2, 0.4])
+    res = sx.curves_experiment("noise_std", ("evidence", "asc-beta-noise"), n_datasets=2, grid=grid,
+                               n_partitions=4, rng=0)
+    assert res.values.shape == (2, 2, 5) and res.mean.shape == (2, 5)
+    assert np.all(res.argmin[0] == 0.1)                                # σ_n = 1/10 of the teacher
+    assert res.as_dict()["parameter"] == "noise_std"
+
+
+def test_hyperparameter_experiment_shapes_and_wins():
+    res = sx.hyperparameter_experiment(("evidence", "asc-beta-noise"), n_datasets=2, n_test=200, n_restarts=2,
+                                       n_partitions=4, rng=1)
+    assert res.smse.shape == res.msll.shape == (2, 2) and np.all(np.isfinite(res.smse))
+    assert sum(res.wins().values()) == pytest.approx(1.0)
+    assert set(res.hyperparameters[0][0]) == {"lengthscale", "signal_std", "noise_std"}
+    json.dumps(res.as_dict())
+
+
+def test_functional_form_experiment_ranks_the_teacher():
+    res = sx.functional_form_experiment("evidence", ("evidence", "loo"), teachers=("periodic",),
+                                        students=("se", "periodic"), n_datasets=1, n=48, n_restarts=2, rng=2)
+    assert res.ranks.shape == (1, 1, 2, 2)
+    assert sorted(res.ranks[0, 0, 0]) == [1, 2]
+    assert res.hit_rate.shape == (1, 2)
+    json.dumps(res.as_dict())
+
+
+def test_beta_experiment_peaks_near_one():
+    # Fig. 5.15: the mean of I_β over data sets peaks close to β = 1 at the teacher's hyperparameters.
+    res = sx.beta_experiment(n_datasets=8, rng=3)
+    assert 0.3 < res.betas[np.nanargmax(res.mean)] < 3.0
+    json.dumps(res.as_dict())
+
+
+def test_temperature_experiments():
+    import os
+    if not os.path.exists(TEMPERATURE):
+        pytest.skip("the Berkeley Earth series is not in ../shared/datasets")
+    data = sx.load_temperature(TEMPERATURE)
+    assert (data.n, data.d) == (365, 1)
+    res = sx.hyperparameter_experiment(("evidence",), data=data, n_datasets=1, n_restarts=3, rng=0)
+    assert "64 training / 301 test" in res.setting and res.smse[0, 0] < 0.5
+    ranking = sx.functional_form_experiment("loo", ("evidence",), data=data, students=("se", "exponential"),
+                                            n=64, n_datasets=1, n_restarts=2, rng=0)
+    assert ranking.keys == ("evidence", "smse") and np.isnan(ranking.hit_rate).all()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: sx.teacher_kernel("matern"), "`teacher` must be one of"),
+    (lambda: sx.curves_experiment("alpha"), "`parameter` must be one of"),
+    (lambda: sx.hyperparameter_experiment(n_datasets=0), "`n_datasets` must be an integer >= 1"),
+    (lambda: sx.hyperparameter_experiment(("aic",)), "unknown criteria"),
+    (lambda: sx.hyperparameter_experiment(("loo",), data=sx.gp_teacher(20, 0), n=19), "`n_train` must be"),
+])
+def test_experiment_validation_messages(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_load_temperature_needs_the_input_column(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("day,anomaly\n" + "".join(f"{i},{np.sin(i / 5):.3f}\n" for i in range(1, 21)))
+    with pytest.raises(ValueError, match="the CSV has no input column 'day_of_year'"):
+        sx.load_temperature(path, target="anomaly")
+    assert sx.load_temperature(path, target="anomaly", inputs="day").n == 20
