@@ -355,7 +355,7 @@ def svm_field_comparison(
     _report(progress, 0.0, "solving the replica theory")
     sol = svm_replica.solve_svm_replica(problem.K, problem.y_sites, v * problem.n, counts=problem.sites.counts,
                                         tol=tol)
-    theory = svm_replica.test_fields(sol, problem.K, K_cross, problem.k_diag(X_test))
+    theory = svm_replica.fields_at(sol, problem.K, K_cross, problem.k_diag(X_test))
     fields = svm.bootstrap_fields(problem.K, problem.y_sites, v * problem.n, mc_samples,
                                   row_site=problem.sites.row_site, K_test=K_cross, rng=rng,
                                   progress=_mc_progress(progress, 0.05, 0.95, "Monte-Carlo"), should_stop=should_stop)

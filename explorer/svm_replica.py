@@ -58,9 +58,9 @@ from scipy import optimize, special
 
 from . import replica, svm
 
-__all__ = ["ConvergenceError", "SVMReplicaSolution", "TestFields", "local_moments", "site_parameters",
+__all__ = ["ConvergenceError", "SVMReplicaSolution", "InputFields", "local_moments", "site_parameters",
            "initial_delta_lambda", "solve_svm_replica", "svm_replica_learning_curve", "classification_error",
-           "field_density", "test_fields", "probability_negative", "loo_limit", "self_consistency_residual"]
+           "field_density", "fields_at", "probability_negative", "loo_limit", "self_consistency_residual"]
 
 METHODS = ("sequential", "parallel")
 #: Sweeps between refactorisations of G (the rank-one updates drift by ~1e-14 per sweep).
@@ -542,7 +542,7 @@ def field_density(sol: SVMReplicaSolution, i: int, h: ArrayLike) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class TestFields:
+class InputFields:
     """Eq. (19): cavity parameters of the field at test inputs; mean = γ_c/Δλ_c, var = −λ_c/Δλ_c².
 
     Arrays of shape (M,). The field at a test input is Gaussian over bootstrap samples (eq. 18 with (19)).
@@ -567,8 +567,8 @@ class TestFields:
         return np.exp(-0.5 * z * z) * _INV_SQRT_2PI / sd
 
 
-def test_fields(sol: SVMReplicaSolution, K: ArrayLike, K_cross: ArrayLike, k_diag: ArrayLike, *,
-                drop: int | None = None) -> TestFields:
+def fields_at(sol: SVMReplicaSolution, K: ArrayLike, K_cross: ArrayLike, k_diag: ArrayLike, *,
+              drop: int | None = None) -> InputFields:
     """Eq. (19) at M test inputs x: Δλ_c(x) = (K(x,x) − Σ_i K(x,x_i) Δλ(i) T_i(x))⁻¹,
     γ_c(x) = Δλ_c(x) Σ_i T_i(x) γ(i), λ_c(x) = Δλ_c(x)² Σ_i T_i(x)² λ(i), T(x) = (I + K diag Δλ)⁻¹ k(x).
 
@@ -596,10 +596,10 @@ def test_fields(sol: SVMReplicaSolution, K: ArrayLike, K_cross: ArrayLike, k_dia
     # T = (I + K D)⁻¹ k = k − K D^½ B⁻¹ D^½ k  (Woodbury)
     T = K_cross.T - K @ (r[:, None] * scipy.linalg.cho_solve(factor, r[:, None] * K_cross.T))
     dl_c = 1.0 / (k_diag - (K_cross.T * (dl[:, None] * T)).sum(axis=0))  # eq. (19)
-    return TestFields(dl_c, dl_c * (T.T @ gam), dl_c**2 * ((T * T).T @ lam))
+    return InputFields(dl_c, dl_c * (T.T @ gam), dl_c**2 * ((T * T).T @ lam))
 
 
-def probability_negative(fields: TestFields) -> np.ndarray:
+def probability_negative(fields: InputFields) -> np.ndarray:
     """p(−1|x) = Φ(−mean/√var): bootstrap probability that the SVM predicts −1 at x (seed 004, Fig. 1)."""
     return special.ndtr(-fields.mean / np.sqrt(fields.var))
 

@@ -131,11 +131,11 @@ def test_weights_identity_and_the_printed_weights(solved):
 def test_eq19_at_a_training_input_reproduces_the_cavity(solved):
     X, y, K, sol = solved
     for i in (0, 7, 21):
-        cav = svm_replica.test_fields(sol, K, K[i:i + 1], 1.0, drop=i)
+        cav = svm_replica.fields_at(sol, K, K[i:i + 1], 1.0, drop=i)
         assert cav.dl_c[0] == pytest.approx(sol.dl_c[i], rel=1e-7)
         assert cav.gam_c[0] == pytest.approx(sol.gam_c[i], rel=1e-7, abs=1e-9)
         assert cav.lam_c[0] == pytest.approx(sol.lam_c[i], rel=1e-7)
-    full = svm_replica.test_fields(sol, K, K, np.ones(len(y)))  # no site removed: the marginals (22)
+    full = svm_replica.fields_at(sol, K, K, np.ones(len(y)))  # no site removed: the marginals (22)
     np.testing.assert_allclose(1 / full.dl_c, sol.chi, rtol=1e-7)
     np.testing.assert_allclose(full.mean, sol.m, rtol=0, atol=1e-7)
     np.testing.assert_allclose(full.var, sol.V, rtol=1e-6, atol=1e-12)
@@ -149,7 +149,7 @@ def test_eq18_density_and_p_negative(solved):
     assert integrate.trapezoid(dens, h) == pytest.approx(1.0, abs=1e-6)
     assert integrate.trapezoid(h * dens, h) == pytest.approx(mean, abs=1e-6 * (abs(mean) + sd))
     assert integrate.trapezoid((h - mean) ** 2 * dens, h) == pytest.approx(sd**2, rel=1e-6)
-    fields = svm_replica.test_fields(sol, K, rbf(np.array([[0.0, 0.0], [2.0, 2.0]]), X), 1.0)
+    fields = svm_replica.fields_at(sol, K, rbf(np.array([[0.0, 0.0], [2.0, 2.0]]), X), 1.0)
     p = svm_replica.probability_negative(fields)
     np.testing.assert_allclose(p, stats.norm.cdf(0, fields.mean, np.sqrt(fields.var)))
     assert p[0] > 0.5 > p[1]  # inside the ring: class −1; outside: +1
@@ -303,12 +303,12 @@ def test_validation_messages(kwargs, match):
         svm_replica.solve_svm_replica(**args)
 
 
-def test_test_fields_validation(solved):
+def test_fields_at_validation(solved):
     X, y, K, sol = solved
     with pytest.raises(ValueError, match=r"`K_cross` must have shape \(M, 40\)"):
-        svm_replica.test_fields(sol, K, np.ones((2, 3)), 1.0)
+        svm_replica.fields_at(sol, K, np.ones((2, 3)), 1.0)
     with pytest.raises(IndexError, match="`drop` must be a site index"):
-        svm_replica.test_fields(sol, K, K[:1], 1.0, drop=40)
+        svm_replica.fields_at(sol, K, K[:1], 1.0, drop=40)
     with pytest.raises(IndexError, match="Site index"):
         svm_replica.field_density(sol, 40, [0.0])
 
