@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from functools import partial
+
 import panel as pn
 
 from explorer.views import URL_PARAMETERS, ExplorerState, ExplorerView, session_dispatcher
