@@ -3,7 +3,8 @@
 Commands: ``learning-curve`` (seed 000 Fig. 1), ``distribution`` (Fig. 3-5, L1 distances),
 ``holdout`` (Fig. 2, mean/variance at held-out inputs), ``datasets`` (what can be loaded),
 ``serve`` (the interactive dashboard, ``explorer.app``), ``svm-curve`` (seed 004 Fig. 1: hard-margin SVM
-bootstrap classification error, theory vs MC).
+bootstrap classification error, theory vs MC), ``select`` (seed 001: GP hyperparameters under each model-selection
+criterion) and ``select-experiment`` (seed 001's experiments at small repetition counts).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import datasets, experiments, kernels, replica, svm_experiments
+from . import datasets, experiments, kernels, replica, selection, selection_experiments, svm_experiments
 
 KERNEL_NAMES = ("se", "rq", "exponential", "matern32", "matern52", "periodic")
 
@@ -110,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--show", action=argparse.BooleanOptionalAction, default=False,
                    help="open the page in a web browser (default --no-show)")
     _add_svm_curve_parser(sub)
+    _add_select_parsers(sub)
     return parser
 
 
@@ -182,6 +184,8 @@ def _run(args) -> tuple[dict, str]:
         return {"datasets": names}, "\n".join(names)
     if args.command == "svm-curve":
         return _svm_curve(args)
+    if args.command in ("select", "select-experiment"):
+        return _select(args)
     if args.mc_samples < 1:
         raise ValueError(f"--mc-samples must be at least 1, got {args.mc_samples}.")
     problem = _problem(args)
@@ -255,6 +259,178 @@ def _format_holdout(res: experiments.HoldoutComparison) -> str:
         lines.append(f"{j:4d} {res.theory_mean[j]:9.4g} {res.mc_mean[j]:9.4g} {res.mc_mean_se[j]:7.2g} "
                      f"{res.theory_var[j]:9.4g} {res.mc_var[j]:9.4g} {res.mc_var_se[j]:7.2g}")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- select (seed 001)
+
+SELECT_CRITERIA = "evidence,loo,kfold,asc-boltzmann,asc-beta-noise,asc-bayes"
+
+
+def _add_select_parsers(sub) -> None:
+    p = sub.add_parser("select", help="GP model selection: optimise a kernel under each criterion (seed 001)",
+                       description="Optimise the kernel hyperparameters and the noise under each criterion: negative "
+                                   "log evidence (eq. 2.11), LOO and K-fold CV (eq. 2.12), approximation set coding "
+                                   "(Boltzmann, β-noise, Bayesian; eqs. 4.1-4.4) and the replica bootstrap .632 "
+                                   "error (bootstrap632); L-BFGS-B from Cauchy-distributed restarts (§5.1.1).")
+    g = p.add_argument_group("data (choose one source)")
+    src = g.add_mutually_exclusive_group(required=True)
+    src.add_argument("--dataset", help=f"a shipped or generated data set: {', '.join(datasets.available())} "
+                                       "(generated ones are drawn with --seed)")
+    src.add_argument("--csv", metavar="PATH", help="a CSV file of your own (one header row); needs --target")
+    g.add_argument("--target", metavar="COLUMN", help="target column of --csv (and --test-csv)")
+    g.add_argument("--inputs", metavar="COL[,COL2,...]", help="input columns (default: every other column)")
+    g.add_argument("--test-csv", metavar="PATH", help="test data with the same columns: adds the test SMSE "
+                                                      "(eq. 5.1) and MSLL of each selected model")
+    g.add_argument("--standardize", action="store_true",
+                   help="shift and scale inputs and targets to mean 0, sd 1 with the training statistics "
+                        "(default: use them as given; hyperparameters are then in standardized units)")
+    g = p.add_argument_group("model and criteria")
+    g.add_argument("--kernel", choices=KERNEL_NAMES, default="se", help="covariance function (default se)")
+    g.add_argument("--criteria", default=SELECT_CRITERIA,
+                   help=f"comma-separated criteria (default {SELECT_CRITERIA}; also bootstrap632)")
+    _add_selection_options(p, objects=8)
+    p = sub.add_parser("select-experiment", help="seed 001 model-selection experiments at small repetition counts",
+                       description="Experiment 2 (curves), 3/4 (hyperparameters: test SMSE per criterion), 6/7/8 "
+                                   "(functional-forms: rankings) and 10 (beta: ASC mutual information vs β) of "
+                                   "Fischer (2016), on GP teacher draws or, with --temperature-csv, on the "
+                                   "day-of-year temperature series (Experiments 4 and 8).")
+    p.add_argument("experiment", choices=["curves", "hyperparameters", "functional-forms", "beta"])
+    p.add_argument("--teacher", choices=list(selection_experiments.TEACHERS), default="squared_exponential",
+                   help="teacher covariance (default squared_exponential)")
+    p.add_argument("--repetitions", type=int, default=4, help="data sets or random splits (default 4; thesis 256)")
+    p.add_argument("--criteria", default=",".join(selection_experiments.SYNTHETIC_CRITERIA),
+                   help="comma-separated criteria compared (curves, hyperparameters) or ranking by (functional-forms)")
+    p.add_argument("--parameter", choices=["lengthscale", "signal_std", "noise_std"], default="lengthscale",
+                   help="hyperparameter swept by `curves` (default lengthscale)")
+    p.add_argument("--select-by", choices=selection.CRITERIA, default="loo",
+                   help="criterion optimising each functional form (default loo: Experiment 6; evidence: 7)")
+    p.add_argument("--noise-std", type=float, default=0.1, help="teacher noise σ_n (default 0.1)")
+    p.add_argument("--temperature-csv", metavar="PATH",
+                   help="CSV with day_of_year and mean_anomaly_by_file_doy columns: Experiments 4 and 8")
+    _add_selection_options(p, objects=None)
+
+
+def _add_selection_options(p, objects) -> None:
+    g = p.add_argument_group("optimisation and criterion settings")
+    g.add_argument("--seed", type=int, default=0, help="seed of every random part (default 0)")
+    g.add_argument("--restarts", type=int, default=16, help="L-BFGS-B runs from Cauchy starts (default 16)")
+    g.add_argument("--max-iter", type=int, default=16, help="iterations per run (default 16)")
+    g.add_argument("--folds", type=int, default=10, help="K of K-fold CV (default 10)")
+    g.add_argument("--partitions", type=int, default=32, help="ASC partitions J (default 32)")
+    g.add_argument("--subsets", type=int, default=2, help="ASC subsets L per partition (default 2)")
+    g.add_argument("--objects", type=int, default=objects,
+                   help="ASC objects M (default " + ("8" if objects else "the experiment's: 4 or 8") + ")")
+    g.add_argument("--asc-entropy", choices=["zero", "prior"], default="zero",
+                   help="ASC h(τ): 0 (eq. 3.3) or the prior entropy (eq. 4.2) (default zero)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+
+
+def _criteria_list(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in selection.CRITERIA]
+    if bad or not names:
+        raise ValueError(f"--criteria: unknown {', '.join(map(repr, bad)) or 'empty list'}; choose from "
+                         f"{', '.join(selection.CRITERIA)}.")
+    return names
+
+
+def _selection_data(args):
+    """(name, X, y, X_test, y_test, input names, target name) for `select`, standardized if asked."""
+    if args.csv:
+        if not args.target:
+            raise ValueError("--csv needs --target COLUMN (the name of the target column).")
+        data = datasets.load_csv(args.csv, args.target)
+    else:
+        name = args.dataset.strip().lower()
+        data = datasets.load(name, rng=args.seed) if name in datasets._GENERATORS else datasets.load(name)
+    if data.task != "regression":
+        raise ValueError(f"{data.name!r} has a classification target; GP regression model selection needs "
+                         "real-valued targets. Choose a regression data set or another --target.")
+    cols = data.feature_names if not args.inputs else tuple(c.strip() for c in args.inputs.split(",") if c.strip())
+    missing = [c for c in cols if c not in data.feature_names]
+    if missing:
+        raise ValueError(f"--inputs names unknown column(s) {missing}; available: {', '.join(data.feature_names)}.")
+    X, y = data.inputs[:, [data.feature_names.index(c) for c in cols]], data.targets
+    Xt = yt = None
+    if args.test_csv:
+        test = datasets.load_csv(args.test_csv, data.target_name, task="regression")
+        absent = [c for c in cols if c not in test.feature_names]
+        if absent:
+            raise ValueError(f"--test-csv lacks the input column(s) {absent} of the training data.")
+        Xt, yt = test.inputs[:, [test.feature_names.index(c) for c in cols]], test.targets
+    if args.standardize:
+        mx, sx = X.mean(axis=0), np.where(X.std(axis=0, ddof=1) > 0, X.std(axis=0, ddof=1), 1.0)
+        my, sy = y.mean(), y.std(ddof=1)
+        X, y = (X - mx) / sx, (y - my) / sy
+        if Xt is not None:
+            Xt, yt = (Xt - mx) / sx, (yt - my) / sy
+    return data.name, X, y, Xt, yt, cols, data.target_name
+
+
+def _select(args) -> tuple[dict, str]:
+    for flag in ("restarts", "max_iter", "partitions", "subsets", "folds"):
+        if getattr(args, flag) < 1:
+            raise ValueError(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}.")
+    if args.command == "select-experiment":
+        return _select_experiment(args)
+    criteria = _criteria_list(args.criteria)
+    name, X, y, Xt, yt, cols, target = _selection_data(args)
+    kernel, start = selection.initial_hyperparameters(args.kernel, X, y)
+    results = selection.select_hyperparameters(
+        X, y, kernel, criteria, noise_var=start, rng=args.seed, n_restarts=args.restarts, max_iter=args.max_iter,
+        X_test=Xt, y_test=yt, n_folds=args.folds, n_partitions=args.partitions, n_subsets=args.subsets,
+        n_objects=args.objects, entropy=args.asc_entropy)
+    per = {}
+    for r in results:
+        per[r.criterion] = {"label": selection.CRITERION_LABELS[r.criterion], "hyperparameters": r.hyperparameters,
+                            "value": r.value, "converged": r.converged, "n_restarts": r.n_restarts,
+                            "n_failed": r.n_failed, "n_evaluations": r.n_evaluations, "n_excluded": r.n_excluded}
+        if r.test is not None:
+            per[r.criterion].update(smse=r.test.smse, msll=r.test.msll)
+    payload = {"data": {"name": name, "n": int(y.size), "d": int(X.shape[1]), "inputs": list(cols), "target": target,
+                        "standardized": bool(args.standardize), "n_test": None if yt is None else int(yt.size)},
+               "kernel": args.kernel, "seed": args.seed, "criteria": per}
+    return payload, _format_select(payload)
+
+
+def _format_select(payload: dict) -> str:
+    d = payload["data"]
+    lines = [f"{d['name']}: N = {d['n']}, inputs {', '.join(d['inputs'])} -> {d['target']}, kernel {payload['kernel']}"
+             + (" (standardized)" if d["standardized"] else "")]
+    for name, r in payload["criteria"].items():
+        hyper = ", ".join(f"{k} = {np.round(v, 4).tolist() if isinstance(v, list) else f'{v:.4g}'}"
+                          for k, v in r["hyperparameters"].items())
+        test = f"   SMSE {r['smse']:.4g}, MSLL {r['msll']:.4g}" if "smse" in r else ""
+        flag = "" if r["converged"] else " (not converged)"
+        lines.append(f"{name:<15} value {r['value']:<11.5g} {hyper}{test}{flag}")
+    return "\n".join(lines)
+
+
+def _select_experiment(args) -> tuple[dict, str]:
+    sx = selection_experiments
+    if args.repetitions < 1:
+        raise ValueError(f"--repetitions must be at least 1, got {args.repetitions}.")
+    data = sx.load_temperature(args.temperature_csv) if args.temperature_csv else None
+    common = dict(n_partitions=args.partitions, entropy=args.asc_entropy, rng=args.seed, progress=_progress())
+    if args.objects is not None:
+        common["n_objects"] = args.objects
+    criteria = _criteria_list(args.criteria)
+    fit = dict(n_restarts=args.restarts, max_iter=args.max_iter)
+    if args.experiment == "curves":
+        res = sx.curves_experiment(args.parameter, criteria, n_datasets=args.repetitions, **common)
+    elif args.experiment == "hyperparameters":
+        res = sx.hyperparameter_experiment(criteria, teacher=args.teacher, data=data, n_datasets=args.repetitions,
+                                           sigma_n=args.noise_std, **fit, **common)
+    elif args.experiment == "functional-forms":
+        teachers = {} if data is not None else {"teachers": (args.teacher,) if args.teacher != "squared_exponential"
+                                                 else tuple(sx.TEACHERS)}
+        res = sx.functional_form_experiment(args.select_by, criteria, data=data, n_datasets=args.repetitions,
+                                            **({"n": 64} if data is not None else {}), **teachers, **fit, **common)
+    else:
+        common.pop("n_partitions")
+        res = sx.beta_experiment(args.teacher, n_datasets=args.repetitions, **common)
+    payload = res.as_dict()
+    return payload, json.dumps(payload, indent=1, default=_jsonable)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
