@@ -288,6 +288,11 @@ def _add_select_parsers(sub) -> None:
     g.add_argument("--kernel", choices=KERNEL_NAMES, default="se", help="covariance function (default se)")
     g.add_argument("--criteria", default=SELECT_CRITERIA,
                    help=f"comma-separated criteria (default {SELECT_CRITERIA}; also bootstrap632)")
+    g.add_argument("--rank", metavar="K1,K2,...",
+                   help="rank these covariance functions instead (§5.3), e.g. se,rq,exponential,periodic,matern52: "
+                        "each is optimised by --select-by, then ranked by every --criteria (and test SMSE)")
+    g.add_argument("--select-by", choices=selection.CRITERIA, default="loo",
+                   help="with --rank: the criterion that optimises each covariance function (default loo)")
     _add_selection_options(p, objects=8)
     p = sub.add_parser("select-experiment", help="seed 001 model-selection experiments at small repetition counts",
                        description="Experiment 2 (curves), 3/4 (hyperparameters: test SMSE per criterion), 6/7/8 "
@@ -375,6 +380,10 @@ def _select(args) -> tuple[dict, str]:
         return _select_experiment(args)
     criteria = _criteria_list(args.criteria)
     name, X, y, Xt, yt, cols, target = _selection_data(args)
+    data = {"name": name, "n": int(y.size), "d": int(X.shape[1]), "inputs": list(cols), "target": target,
+            "standardized": bool(args.standardize), "n_test": None if yt is None else int(yt.size)}
+    if args.rank:
+        return _select_ranking(args, criteria, data, X, y, Xt, yt)
     kernel, start = selection.initial_hyperparameters(args.kernel, X, y)
     results = selection.select_hyperparameters(
         X, y, kernel, criteria, noise_var=start, rng=args.seed, n_restarts=args.restarts, max_iter=args.max_iter,
@@ -387,10 +396,29 @@ def _select(args) -> tuple[dict, str]:
                             "n_failed": r.n_failed, "n_evaluations": r.n_evaluations, "n_excluded": r.n_excluded}
         if r.test is not None:
             per[r.criterion].update(smse=r.test.smse, msll=r.test.msll)
-    payload = {"data": {"name": name, "n": int(y.size), "d": int(X.shape[1]), "inputs": list(cols), "target": target,
-                        "standardized": bool(args.standardize), "n_test": None if yt is None else int(yt.size)},
-               "kernel": args.kernel, "seed": args.seed, "criteria": per}
+    payload = {"data": data, "kernel": args.kernel, "seed": args.seed, "criteria": per}
     return payload, _format_select(payload)
+
+
+def _select_ranking(args, criteria, data, X, y, Xt, yt) -> tuple[dict, str]:
+    names = [k.strip() for k in args.rank.split(",") if k.strip()]
+    bad = [k for k in names if k not in KERNEL_NAMES]
+    if bad or not names:
+        raise ValueError(f"--rank: unknown covariance function(s) {bad or 'none given'}; choose from "
+                         f"{', '.join(KERNEL_NAMES)}.")
+    rows = selection.rank_functional_forms(
+        X, y, names, select_by=args.select_by, rank_by=criteria, rng=args.seed, n_restarts=args.restarts,
+        max_iter=args.max_iter, X_test=Xt, y_test=yt, n_folds=args.folds, n_partitions=args.partitions,
+        n_subsets=args.subsets, n_objects=args.objects, entropy=args.asc_entropy)
+    ranking = [{"kernel": r.kernel_name, "hyperparameters": r.selection.hyperparameters, "values": r.values,
+                "ranks": r.ranks, **({"smse": r.test.smse, "msll": r.test.msll} if r.test else {})} for r in rows]
+    payload = {"data": data, "select_by": args.select_by, "seed": args.seed, "ranking": ranking}
+    keys = list(rows[0].ranks)
+    lines = [f"{data['name']}: N = {data['n']}; each covariance function optimised by {args.select_by}; rank (value)",
+             f"{'kernel':<12}" + "".join(f" {k:>22}" for k in keys)]
+    for r in rows:
+        lines.append(f"{r.kernel_name:<12}" + "".join(f" {r.ranks[k]:>3} ({r.values[k]:>15.6g})" for k in keys))
+    return payload, "\n".join(lines)
 
 
 def _format_select(payload: dict) -> str:

@@ -308,57 +308,93 @@ def _bootstrap_error_gradient(sol: replica.ReplicaSolution, K, dK_q):
     since γ_c − yΔλ_c = (m − y)/G_ii by eqs. (54), (56), (58) and λ_c is eq. (59); λ solves
     (G∘G − diag d) λ = (m − y)², d = H G_ii²/(H − G_ii²) (eq. 57).
     """
-    n, s2 = sol.n, sol.noise_var
-    K = K + sol.jitter * np.eye(n)
-    x, y = sol.dl, sol.y
-    rt = np.sqrt(x)
-    U = linalg.cholesky(np.eye(n) + rt[:, None] * K * rt[None, :], lower=False)   # B = I + D^½ K D^½
-    W = linalg.cho_solve((U, False), rt[:, None] * K)                  # B⁻¹ D^½ K
-    G = K - (K * rt[None, :]) @ W                                      # G = (K⁻¹ + D)⁻¹ (eq. 36)
-    G = 0.5 * (G + G.T)
-    T = np.eye(n) - W.T * rt[None, :]                                  # T = (I + K D)⁻¹, G = T K
-    Gd = np.diag(G).copy()
-    dl_c = 1.0 / Gd - x                                                # eq. (54)
-    p = replica.poisson_weights(1.0)                                   # S/N = 1
-    kc = np.arange(p.size) / s2
-    inv = 1.0 / (dl_c[:, None] + kc)
-    Q, H = inv @ p, inv**2 @ p
-    U1 = ((inv - Q[:, None]) ** 2 @ p) / Q**2                          # ∂Δλ/∂Δλ_c of eq. (55), H/Q² − 1
-    U_s2 = -(inv**2 * kc) @ p / Q**2                                   # ∂Δλ/∂log σ² of eq. (55)
-    g = G * G
-    # tangent of the fixed point for every direction: (I − ∂Φ/∂Δλ) ẋ = ∂Φ/∂phi
-    TdK = T @ dK_q[:-1]
-    dG_theta = TdK @ T.T                                               # ∂G/∂θ = T ∂K Tᵀ
-    gd_theta = np.einsum("qii->qi", dG_theta)
-    J = U1[:, None] * (g / Gd[:, None] ** 2 - np.eye(n))
-    rhs = np.vstack([U1 * (-gd_theta / Gd**2), U_s2[None, :]])
-    xdot = np.linalg.solve(np.eye(n) - J, rhs.T).T                     # (q, n)
-    # closing equations and eq. (45) at the solution
-    gam = y * x
-    m = G @ gam
-    a = Gd**2
-    d = H * a / (H - a)
-    Mmat = g - np.diag(d)
-    r2 = (m - y) ** 2
-    w = a / ((H - a) * dl_c**2)
-    lam = linalg.solve(Mmat, r2, assume_a="sym")
-    mu = linalg.solve(Mmat, w, assume_a="sym")
+    G, T = _replica_G(sol, K)
+    st = _ReplicaState.at(sol, G)
+    dG_theta = T @ dK_q[:-1] @ T.T                                     # ∂G/∂θ = T ∂K Tᵀ
+    xdot = _fixed_point_tangent(st, dG_theta)
+    lam = linalg.solve(st.Mmat, st.r2, assume_a="sym")                 # eq. (57)
+    mu = linalg.solve(st.Mmat, st.w, assume_a="sym")                   # adjoint of ε = −wᵀλ/N
     grad = np.empty(xdot.shape[0])
     for j, xd in enumerate(xdot):
         noise = j == xdot.shape[0] - 1
-        dG = (0.0 if noise else dG_theta[j]) - (G * xd[None, :]) @ G
-        gdd = np.diag(dG)
-        dl_cd = -gdd / Gd**2 - xd
-        kcd = -kc if noise else 0.0                                    # ∂(k/σ²)/∂log σ²
-        Hd = -2.0 * (inv**3 * (dl_cd[:, None] + kcd)) @ p
-        ad = 2.0 * Gd * gdd
-        dd = (-(a**2) * Hd + H**2 * ad) / (H - a) ** 2
-        md = dG @ gam + G @ (y * xd)
-        wd = w * (ad / a - (Hd - ad) / (H - a) - 2.0 * dl_cd / dl_c)
-        r2d = 2.0 * (m - y) * md
-        gdot_lam = 2.0 * (G * dG) @ lam
-        grad[j] = -(wd @ lam + mu @ (r2d - gdot_lam + dd * lam)) / n
+        dG = (0.0 if noise else dG_theta[j]) - (G * xd[None, :]) @ G   # total ∂G along direction j
+        grad[j] = _error_derivative(st, lam, mu, dG, xd, noise)
     return grad
+
+
+def _replica_G(sol, K):
+    """G = (K⁻¹ + D)⁻¹ (eq. 36) and T = (I + K D)⁻¹ (G = T K), D = diag Δλ, via B = I + D^½ K D^½."""
+    n = sol.n
+    K = K + sol.jitter * np.eye(n)                                     # the K the solution was computed with
+    rt = np.sqrt(sol.dl)
+    U = linalg.cholesky(np.eye(n) + rt[:, None] * K * rt[None, :], lower=False)
+    W = linalg.cho_solve((U, False), rt[:, None] * K)                  # B⁻¹ D^½ K
+    G = K - (K * rt[None, :]) @ W
+    return 0.5 * (G + G.T), np.eye(n) - W.T * rt[None, :]
+
+
+@dataclass(frozen=True, eq=False)
+class _ReplicaState:
+    """The quantities of eqs. (54)-(59) at S = N that ε(N) and its derivative need (all shape (N,))."""
+
+    sol: replica.ReplicaSolution
+    G: np.ndarray
+    Gd: np.ndarray
+    dl_c: np.ndarray
+    p: np.ndarray
+    kc: np.ndarray
+    inv: np.ndarray
+    Q: np.ndarray
+    H: np.ndarray
+    m: np.ndarray
+    Mmat: np.ndarray
+    r2: np.ndarray
+    w: np.ndarray
+
+    @classmethod
+    def at(cls, sol, G):
+        Gd = np.diag(G).copy()
+        dl_c = 1.0 / Gd - sol.dl                                       # eq. (54)
+        p = replica.poisson_weights(1.0)                               # occupation numbers at S/N = 1
+        kc = np.arange(p.size) / sol.noise_var
+        inv = 1.0 / (dl_c[:, None] + kc)                               # 1/(Δλ_c + k/σ²), shape (N, k_max + 1)
+        Q, H = inv @ p, inv**2 @ p
+        a = Gd**2
+        Mmat = G * G - np.diag(H * a / (H - a))                        # eq. (57)
+        m = G @ (sol.y * sol.dl)                                       # eqs. (34), (56)
+        return cls(sol, G, Gd, dl_c, p, kc, inv, Q, H, m, Mmat, (m - sol.y) ** 2, a / ((H - a) * dl_c**2))
+
+
+def _fixed_point_tangent(st: _ReplicaState, dG_theta):
+    """dΔλ/dphi, shape (q, N): solve (I − ∂Φ/∂Δλ) ẋ = ∂Φ/∂phi for the map Φ of eqs. (54)-(55).
+
+    ∂Δλ_c/∂Δλ = diag(1/G_ii²) (G∘G) − I (from ∂G_ii/∂Δλ_k = −G_ik²); eq. (55) gives
+    ∂Δλ/∂Δλ_c = H/Q² − 1 (written as a variance, without cancellation) and ∂Δλ/∂log σ² through k/σ².
+    """
+    n = st.Gd.size
+    U1 = ((st.inv - st.Q[:, None]) ** 2 @ st.p) / st.Q**2
+    U_s2 = -(st.inv**2 * st.kc) @ st.p / st.Q**2
+    J = U1[:, None] * (st.G * st.G / st.Gd[:, None] ** 2 - np.eye(n))
+    gd_theta = np.einsum("qii->qi", dG_theta)
+    rhs = np.vstack([U1 * (-gd_theta / st.Gd**2), U_s2[None, :]])
+    return np.linalg.solve(np.eye(n) - J, rhs.T).T
+
+
+def _error_derivative(st: _ReplicaState, lam, mu, dG, xd, noise):
+    """Derivative of ε(N) = −wᵀλ/N along one direction, given the total ∂G and ∂Δλ (= xd)."""
+    sol, Gd, H = st.sol, st.Gd, st.H
+    gdd = np.diag(dG)
+    dl_cd = -gdd / Gd**2 - xd                                          # ∂ of eq. (54)
+    kcd = -st.kc if noise else 0.0                                     # ∂(k/σ²)/∂log σ²
+    Hd = -2.0 * (st.inv**3 * (dl_cd[:, None] + kcd)) @ st.p
+    a = Gd**2
+    ad = 2.0 * Gd * gdd
+    dd = (-(a**2) * Hd + H**2 * ad) / (H - a) ** 2
+    md = dG @ (sol.y * sol.dl) + st.G @ (sol.y * xd)
+    wd = st.w * (ad / a - (Hd - ad) / (H - a) - 2.0 * dl_cd / st.dl_c)
+    r2d = 2.0 * (st.m - sol.y) * md
+    gdot_lam = 2.0 * (st.G * dG) @ lam
+    return -(wd @ lam + mu @ (r2d - gdot_lam + dd * lam)) / sol.n
 
 
 # --------------------------------------------------------------------------- criterion objects
@@ -379,7 +415,7 @@ class Criterion:
     partitions: asc.AscPartitions | None = None
     entropy: str = "zero"
     tol: float = 1e-9
-    _warm: dict = field(default_factory=dict, repr=False, compare=False)
+    _warm: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def label(self) -> str:

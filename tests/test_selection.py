@@ -558,7 +558,21 @@ def test_cli_select_csv_with_test_errors_and_standardize(capsys, tmp_path):
     assert code == 0 and "inputs x, noise_col -> y" in text and "\nloo " in text   # default: every other column
 
 
+def test_cli_select_rank(capsys, tmp_path):
+    train, test = _teacher_csvs(tmp_path, 40, 30, 3)
+    code, out, _ = _cli(capsys, "select", "--csv", str(train), "--target", "y", "--inputs", "x", "--test-csv",
+                        str(test), "--rank", "se,exponential,matern52", "--select-by", "evidence", "--criteria",
+                        "evidence,loo", "--restarts", "2", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["select_by"] == "evidence"
+    assert [r["kernel"] for r in payload["ranking"]] == ["se", "exponential", "matern52"]
+    for key in ("evidence", "loo", "smse"):
+        assert sorted(r["ranks"][key] for r in payload["ranking"]) == [1, 2, 3]
+
+
 @pytest.mark.parametrize("argv, message", [
+    (["--dataset", "teacher", "--rank", "se,gibbs"], "--rank: unknown covariance function(s) ['gibbs']"),
     (["--dataset", "teacher", "--criteria", "aic"], "--criteria: unknown 'aic'"),
     (["--csv", "nofile.csv"], "--csv needs --target"),
     (["--dataset", "crabs"], "has a classification target"),
