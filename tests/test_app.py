@@ -24,7 +24,7 @@ from explorer.views.state import clear_caches  # noqa: E402
 @pytest.fixture
 def app():
     clear_caches()
-    template = create_app(dataset="teacher", curve_mc_samples=20, mc_samples=200)
+    template = create_app(dataset="teacher", curve_mc_samples=20, mc_samples=200, auto_mc=False)
     yield template
     template.explorer.state.close()
 

@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("panel")
 
 from explorer import datasets, experiments, montecarlo, replica  # noqa: E402
+from explorer.views import jobs as jobs_module  # noqa: E402
 from explorer.views import state as state_module  # noqa: E402
 from explorer.views import plots  # noqa: E402
 from explorer.views.state import (MC_GRID, THEORY_GRID, UPLOAD, ExplorerState, JobStatus,  # noqa: E402
@@ -360,7 +361,7 @@ def test_worst_inputs_table_is_sorted(computed):
 
 
 def test_result_cache_is_bounded_by_count_and_size():
-    cache = state_module._LRU(3, weigh=lambda v: v, max_weight=10)
+    cache = jobs_module.LRU(3, weigh=lambda v: v, max_weight=10)
     for key, weight in enumerate([4, 4, 4]):
         cache.put(key, weight)
     assert cache.get(0) is None and cache.get(2) == 4  # 12 > 10: the oldest went

@@ -17,9 +17,7 @@ import csv
 import hashlib
 import io
 import logging
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -31,6 +29,7 @@ import param
 from .. import datasets, experiments, kernels, montecarlo, replica
 from ..compare import PAPER_BIN_WIDTH
 from ..losses import get_loss
+from .jobs import LRU, Job, JobStatus, call_now
 
 __all__ = [
     "ExplorerState", "JobStatus", "TheoryCurve", "CurvePoint", "CurveMC", "HoldoutTheory",
@@ -143,55 +142,14 @@ def describe_error(err: BaseException) -> str:
 # ------------------------------------------------------------------------------------ caches
 
 
-class _LRU:
-    """A small thread-safe least-recently-used cache shared by all sessions.
-
-    At most ``maxsize`` entries and, if ``weigh`` is given, at most ``max_weight`` in total (the newest
-    entry is always kept).
-    """
-
-    def __init__(self, maxsize: int, weigh: Callable[[object], float] | None = None, max_weight: float = np.inf):
-        self.maxsize, self.weigh, self.max_weight = maxsize, weigh, max_weight
-        self._data: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key):
-        with self._lock:
-            if key not in self._data:
-                return None
-            self._data.move_to_end(key)
-            return self._data[key]
-
-    def put(self, key, value) -> None:
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > 1 and (len(self._data) > self.maxsize or self._weight() > self.max_weight):
-                self._data.popitem(last=False)
-
-    def _weight(self) -> float:
-        return sum(map(self.weigh, self._data.values())) if self.weigh else 0.0
-
-    def get_or_compute(self, key, compute: Callable[[], object]):
-        value = self.get(key)
-        if value is None:
-            value = compute()  # outside the lock: other sessions go on meanwhile
-            self.put(key, value)
-        return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-
-_PROBLEMS = _LRU(16)      # RegressionProblem per (dataset, kernel settings, noise, holdout)
-_SOLUTIONS = _LRU(128)    # ReplicaSolution per (problem, S/N)
-_THEORY_SOLUTIONS = _LRU(16)  # (ADATAP, approximate ADATAP) solutions along THEORY_GRID per problem
-_THEORY = _LRU(32)        # TheoryCurve per (problem, loss)
-_HOLDOUT_THEORY = _LRU(64)
-_CURVES = _LRU(32)        # CurveMC per (problem, loss, grid, samples, seed)
-_DISTRIBUTIONS = _LRU(8, weigh=lambda d: d.samples.nbytes, max_weight=400e6)  # (B, N) samples each
-_HOLDOUTS = _LRU(16)
+_PROBLEMS = LRU(16)      # RegressionProblem per (dataset, kernel settings, noise, holdout)
+_SOLUTIONS = LRU(128)    # ReplicaSolution per (problem, S/N)
+_THEORY_SOLUTIONS = LRU(16)  # (ADATAP, approximate ADATAP) solutions along THEORY_GRID per problem
+_THEORY = LRU(32)        # TheoryCurve per (problem, loss)
+_HOLDOUT_THEORY = LRU(64)
+_CURVES = LRU(32)        # CurveMC per (problem, loss, grid, samples, seed)
+_DISTRIBUTIONS = LRU(8, weigh=lambda d: d.samples.nbytes, max_weight=400e6)  # (B, N) samples each
+_HOLDOUTS = LRU(16)
 _CACHES = (_PROBLEMS, _SOLUTIONS, _THEORY_SOLUTIONS, _THEORY, _HOLDOUT_THEORY, _CURVES, _DISTRIBUTIONS,
            _HOLDOUTS)
 
@@ -228,7 +186,7 @@ def _theory_curve(problem, problem_key, loss: str, loss_params: dict) -> TheoryC
         expected_test_points=problem.n * np.exp(-grid), n=problem.n, loss=loss)
 
 
-def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed: int, job: "_Job") -> CurveMC:
+def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed: int, job: Job) -> CurveMC:
     """Efron's estimator at each S/N of ``grid`` in turn; ``job.partial`` gets the curve after every S.
 
     One generator for the whole grid, drawn in grid order as ``experiments.learning_curve_comparison``
@@ -249,64 +207,6 @@ def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed
         curve = CurveMC(tuple(points), tuple(grid))
         job.partial(curve)
     return curve
-
-
-# ------------------------------------------------------------------------------------ jobs
-
-
-class JobStatus(param.Parameterized):
-    """Status of one kind of background job of one session: feeds a progress bar and a status line."""
-
-    running = param.Boolean(default=False, label="Running", doc="True while a job of this kind computes.")
-    progress = param.Number(default=0.0, bounds=(0.0, 1.0), label="Progress",
-                            doc="Fraction done of the running (or the last) job, 0 to 1.")
-    message = param.String(default="", label="Status", doc="What the job is doing, or how it ended.")
-    error = param.String(default="", label="Error",
-                         doc="Readable message of the last job's failure; empty when it succeeded.")
-
-
-class _Job:
-    """One background computation: its settings key, a stop flag and a throttled progress report."""
-
-    def __init__(self, state: "ExplorerState", kind: str, key, attr: str | None):
-        self.state, self.kind, self.key, self.attr = state, kind, key, attr
-        self.stop = threading.Event()
-        self.done = threading.Event()
-        self._last_report = 0.0
-
-    def start(self, target: Callable[[], None]) -> None:
-        """Run ``target`` on a thread of its own (a daemon: a server can exit while a job runs).
-
-        numpy and LAPACK release the GIL, so jobs of different sessions run side by side.
-        """
-        def run():
-            try:
-                target()
-            finally:
-                self.done.set()
-        threading.Thread(target=run, name=f"explorer-{self.kind}", daemon=True).start()
-
-    @property
-    def alive(self) -> bool:
-        return not self.done.is_set()
-
-    def should_stop(self) -> bool:
-        return self.stop.is_set()
-
-    def report(self, fraction: float, message: str) -> None:
-        now = time.monotonic()
-        if now - self._last_report < 0.1 and fraction < 1.0:
-            return
-        self._last_report = now
-        self.state._post(self, partial(self.state._status(self.kind).param.update,
-                                       progress=min(max(float(fraction), 0.0), 1.0), message=message))
-
-    def partial(self, value) -> None:
-        self.state._post(self, partial(self.state._publish, self, value))
-
-
-def _call_now(callback: Callable[[], None]) -> None:
-    callback()
 
 
 # ------------------------------------------------------------------------------------ the state
@@ -403,9 +303,9 @@ class ExplorerState(param.Parameterized):
     def __init__(self, **params):
         dataset = params.pop("dataset", None)  # may name a file of data_dir: set once the choices are known
         super().__init__(**params)
-        self.dispatch: Callable[[Callable[[], None]], None] = _call_now
+        self.dispatch: Callable[[Callable[[], None]], None] = call_now
         self.jobs = {kind: JobStatus(name=kind) for kind in ("theory", *MC_KINDS)}
-        self._jobs: dict[str, _Job] = {}
+        self._jobs: dict[str, Job] = {}
         self._wanted: dict[str, object] = {}
         self._upload: tuple[str, str, str] | None = None  # (file name, text, sha256)
         self._columns: dict[str, list[str]] = {}
@@ -698,7 +598,7 @@ class ExplorerState(param.Parameterized):
     def _status(self, kind: str) -> JobStatus:
         return self.jobs[kind]
 
-    def _request(self, kind: str, key, attr: str, cache: _LRU, work: Callable[[_Job], object],
+    def _request(self, kind: str, key, attr: str, cache: LRU, work: Callable[[Job], object],
                  mc: bool = True) -> None:
         """Show the cached result for ``key``, or start (or keep) the job computing it.
 
@@ -725,12 +625,12 @@ class ExplorerState(param.Parameterized):
         self._start(kind, key, attr, cache, work)
 
     def _start(self, kind, key, attr, cache, work) -> None:
-        job = _Job(self, kind, key, attr)
+        job = Job(kind, key, attr, status=self.jobs[kind], post=self._post, publish=self._publish)
         self._jobs[kind] = job
         self._status(kind).param.update(running=True, progress=0.0, message="starting…", error="")
         job.start(partial(self._execute, job, cache, work))
 
-    def _execute(self, job: _Job, cache: _LRU, work: Callable[[_Job], object]) -> None:
+    def _execute(self, job: Job, cache: LRU, work: Callable[[Job], object]) -> None:
         """Worker thread: run ``work``, cache its result and hand the outcome to the session."""
         try:
             result = work(job)
@@ -746,7 +646,7 @@ class ExplorerState(param.Parameterized):
             cache.put(job.key, result)
             self._post(job, partial(self._finish, job, result, "done", ""))
 
-    def _post(self, job: _Job, callback: Callable[[], None]) -> None:
+    def _post(self, job: Job, callback: Callable[[], None]) -> None:
         """Run ``callback`` in the session's context, unless ``job`` has been superseded meanwhile."""
         def guarded():
             if not self._closed and self._jobs.get(job.kind) is job:
@@ -754,11 +654,11 @@ class ExplorerState(param.Parameterized):
         if not self._closed:
             self.dispatch(guarded)
 
-    def _publish(self, job: _Job, value) -> None:
+    def _publish(self, job: Job, value) -> None:
         if job.attr is not None and self._wanted.get(job.kind) == job.key:
             self._assign(job.attr, value)
 
-    def _finish(self, job: _Job, result, message: str, error: str) -> None:
+    def _finish(self, job: Job, result, message: str, error: str) -> None:
         if result is not None:
             self._publish(job, result)
         progress = 1.0 if result is not None else self._status(job.kind).progress
