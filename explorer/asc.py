@@ -274,7 +274,10 @@ class _BetaSpectrum:
 def _beta_spectrum(Lt, terms) -> _BetaSpectrum:
     a = sum(t["r"] @ cho_solve((t["LL"], True), t["r"], check_finite=False) for t in terms)
     S = sum(t["Lam"] for t in terms)
-    omega, Q = eigh(Lt.T @ S @ Lt)
+    try:
+        omega, Q = eigh(Lt.T @ S @ Lt)
+    except (ValueError, np.linalg.LinAlgError):                        # NaN from overflow upstream
+        raise _Singular from None
     z2 = (Q.T @ (Lt.T @ sum(t["r"] for t in terms))) ** 2
     return _BetaSpectrum(float(a), np.maximum(omega, 0.0), z2, sum(_logdet(t["LL"]) for t in terms),
                          Lt.shape[0] * len(terms))

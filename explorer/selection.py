@@ -278,17 +278,24 @@ def _bootstrap_632(kernel, X, y, noise_var, eval_gradient, tol, init):
     if noise_var <= 0:
         raise ValueError(f"the bootstrap criterion needs `noise_var` > 0, got {noise_var!r}.")
     K, dK = (kernel(X, eval_gradient=True) if eval_gradient else (kernel(X), None))
-    sol = replica.solve_replica(K, y, noise_var, float(y.size), tol=tol, precision="double", init=init)
     post = regression.fit(kernel, X, y, noise_var)
+    try:
+        sol = replica.solve_replica(K, y, noise_var, float(y.size), tol=tol, precision="double", init=init)
+        eps_boot = replica.bootstrap_test_error(sol)
+        grad_boot = None
+        if eval_gradient:
+            dK_q = np.concatenate([np.moveaxis(dK, 2, 0), np.zeros((1,) + K.shape)])
+            grad_boot = _bootstrap_error_gradient(sol, K, dK_q)
+    except ValueError as err:                                          # NaN met by scipy's finiteness checks
+        raise FloatingPointError(f"the replica equations broke down at {kernel!r}, noise_var = {noise_var:.3g} "
+                                 f"({err}); the signal-to-noise ratio is too extreme.") from None
     resid = noise_var * post.alpha                                      # y − K K_y⁻¹ y
-    eps_train, eps_boot = float(np.mean(resid**2)), replica.bootstrap_test_error(sol)
-    value = (1 - EFRON_WEIGHT) * eps_train + EFRON_WEIGHT * eps_boot
+    value = (1 - EFRON_WEIGHT) * float(np.mean(resid**2)) + EFRON_WEIGHT * eps_boot
     if not eval_gradient:
-        return CriterionValue("bootstrap632", value, None), sol
-    dK_q = np.concatenate([np.moveaxis(dK, 2, 0), np.zeros((1,) + K.shape)])
-    grad = ((1 - EFRON_WEIGHT) * _training_error_gradient(post, dK_q, resid)
-            + EFRON_WEIGHT * _bootstrap_error_gradient(sol, K, dK_q))
-    return CriterionValue("bootstrap632", value, regression._finite(grad, "bootstrap gradient")), sol
+        return CriterionValue("bootstrap632", regression._finite(value, "bootstrap criterion"), None), sol
+    grad = (1 - EFRON_WEIGHT) * _training_error_gradient(post, dK_q, resid) + EFRON_WEIGHT * grad_boot
+    return CriterionValue("bootstrap632", regression._finite(value, "bootstrap criterion"),
+                          regression._finite(grad, "bootstrap gradient")), sol
 
 
 def _training_error_gradient(post, dK_q, resid):

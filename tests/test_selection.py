@@ -241,6 +241,14 @@ def test_bootstrap632_is_constant_along_the_scale_ray(data):
     assert a.gradient[1] + a.gradient[2] == pytest.approx(0.0, abs=1e-9 * np.abs(a.gradient).max())
 
 
+def test_bootstrap632_breakdown_is_a_floating_point_error(data):
+    # Signal variance 1e-5 against noise 7e4: the replica equations produce NaN; the optimiser must see a
+    # numerical failure (FloatingPointError), not a validation error.
+    X, y = data
+    with pytest.raises(FloatingPointError, match="the replica equations broke down"), np.errstate(all="ignore"):
+        sel.bootstrap_632(SquaredExponential(0.0674, 1e-5), X[:, :1], y, 6.97e4, True)
+
+
 def test_optimised_bootstrap632_sits_at_the_evidence_scale(data):
     X, y = data
     crit = sel.make_criterion("bootstrap632", y.size)
