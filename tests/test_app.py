@@ -136,3 +136,16 @@ def test_explorer_serve_answers_on_localhost(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_target_picker_defaults_to_the_last_column_with_the_widget_linked(tmp_path):
+    (tmp_path / "houses.csv").write_text("size,rooms,price\n" + "".join(f"{i},{i % 3},{i * 7 % 11}\n" for i in range(12)))
+    template = create_app(data_dir=tmp_path, dataset="teacher", auto_mc=False)
+    state, widget = template.explorer.state, template.explorer.controls.widgets["target"]
+    state.dataset = "file: houses.csv"
+    assert state.target == widget.value == "price" and widget.visible
+    widget.value = "size"
+    assert state.target == "size" and state.problem.y.tolist() == list(range(12))
+    state.dataset = "teacher"
+    assert state.target is None and not widget.visible
+    state.close()

@@ -1,8 +1,9 @@
 """Views of the Resampling Explorer: session state (param), figures (HoloViews) and panels (Panel).
 
-``state`` holds the controls and the core results and runs the background jobs; ``plots`` turns the
-results into seed 000's figures and tables; ``panels`` lays them out as Panel viewers. The served page is
-assembled in :func:`explorer.app.create_app`.
+``state`` holds the controls and the core results and starts the background jobs (``jobs``: threads,
+progress, cancellation, the shared result caches); ``plots`` turns the results into seed 000's figures
+and tables; ``panels`` lays them out as Panel viewers. The served page is assembled in
+:func:`explorer.app.create_app`.
 """
 
 from .panels import (CSS, TAB_TITLES, Controls, DistributionTab, ExplorerView, HoldoutTab, L1Tab,

@@ -437,10 +437,10 @@ class ExplorerState(param.Parameterized):
                 self._columns[self.dataset] = _csv_header(self._csv_path().read_text(encoding="utf-8-sig"))
             columns = self._columns[self.dataset]
         wanted = self.target if self.target in columns else (columns[-1] if columns else None)
-        if wanted != self.target:  # before the choices change, so that a widget cannot pick its first option
-            self.target = wanted
         if list(self.param.target.objects) != columns:
-            self.param.target.objects = columns
+            self.param.target.objects = columns  # a linked Select may now pick its first option: reset below
+        if wanted != self.target:
+            self.target = wanted
 
     def _dataset_key(self) -> tuple:
         if self.dataset == UPLOAD:
