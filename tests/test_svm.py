@@ -7,6 +7,7 @@ within 4 of their own standard errors (false-alarm probability ~6e-5 per compari
 """
 import itertools
 import json
+import math
 import subprocess
 import sys
 
@@ -168,6 +169,25 @@ def test_mc_matches_exact_enumeration(rng, S):
     mc = svm.bootstrap_classification_error(fields, y)
     assert exact > 0.05
     assert abs(mc.value - exact) < 4 * mc.se
+
+
+def test_multinomial_mc_matches_enumeration_of_occupation_vectors(rng):
+    """Fixed size S = 4 of N = 4 rows: all 35 occupation vectors with their multinomial probabilities."""
+    X = rng.normal(size=(4, 2))
+    y = np.array([1.0, -1, 1, -1])
+    K = rbf(X, X, 1.0)
+    num, den = np.zeros(4), np.zeros(4)
+    for s in itertools.product(range(5), repeat=4):
+        if sum(s) != 4:
+            continue
+        s = np.array(s)
+        prob = math.factorial(4) / np.prod([math.factorial(k) for k in s]) / 4**4
+        field = svm.fit_hard_margin(K, y, mask=s > 0).field
+        num += np.where(s == 0, prob * (y * field < 0), 0.0)
+        den += np.where(s == 0, prob, 0.0)
+    exact = np.mean(num / den)
+    mc = svm.bootstrap_classification_error(svm.bootstrap_fields(K, y, 4, 2500, scheme="multinomial", rng=rng), y)
+    assert exact > 0.05 and abs(mc.value - exact) < 4 * mc.se
 
 
 def test_mc_with_merged_rows_matches_exact_enumeration(rng):
