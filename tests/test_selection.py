@@ -602,3 +602,16 @@ def test_cli_select_experiment_json(capsys):
     assert code == 0 and payload["criteria"] == ["evidence", "loo"] and payload["n_repetitions"] == 1
     code, _, err = _cli(capsys, "select-experiment", "curves", "--repetitions", "0")
     assert code == 2 and "--repetitions must be at least 1" in err
+
+
+@pytest.mark.slow
+def test_thesis_experiment_3_findings():
+    # Experiment 3 with 16 teacher data sets (thesis: 256), otherwise the thesis' settings (N = 64, 2048 test
+    # cases, σ_n = 0.1, J = 32, L = 2, M = 4, 16 restarts of 16 iterations), seed fixed. The thesis' findings:
+    # maximum evidence has the lowest test SMSE; β-noise ASC with h(τ) = 0 competes with LOO (similar median,
+    # smaller spread). About 80 s on one core.
+    res = sx.hyperparameter_experiment(("evidence", "loo", "asc-beta-noise"), n_datasets=16, rng=2016)
+    q25, median, q75 = np.nanquantile(res.smse, [0.25, 0.5, 0.75], axis=1)
+    assert median[0] <= median[1] and median[0] <= median[2]
+    assert median[2] <= 1.25 * median[1] and q75[2] <= 1.25 * q75[1]
+    assert res.wins()["evidence"] >= max(res.wins()["loo"], res.wins()["asc-beta-noise"])
