@@ -7,7 +7,11 @@ optimum. For each criterion it prints the best of ``--repeats`` timings of
 - ``value``: the criterion alone (what a slider needs),
 - ``value+grad``: with the analytic gradient (what one L-BFGS-B step needs),
 
-with ASC at the thesis' J = 32, L = 2, M = 8 and bootstrap632 solved cold (no warm start) to tol 1e-9.
+- ``slider``: value only, from a criterion that was just evaluated at a lengthscale 2 % away (what moving a
+  slider costs; only bootstrap632 keeps state — its last Δλ warm-starts the ADATAP fixed point),
+
+with ASC at the thesis' J = 32, L = 2, M = 8 and bootstrap632 solved to tol 1e-9 (cold in the first two
+columns).
 BLAS threads are limited with ``--threads`` (default 1: the numbers then do not depend on how busy a shared
 machine is). Absolute times depend on the machine; compare criteria with each other.
 
@@ -65,13 +69,17 @@ def main() -> None:
     label, X, y, kernel, noise_var = problem()
     print(f"{label}; {kernel!r}, noise_var = {noise_var:g}; BLAS threads: "
           f"{args.threads if limit is not None else 'all'}")
-    print(f"{'criterion':<16} {'value ms':>9} {'value+grad ms':>14} {'value':>12} {'excluded':>8}")
+    print(f"{'criterion':<16} {'value ms':>9} {'value+grad ms':>14} {'slider ms':>10} {'value':>12} {'excluded':>8}")
+    near = kernel.with_theta(kernel.theta + np.log(1.02) * (np.arange(kernel.theta.size) == 0))
     for name in selection.CRITERIA:
         crit = cold(name, y.size)
         out = crit(kernel, X, y, noise_var)
         t_value = best_of(lambda: cold(name, y.size)(kernel, X, y, noise_var), args.repeats)
         t_grad = best_of(lambda: cold(name, y.size)(kernel, X, y, noise_var, True), args.repeats)
-        print(f"{name:<16} {t_value * 1e3:9.1f} {t_grad * 1e3:14.1f} {out.value:12.5g} {out.n_excluded:8d}")
+        positions = iter([near, kernel] * args.repeats)
+        t_slider = best_of(lambda: crit(next(positions), X, y, noise_var), args.repeats)
+        print(f"{name:<16} {t_value * 1e3:9.1f} {t_grad * 1e3:14.1f} {t_slider * 1e3:10.1f} {out.value:12.5g} "
+              f"{out.n_excluded:8d}")
 
 
 if __name__ == "__main__":
