@@ -168,6 +168,12 @@ def test_all_partitions_singular_raises():
         asc.mutual_information(SquaredExponential(), x, np.arange(10.0), 0.1, parts)
 
 
+def test_beta_curve_with_all_partitions_singular_raises():
+    parts = asc.draw_partitions(10, 2, 2, 2, rng=0)
+    with pytest.raises(asc.SingularPartitionsError, match="all J = 2 partitions had a numerically singular"):
+        asc.mutual_information_vs_beta(SquaredExponential(), np.zeros((10, 1)), np.arange(10.0), 0.1, parts, [1.0])
+
+
 def test_partitions_are_seeded_and_valid():
     a, b = asc.draw_partitions(21, 5, 3, 4, rng=9), asc.draw_partitions(21, 5, 3, 4, rng=9)
     assert all(np.array_equal(s, t) for s, t in zip(a.subsets, b.subsets))
@@ -564,6 +570,15 @@ def test_cli_select_csv_with_test_errors_and_standardize(capsys, tmp_path):
         assert 0 < r["smse"] < 1 and r["msll"] < 0
     code, text, _ = _cli(capsys, "select", "--csv", str(train), "--target", "y", "--criteria", "loo", "--restarts", "1")
     assert code == 0 and "inputs x, noise_col -> y" in text and "\nloo " in text   # default: every other column
+
+
+def test_cli_select_test_csv_needs_the_training_columns(capsys, tmp_path):
+    train, _ = _teacher_csvs(tmp_path, 20, 10, 4)
+    other = tmp_path / "other.csv"
+    other.write_text("z,y\n" + "".join(f"{k},{k % 2}.5\n" for k in range(12)))
+    code, _, err = _cli(capsys, "select", "--csv", str(train), "--target", "y", "--inputs", "x", "--test-csv",
+                        str(other), "--criteria", "evidence")
+    assert code == 2 and "--test-csv lacks the input column(s) ['x']" in err
 
 
 def test_cli_select_rank(capsys, tmp_path):
