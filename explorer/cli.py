@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from . import datasets, experiments, kernels, replica, selection, selection_experiments, svm_experiments
+from .blas import use_single_threaded_blas
 
 KERNEL_NAMES = ("se", "rq", "exponential", "matern32", "matern52", "periodic")
 
@@ -493,5 +494,11 @@ def _jsonable(obj):
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
+def run() -> int:
+    """The installed ``explorer`` command: one BLAS thread per process (see explorer.blas), then main."""
+    use_single_threaded_blas()
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

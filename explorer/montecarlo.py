@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike
-from threadpoolctl import threadpool_limits
 
 from .losses import Loss, _as_float, _show, get_loss
 
@@ -233,11 +232,8 @@ def _predict_samples(K, y, noise_var, occupations, K_test, S, scheme, batch_size
         if should_stop is not None and should_stop():
             raise Cancelled(start, n_samples)
         stop = min(start + batch_size, n_samples)
-        # Each sample is a chain of small factorisations: BLAS threads only contend for the cores
-        # (measured: 4-5x slower with the default thread pool on 2 busy cores).
-        with threadpool_limits(limits=1, user_api="blas"):
-            _predict_batch(K, y, noise_var, occupations[start:stop], K_test, train[start:stop],
-                           None if test is None else test[start:stop])
+        _predict_batch(K, y, noise_var, occupations[start:stop], K_test, train[start:stop],
+                       None if test is None else test[start:stop])
         if progress is not None:
             progress(stop, n_samples)
     return BootstrapPredictions(occupations, train, test, S, scheme)
