@@ -6,7 +6,8 @@ Prints ratios measured in one run (never compare absolute seconds across machine
 - a learning curve of 10 values of S with warm starts, per S, in MC samples;
 - the accuracy traded: relative error of ε(S) at the default tol against tol = 1e-12.
 
-Run: .venv/bin/python benchmarks/bench_replica.py [--repeats 3]
+Both sides run with the same BLAS threads (one, as the explorer command does, unless --blas-threads
+default). Run: .venv/bin/python benchmarks/bench_replica.py [--repeats 3]
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 import numpy as np
 
 from explorer import datasets, kernels, montecarlo, replica
+from explorer.blas import use_single_threaded_blas
 
 NOISE = 0.01
 
@@ -52,7 +54,11 @@ def mc_sample_seconds(K, y, n_samples: int, repeats: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="timing repeats (best of)")
+    parser.add_argument("--blas-threads", choices=["one", "default"], default="one",
+                        help="one BLAS thread (the explorer command's policy, default) or the library default")
     args = parser.parse_args()
+    if args.blas_threads == "one":
+        use_single_threaded_blas()
     grid = np.linspace(0.25, 4.0, 10)
     print(f"{'problem':<24} {'MC ms':>7} {'theory ms':>9} {'theory/MC':>9} {'iter':>4} {'ε rel.err':>9} "
           f"{'curve/S in MC':>13}")

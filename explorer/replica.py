@@ -168,10 +168,12 @@ def _update_dl(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> np.ndarray:
 def _factor_B(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
     """Upper Cholesky factor of B = I + D^½ K D^½, D = diag Δλ (cf. eq. 63); B is well conditioned."""
     r = np.sqrt(dl).astype(dtype)
-    B = (K.astype(dtype, copy=False) * r[:, None]) * r[None, :]
-    B[np.diag_indices_from(B)] += 1
+    B = np.multiply(K, r[:, None], dtype=dtype)
+    B *= r[None, :]
+    B.flat[:: B.shape[0] + 1] += 1
     potrf = linalg.get_lapack_funcs("potrf", (B,))
-    U, info = potrf(B, lower=False, overwrite_a=True, clean=False)
+    # B is symmetric: its transpose is the Fortran-ordered view LAPACK wants, so nothing is copied
+    U, info = potrf(B.T, lower=False, overwrite_a=True, clean=True)
     if info != 0:
         raise IndefiniteKernelError(
             f"I + D^½ K D^½ is not positive definite (LAPACK info {info}); K is not a valid kernel matrix."
@@ -186,7 +188,7 @@ def _inverse_factor(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
     U_inv, info = trtri(U, lower=0, unitdiag=0, overwrite_c=1)
     if info != 0:
         raise np.linalg.LinAlgError(f"Inverting the Cholesky factor failed (LAPACK info {info}).")
-    return np.triu(U_inv)
+    return U_inv  # upper triangular: potrf(clean=True) zeroed the rest
 
 
 def _G_diag(K: np.ndarray, dl: np.ndarray, dtype=np.float64, keep: dict | None = None) -> np.ndarray:
