@@ -10,7 +10,6 @@ import json
 import math
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -20,20 +19,7 @@ from explorer import datasets, svm
 from explorer.montecarlo import BootstrapPredictions
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_blas_thread():
-    """Run single-threaded BLAS: on a busy machine the many small BLAS calls of the solvers otherwise wait
-    for descheduled OpenBLAS worker threads (5x slower). Results do not depend on the thread count."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # threadpoolctl comes with scikit-learn, a test dependency
-        yield
-        return
-    if threading.active_count() > 1:  # never change OpenBLAS's pool while another thread may be inside it
-        yield
-        return
-    with threadpool_limits(1, user_api="blas"):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 def rbf(X, Y, length=1.0):

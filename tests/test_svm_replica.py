@@ -8,7 +8,6 @@ approximation: we allow 4 MC standard errors plus 10% of the MC value (measured 
 S/N = 0.25 and 0.5: about 5% and 4%).
 """
 import math
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -19,20 +18,7 @@ from explorer import datasets, replica, svm, svm_experiments, svm_replica
 from explorer.svm_replica import ConvergenceError
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_blas_thread():
-    """Run single-threaded BLAS: on a busy machine the many small BLAS calls of the solvers otherwise wait
-    for descheduled OpenBLAS worker threads (5x slower). Results do not depend on the thread count."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # threadpoolctl comes with scikit-learn, a test dependency
-        yield
-        return
-    if threading.active_count() > 1:  # never change OpenBLAS's pool while another thread may be inside it
-        yield
-        return
-    with threadpool_limits(1, user_api="blas"):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 def rbf(X, Y, length=1.0):
