@@ -1,0 +1,209 @@
+"""GP model-selection view state (seed 001) without a server: parameters, jobs, cancel, cache, exports, errors."""
+import io
+
+import numpy as np
+import pandas as pd
+import param
+import pytest
+
+from explorer import datasets, selection
+from explorer.views import selection as V
+
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
+SMALL = dict(n_points=32, n_test=32, criteria=["evidence", "loo"], rank_kernels=["se", "exponential"],
+             curve_points=5, n_restarts=1, max_iter=8, n_partitions=4, n_objects=4)
+
+
+@pytest.fixture(autouse=True)
+def _clean_caches():
+    V.clear_caches()
+    yield
+    V.clear_caches()
+
+
+def small_state(**settings) -> V.SelectionState:
+    return V.SelectionState(**{**SMALL, **settings})
+
+
+def test_every_control_has_label_doc_and_bounds():
+    for name, p in V.SelectionState.param.objects().items():
+        if name == "name":
+            continue
+        assert p.doc and p.label, name
+        if isinstance(p, param.Number) and p.precedence is None:
+            assert p.bounds is not None and None not in p.bounds, name
+        if isinstance(p, (param.Selector, param.ListSelector)) and p.precedence is None and name != "target":
+            assert p.objects, name
+    assert V.SelectionState.param.criteria.objects == list(selection.CRITERIA)
+    assert "bootstrap632" in V.SelectionState.param.criteria.objects
+    with pytest.raises(ValueError):
+        V.SelectionState(n_points=2)
+    with pytest.raises(ValueError):
+        V.SelectionState(criteria=["aic"])
+
+
+def test_nothing_is_computed_before_refresh():
+    state = V.SelectionState()
+    state.kernel = "rq"
+    assert not state.started and state.problem is None and not any(j.running for j in state.jobs.values())
+
+
+def test_curve_optimisation_and_ranking_jobs_complete_on_teacher_data():
+    state = small_state(seed=1)
+    state.refresh()
+    assert state.error == ""
+    assert state.wait(timeout=60)
+    assert {k: j.message for k, j in state.jobs.items()} == {k: "done" for k in V.JOB_KINDS}
+    p = state.problem
+    assert p.teacher and p.n == 32 and p.y_test.size == 32
+    curves = state.curves
+    assert curves.complete and [c.criterion for c in curves.curves] == ["evidence", "loo"]
+    assert curves.reference["lengthscale"] == 1.0 and curves.reference["noise_std"] == pytest.approx(0.1)
+    for c in curves.curves:  # the grid spans one decade each side of the teacher's ℓ = 1
+        assert c.grid[0] == pytest.approx(0.1) and c.grid[-1] == pytest.approx(10.0) and np.isfinite(c.best)
+    # the optimisation equals the core's select_hyperparameters for the same seed and start
+    kernel, noise_var = selection.initial_hyperparameters("se", p.X, p.y)
+    ref = selection.select_hyperparameters(p.X, p.y, kernel, ("evidence", "loo"), noise_var=noise_var, rng=1,
+                                           n_restarts=1, max_iter=8, n_folds=5, n_partitions=4, n_objects=4)
+    assert [r.value for r in state.optima.results] == pytest.approx([r.value for r in ref], rel=1e-12)
+    assert all(r.test is not None and 0 < r.test.smse < 1 for r in state.optima.results)
+    # the ranking equals rank_functional_forms for the same seed
+    rows = selection.rank_functional_forms(p.X, p.y, ("se", "exponential"), select_by="loo",
+                                           rank_by=("evidence", "loo"), rng=1, n_restarts=1, max_iter=8,
+                                           X_test=p.X_test, y_test=p.y_test, n_folds=5, n_partitions=4, n_objects=4)
+    assert [r.ranks for r in state.ranking.rows] == [r.ranks for r in rows]
+    assert [r.values["evidence"] for r in state.ranking.rows] == pytest.approx([r.values["evidence"] for r in rows])
+    # the figures build with results; every curve is normalised to [0, 1] with its minimum at 0
+    V.criteria_plot(state)
+    V.prediction_plot(state)
+    frame = V.curve_frame(state)
+    assert frame.groupby("criterion")["normalised"].min().tolist() == [0.0, 0.0]
+    assert (frame[frame.is_minimum]["normalised"] == 0.0).all()
+    table = V.ranking_frame(state)
+    assert set(table["kernel"]) == {"se", "exponential"} and {"rank evidence", "rank loo", "rank smse"} <= set(table)
+
+
+def test_parameter_follows_the_kernel():
+    state = small_state(kernel="periodic", parameter="period", rank_kernels=["se"], auto_run=False)
+    state.refresh()
+    assert state.wait(timeout=60)
+    assert state.curves.parameter == "period" and state.curves.reference["period"] == 2.0
+    state.kernel = "se"  # se has no period: the curve falls back to the lengthscale
+    assert state.parameter == "lengthscale"
+    assert state.wait(timeout=60)
+    assert state.curves.parameter == "lengthscale"
+
+
+def test_cancel_stops_between_criteria():
+    state = small_state(criteria=["evidence", "loo", "kfold", "asc-beta-noise"], rank_kernels=["se", "rq", "exponential"])
+
+    cancelled = set()
+
+    def dispatch(callback):  # cancel (once) as soon as the first criterion (or kernel) has been published
+        callback()
+        for kind, result in (("optima", state.optima), ("ranking", state.ranking)):
+            if kind not in cancelled and result is not None and not result.complete:
+                cancelled.add(kind)
+                state.cancel(kind)
+
+    state.dispatch = dispatch
+    state.refresh()
+    assert state.wait(timeout=60)
+    for kind in ("optima", "ranking"):
+        assert state.jobs[kind].message.startswith("cancelled after 1 of"), state.jobs[kind].message
+        assert state.jobs[kind].error == "" and not state.jobs[kind].running
+    assert len(state.optima.results) == 1 and not state.optima.complete  # the partial result stays
+    # Run starts them again
+    state.dispatch = V.call_now
+    state.run()
+    assert state.wait(timeout=60)
+    assert state.optima.complete and state.ranking.complete
+
+
+def test_auto_run_off_waits_for_run():
+    state = small_state(auto_run=False)
+    state.refresh()
+    assert state.wait(timeout=60)
+    assert state.optima is None and "press 'Run'" in state.jobs["optima"].message
+    assert state.curves.complete  # the curves do not wait for the button
+    state.run()
+    assert state.wait(timeout=60)
+    assert state.optima.complete and state.ranking.complete
+
+
+def test_cache_hit_is_instant():
+    first = small_state()
+    first.refresh()
+    assert first.wait(timeout=60)
+    second = small_state()
+    second.refresh()
+    assert {k: j.message for k, j in second.jobs.items()} == {k: "done (cached)" for k in V.JOB_KINDS}
+    assert second.curves is first.curves and second.optima is first.optima and second.ranking is first.ranking
+
+
+def test_exports_have_the_expected_columns():
+    state = small_state()
+    empty = V.csv_text(state, "optima")
+    assert empty.splitlines()[1].split(",") == V.EXPORT_COLUMNS["optima"]
+    state.refresh()
+    assert state.wait(timeout=60)
+    for what in ("curves", "optima", "ranking"):
+        text = V.csv_text(state, what)
+        assert text.startswith("# GP model selection (seed 001): dataset=teacher N=32")
+        frame = pd.read_csv(io.StringIO(text), comment="#")
+        assert list(frame.columns) == V.EXPORT_COLUMNS[what]
+        assert len(frame) > 0
+    optima = pd.read_csv(io.StringIO(V.csv_text(state, "optima")), comment="#")
+    assert list(optima["criterion"]) == ["evidence", "loo"] and optima["test_smse"].notna().all()
+    assert "lengthscale" in optima["hyperparameters"][0]
+    for what in ("curves", "predictions", "ranking"):
+        html = V.html_text(state, what)
+        assert "<html" in html.lower()
+    assert "bokeh" in V.html_text(state, "curves").lower()
+
+
+def test_multi_input_csv_predicted_vs_target(rng):
+    X = rng.normal(size=(40, 2))
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=40)
+    text = "a,b,y\n" + "\n".join(f"{a:.6f},{b:.6f},{c:.6f}" for (a, b), c in zip(X, y))
+    state = small_state(n_points=30, n_test=10, standardize=True, rank_kernels=["se"])
+    state.upload_csv("plane.csv", text)
+    assert state.dataset == V.UPLOAD and state.target == "y"
+    state.refresh()
+    assert state.wait(timeout=60)
+    assert state.error == "" and state.problem.d == 2 and state.problem.y_test.size == 10
+    overlay = V.prediction_plot(state)
+    assert "Predicted vs target" in overlay.opts.get().kwargs["title"]
+
+
+def test_errors_become_readable_messages():
+    state = small_state()
+    state.upload_csv("x.csv", b"\xff\xfe\x00garbage")
+    assert "UTF-8" in state.error
+    state = small_state(criteria=["asc-beta-noise"], n_points=16, n_objects=20)
+    state.refresh()  # no exception
+    assert "ASC needs 2 subsets of M = 20" in state.error and "lower 'ASC: objects M'" in state.error
+    assert state.problem is None and state.curves is None
+    text = "a,y\n" + "\n".join(f"{i},{i % 2}" for i in range(5))
+    state = small_state()
+    state.upload_csv("tiny.csv", text)
+    state.refresh()
+    assert state.error.startswith("The data cannot be used:") and "5 data rows" in state.error
+    assert "Traceback" not in state.error
+    assert V.describe_error(np.linalg.LinAlgError("not positive definite")).startswith(
+        "The covariance matrix could not be factorised")
+    assert isinstance(datasets.DatasetError("x"), ValueError)
+
+
+def test_tab_builds_without_a_server():
+    pn = pytest.importorskip("panel")
+    state = small_state()
+    tab = V.SelectionTab(state=state)
+    root = pn.panel(tab).get_root()
+    assert state.started and root is not None
+    assert state.wait(timeout=60)
+    assert "N = 32 training cases" in tab.status.object
+    assert tab.cancel.disabled
+    assert tab._export("csv", "curves").getvalue().splitlines()[1].startswith("criterion,")
+    assert list(tab.tables["ranking"].object["kernel"]) != []
