@@ -32,16 +32,21 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
     are offered as datasets next to the shipped ones. ``settings`` are initial values of
     :class:`~explorer.views.ExplorerState` parameters (e.g. ``dataset="teacher"``); parameters in the
     page URL override them. The view is reachable as ``template.explorer`` (an ``ExplorerView``).
+
+    In a served session the background jobs start once the browser has shown the page (Panel's onload):
+    the first paint does not share the CPU with Monte-Carlo, and a page that is fetched but never shown
+    starts none. The synchronous work is the ADATAP solve at the current S/N (~0.1 s).
     """
     data_dir = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
     state = ExplorerState(data_dir=None if data_dir is None else str(data_dir), **settings)
     state.dispatch = session_dispatcher(pn.state.curdoc)
     view = ExplorerView(state=state)
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+        state.defer_jobs()  # background jobs start once the browser shows the page (_on_load)
         pn.state.on_session_destroyed(lambda context: state.close())
         if pn.state.location is not None:
             pn.state.location.sync(state, {name: name for name in URL_PARAMETERS}, on_error=state.apply_url)
-            pn.state.onload(partial(_write_url, state))
+        pn.state.onload(partial(_on_load, state))
     state.refresh()
     template = pn.template.FastListTemplate(
         title=TITLE, sidebar=[view.controls], main=[view.main], sidebar_width=330, accent="#1f77b4",
@@ -49,6 +54,13 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
     )
     template.explorer = view  # handle for tests and notebooks
     return template
+
+
+def _on_load(state: ExplorerState) -> None:
+    """The browser shows the page: complete the URL, start the background jobs, show what is ready."""
+    if pn.state.location is not None:
+        _write_url(state)
+    state.start_jobs()
 
 
 def _write_url(state: ExplorerState) -> None:

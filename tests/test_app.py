@@ -9,11 +9,17 @@ import subprocess
 import sys
 import time
 import urllib.request
+import weakref
 
 import param
 import pytest
 
 pn = pytest.importorskip("panel")
+
+from bokeh.document import Document  # noqa: E402
+from bokeh.server.contexts import BokehSessionContext, _RequestProxy  # noqa: E402
+from panel.io.state import set_curdoc  # noqa: E402
+from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine  # noqa: E402
 
 from explorer import cli  # noqa: E402
 from explorer.app import create_app  # noqa: E402
@@ -87,6 +93,50 @@ def test_download_callbacks_return_content(app):
     assert app.explorer.state.wait(60)
     assert curve._csv().getvalue().splitlines()[1].startswith("s_over_n,theory")
     assert "<html" in curve._html().getvalue()[:200].lower()
+
+
+LINK = "/?dataset=teacher&tab=distribution&mc_samples=200&s_over_n=2.0"
+
+
+@pytest.fixture
+def unconnected_session():
+    """The document of a served session opened with ``LINK`` whose Bokeh session does not exist yet.
+
+    That is the state while bokeh builds the page (``create_app``) and until the session object is made:
+    ``pn.state.execute(..., schedule=True)`` leaves its callbacks in the document, which keeps them in a
+    set; the session made afterwards schedules them in hash order, not in the order they were added.
+    """
+    clear_caches()
+    doc = Document()
+    request = HTTPServerRequest(start_line=RequestStartLine("GET", LINK, "HTTP/1.1"),
+                                headers=HTTPHeaders({"Host": "127.0.0.1:5006"}))
+    context = BokehSessionContext("unconnected", None, doc)  # as bokeh's ApplicationContext makes it
+    context._request = _RequestProxy(request)
+    doc._session_context = weakref.ref(context)
+    with set_curdoc(doc):
+        yield doc
+    del context
+
+
+def test_job_updates_apply_in_order_whatever_order_the_session_runs_them(unconnected_session):
+    doc = unconnected_session
+    added, add = [], doc.add_next_tick_callback
+    doc.add_next_tick_callback = lambda callback: added.append(add(callback)) or added[-1]  # note the order
+    app = create_app()
+    state, status = app.explorer.state, app.explorer.state.jobs["distribution"]
+    assert (state.dataset, state.tab, state.mc_samples, state.s_over_n) == ("teacher", "distribution", 200, 2.0)
+    assert state.wait(0) and not status.running  # nothing runs before the browser shows the page
+    pn.state._on_load(doc)  # Panel's handler of the page's DocumentReady event (runs the onload callbacks)
+    assert state.wait(60), "the distribution job did not finish"
+    assert "mc_samples=200" in pn.state.location.search  # the URL carries every control
+    assert added and set(added) == set(doc.session_callbacks) and state.distribution is None  # all waiting
+    for callback in reversed(added):  # the worst order the session could run them in: newest first
+        # (before the fix: "solving the replica theory" stayed, with the job long finished)
+        callback.callback()
+    assert state.distribution is not None and state.distribution.samples.shape == (200, 64)
+    assert status.message == "done" and status.progress == 1.0 and not status.running
+    assert app.explorer.tab_views["distribution"].job_message.object == "done"
+    state.close()
 
 
 def test_url_parameters_cover_the_controls():

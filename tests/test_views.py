@@ -291,6 +291,29 @@ def test_error_in_a_background_job_is_a_message(monkeypatch):
     assert "Cholesky" in status.error and not status.running and s.distribution is None
 
 
+def test_deferred_jobs_start_once_the_page_has_loaded():
+    s = ExplorerState(dataset="teacher", tab="distribution", mc_samples=200)
+    s.defer_jobs()  # a served page, not shown yet
+    s.refresh()
+    status = s.jobs["distribution"]
+    assert s.solution is not None  # the theory of the first paint is there
+    assert not status.running and status.message == "starts once the page has loaded" and s.wait(0)
+    s.start_jobs()  # the browser shows the page
+    assert finished(s).distribution.samples.shape == (200, 64)
+    assert status.message == "done" and status.progress == 1.0
+
+
+def test_a_finished_job_shows_its_result_on_load_even_if_its_updates_never_arrived():
+    s = ExplorerState(dataset="teacher", tab="distribution", mc_samples=200)
+    s.dispatch = lambda callback: None  # a session that never ran the job's updates
+    s.refresh()
+    status = finished(s).jobs["distribution"]
+    assert s.distribution is None and status.running  # nothing has arrived
+    s.start_jobs()  # page load: show what is ready
+    assert s.distribution is not None and s.distribution.samples.shape == (200, 64)
+    assert not status.running and status.message == "done" and status.progress == 1.0
+
+
 def test_too_many_held_out_rows_is_a_message():
     s = make_state(tab="holdout", holdout=60)
     assert "at least 10 training rows" in s.error

@@ -8,7 +8,9 @@ so that every session has its own. Every main element carries a stable CSS class
 from __future__ import annotations
 
 import io
+import logging
 import time
+from collections import deque
 from typing import Callable, ClassVar
 
 import holoviews as hv
@@ -22,6 +24,8 @@ from .state import MC_GRID, TABS, ExplorerState, JobStatus
 
 __all__ = ["Controls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "ExplorerView",
            "session_dispatcher", "TAB_TITLES", "CSS"]
+
+log = logging.getLogger(__name__)
 
 TAB_TITLES = {"curve": "Learning curve", "distribution": "Predictive distribution", "l1": "L1 map",
               "holdout": "Test inputs"}
@@ -56,19 +60,34 @@ CSS = {
 
 
 def session_dispatcher(doc) -> Callable[[Callable[[], None]], None]:
-    """How worker threads hand updates to a served session: on its event loop, with its document lock.
+    """How worker threads hand updates to a served session: on its event loop, in the order they were sent.
 
     ``pn.state.execute(..., schedule=True)`` adds a next-tick callback to the session's document (Panel's
-    recommended way to touch a session from another thread). Outside a server the update runs at once.
+    recommended way to touch a session from another thread), but the order of those callbacks is not
+    guaranteed: while the page is still being built (the Bokeh session does not exist yet) the document
+    keeps them in a *set* and the session later schedules them in hash order. A fast job finishing then
+    could see an old progress report applied after its result ("solving the replica theory" for ever).
+    So updates go through a FIFO queue and every scheduled callback applies whatever is queued, oldest
+    first. Outside a server the update runs at once.
     """
     if doc is None or doc.session_context is None:
         return lambda callback: callback()
+    queue: deque[Callable[[], None]] = deque()  # append/popleft are atomic: no lock needed
+
+    def apply_queued() -> None:  # on the session's event loop, with its document lock
+        while queue:
+            callback = queue.popleft()
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - one failed update must not hold back the later ones
+                log.exception("update of a background job failed")
 
     def dispatch(callback: Callable[[], None]) -> None:
         if doc.session_context is None:  # the session has ended meanwhile: nobody to update
             return
+        queue.append(callback)
         with set_curdoc(doc):
-            pn.state.execute(callback, schedule=True)
+            pn.state.execute(apply_queued, schedule=True)
 
     return dispatch
 

@@ -8,7 +8,8 @@ results and land in caches shared by all sessions of the server (same settings â
 
 Only the work the active tab needs is done (``tab``); the other tabs catch up when they are opened.
 Worker threads never touch the session directly: they hand their updates to ``dispatch``, which the app
-points at the session's event loop (by default updates are applied at once, e.g. in tests).
+points at the session's event loop, in order (by default updates are applied at once, e.g. in tests). A
+served page defers its jobs until the browser shows it (:meth:`ExplorerState.defer_jobs`).
 """
 
 from __future__ import annotations
@@ -309,7 +310,7 @@ class ExplorerState(param.Parameterized):
         self._wanted: dict[str, object] = {}
         self._upload: tuple[str, str, str] | None = None  # (file name, text, sha256)
         self._columns: dict[str, list[str]] = {}
-        self._refreshing = self._dirty = self._closed = False
+        self._refreshing = self._dirty = self._closed = self._deferred = False
         self._forced: str | None = None
         self._pending: dict | None = None
         self._init_dataset_choices()
@@ -366,6 +367,20 @@ class ExplorerState(param.Parameterized):
             if not job.done.wait(remaining):
                 return False
         return True
+
+    def defer_jobs(self) -> None:
+        """Start no background job until :meth:`start_jobs` (results already cached are still shown).
+
+        A served page calls this before it is built and :meth:`start_jobs` once the browser shows it: the
+        first paint does not share the CPU with Monte-Carlo, and a page that is requested but never opened
+        (a health check, a link preview) computes nothing in the background.
+        """
+        self._deferred = True
+
+    def start_jobs(self) -> None:
+        """Start the jobs the current settings need and show every result that is ready by now."""
+        self._deferred = False
+        self.refresh()
 
     def close(self) -> None:
         """Cancel every job and drop their updates (the session ended)."""
@@ -603,7 +618,9 @@ class ExplorerState(param.Parameterized):
         """Show the cached result for ``key``, or start (or keep) the job computing it.
 
         A job for the same settings that is running, was cancelled or failed is left alone (its partial
-        result and message stay on screen) unless :meth:`run_mc` forces a new start.
+        result and message stay on screen) unless :meth:`run_mc` forces a new start. A finished job's result
+        is shown from the cache even if the job's own final update never arrived. While jobs are deferred
+        (:meth:`defer_jobs`) nothing starts.
         """
         self._wanted[kind] = key
         status, job = self._status(kind), self._jobs.get(kind)
@@ -614,13 +631,18 @@ class ExplorerState(param.Parameterized):
             job.stop.set()
             del self._jobs[kind]  # superseded: its updates are dropped from now on
         if hit is not None:
+            # our own job computed it (its final update may still be on its way, or have been lost): "done"
+            own = job is not None and job.key == key and not job.alive
             self._assign(attr, hit)
-            status.param.update(running=False, progress=1.0, message="done (cached)", error="")
+            status.param.update(running=False, progress=1.0, message="done" if own else "done (cached)", error="")
             return
         self._assign(attr, None)
         if mc and not (self.auto_mc or self._forced == kind):
             status.param.update(running=False, progress=0.0, error="",
                                 message="Monte-Carlo not run yet: press 'Run Monte-Carlo'.")
+            return
+        if self._deferred:
+            status.param.update(running=False, progress=0.0, error="", message="starts once the page has loaded")
             return
         self._start(kind, key, attr, cache, work)
 
