@@ -25,6 +25,15 @@ DEFAULT_ADDRESS = "127.0.0.1"
 pn.extension("tabulator")
 
 
+class Fast(pn.theme.Fast):
+    """Panel's Fast design without its web font from fonts.googleapis.com (text falls back to a local
+    Open Sans or sans-serif): every resource of the page then comes from the explorer's own server, so the
+    page works offline and the browser console shows no failed request. (The class keeps the name ``Fast``:
+    Panel finds a design's bundled files under the lower-cased class name.)"""
+
+    _resources = {**pn.theme.Fast._resources, "font": {}}
+
+
 def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.template.FastListTemplate:
     """The page of one session: sidebar of controls, four tabs; the URL carries the controls' state.
 
@@ -50,7 +59,7 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
     state.refresh()
     template = pn.template.FastListTemplate(
         title=TITLE, sidebar=[view.controls], main=[view.main], sidebar_width=330, accent="#1f77b4",
-        header_background="#1f4e79",
+        header_background="#1f4e79", design=Fast,
     )
     template.explorer = view  # handle for tests and notebooks
     return template
