@@ -38,8 +38,9 @@ def app():
 def test_create_app_builds_the_template_with_four_tabs(app):
     assert isinstance(app, pn.template.FastListTemplate)
     view = app.explorer
-    assert view.tabs._names == ["Learning curve", "Predictive distribution", "L1 map", "Test inputs"]
-    assert list(TAB_TITLES.values()) == view.tabs._names
+    assert view.tabs._names == ["Learning curve", "Predictive distribution", "L1 map", "Test inputs",
+                                "SVM bootstrap", "Model selection"]
+    assert list(TAB_TITLES.values()) == view.tabs._names[:4]
     assert "explorer-tabs" in view.tabs.css_classes
     assert any("explorer-controls" in item.css_classes for item in app.sidebar.objects)
     assert view.state.problem.name == "teacher" and view.state.error == ""
@@ -199,3 +200,13 @@ def test_target_picker_defaults_to_the_last_column_with_the_widget_linked(tmp_pa
     state.dataset = "teacher"
     assert state.target is None and not widget.visible
     state.close()
+
+
+def test_svm_and_selection_tabs_leave_the_gp_tab_alone(app):
+    view = app.explorer
+    view.tabs.active = 4  # SVM bootstrap
+    assert view.state.tab == "curve"
+    view.tabs.active = 5  # Model selection
+    assert view.state.tab == "curve"
+    view.tabs.active = 1
+    assert view.state.tab == "distribution"

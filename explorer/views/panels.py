@@ -424,7 +424,8 @@ class ExplorerView(pn.viewable.Viewer):
                           "l1": L1Tab(state=s), "holdout": HoldoutTab(state=s)}
         self.tabs = pn.Tabs(*[(TAB_TITLES[t], view) for t, view in self.tab_views.items()], dynamic=True,
                             active=TABS.index(s.tab), css_classes=["explorer-tabs"], sizing_mode="stretch_width")
-        self.tabs.param.watch(lambda e: setattr(s, "tab", TABS[e.new]), "active")
+        # tabs after the GP ones (SVM, model selection) carry their own state: leave ``tab`` alone there
+        self.tabs.param.watch(lambda e: setattr(s, "tab", TABS[e.new]) if e.new < len(TABS) else None, "active")
         s.param.watch(lambda e: setattr(self.tabs, "active", TABS.index(e.new)), "tab")
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["explorer-error"],
                                    sizing_mode="stretch_width")
