@@ -20,3 +20,17 @@ def one_blas_thread():
         return
     with threadpool_limits(1, user_api="blas"):
         yield
+
+
+def assert_documented_controls(cls) -> None:
+    """Every control of a param state class has a doc and a label; numbers have bounds; choices exist."""
+    import param
+
+    for name, p in cls.param.objects().items():
+        if name == "name":
+            continue
+        assert p.doc and p.label, name
+        if isinstance(p, param.Number) and p.precedence is None:
+            assert p.bounds is not None and None not in p.bounds, name
+        if isinstance(p, (param.Selector, param.ListSelector)) and p.precedence is None and name != "target":
+            assert p.objects, name

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import param
 import pytest
+from conftest import assert_documented_controls
 
 from explorer import datasets, selection
 from explorer.views import selection as V
@@ -27,14 +28,7 @@ def small_state(**settings) -> V.SelectionState:
 
 
 def test_every_control_has_label_doc_and_bounds():
-    for name, p in V.SelectionState.param.objects().items():
-        if name == "name":
-            continue
-        assert p.doc and p.label, name
-        if isinstance(p, param.Number) and p.precedence is None:
-            assert p.bounds is not None and None not in p.bounds, name
-        if isinstance(p, (param.Selector, param.ListSelector)) and p.precedence is None and name != "target":
-            assert p.objects, name
+    assert_documented_controls(V.SelectionState)
     assert V.SelectionState.param.criteria.objects == list(selection.CRITERIA)
     assert "bootstrap632" in V.SelectionState.param.criteria.objects
     with pytest.raises(ValueError):

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import param
 import pytest
+from conftest import assert_documented_controls
 
 from explorer.views import svm as V
 
@@ -38,14 +39,7 @@ def small_state(rng, **settings) -> V.SVMState:
 
 
 def test_every_control_has_label_doc_and_bounds():
-    for name, p in V.SVMState.param.objects().items():
-        if name == "name":
-            continue
-        assert p.doc and p.label, name
-        if isinstance(p, param.Number) and p.precedence is None:
-            assert p.bounds is not None and None not in p.bounds, name
-        if isinstance(p, (param.Selector, param.ListSelector)) and p.precedence is None and name != "target":
-            assert p.objects, name
+    assert_documented_controls(V.SVMState)
     assert V.SVMState.param.dataset.objects == list(V.SVM_DATASETS)
     with pytest.raises(ValueError):
         V.SVMState(lengthscale=0.0)
