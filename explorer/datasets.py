@@ -24,7 +24,7 @@ from scipy.spatial.distance import cdist
 
 __all__ = [
     "Dataset", "DatasetError", "TEACHER_KERNELS", "available", "load", "load_csv", "find_csv_files",
-    "toy_function", "gp_teacher",
+    "toy_function", "gp_teacher", "nar_embedding", "load_series_csv",
 ]
 
 TASKS = ("regression", "classification")
@@ -259,6 +259,36 @@ def load_csv(source: str | os.PathLike | IO[str], target: str, *, name: str | No
         name=name or _default_name(source), inputs=x, targets=y, feature_names=inputs, target_name=target, task=task,
         description=f"User data {table.label}: {len(y)} rows, {len(inputs)} inputs, target {target!r} ({task}).",
         provenance=_user_provenance(source, table.label), class_labels=labels)
+
+
+def nar_embedding(series: np.ndarray, lags: int = 6, *, name: str = "series", provenance: str = "") -> Dataset:
+    """Nonlinear auto-regressive (NAR) regression data of eq. (20) of seed 002: predict x(t+1) from
+    (x(t), x(t−1), ..., x(t−lags+1)). Returns inputs of shape (T − lags, lags) and targets (T − lags,)."""
+    x = np.asarray(series, dtype=float)
+    _require(x.ndim == 1, f"`series` must be one-dimensional, got shape {x.shape}.")
+    _require(float(lags) == int(lags) and int(lags) >= 1, f"`lags` must be a whole number ≥ 1, got {lags}.")
+    lags = int(lags)
+    _require(x.size - lags >= MIN_ROWS, f"a series of {x.size} values with {lags} lags leaves {x.size - lags} "
+                                        f"examples; at least {MIN_ROWS} are needed. Use a longer series.")
+    _require(bool(np.all(np.isfinite(x))), "the series contains NaN or inf; clean it first.")
+    inputs = np.column_stack([x[lags - 1 - k:x.size - 1 - k] for k in range(lags)])  # x(t), x(t-1), ...
+    return Dataset(
+        name=name, inputs=inputs, targets=x[lags:], feature_names=tuple(f"x(t-{k})" if k else "x(t)"
+                                                                         for k in range(lags)),
+        target_name="x(t+1)", task="regression",
+        description=f"NAR({lags}) embedding of {name}: {x.size - lags} examples x(t+1) ~ x(t..t-{lags - 1}).",
+        provenance=provenance or f"Time series {name}.")
+
+
+def load_series_csv(source: str | os.PathLike | IO[str], column: str, lags: int = 6, *,
+                    name: str | None = None) -> Dataset:
+    """Read one numeric column of a CSV as a time series (rows in time order) and embed it by
+    :func:`nar_embedding` — e.g. the Santa Fe laser series A with ``column="value"`` (seed 002 §5.3)."""
+    table = _read_table(source)
+    _require(column in table.header, f"column {column!r} is not in {table.label}. "
+                                     f"Available columns: {_names(table.header)}.")
+    return nar_embedding(_numeric_column(table, column), lags, name=name or _default_name(source),
+                         provenance=_user_provenance(source, table.label))
 
 
 def _user_table_iv(table: _Table, target: str, task: str | None) -> tuple[str, ...]:

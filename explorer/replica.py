@@ -30,6 +30,7 @@ __all__ = [
     "replica_learning_curve",
     "bootstrap_test_error",
     "bootstrap_loss_error",
+    "bootstrap_optimism",
     "bootstrap_moments",
     "mixture_components",
     "predictive_density",
@@ -527,6 +528,28 @@ def bootstrap_loss_error(sol: ReplicaSolution, loss: Callable[[np.ndarray, np.nd
     f = (sol.gam_c[:, None] + u[None, :] * np.sqrt(np.maximum(-sol.lam_c, 0.0))[:, None]) / sol.dl_c[:, None]
     values = np.asarray(loss(f, sol.y[:, None]), dtype=float)  # eq. (46)
     return float(np.mean(values @ w))
+
+
+def bootstrap_optimism(sol: ReplicaSolution, tail_mass: float = SERIES_TAIL) -> tuple[float, float]:
+    """Bootstrap averages of the two errors whose difference is Efron's optimism (seed 002 eqs. 3-5).
+
+    With the eq. (60) mixture of seed 000 — given k copies of point i in the sample, the retrained
+    predictor at x_i is Gaussian with mean μ_ik = (γ_c + y_i k/σ²)/(Δλ_c + k/σ²) and variance
+    −λ_c/(Δλ_c + k/σ²)², so E[(h − y_i)² | k] = (μ_ik − y_i)² + var_ik — averaging over k ~ Poisson(S/N):
+
+        E^{A,I} = (1/N) Σ_i Σ_k p_k E[(h − y_i)² | k]     (validation error on the original set, eq. 4)
+        E^{A,A} = (1/N) Σ_i Σ_k k p_k E[(h − y_i)² | k]   (training error on the sample, eq. 3; S = N)
+
+    Returns (E^{A,I}, E^{A,A}); the optimism of eq. (5)-(6) is their difference. No refits.
+    """
+    p = poisson_weights(sol.S / sol.n, tail=tail_mass)
+    k = np.arange(p.size)
+    prec = sol.dl_c[:, None] + k / sol.noise_var
+    mean_gap = (sol.gam_c[:, None] - sol.y[:, None] * sol.dl_c[:, None]) / prec  # μ_ik − y_i
+    sq = mean_gap**2 + np.maximum(-sol.lam_c, 0.0)[:, None] / prec**2
+    validation = float(np.mean(sq @ p))
+    training = float(np.sum(sq @ (k * p)) / sol.S)
+    return validation, training
 
 
 def bootstrap_moments(sol: ReplicaSolution, K: np.ndarray, K_cross: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
