@@ -4,7 +4,8 @@ Commands: ``learning-curve`` (seed 000 Fig. 1), ``distribution`` (Fig. 3-5, L1 d
 ``holdout`` (Fig. 2, mean/variance at held-out inputs), ``datasets`` (what can be loaded),
 ``serve`` (the interactive dashboard, ``explorer.app``), ``svm-curve`` (seed 004 Fig. 1: hard-margin SVM
 bootstrap classification error, theory vs MC), ``select`` (seed 001: GP hyperparameters under each model-selection
-criterion) and ``select-experiment`` (seed 001's experiments at small repetition counts).
+criterion), ``select-experiment`` (seed 001's experiments at small repetition counts) and ``fast-bootstrap``
+(seed 002: full vs fast bootstrap model-structure selection, with the replica optimism for the LS-SVM).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import datasets, experiments, kernels, replica, selection, selection_experiments, svm_experiments
+from . import cli_fastboot, datasets, experiments, kernels, replica, selection, selection_experiments, svm_experiments
 from .blas import use_single_threaded_blas
 
 KERNEL_NAMES = ("se", "rq", "exponential", "matern32", "matern52", "periodic")
@@ -113,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="open the page in a web browser (default --no-show)")
     _add_svm_curve_parser(sub)
     _add_select_parsers(sub)
+    cli_fastboot.add_parser(sub)
     return parser
 
 
@@ -185,6 +187,8 @@ def _run(args) -> tuple[dict, str]:
         return {"datasets": names}, "\n".join(names)
     if args.command == "svm-curve":
         return _svm_curve(args)
+    if args.command == "fast-bootstrap":
+        return cli_fastboot.run(args, _progress())
     if args.command in ("select", "select-experiment"):
         return _select(args)
     if args.mc_samples < 1:

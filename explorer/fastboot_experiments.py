@@ -217,6 +217,7 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
     fam = make_model(model, data, **(model_options or {}))
     X, y = prepare_data(data)
     grid, sample_grid = setting.grids()
+    fastboot._f_test_iv(sample_grid, sample_grid, kappa0, kappa1, 0.05)  # fail before any training
     gen_app, gen_full, gen_fast = np.random.default_rng(rng).spawn(3)
     plan = _Plan(setting, grid.size, sample_grid.size, with_full, progress)
     seconds = {}
