@@ -393,3 +393,17 @@ def test_cli_fast_bootstrap_errors_exit_2(capsys, argv, message):
     code, _, err = _cli(capsys, "fast-bootstrap", *argv)
     assert code == 2
     assert re.search(message, err)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["ls-svm", "rbfn"])
+def test_fast_bootstrap_choice_is_as_good_as_the_full_one_on_the_toy_data(model, one_blas_thread):
+    """Table 1 settings, 5 seeds: the fast bootstrap's complexity is within 2 standard errors of the full
+    bootstrap's optimum on the full bootstrap's own curve, with ≥ 90% fewer models trained."""
+    for seed in range(5):
+        res = fe.compare_bootstraps(datasets.toy_function(rng=seed), model, rng=seed, with_replica=False)
+        full, fast = res.full, res.fast
+        i_fast = int(np.argmin(fast.generalization_error))
+        cost = full.generalization_error[i_fast] - full.generalization_error.min()
+        assert cost <= 2 * np.median(full.optimism_se), (seed, full.selected, fast.selected)
+        assert res.gain >= 0.9
