@@ -1170,8 +1170,8 @@ def _curves_experiment_plot(res: sx.CurvesExperiment) -> hv.Overlay:
     x_dim = hv.Dimension("parameter_value", label=_param_label(res.parameter))
     layers = [hv.Curve((res.grid, normalise(m)), x_dim, NORM_DIM, label=CRITERION_LABELS[c]).opts(
         color=CRITERION_COLORS[c], line_width=2) for c, m in zip(res.criteria, res.mean)]
-    title = (f"Experiment 2: mean criterion vs {_param_label(res.parameter)} over {res.values.shape[1]} teacher "
-             "data sets (normalised); dotted = teacher")
+    title = (f"Experiment 2: mean criteria vs {_param_label(res.parameter)}, {res.values.shape[1]} data set(s), "
+             "normalised; dotted: teacher")
     return (hv.Overlay(layers) * hv.VLine(res.true_value).opts(color="gray", line_dash="dotted")).opts(
         logx=True, legend_position="top_left", title=title, show_grid=True, **_SIZE)
 
@@ -1180,7 +1180,7 @@ def _hyperparameter_experiment_plot(res: sx.HyperparameterExperiment) -> hv.Over
     frame = pd.DataFrame([{"criterion": c, "smse": v} for c, row in zip(res.criteria, res.smse)
                           for v in row if np.isfinite(v)], columns=["criterion", "smse"])
     colors = hv.dim("criterion").categorize(CRITERION_COLORS, default="gray")
-    title = f"Test SMSE (eq. 5.1) of the model each criterion selected, {res.n_repetitions} repetition(s)"
+    title = f"Test SMSE of the model each criterion selected, {res.n_repetitions} repetition(s)"
     box = hv.BoxWhisker(frame, "criterion", hv.Dimension("smse", label="test SMSE (lower is better)"))
     return hv.Overlay([box.opts(box_fill_color=colors)]).opts(title=title, show_grid=True, **_SIZE)
 
@@ -1188,12 +1188,13 @@ def _hyperparameter_experiment_plot(res: sx.HyperparameterExperiment) -> hv.Over
 def _functional_form_experiment_plot(res: sx.FunctionalFormExperiment) -> hv.Overlay:
     rows = [(student, f"{setting} · {key}", float(rank)) for s, setting in enumerate(res.settings)
             for k, key in enumerate(res.keys) for student, rank in zip(res.students, res.mean_rank[s, k])]
-    heat = hv.HeatMap(rows, ["student", "setting · ranked by"], "mean rank")
-    title = (f"Mean rank (1 = best) of each functional form optimised by {res.select_by}, "
-             f"{res.ranks.shape[1]} repetition(s)")
+    kdims = ["student", "setting · ranked by"]
+    heat = hv.HeatMap(rows, kdims, "mean rank").opts(cmap="RdYlGn_r", colorbar=True, tools=["hover"])
+    labels = hv.Labels([(x, y, f"{v:.2f}") for x, y, v in rows], kdims, "text").opts(
+        text_font_size="9pt", text_color="black")
+    title = f"Mean rank (1 = best), forms optimised by {res.select_by}, {res.ranks.shape[1]} repetition(s)"
     height = max(300, 90 + 28 * len(res.settings) * len(res.keys))
-    return (heat.opts(cmap="Blues_r", colorbar=True, tools=["hover"]) * hv.Labels(heat).opts(
-        text_font_size="9pt")).opts(title=title, responsive=True, height=height)
+    return (heat * labels).opts(title=title, responsive=True, height=height)
 
 
 def _beta_experiment_plot(res: sx.BetaExperiment) -> hv.Overlay:
@@ -1202,7 +1203,7 @@ def _beta_experiment_plot(res: sx.BetaExperiment) -> hv.Overlay:
               for c in res.curves if np.isfinite(c).any()]
     layers.append(hv.Curve((res.betas, res.mean), b_dim, i_dim, label="mean over data sets").opts(
         color="#08519c", line_width=3))
-    title = f"Experiment 10: Boltzmann ASC I_β vs β, teacher {res.teacher}; dotted: β = 1"
+    title = f"Experiment 10: Boltzmann ASC I_β vs β, {res.teacher} teacher; dotted: β = 1"
     return (hv.Overlay(layers) * hv.VLine(1.0).opts(color="gray", line_dash="dotted")).opts(
         logx=True, legend_position="top_left", title=title, show_grid=True, **_SIZE)
 
