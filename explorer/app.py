@@ -14,6 +14,7 @@ from functools import partial
 import panel as pn
 
 from explorer.views import URL_PARAMETERS, ExplorerState, ExplorerView, session_dispatcher
+from explorer.views.fastboot import FastBootstrapState, FastBootstrapTab
 from explorer.views.selection import SelectionState, SelectionTab
 from explorer.views.svm import SVMState, SVMTab
 
@@ -52,9 +53,10 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
     state = ExplorerState(data_dir=None if data_dir is None else str(data_dir), **settings)
     state.dispatch = session_dispatcher(pn.state.curdoc)
     view = ExplorerView(state=state)
-    # seed 004 and seed 001 tabs: their own state; they compute nothing until first shown
+    # seed 004, seed 001 and seed 002 tabs: their own state; they compute nothing until first shown
     view.tabs.append(("SVM bootstrap", SVMTab(state=SVMState())))
     view.tabs.append(("Model selection", SelectionTab(state=SelectionState())))
+    view.tabs.append(("Fast bootstrap", FastBootstrapTab(state=FastBootstrapState())))
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         state.defer_jobs()  # background jobs start once the browser shows the page (_on_load)
         pn.state.on_session_destroyed(lambda context: state.close())

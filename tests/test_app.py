@@ -39,7 +39,7 @@ def test_create_app_builds_the_template_with_four_tabs(app):
     assert isinstance(app, pn.template.FastListTemplate)
     view = app.explorer
     assert view.tabs._names == ["Learning curve", "Predictive distribution", "L1 map", "Test inputs",
-                                "SVM bootstrap", "Model selection"]
+                                "SVM bootstrap", "Model selection", "Fast bootstrap"]
     assert list(TAB_TITLES.values()) == view.tabs._names[:4]
     assert "explorer-tabs" in view.tabs.css_classes
     assert any("explorer-controls" in item.css_classes for item in app.sidebar.objects)
