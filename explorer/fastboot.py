@@ -52,15 +52,18 @@ class BootstrapCurve:
     bootstrap_models: int  # J·Q, the "number of experiments" of Tables 1-2
     models_trained: int  # J·Q + Q (the apparent error needs one model per q)
 
-    @property
-    def generalization_error(self) -> np.ndarray:
-        """Ê_gen(q) = optimism(q) + E^{I,I}(q), eq. (8)."""
-        return self.optimism + self.apparent_error
+    generalization_error = property(lambda self: _generalization_error(self), doc="Ê_gen(q), eq. (8).")
+    selected = property(lambda self: _selected(self), doc="The complexity minimising eq. (8).")
 
-    @property
-    def selected(self) -> float:
-        """The complexity minimising eq. (8)."""
-        return float(self.grid[int(np.argmin(self.generalization_error))])
+
+def _generalization_error(curve) -> np.ndarray:
+    """Ê_gen(q) = optimism(q) + E^{I,I}(q), eq. (8)."""
+    return curve.optimism + curve.apparent_error
+
+
+def _selected(curve) -> float:
+    """The complexity of the grid minimising eq. (8)."""
+    return float(curve.grid[int(np.argmin(_generalization_error(curve)))])
 
 
 @dataclass(frozen=True)
@@ -108,14 +111,9 @@ class FastBootstrapCurve:
     def degree(self) -> int:
         return self.f_test.degree
 
-    @property
-    def generalization_error(self) -> np.ndarray:
-        """Ê_gen(q) = fitted optimism(q) + E^{I,I}(q), eq. (8)."""
-        return self.optimism + self.apparent_error
-
-    @property
-    def selected(self) -> float:
-        return float(self.grid[int(np.argmin(self.generalization_error))])
+    generalization_error = property(lambda self: _generalization_error(self),
+                                    doc="Ê_gen(q) = fitted optimism(q) + E^{I,I}(q), eq. (8).")
+    selected = property(lambda self: _selected(self), doc="The complexity minimising eq. (8).")
 
 
 def apparent_error(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, rng=None) -> np.ndarray:
