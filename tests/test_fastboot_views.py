@@ -244,8 +244,10 @@ def test_tab_builds_shows_results_and_exports():
     layout = tab.__panel__()
     assert "explorer-fastboot-tab" in layout.css_classes
     assert state.wait(timeout=60)
-    table = tab.table.object
-    assert table["method"].tolist() == ["fast bootstrap", "full bootstrap"]
+    table = tab.table.object  # one column per method
+    assert table.columns.tolist() == ["fast bootstrap", "full bootstrap"]
+    assert table.loc["selected"].tolist() == [f"{v:.4g}" for v in V.summary_frame(state)["selected"]]
+    assert table.loc["F", "full bootstrap"] == ""  # no F test for the full bootstrap
     assert "fast bootstrap selects" in tab.status.object and "replica theory at 4 values" in tab.status.object
     assert tab.job_message["full"].object == "full: done" and tab.buttons["cancel"].disabled
     for what in ("optimism", "generalization"):

@@ -494,7 +494,7 @@ class FastBootstrapState(_BackgroundJobs, param.Parameterized):
 OPT_DIM = hv.Dimension("optimism", label="optimism, eq. (6)")
 GEN_DIM = hv.Dimension("generalization_error", label="generalization error, eq. (8)")
 FULL_COLOR, FAST_COLOR, REPLICA_COLOR = "#1f77b4", "#d62728", "#2ca02c"
-_SIZE = dict(responsive=True, height=420)
+_SIZE = dict(responsive=True, height=360)
 _EMPTY = np.array([])
 
 
@@ -505,7 +505,7 @@ def _x_dim(state: FastBootstrapState) -> hv.Dimension:
 def _finish(layers: list, state: FastBootstrapState, title: str) -> hv.Overlay:
     logx = bool(state.comparison.setting.log_complexity) if state.comparison is not None else state.log_complexity
     return hv.Overlay([e.opts(framewise=True, logx=logx) for e in layers]).opts(
-        logx=logx, legend_position="top_right", title=title, show_grid=True, **_SIZE)
+        logx=logx, legend_position="right", title=title, show_grid=True, **_SIZE)
 
 
 def optimism_plot(state: FastBootstrapState) -> hv.Overlay:
@@ -536,8 +536,7 @@ def optimism_plot(state: FastBootstrapState) -> hv.Overlay:
                                label="replica theory (no refits)").opts(color=REPLICA_COLOR, line_width=2,
                                                                          line_dash="dotted"))
     f = fast.f_test
-    title = (f"Optimism vs {res.complexity}: F({f.df_num}, {f.df_den}) = {f.F:.3g}, p = {f.p_value:.3g} → "
-             f"degree {fast.degree}")
+    title = f"Optimism, eq. (6): F({f.df_num}, {f.df_den}) = {f.F:.3g}, p = {f.p_value:.2g} → degree {fast.degree}"
     return _finish(layers, state, title)
 
 
@@ -556,7 +555,7 @@ def generalization_plot(state: FastBootstrapState) -> hv.Overlay:
         layers.append(hv.Scatter(([curve.grid[i]], [gen[i]]), x, GEN_DIM,
                                  label=f"{name}: selected {curve.grid[i]:.4g}").opts(
             color=color, size=12, marker="diamond", line_color="black"))
-    return _finish(layers, state, f"Generalization error vs {res.complexity}; ◆ = selected")
+    return _finish(layers, state, "Generalization error, eq. (8); ◆ = selected")
 
 
 # ------------------------------------------------------------------------------------ tables and exports
@@ -584,6 +583,20 @@ def summary_frame(state: FastBootstrapState) -> pd.DataFrame:
                          "grid_points": full.grid.size, "bootstrap_models": full.bootstrap_models,
                          "models_trained": full.models_trained, "gain": np.nan, "seconds": _seconds(res, "full")})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def _summary_display(state: FastBootstrapState) -> pd.DataFrame:
+    """:func:`summary_frame` as text, one column per method and one row per quantity (fits the page)."""
+    def text(value) -> str:
+        if isinstance(value, (float, np.floating)):
+            return "" if not np.isfinite(value) else f"{value:.4g}"
+        return str(value)
+    frame = summary_frame(state)
+    if frame.empty:
+        return pd.DataFrame(columns=["fast bootstrap", "full bootstrap"])
+    frame = frame.set_index("method").T
+    frame.index.name = frame.columns.name = None
+    return frame.apply(lambda column: column.map(text))
 
 
 def curve_frame(state: FastBootstrapState) -> pd.DataFrame:
@@ -701,11 +714,11 @@ class FastBootstrapTab(pn.viewable.Viewer):
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
                                    css_classes=["explorer-fastboot-error"])
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["explorer-fastboot-status"])
-        self.plots = {what: pn.pane.HoloViews(figure(s), sizing_mode="stretch_width", min_height=420,
+        self.plots = {what: pn.pane.HoloViews(figure(s), sizing_mode="stretch_width", min_height=360,
                                               linked_axes=False, css_classes=[f"explorer-fastboot-plot-{what}"])
                       for what, figure in (("optimism", optimism_plot), ("generalization", generalization_plot))}
-        self.table = pn.pane.DataFrame(summary_frame(s), index=False, na_rep="", float_format="{:.4g}".format,
-                                       sizing_mode="stretch_width", css_classes=["explorer-fastboot-summary"])
+        self.table = pn.pane.DataFrame(_summary_display(s), sizing_mode="stretch_width",
+                                       css_classes=["explorer-fastboot-summary"])
         self.progress, self.job_message, self.job_error = {}, {}, {}
         for kind in JOB_KINDS:
             self.progress[kind] = pn.indicators.Progress(value=0, max=100, active=False, width=140,
@@ -779,7 +792,7 @@ class FastBootstrapTab(pn.viewable.Viewer):
     def _on_results(self, *events) -> None:
         self.plots["optimism"].object = optimism_plot(self.state)
         self.plots["generalization"].object = generalization_plot(self.state)
-        self.table.object = summary_frame(self.state)
+        self.table.object = _summary_display(self.state)
         self.status.object = summary(self.state)
 
     def _on_error(self, *events) -> None:
@@ -801,10 +814,10 @@ class FastBootstrapTab(pn.viewable.Viewer):
             "### F test, eq. (11)", w["kappa0"], w["kappa1"],
             "### Runs", w["with_full"], w["with_replica"], w["replica_points"], w["auto_run"], w["seed"],
             width=300, css_classes=["explorer-fastboot-controls"])
-        jobs = pn.Row(self.buttons["run-full"], self.buttons["run-replica"], self.buttons["cancel"],
-                      *[pn.Column(self.progress[k], self.job_message[k], margin=(0, 5)) for k in JOB_KINDS],
-                      sizing_mode="stretch_width")
-        figures = pn.Row(self.plots["optimism"], self.plots["generalization"], sizing_mode="stretch_width")
+        jobs = pn.Column(pn.Row(self.buttons["run-full"], self.buttons["run-replica"], self.buttons["cancel"]),
+                         *[pn.Row(self.progress[k], self.job_message[k], margin=(0, 5)) for k in JOB_KINDS],
+                         sizing_mode="stretch_width")
+        figures = pn.Column(self.plots["optimism"], self.plots["generalization"], sizing_mode="stretch_width")
         main = pn.Column(self.error, jobs, *self.job_error.values(), self.status, figures,
                          "#### Summary (models trained include eq. (7)'s; seconds include eq. (7))", self.table,
                          pn.Row(*self.downloads), sizing_mode="stretch_width")
