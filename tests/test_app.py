@@ -75,6 +75,20 @@ def test_tabs_and_state_follow_each_other(app):
     assert view.tabs.active == 3
 
 
+def test_a_tab_is_built_when_first_opened_and_stays_in_the_document(app):
+    """LazyTabs: with Panel's dynamic tabs a left tab's models left the document, and a job updating them there
+    made Panel 1.9 load the page's stylesheets from cdn.holoviz.org (the browser test: test_browser_tabs.py)."""
+    view, doc = app.explorer, Document()
+    doc.add_root(view.tabs.get_root(doc))
+    job_message = view.tab_views["holdout"].job_message
+    assert not job_message._models  # never opened: not on the page
+    view.tabs.active = 3
+    view.tabs.active = 0
+    job_message.object = "Monte-Carlo: 100/200 samples"  # a job reports while the tab is hidden
+    models = [model for model, _ in job_message._models.values()]
+    assert models and all(model.document is doc for model in models)
+
+
 def test_job_progress_drives_the_progress_bar(app):
     tab, status = app.explorer.tab_views["curve"], app.explorer.state.jobs["curve"]
     status.param.update(running=True, progress=0.4, message="Monte-Carlo at S/N = 1: 200/500 samples")

@@ -22,7 +22,7 @@ from panel.io.state import set_curdoc
 from . import plots
 from .state import MC_GRID, TABS, ExplorerState, JobStatus
 
-__all__ = ["Controls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "ExplorerView",
+__all__ = ["Controls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "ExplorerView", "LazyTabs",
            "session_dispatcher", "TAB_TITLES", "CSS"]
 
 log = logging.getLogger(__name__)
@@ -409,6 +409,53 @@ class HoldoutTab(_Tab):
 # ------------------------------------------------------------------------------------------ the whole view
 
 
+class LazyTabs(pn.Tabs):
+    """``pn.Tabs`` whose tabs are put on the page when first opened and then stay there, hidden, when closed.
+
+    Panel's ``dynamic=True`` also builds a tab only when opened, but it detaches a hidden tab's Bokeh models
+    from the page's document. A background job that then updates a pane there (a progress message) makes
+    Panel 1.9 re-render the pane without a document: ``Reactive._get_properties`` falls back to
+    ``CDN_DIST`` and rewrites the page's shared stylesheets (e.g. ``css/loading.css``) to cdn.holoviz.org,
+    which offline fails in the browser console. Here every tab's models stay in the document once built.
+
+    Each tab is an empty column until first opened; ``append``, ``extend`` and ``insert`` take ``(title,
+    object)`` pairs or objects as ``pn.Tabs`` does. Keep ``dynamic`` False (the default).
+    """
+
+    def __init__(self, *tabs, **params):
+        self._contents: dict[int, pn.viewable.Viewable] = {}  # id(placeholder column) -> the tab's content
+        super().__init__(*[self._hold(tab) for tab in tabs], **params)
+        self.param.watch(self._fill, "active")
+        self._fill()
+
+    def _hold(self, tab) -> tuple[str, pn.Column]:
+        name, content = tab if isinstance(tab, tuple) else (None, tab)
+        content = pn.panel(content)
+        placeholder = pn.Column(sizing_mode="stretch_width")
+        self._contents[id(placeholder)] = content
+        return (content.name if name is None else name), placeholder
+
+    def _fill(self, *events) -> None:
+        """Put the active tab's content into its placeholder (once)."""
+        if 0 <= self.active < len(self):
+            placeholder = self.objects[self.active]
+            content = self._contents.pop(id(placeholder), None)
+            if content is not None:
+                placeholder.objects = [content]
+
+    def append(self, tab) -> None:
+        super().append(self._hold(tab))
+        self._fill()
+
+    def extend(self, tabs) -> None:
+        super().extend([self._hold(tab) for tab in tabs])
+        self._fill()
+
+    def insert(self, index: int, tab) -> None:
+        super().insert(index, self._hold(tab))
+        self._fill()
+
+
 class ExplorerView(pn.viewable.Viewer):
     """The explorer without a page template: sidebar controls and the four tabs (shows in a notebook)."""
 
@@ -422,8 +469,8 @@ class ExplorerView(pn.viewable.Viewer):
         self.controls = Controls(state=s)
         self.tab_views = {"curve": LearningCurveTab(state=s), "distribution": DistributionTab(state=s),
                           "l1": L1Tab(state=s), "holdout": HoldoutTab(state=s)}
-        self.tabs = pn.Tabs(*[(TAB_TITLES[t], view) for t, view in self.tab_views.items()], dynamic=True,
-                            active=TABS.index(s.tab), css_classes=["explorer-tabs"], sizing_mode="stretch_width")
+        self.tabs = LazyTabs(*[(TAB_TITLES[t], view) for t, view in self.tab_views.items()],
+                             active=TABS.index(s.tab), css_classes=["explorer-tabs"], sizing_mode="stretch_width")
         # tabs after the GP ones (SVM, model selection) carry their own state: leave ``tab`` alone there
         self.tabs.param.watch(lambda e: setattr(s, "tab", TABS[e.new]) if e.new < len(TABS) else None, "active")
         s.param.watch(lambda e: setattr(self.tabs, "active", TABS.index(e.new)), "tab")
