@@ -13,6 +13,7 @@ from conftest import assert_documented_controls
 from explorer import datasets, selection
 from explorer import selection_experiments as sx
 from explorer.views import selection as V
+from explorer.views.jobs import call_now
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
@@ -115,7 +116,7 @@ def test_cancel_stops_between_criteria():
     assert 1 <= len(state.optima.results) < 4 and not state.optima.complete
     assert 1 <= len(state.ranking.rows) < 3 and not state.ranking.complete
     # Run starts them again
-    state.dispatch = V.call_now
+    state.dispatch = call_now
     state.run()
     assert state.wait(timeout=60)
     assert state.optima.complete and state.ranking.complete
@@ -368,7 +369,7 @@ def test_experiment_cancel_stops_between_steps_and_run_restarts():
     assert status.message.startswith("cancelled after ") and status.message.endswith(" of 18"), status.message
     assert int(status.message.split()[2]) < 18 and status.error == "" and not status.running
     assert state.result is None
-    state.dispatch = V.call_now
+    state.dispatch = call_now
     state.repetitions = 1
     state.run()
     assert state.wait(timeout=120)

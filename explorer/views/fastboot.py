@@ -5,7 +5,7 @@ shipped regression sets, or a time-series CSV embedded as NAR(lags), e.g. the Sa
 family (LS-SVM, RBFN, MLP), the full and reduced complexity grids with their replication counts (Tables 1-2
 by default), κ0/κ1 of the F test of eq. (11) — and, as output parameters, what
 :func:`explorer.fastboot_experiments.compare_bootstraps` returns for them. Three background jobs of the
-model-selection tab's kind (:class:`~explorer.views.selection._BackgroundJobs`: progress, cancel, a result
+other tabs' kind (:class:`~explorer.views.jobs.BackgroundJobs`: progress, cancel, a result
 cache shared by the sessions):
 
 ``fast``
@@ -53,8 +53,8 @@ from .. import fastboot_experiments as fe
 from ..lssvm import LSSVM
 from ..montecarlo import Cancelled
 from ..networks import MLP, RBFN
-from .jobs import LRU, Job
-from .selection import EXPECTED_ERRORS, _BackgroundJobs
+from ..replica import ConvergenceError
+from .jobs import LRU, BackgroundJobs, Job
 
 __all__ = [
     "FastBootstrapState", "FastBootstrapTab", "ReplicaRun", "FASTBOOT_DATASETS", "SERIES", "JOB_KINDS",
@@ -98,6 +98,22 @@ SUMMARY_COLUMNS = ["method", "selected", "F", "df", "p_value", "degree", "replic
 CURVE_COLUMNS = ["complexity", "apparent_error", "full_optimism", "full_optimism_se", "full_generalization_error",
                  "fast_optimism", "fast_generalization_error", "fast_sample_optimism", "fast_sample_se",
                  "replica_optimism"]
+
+
+#: Errors a user can cause with the controls; they become a message, never a traceback.
+EXPECTED_ERRORS = (ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError, OSError, IndexError)
+
+
+def describe_error(err: BaseException) -> str:
+    """A readable message for an error of the fast-bootstrap core or the data."""
+    if isinstance(err, ConvergenceError):
+        return (f"The replica theory did not converge: {err} Switch the replica theory off or change the kernel "
+                "width or the γ grid.")
+    if isinstance(err, np.linalg.LinAlgError):
+        return f"A least-squares or kernel system could not be solved ({err}). Change the model settings."
+    if isinstance(err, datasets.DatasetError):
+        return f"The data cannot be used: {err}"
+    return str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
 
 
 @dataclass(frozen=True)
@@ -180,7 +196,7 @@ def _replica(data, options, points: np.ndarray, job: Job) -> ReplicaRun:
 # ------------------------------------------------------------------------------------ the state
 
 
-class FastBootstrapState(_BackgroundJobs, param.Parameterized):
+class FastBootstrapState(BackgroundJobs, param.Parameterized):
     """Controls of the fast-bootstrap view and the core results for them, for one session (or notebook).
 
     Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait` for the
@@ -283,6 +299,8 @@ class FastBootstrapState(_BackgroundJobs, param.Parameterized):
 
     _job_kinds = JOB_KINDS
     _outputs = ("data", "fast", "full", "replica")
+    expected_errors = EXPECTED_ERRORS
+    describe_error = staticmethod(describe_error)
 
     def __init__(self, **params):
         given = set(params)
