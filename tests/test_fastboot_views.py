@@ -289,3 +289,10 @@ def test_santa_fe_laser_series_uses_table_2():
     assert state.error == "" and state.wait(timeout=120)
     assert state.data.n == 994 and state.data.d == 6 and state.fast.fast.f_test.df_den == 4
     assert state.jobs["replica"].message.startswith("not run yet: press 'Run replica theory'")
+
+
+def test_errors_are_told_in_the_fast_bootstrap_vocabulary():
+    from explorer.replica import ConvergenceError
+    from explorer.views.fastboot import FastBootstrapState
+    message = FastBootstrapState.describe_error(ConvergenceError("no fixed point.", None))
+    assert message.startswith("The replica theory did not converge: no fixed point.") and ".632" not in message
