@@ -1,4 +1,13 @@
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
 import threading
+import time
+import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,3 +43,73 @@ def assert_documented_controls(cls) -> None:
             assert p.bounds is not None and None not in p.bounds, name
         if isinstance(p, (param.Selector, param.ListSelector)) and p.precedence is None and name != "target":
             assert p.objects, name
+
+
+# ------------------------------------------------------------------ the served app in a headless browser
+# Debian's chromium driven by Playwright's Python package. The browser tests skip when chromium or
+# Playwright is missing, unless EXPLORER_REQUIRE_BROWSER=1 (set by .ci/run), in which case they fail.
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+                 "--disable-background-networking", "--disable-component-update", "--disable-dev-shm-usage"]
+
+
+def _require_browser(condition: bool, why: str) -> None:
+    if not condition:
+        if os.environ.get("EXPLORER_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser test required but {why}")
+        pytest.skip(why)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless chromium (one per test module)."""
+    chromium = next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)
+    _require_browser(chromium is not None, "Debian's chromium is not installed (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _require_browser(False, "the playwright package is not installed")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def server(browser):  # after the browser: no server is started when the test skips
+    """``explorer serve`` on a free port (one per test module); yields its URL."""
+    port = _free_port()
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    with tempfile.TemporaryFile() as log:  # a file, not a pipe: a chatty server never blocks on a full pipe
+        proc = subprocess.Popen([sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-show"],
+                                stdout=log, stderr=subprocess.STDOUT, env=env)
+        url = f"http://127.0.0.1:{port}/"
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            proc.kill()
+            log.seek(0)
+            pytest.fail(f"explorer serve did not answer on {url}: {log.read().decode()[-2000:]}")
+        yield url
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def save_screenshot(page, name: str) -> None:
+    """Save a full-page screenshot to artifacts/NAME and check that it is not empty."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+    assert (ARTIFACTS / name).stat().st_size > 10_000

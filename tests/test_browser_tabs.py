@@ -12,79 +12,11 @@ from another host and that the console shows no errors. Skips when chromium or P
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from urllib.parse import urlsplit
 
 import pytest
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
-                 "--disable-background-networking", "--disable-component-update", "--disable-dev-shm-usage"]
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def _require(condition: bool, why: str) -> None:
-    if not condition:
-        if os.environ.get("EXPLORER_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"browser test required but {why}")
-        pytest.skip(why)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium = _chromium()
-    _require(chromium is not None, "Debian's chromium is not installed (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _require(False, "the playwright package is not installed")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
-def server(browser):  # after the browser: no server is started when the test skips
-    port = _free_port()
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-show"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail(f"explorer serve did not answer on {url}: {proc.stdout.read().decode()[-2000:]}")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
 
 
 def _job_message(page, tab: str) -> str:
