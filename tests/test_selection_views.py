@@ -201,9 +201,10 @@ def test_tab_builds_without_a_server():
     pn = pytest.importorskip("panel")
     state = small_state()
     tab = V.SelectionTab(state=state)
-    root = pn.panel(tab).get_root()
-    assert state.started and root is not None
-    assert state.wait(timeout=60)
+    layout = pn.panel(tab)  # renders the tab: starts the jobs
+    assert state.started
+    assert state.wait(timeout=60)  # without a server the jobs update the panes from their thread: wait first
+    assert layout.get_root() is not None
     assert "N = 32 training cases" in tab.status.object
     assert tab.cancel.disabled
     assert tab._export("csv", "curves").getvalue().splitlines()[1].startswith("criterion,")

@@ -55,6 +55,7 @@ from ..montecarlo import Cancelled
 from ..networks import MLP, RBFN
 from ..replica import ConvergenceError
 from .jobs import LRU, BackgroundJobs, Job
+from .panels import bind_to_session
 
 __all__ = [
     "FastBootstrapState", "FastBootstrapTab", "ReplicaRun", "FASTBOOT_DATASETS", "SERIES", "JOB_KINDS",
@@ -712,7 +713,7 @@ class FastBootstrapTab(pn.viewable.Viewer):
     ``-json``, ``-csv`` (kinds ``fast``, ``full``, ``replica``).
 
     In a served session the tab sends the jobs' updates to the session's event loop and closes the state
-    when the session ends. The state computes when the tab is first shown.
+    when the session ends. The state starts computing when the tab is first rendered (``__panel__``).
     """
 
     state = param.ClassSelector(class_=FastBootstrapState, label="State",
@@ -723,11 +724,7 @@ class FastBootstrapTab(pn.viewable.Viewer):
             params["state"] = FastBootstrapState()
         super().__init__(**params)
         s = self.state
-        doc = pn.state.curdoc
-        if doc is not None and doc.session_context is not None:
-            from .panels import session_dispatcher  # the GP tabs' dispatcher (read only)
-            s.dispatch = session_dispatcher(doc)
-            pn.state.on_session_destroyed(lambda context: s.close())
+        bind_to_session(s)
         self.widgets = self._make_widgets()
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
                                    css_classes=["explorer-fastboot-error"])

@@ -23,7 +23,7 @@ from . import plots
 from .state import MC_GRID, TABS, ExplorerState, JobStatus
 
 __all__ = ["Controls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "ExplorerView", "LazyTabs",
-           "session_dispatcher", "TAB_TITLES", "CSS"]
+           "session_dispatcher", "bind_to_session", "TAB_TITLES", "CSS"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,15 @@ CSS = {
     "summary": "explorer-l1-summary",           # Markdown table of the L1 tab
     "worst": "explorer-worst-table",            # Tabulator of the worst inputs (click a row)
 }
+
+
+def bind_to_session(state) -> None:
+    """In a served session, send ``state``'s job updates to the session's event loop (in order, by
+    :func:`session_dispatcher`) and close the state when the session ends; elsewhere do nothing."""
+    doc = pn.state.curdoc
+    if doc is not None and doc.session_context is not None:
+        state.dispatch = session_dispatcher(doc)
+        pn.state.on_session_destroyed(lambda context: state.close())
 
 
 def session_dispatcher(doc) -> Callable[[Callable[[], None]], None]:

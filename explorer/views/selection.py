@@ -45,6 +45,7 @@ from ..kernels import KERNEL_NAMES, Kernel, make_kernel
 from ..montecarlo import Cancelled
 from ..selection import CRITERIA, CRITERION_LABELS, CriterionCurve, RankingRow, SelectionResult
 from .jobs import LRU, BackgroundJobs, Job
+from .panels import bind_to_session
 
 __all__ = [
     "SelectionState", "SelectionTab", "SelectionProblem", "SelectionCurves", "SelectionFits", "SelectionRanking",
@@ -1107,7 +1108,7 @@ class SelectionTab(pn.viewable.Viewer):
     "Experiments": :class:`SelectionExperimentsPanel`.
 
     In a served session the tab sends the jobs' updates to the session's event loop and closes the state
-    when the session ends. The state computes when the tab is first shown.
+    when the session ends. The state starts computing when the tab is first rendered (``__panel__``).
     """
 
     state = param.ClassSelector(class_=SelectionState, label="State",
@@ -1123,11 +1124,7 @@ class SelectionTab(pn.viewable.Viewer):
         super().__init__(**params)
         self.experiments_panel = SelectionExperimentsPanel(state=self.experiments)
         s = self.state
-        doc = pn.state.curdoc
-        if doc is not None and doc.session_context is not None:
-            from .panels import session_dispatcher  # the GP tabs' dispatcher (read only)
-            s.dispatch = session_dispatcher(doc)
-            pn.state.on_session_destroyed(lambda context: s.close())
+        bind_to_session(s)
         self.widgets = self._make_widgets()
         self.upload = pn.widgets.FileInput(accept=".csv", multiple=False,
                                            css_classes=["explorer-selection-upload"], sizing_mode="stretch_width")
@@ -1262,11 +1259,7 @@ class SelectionExperimentsPanel(pn.viewable.Viewer):
             params["state"] = SelectionExperimentState()
         super().__init__(**params)
         s = self.state
-        doc = pn.state.curdoc
-        if doc is not None and doc.session_context is not None:
-            from .panels import session_dispatcher  # the GP tabs' dispatcher (read only)
-            s.dispatch = session_dispatcher(doc)
-            pn.state.on_session_destroyed(lambda context: s.close())
+        bind_to_session(s)
         self.widgets = self._make_widgets()
         self.upload = pn.widgets.FileInput(accept=".csv", multiple=False, sizing_mode="stretch_width",
                                            css_classes=["explorer-experiment-upload"])

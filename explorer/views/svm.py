@@ -38,6 +38,7 @@ from .. import datasets, replica, svm, svm_experiments, svm_replica
 from ..montecarlo import Cancelled
 from ..svm_experiments import SVMFieldComparison, SVMProblem, TheoryPoint
 from .jobs import LRU, Job, JobStatus, call_now
+from .panels import bind_to_session
 
 __all__ = [
     "SVMState", "SVMTab", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD",
@@ -701,7 +702,7 @@ class SVMTab(pn.viewable.Viewer):
     internal-field distribution at a test input (right), CSV/HTML exports. CSS classes ``explorer-svm-…``.
 
     In a served session the tab sends the jobs' updates to the session's event loop and closes the state
-    when the session ends. The state computes when the tab is first shown.
+    when the session ends. The state starts computing when the tab is first rendered (``__panel__``).
     """
 
     state = param.ClassSelector(class_=SVMState, label="State", doc="The SVM session state the tab shows.")
@@ -711,11 +712,7 @@ class SVMTab(pn.viewable.Viewer):
             params["state"] = SVMState()
         super().__init__(**params)
         s = self.state
-        doc = pn.state.curdoc
-        if doc is not None and doc.session_context is not None:
-            from .panels import session_dispatcher  # the GP tabs' dispatcher (read only)
-            s.dispatch = session_dispatcher(doc)
-            pn.state.on_session_destroyed(lambda context: s.close())
+        bind_to_session(s)
         self.widgets = self._make_widgets()
         self.upload = pn.widgets.FileInput(accept=".csv", multiple=False, css_classes=["explorer-svm-upload"],
                                            sizing_mode="stretch_width")
