@@ -141,6 +141,8 @@ class BackgroundJobs:
 
     _job_kinds: tuple[str, ...] = ()
     _outputs: tuple[str, ...] = ()
+    #: What an optional job that waits for its button says.
+    _not_run_message = "not run yet: press 'Run'."
     #: Errors a user can cause with the controls: shown as :meth:`describe_error` says, never as a traceback.
     expected_errors: tuple[type[BaseException], ...] = (ValueError, OSError, FloatingPointError)
 
@@ -268,7 +270,7 @@ class BackgroundJobs:
             return
         self._assign(attr, None)
         if optional and not (self._auto_run() or self._forced):
-            status.param.update(running=False, progress=0.0, error="", message="not run yet: press 'Run'.")
+            status.param.update(running=False, progress=0.0, error="", message=self._not_run_message)
             return
         job = Job(kind, key, attr, status=status, post=self._post, publish=self._publish)
         self._jobs[kind] = job

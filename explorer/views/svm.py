@@ -17,13 +17,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import logging
 import math
-import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used below)
@@ -37,7 +34,7 @@ from bokeh.resources import INLINE
 from .. import datasets, replica, svm, svm_experiments, svm_replica
 from ..montecarlo import Cancelled
 from ..svm_experiments import SVMFieldComparison, SVMProblem, TheoryPoint
-from .jobs import LRU, Job, JobStatus, call_now
+from .jobs import LRU, BackgroundJobs, Job
 from .panels import bind_to_session
 
 __all__ = [
@@ -47,7 +44,6 @@ __all__ = [
     "csv_text", "html_text", "settings_line",
 ]
 
-log = logging.getLogger(__name__)
 
 #: The shipped two-class datasets of seed 004 (sonar is a user CSV: upload it).
 SVM_DATASETS = ("crabs", "wisconsin", "pima")
@@ -209,7 +205,7 @@ def _field(problem: SVMProblem, v: float, mc_samples: int, seed: int, job: Job) 
 # ------------------------------------------------------------------------------------ the state
 
 
-class SVMState(param.Parameterized):
+class SVMState(BackgroundJobs, param.Parameterized):
     """Controls of the SVM bootstrap view and the core results for them, for one session (or notebook).
 
     Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait`
@@ -273,78 +269,32 @@ class SVMState(param.Parameterized):
     error = param.String(default="", precedence=-1, label="Error",
                          doc="Output: why the current settings cannot be computed; empty when they can.")
 
+    _job_kinds = JOB_KINDS
+    _outputs = _OUTPUTS
+    _not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
+    expected_errors = EXPECTED_ERRORS
+    describe_error = staticmethod(describe_error)
+
     def __init__(self, **params):
         super().__init__(**params)
-        self.dispatch: Callable[[Callable[[], None]], None] = call_now
-        self.jobs = {kind: JobStatus(name=kind) for kind in JOB_KINDS}
-        self._jobs: dict[str, Job] = {}
-        self._wanted: dict[str, object] = {}
+        self._init_jobs()
         self._upload: tuple[str, str, str] | None = None  # (file name, text, sha256)
         self._columns: list[str] = []
-        self._started = self._refreshing = self._dirty = self._closed = False
-        self._forced = False
-        self._pending: dict | None = None
         self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
 
     # ----------------------------------------------------------------------------- public API
-
-    @property
-    def started(self) -> bool:
-        """True once :meth:`refresh` has run (before that, changing a control computes nothing)."""
-        return self._started
 
     @property
     def index(self) -> int:
         """``test_index`` clipped to the held-out rows."""
         return min(int(self.test_index), int(self.holdout) - 1)
 
-    def refresh(self) -> None:
-        """Start (or show from the cache) everything the current settings need."""
-        if self._closed:
-            return
-        self._started = True
-        if self._refreshing:
-            self._dirty = True
-            return
-        self._refreshing = True
-        try:
-            self._dirty = True
-            while self._dirty:
-                self._dirty = False
-                self._refresh_once()
-        finally:
-            self._refreshing = False
-
     def run_mc(self) -> None:
         """Start the Monte-Carlo jobs even if ``auto_mc`` is off, or again after a cancel or a failure."""
-        self._forced = True
-        try:
-            self.refresh()
-        finally:
-            self._forced = False
+        self.run()
 
-    def cancel(self, kind: str | None = None) -> None:
-        """Stop the running job of ``kind`` (default: all of them); partial results stay."""
-        for k in [kind] if kind else list(JOB_KINDS):
-            job = self._jobs.get(k)
-            if job is not None and job.alive:
-                job.stop.set()
-                self.jobs[k].message = "cancelling…"
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until the background jobs finish; True if they did within ``timeout`` seconds."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        for job in list(self._jobs.values()):
-            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            if not job.done.wait(remaining):
-                return False
-        return True
-
-    def close(self) -> None:
-        """Cancel every job and drop their updates (the session ended)."""
-        self._closed = True
-        for job in self._jobs.values():
-            job.stop.set()
+    def _auto_run(self) -> bool:
+        return bool(self.auto_mc)
 
     def upload_csv(self, filename: str, content: bytes | str, target: str | None = None) -> None:
         """Use an uploaded CSV as the dataset; ``target`` (default: the last column) holds the two labels."""
@@ -370,10 +320,6 @@ class SVMState(param.Parameterized):
 
     # ----------------------------------------------------------------------------- settings → problems
 
-    def _on_change(self, *events) -> None:
-        if self._started:
-            self.refresh()
-
     def _dataset_key(self) -> tuple:
         if self.dataset == UPLOAD:
             if self._upload is None:
@@ -396,34 +342,6 @@ class SVMState(param.Parameterized):
 
     # ----------------------------------------------------------------------------- refresh
 
-    def _refresh_once(self) -> None:
-        self._pending = {}
-        try:
-            self._refresh_outputs()
-            error = ""
-        except EXPECTED_ERRORS as err:
-            self._clear_outputs()
-            error = describe_error(err)
-        changed = {k: v for k, v in self._pending.items() if getattr(self, k) is not v}
-        self._pending = None
-        self.param.update(**changed, error=error)
-
-    def _assign(self, name: str, value) -> None:
-        if self._pending is not None:
-            self._pending[name] = value
-        elif getattr(self, name) is not value:
-            setattr(self, name, value)
-
-    def _clear_outputs(self) -> None:
-        for job in self._jobs.values():
-            job.stop.set()
-        self._jobs.clear()
-        self._wanted.clear()
-        for name in _OUTPUTS:
-            self._assign(name, None)
-        for status in self.jobs.values():
-            status.param.update(running=False, progress=0.0, message="", error="")
-
     def _refresh_outputs(self) -> None:
         key, problem = self._problem(0)
         test_key, test_problem = self._problem(int(self.holdout))
@@ -438,77 +356,11 @@ class SVMState(param.Parameterized):
         samples, seed, v, field_samples = int(self.curve_mc_samples), int(self.seed), float(self.s_over_n), \
             int(self.mc_samples)
         self._request("theory", (key, grid), "theory_curve", _THEORY,
-                      lambda job: _theory_curve(problem, grid, job), mc=False)
+                      lambda job: _theory_curve(problem, grid, job), optional=False)
         self._request("curve", (key, grid, samples, seed), "curve_mc", _CURVES,
                       lambda job: _mc_curve(problem, grid, samples, seed, job))
         self._request("field", (test_key, v, field_samples, seed), "field", _FIELDS,
                       lambda job: _field(test_problem, v, field_samples, seed, job))
-
-    # ----------------------------------------------------------------------------- jobs
-
-    def _request(self, kind: str, key, attr: str, cache: LRU, work: Callable[[Job], object],
-                 mc: bool = True) -> None:
-        """Show the cached result for ``key``, or start (or keep) the job computing it.
-
-        A job for the same settings that is running, was cancelled or failed is left alone (its partial
-        result and message stay) unless :meth:`run_mc` forces a new start.
-        """
-        self._wanted[kind] = key
-        status, job = self.jobs[kind], self._jobs.get(kind)
-        hit = cache.get(key)
-        if hit is None and job is not None and job.key == key and (job.alive or not self._forced):
-            return
-        if job is not None:
-            job.stop.set()
-            del self._jobs[kind]  # superseded: its updates are dropped from now on
-        if hit is not None:
-            self._assign(attr, hit)
-            status.param.update(running=False, progress=1.0, message="done (cached)", error="")
-            return
-        self._assign(attr, None)
-        if mc and not (self.auto_mc or self._forced):
-            status.param.update(running=False, progress=0.0, error="",
-                                message="Monte-Carlo not run yet: press 'Run Monte-Carlo'.")
-            return
-        job = Job(kind, key, attr, status=status, post=self._post, publish=self._publish)
-        self._jobs[kind] = job
-        status.param.update(running=True, progress=0.0, message="starting…", error="")
-        job.start(partial(self._execute, job, cache, work))
-
-    def _execute(self, job: Job, cache: LRU, work: Callable[[Job], object]) -> None:
-        """Worker thread: run ``work``, cache its result and hand the outcome to the session."""
-        try:
-            result = work(job)
-        except Cancelled as stop:
-            self._post(job, partial(self._finish, job, None, f"cancelled ({stop})", ""))
-        except EXPECTED_ERRORS as err:
-            self._post(job, partial(self._finish, job, None, "failed", describe_error(err)))
-        except Exception as err:  # noqa: BLE001 - a bug must not kill the session; log it, show it
-            log.exception("SVM background job %s failed", job.kind)
-            self._post(job, partial(self._finish, job, None, "failed",
-                                    f"Unexpected error ({type(err).__name__}: {err}); see the server log."))
-        else:
-            cache.put(job.key, result)
-            self._post(job, partial(self._finish, job, result, "done", ""))
-
-    def _post(self, job: Job, callback: Callable[[], None]) -> None:
-        """Run ``callback`` in the session's context, unless ``job`` has been superseded meanwhile."""
-        def guarded():
-            if not self._closed and self._jobs.get(job.kind) is job:
-                callback()
-        if not self._closed:
-            self.dispatch(guarded)
-
-    def _publish(self, job: Job, value) -> None:
-        if job.attr is not None and self._wanted.get(job.kind) == job.key:
-            self._assign(job.attr, value)
-
-    def _finish(self, job: Job, result, message: str, error: str) -> None:
-        if result is not None:
-            self._publish(job, result)
-        status = self.jobs[job.kind]
-        status.param.update(running=False, progress=1.0 if result is not None else status.progress,
-                            message=message, error=error)
 
 
 # ------------------------------------------------------------------------------------ figures
