@@ -224,3 +224,16 @@ def test_svm_and_selection_tabs_leave_the_gp_tab_alone(app):
     assert view.state.tab == "curve"
     view.tabs.active = 1
     assert view.state.tab == "distribution"
+
+
+def test_sidebar_shows_the_gp_controls_only_on_the_gp_tabs():
+    app = create_app()
+    view = app.explorer
+    try:
+        assert view.controls._column.visible and not view.controls._note.visible
+        view.tabs.active = len(view.tabs) - 1  # Fast bootstrap: its controls are in the tab
+        assert not view.controls._column.visible and view.controls._note.visible
+        view.tabs.active = 0
+        assert view.controls._column.visible and not view.controls._note.visible
+    finally:
+        view.state.close()

@@ -136,6 +136,19 @@ class Controls(pn.viewable.Viewer):
         self.widgets = w
         s.param.watch(self._update_visibility, ["dataset", "kernel", "loss"])
         self._update_visibility()
+        self._note = pn.pane.Markdown(
+            "The settings of this sidebar belong to the four Gaussian-process tabs (seed 000). The SVM, Model "
+            "selection and Fast bootstrap tabs have their own controls inside the tab.",
+            visible=False, sizing_mode="stretch_width", css_classes=["explorer-controls-note"])
+        self._column = pn.Column(
+            "### Data", w["dataset"], pn.pane.Markdown("Upload a CSV (header row, numeric columns):", margin=(0, 10)),
+            self.upload, w["target"], w["holdout"],
+            "### Model", w["kernel"], w["l2"], w["lengthscale"], w["signal_var"], w["alpha"], w["period"],
+            w["noise_var"],
+            "### Bootstrap", w["s_over_n"], w["loss"], w["eps"], w["beta"], w["curve_mc_samples"],
+            w["mc_samples"], w["seed"], w["auto_mc"],
+            css_classes=["explorer-controls"], sizing_mode="stretch_width",
+        )
 
     def _on_upload(self, event) -> None:
         if event.new:
@@ -151,17 +164,13 @@ class Controls(pn.viewable.Viewer):
         w["period"].visible = s.kernel == "periodic"
         w["eps"].visible = w["beta"].visible = s.loss == "eps-insensitive"
 
+    def show_for(self, gp_tab: bool) -> None:
+        """Show the controls when a Gaussian-process tab is active; otherwise a note that the tab has its own."""
+        self._column.visible = gp_tab
+        self._note.visible = not gp_tab
+
     def __panel__(self):
-        w = self.widgets
-        return pn.Column(
-            "### Data", w["dataset"], pn.pane.Markdown("Upload a CSV (header row, numeric columns):", margin=(0, 10)),
-            self.upload, w["target"], w["holdout"],
-            "### Model", w["kernel"], w["l2"], w["lengthscale"], w["signal_var"], w["alpha"], w["period"],
-            w["noise_var"],
-            "### Bootstrap", w["s_over_n"], w["loss"], w["eps"], w["beta"], w["curve_mc_samples"],
-            w["mc_samples"], w["seed"], w["auto_mc"],
-            css_classes=["explorer-controls"], sizing_mode="stretch_width",
-        )
+        return pn.Column(self._note, self._column, sizing_mode="stretch_width")
 
 
 # ------------------------------------------------------------------------------------------ tabs
@@ -482,6 +491,7 @@ class ExplorerView(pn.viewable.Viewer):
                              active=TABS.index(s.tab), css_classes=["explorer-tabs"], sizing_mode="stretch_width")
         # tabs after the GP ones (SVM, model selection) carry their own state: leave ``tab`` alone there
         self.tabs.param.watch(lambda e: setattr(s, "tab", TABS[e.new]) if e.new < len(TABS) else None, "active")
+        self.tabs.param.watch(lambda e: self.controls.show_for(e.new < len(TABS)), "active")
         s.param.watch(lambda e: setattr(self.tabs, "active", TABS.index(e.new)), "tab")
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["explorer-error"],
                                    sizing_mode="stretch_width")
