@@ -10,6 +10,7 @@ screenshot to ``artifacts/``. Skips when chromium or Playwright is missing, unle
 
 from __future__ import annotations
 
+import re
 
 import pytest
 from conftest import save_screenshot
@@ -34,8 +35,7 @@ def test_fast_bootstrap_tab_runs_in_the_browser_without_console_errors(server, b
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("requestfailed", lambda req: errors.append("FAILED " + req.url))
 
-    # a small learning-curve tab, and let its jobs finish before leaving it: Panel (1.9.4) rewrites shared
-    # stylesheets to CDN addresses when a pane of a hidden tab is updated, which fails offline (any tab)
+    # a small learning-curve tab, and let its jobs finish before leaving it (the CPU is then the fast bootstrap's)
     page.goto(server + "?dataset=teacher&tab=curve&curve_mc_samples=20")
     page.locator(".explorer-job-message-curve pre", has_text="done").first.wait_for(timeout=180_000)
     page.locator(".bk-tab", has_text="Fast bootstrap").first.click()
@@ -54,6 +54,10 @@ def test_fast_bootstrap_tab_runs_in_the_browser_without_console_errors(server, b
 
     page.locator(".explorer-fastboot-job-message-fast pre", has_text="fast: done").first.wait_for(timeout=180_000)
     page.locator(".explorer-fastboot-job-message-full pre", has_text="full: done").first.wait_for(timeout=180_000)
+    # the new counts reached the table: 4 × 10 reduced-grid models (fast), 10 × 451 γ values (full)
+    for count in ("40", "4510"):
+        page.locator(".explorer-fastboot-summary td").filter(has_text=re.compile(f"^{count}$")).first.wait_for(
+            timeout=180_000)
     page.locator(".explorer-fastboot-summary th", has_text="fast bootstrap").first.wait_for(timeout=30_000)
     page.locator(".explorer-fastboot-summary th", has_text="full bootstrap").first.wait_for(timeout=30_000)
     page.locator(".explorer-fastboot-summary th", has_text="models_trained").first.wait_for(timeout=30_000)
