@@ -42,7 +42,8 @@ def test_create_app_builds_the_template_with_four_tabs(app):
                                 "SVM bootstrap", "Model selection", "Fast bootstrap"]
     assert list(TAB_TITLES.values()) == view.tabs._names[:4]
     assert "explorer-tabs" in view.tabs.css_classes
-    assert any("explorer-controls" in item.css_classes for item in app.sidebar.objects)
+    assert any("explorer-controls" in column.css_classes for item in app.sidebar.objects
+               for column in item.select(pn.Column))
     assert view.state.problem.name == "teacher" and view.state.error == ""
 
 
