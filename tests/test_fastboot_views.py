@@ -205,7 +205,7 @@ BAD_INPUTS = {
     "too-many-units": (dict(model="rbfn", n_points=20, full_start=2.0, full_stop=16.0, full_step=1.0,
                             fast_start=2.0, fast_stop=16.0, fast_step=2.0), r"keep the grids ≤ N/2 = 10"),
     "classification": (dict(dataset="crabs"), r"for regression; 'crabs' is a classification data set"),
-    "no-csv-path": (dict(dataset=V.SERIES), r"give the path of the time series CSV"),
+    "no-csv-path": (dict(dataset=V.SERIES), r"upload a time series CSV or give its path on the server"),
     "missing-csv": (dict(dataset=V.SERIES, series_csv="/no/such/series.csv"),
                     r"there is no file '/no/such/series.csv'"),
     "missing-column": (dict(dataset=V.SERIES, series_csv="{t,x}"), r"column 'value' is not in"),
@@ -296,3 +296,34 @@ def test_errors_are_told_in_the_fast_bootstrap_vocabulary():
     from explorer.views.fastboot import FastBootstrapState
     message = FastBootstrapState.describe_error(ConvergenceError("no fixed point.", None))
     assert message.startswith("The replica theory did not converge: no fixed point.") and ".632" not in message
+
+
+def _series_csv(n: int = 80) -> str:
+    x = 0.5 + 0.4 * np.sin(0.37 * np.arange(n)) * np.cos(0.05 * np.arange(n))
+    return "t,value\n" + "\n".join(f"{t},{v:.6f}" for t, v in enumerate(x))
+
+
+def test_uploaded_series_shows_the_numbers_of_the_core(one_blas_thread):
+    import io
+    text = _series_csv()
+    state = V.FastBootstrapState(model="rbfn", with_full=False, auto_run=False)
+    state.upload_series("my_series.csv", text.encode())
+    assert state.dataset == V.SERIES and state.series_csv == ""
+    state.param.update(full_start=2.0, full_stop=8.0, full_step=1.0, fast_start=2.0, fast_stop=8.0, fast_step=2.0,
+                       fast_replications=3)  # after the upload: a switch to a time series resets to Table 2
+    state.refresh()
+    assert state.error == "" and state.wait(timeout=120)
+    data = datasets.load_series_csv(io.StringIO(text), "value", 6, name="my_series")
+    direct = fe.compare_bootstraps(data, "rbfn", fe.Setting((2, 8, 1), 100, (2, 8, 2), 3), rng=0,
+                                   with_full=False, with_replica=False)
+    assert state.data.name == "my_series" and state.data.n == 74
+    np.testing.assert_array_equal(state.fast.fast.optimism, direct.fast.optimism)
+    assert state.fast.fast.f_test.F == direct.fast.f_test.F
+    state.close()
+
+
+def test_uploaded_series_that_is_not_utf8_gives_a_message():
+    state = V.FastBootstrapState()
+    state.upload_series("laser.csv", b"t,value\n1,\xff\xfe\n")
+    assert state.error.startswith("laser.csv is not UTF-8 text") and state.dataset == "toy"
+

@@ -32,6 +32,7 @@ is first called (the tab calls it when shown).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
@@ -220,7 +221,7 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
                              doc="Data points drawn for the toy function (the paper: 200) or the GP teacher.")
     series_csv = param.String(default="", label="Time series CSV (path)",
                               doc="Path, on the machine running the app, of a CSV whose rows are in time order, e.g. "
-                                  "santafe_laser_A.csv (columns t, value).")
+                                  "santafe_laser_A.csv (columns t, value). Leave it empty to use an uploaded CSV.")
     series_column = param.String(default="value", label="Series column",
                                  doc="The column of the CSV holding the series x(t).")
     lags = param.Integer(default=6, bounds=(1, 50), softbounds=(1, 12), label="Lags (NAR order)",
@@ -308,6 +309,7 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
         super().__init__(**params)
         self._init_jobs()
         self._force_only: str | None = None
+        self._upload: tuple[str, str, str] | None = None  # uploaded series: (file name, text, sha256)
         if (self.model, self.dataset) != ("ls-svm", "toy"):  # the defaults are Table 1's LS-SVM values
             self.param.update({k: v for k, v in self._paper_values().items() if k not in given})
         self.param.watch(self._on_settings, list(_COMPUTE_PARAMETERS))
@@ -330,6 +332,23 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
             return fe.paper_setting(self.model, self._load()[1])
         except EXPECTED_ERRORS:
             return (fe.TABLE_2 if self.dataset == SERIES else fe.TABLE_1)[self.model]
+
+    def upload_series(self, filename: str, content: bytes | str) -> None:
+        """Use an uploaded CSV (rows in time order) as the time series; a path typed later takes precedence."""
+        if len(content) > MAX_SERIES_BYTES:
+            self.error = (f"{filename} has {len(content) / 1e6:.0f} MB; upload a series of at most "
+                          f"{MAX_SERIES_BYTES / 1e6:.0f} MB.")
+            return
+        try:
+            text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
+        except UnicodeDecodeError as err:
+            self.error = (f"{filename} is not UTF-8 text ({err.reason} at byte {err.start}). "
+                          "Save it as a UTF-8 CSV and upload it again.")
+            return
+        self._upload = (filename, text, hashlib.sha256(text.encode()).hexdigest())
+        self.param.update(dataset=SERIES, series_csv="")
+        if self.started:
+            self.refresh()
 
     def reset_to_paper(self) -> None:
         """Set the grids, replication counts, log complexity and κ0 = 1, κ1 = 2 to the paper's values."""
@@ -375,8 +394,10 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
         if self.dataset != SERIES:
             return ("shipped", self.dataset)
         if not self.series_csv.strip():
-            raise datasets.DatasetError("give the path of the time series CSV (e.g. santafe_laser_A.csv, column "
-                                        "value) in 'Time series CSV (path)'.")
+            if self._upload is not None:
+                return ("upload", self._upload[2], self._upload[0], self.series_column.strip(), int(self.lags))
+            raise datasets.DatasetError("upload a time series CSV or give its path on the server (e.g. "
+                                        "santafe_laser_A.csv, column value) in 'Time series CSV (path)'.")
         file = Path(self.series_csv.strip()).expanduser()
         if not file.is_file():
             where = "" if file.is_absolute() else f" (relative to {Path.cwd()})"
@@ -399,6 +420,8 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
                 return datasets.load("teacher", n=key[1], rng=key[2])
             if key[0] == "shipped":
                 return datasets.load(key[1])
+            if key[0] == "upload":
+                return datasets.load_series_csv(io.StringIO(self._upload[1]), key[3], key[4], name=Path(key[2]).stem)
             return datasets.load_series_csv(key[1], key[4], key[5], name=Path(key[1]).stem)
         return key, _DATA.get_or_compute(key, load)
 
@@ -726,6 +749,9 @@ class FastBootstrapTab(pn.viewable.Viewer):
         s = self.state
         bind_to_session(s)
         self.widgets = self._make_widgets()
+        self.upload = pn.widgets.FileInput(accept=".csv", multiple=False, sizing_mode="stretch_width",
+                                           css_classes=["explorer-fastboot-upload"])
+        self.upload.param.watch(self._on_upload, "value")
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
                                    css_classes=["explorer-fastboot-error"])
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["explorer-fastboot-status"])
@@ -784,6 +810,10 @@ class FastBootstrapTab(pn.viewable.Viewer):
                                       css_classes=[f"explorer-fastboot-{name.replace('_', '-')}"])
                 for name, kind in kinds.items()}
 
+    def _on_upload(self, event) -> None:
+        if event.new:
+            self.state.upload_series(self.upload.filename or "series.csv", event.new)
+
     # --- updates
     def _on_visibility(self, *events) -> None:
         """Show the controls of the chosen data source and model, and nothing else."""
@@ -791,6 +821,7 @@ class FastBootstrapTab(pn.viewable.Viewer):
         w["n_points"].visible = s.dataset in ("toy", "teacher")
         for name in ("series_csv", "series_column", "lags"):
             w[name].visible = s.dataset == SERIES
+        self.upload.visible = s.dataset == SERIES
         w["lengthscale"].visible = w["with_replica"].visible = w["replica_points"].visible = s.model == "ls-svm"
         self.buttons["run-replica"].visible = s.model == "ls-svm"
         w["wsf"].visible = s.model == "rbfn"
@@ -821,7 +852,7 @@ class FastBootstrapTab(pn.viewable.Viewer):
             self.state.refresh()
         w = self.widgets
         controls = pn.Column(
-            "### Data", w["dataset"], w["n_points"], w["series_csv"], w["series_column"], w["lags"],
+            "### Data", w["dataset"], w["n_points"], self.upload, w["series_csv"], w["series_column"], w["lags"],
             "### Model", w["model"], w["lengthscale"], w["wsf"], w["max_epochs"], w["n_init"],
             "### Grids (Tables 1-2)", w["full_start"], w["full_stop"], w["full_step"], w["full_replications"],
             w["fast_start"], w["fast_stop"], w["fast_step"], w["fast_replications"], w["log_complexity"],
