@@ -56,7 +56,7 @@ from ..montecarlo import Cancelled
 from ..networks import MLP, RBFN
 from ..replica import ConvergenceError
 from .jobs import LRU, BackgroundJobs, Job
-from .panels import bind_to_session
+from .panels import bind_to_session, job_indicators
 
 __all__ = [
     "FastBootstrapState", "FastBootstrapTab", "ReplicaRun", "FASTBOOT_DATASETS", "SERIES", "JOB_KINDS",
@@ -760,14 +760,8 @@ class FastBootstrapTab(pn.viewable.Viewer):
                       for what, figure in (("optimism", optimism_plot), ("generalization", generalization_plot))}
         self.table = pn.pane.DataFrame(_summary_display(s), sizing_mode="stretch_width",
                                        css_classes=["explorer-fastboot-summary"])
-        self.progress, self.job_message, self.job_error = {}, {}, {}
-        for kind in JOB_KINDS:
-            self.progress[kind] = pn.indicators.Progress(value=0, max=100, active=False, width=140,
-                                                         css_classes=[f"explorer-fastboot-progress-{kind}"])
-            self.job_message[kind] = pn.pane.Str("", css_classes=[f"explorer-fastboot-job-message-{kind}"])
-            self.job_error[kind] = pn.pane.Alert("", alert_type="danger", visible=False,
-                                                 css_classes=[f"explorer-fastboot-job-error-{kind}"])
-            s.jobs[kind].param.watch(partial(self._on_job, kind), ["running", "progress", "message", "error"])
+        self.progress, self.job_message, self.job_error = job_indicators(s, "explorer-fastboot", self._on_job,
+                                                                         width=140)
         self.buttons = {
             "run-full": pn.widgets.Button(label="Run full bootstrap", color="primary",
                                           css_classes=["explorer-fastboot-run-full"]),

@@ -7,6 +7,8 @@ so that every session has its own. Every main element carries a stable CSS class
 
 from __future__ import annotations
 
+from functools import partial
+
 import io
 import logging
 import time
@@ -23,7 +25,7 @@ from . import plots
 from .state import MC_GRID, TABS, ExplorerState, JobStatus
 
 __all__ = ["Controls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "ExplorerView", "LazyTabs",
-           "session_dispatcher", "bind_to_session", "TAB_TITLES", "CSS"]
+           "session_dispatcher", "bind_to_session", "job_indicators", "TAB_TITLES", "CSS"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,20 @@ CSS = {
     "summary": "explorer-l1-summary",           # Markdown table of the L1 tab
     "worst": "explorer-worst-table",            # Tabulator of the worst inputs (click a row)
 }
+
+
+def job_indicators(state, prefix: str, on_job: Callable, width: int = 160) -> tuple[dict, dict, dict]:
+    """Per job kind of ``state``: a progress bar, a message and an error alert (CSS classes
+    ``{prefix}-progress-<kind>``, ``{prefix}-job-message-<kind>``, ``{prefix}-job-error-<kind>``), with
+    ``on_job(kind, *events)`` watching the job's status. Returns (progress, message, error) dicts by kind."""
+    progress, message, error = {}, {}, {}
+    for kind, status in state.jobs.items():
+        progress[kind] = pn.indicators.Progress(value=0, max=100, active=False, width=width,
+                                                css_classes=[f"{prefix}-progress-{kind}"])
+        message[kind] = pn.pane.Str("", css_classes=[f"{prefix}-job-message-{kind}"])
+        error[kind] = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=[f"{prefix}-job-error-{kind}"])
+        status.param.watch(partial(on_job, kind), ["running", "progress", "message", "error"])
+    return progress, message, error
 
 
 def bind_to_session(state) -> None:

@@ -45,7 +45,7 @@ from ..kernels import KERNEL_NAMES, Kernel, make_kernel
 from ..montecarlo import Cancelled
 from ..selection import CRITERIA, CRITERION_LABELS, CriterionCurve, RankingRow, SelectionResult
 from .jobs import LRU, BackgroundJobs, Job
-from .panels import bind_to_session
+from .panels import bind_to_session, job_indicators
 
 __all__ = [
     "SelectionState", "SelectionTab", "SelectionProblem", "SelectionCurves", "SelectionFits", "SelectionRanking",
@@ -1142,14 +1142,9 @@ class SelectionTab(pn.viewable.Viewer):
                                                     css_classes=["explorer-selection-ranking"]),
                        "optima": pn.pane.DataFrame(optima_frame(s), index=False, sizing_mode="stretch_width",
                                                    css_classes=["explorer-selection-optima"])}
-        self.progress, self.job_message, self.job_error = {}, {}, {}
+        self.progress, self.job_message, self.job_error = job_indicators(s, "explorer-selection", self._on_job,
+                                                                         width=160)
         for kind in JOB_KINDS:
-            self.progress[kind] = pn.indicators.Progress(value=0, max=100, active=False, width=160,
-                                                         css_classes=[f"explorer-selection-progress-{kind}"])
-            self.job_message[kind] = pn.pane.Str("", css_classes=[f"explorer-selection-job-message-{kind}"])
-            self.job_error[kind] = pn.pane.Alert("", alert_type="danger", visible=False,
-                                                 css_classes=[f"explorer-selection-job-error-{kind}"])
-            s.jobs[kind].param.watch(partial(self._on_job, kind), ["running", "progress", "message", "error"])
             self._on_job(kind)
         self.run = pn.widgets.Button(label="Run", color="primary", css_classes=["explorer-selection-run"])
         self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=["explorer-selection-cancel"])

@@ -35,7 +35,7 @@ from .. import datasets, replica, svm, svm_experiments, svm_replica
 from ..montecarlo import Cancelled
 from ..svm_experiments import SVMFieldComparison, SVMProblem, TheoryPoint
 from .jobs import LRU, BackgroundJobs, Job
-from .panels import bind_to_session
+from .panels import bind_to_session, job_indicators
 
 __all__ = [
     "SVMState", "SVMTab", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD",
@@ -579,14 +579,9 @@ class SVMTab(pn.viewable.Viewer):
             for what in ("curve", "field")}
         self.status = {what: pn.pane.Markdown("", css_classes=[f"explorer-svm-status-{what}"],
                                               sizing_mode="stretch_width") for what in ("curve", "field")}
-        self.progress, self.job_message, self.job_error = {}, {}, {}
+        self.progress, self.job_message, self.job_error = job_indicators(s, "explorer-svm", self._on_job,
+                                                                         width=160)
         for kind in JOB_KINDS:
-            self.progress[kind] = pn.indicators.Progress(value=0, max=100, active=False, width=160,
-                                                         css_classes=[f"explorer-svm-progress-{kind}"])
-            self.job_message[kind] = pn.pane.Str("", css_classes=[f"explorer-svm-job-message-{kind}"])
-            self.job_error[kind] = pn.pane.Alert("", alert_type="danger", visible=False,
-                                                 css_classes=[f"explorer-svm-job-error-{kind}"])
-            s.jobs[kind].param.watch(partial(self._on_job, kind), ["running", "progress", "message", "error"])
             self._on_job(kind)
         self.run = pn.widgets.Button(label="Run Monte-Carlo", color="primary", css_classes=["explorer-svm-run"])
         self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=["explorer-svm-cancel"])
