@@ -32,7 +32,6 @@ is first called (the tab calls it when shown).
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
@@ -57,6 +56,7 @@ from ..networks import MLP, RBFN
 from ..replica import ConvergenceError
 from .jobs import LRU, BackgroundJobs, Job
 from .panels import bind_to_session, job_indicators
+from .uploads import read_upload
 
 __all__ = [
     "FastBootstrapState", "FastBootstrapTab", "ReplicaRun", "FASTBOOT_DATASETS", "SERIES", "JOB_KINDS",
@@ -335,17 +335,11 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
 
     def upload_series(self, filename: str, content: bytes | str) -> None:
         """Use an uploaded CSV (rows in time order) as the time series; a path typed later takes precedence."""
-        if len(content) > MAX_SERIES_BYTES:
-            self.error = (f"{filename} has {len(content) / 1e6:.0f} MB; upload a series of at most "
-                          f"{MAX_SERIES_BYTES / 1e6:.0f} MB.")
-            return
         try:
-            text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
-        except UnicodeDecodeError as err:
-            self.error = (f"{filename} is not UTF-8 text ({err.reason} at byte {err.start}). "
-                          "Save it as a UTF-8 CSV and upload it again.")
+            self._upload = read_upload(filename, content, max_bytes=MAX_SERIES_BYTES)
+        except ValueError as err:
+            self.error = str(err)
             return
-        self._upload = (filename, text, hashlib.sha256(text.encode()).hexdigest())
         self.param.update(dataset=SERIES, series_csv="")
         if self.started:
             self.refresh()

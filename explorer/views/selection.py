@@ -21,7 +21,6 @@ CLI's ``select-experiment``) as one more background job of the same kind; :func:
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
@@ -46,6 +45,7 @@ from ..montecarlo import Cancelled
 from ..selection import CRITERIA, CRITERION_LABELS, CriterionCurve, RankingRow, SelectionResult
 from .jobs import LRU, BackgroundJobs, Job
 from .panels import bind_to_session, job_indicators
+from .uploads import csv_columns, read_upload
 
 __all__ = [
     "SelectionState", "SelectionTab", "SelectionProblem", "SelectionCurves", "SelectionFits", "SelectionRanking",
@@ -407,17 +407,12 @@ class SelectionState(_BackgroundJobs, param.Parameterized):
     def upload_csv(self, filename: str, content: bytes | str, target: str | None = None) -> None:
         """Use an uploaded CSV as the dataset; ``target`` (default: the last column) is the regression target."""
         try:
-            text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
-        except UnicodeDecodeError as err:
-            self.error = (f"{filename} is not UTF-8 text ({err.reason} at byte {err.start}). "
-                          "Save it as a UTF-8 CSV and upload it again.")
+            upload = read_upload(filename, content)
+            columns = csv_columns(upload, "inputs and a target")
+        except ValueError as err:
+            self.error = str(err)
             return
-        columns = [c.strip().lstrip("\ufeff") for c in next(csv.reader(io.StringIO(text)), []) if c.strip()]
-        if len(columns) < 2:
-            self.error = (f"{filename} does not look like a CSV table: expected a header row with at least two "
-                          "comma-separated column names (inputs and a target).")
-            return
-        self._upload = (filename, text, hashlib.sha256(text.encode()).hexdigest())
+        self._upload = upload
         if UPLOAD not in self.param.dataset.objects:
             self.param.dataset.objects = [*self.param.dataset.objects, UPLOAD]
         self.param.target.objects = columns
@@ -866,12 +861,10 @@ class SelectionExperimentState(_BackgroundJobs, param.Parameterized):
     def upload_temperature(self, filename: str, content: bytes | str) -> None:
         """Use an uploaded CSV as the temperature series (clears the path, switches the data to it)."""
         try:
-            text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
-        except UnicodeDecodeError as err:
-            self.error = (f"{filename} is not UTF-8 text ({err.reason} at byte {err.start}). "
-                          "Save it as a UTF-8 CSV and upload it again.")
+            self._upload = read_upload(filename, content)
+        except ValueError as err:
+            self.error = str(err)
             return
-        self._upload = (filename, text, hashlib.sha256(text.encode()).hexdigest())
         self.param.update(temperature_csv="", data="temperature")
         if self._started:
             self.refresh()

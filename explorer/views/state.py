@@ -15,7 +15,6 @@ served page defers its jobs until the browser shows it (:meth:`ExplorerState.def
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import logging
 import time
@@ -31,6 +30,7 @@ from .. import datasets, experiments, kernels, montecarlo, replica
 from ..compare import PAPER_BIN_WIDTH
 from ..losses import get_loss
 from .jobs import LRU, Job, JobStatus, call_now
+from .uploads import csv_columns, read_upload
 
 __all__ = [
     "ExplorerState", "JobStatus", "TheoryCurve", "CurvePoint", "CurveMC", "HoldoutTheory",
@@ -397,17 +397,12 @@ class ExplorerState(param.Parameterized):
     def upload_csv(self, filename: str, content: bytes | str) -> None:
         """Use an uploaded CSV as the dataset; its last column becomes the target until another is picked."""
         try:
-            text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
-        except UnicodeDecodeError as err:
-            self.error = (f"{filename} is not UTF-8 text ({err.reason} at byte {err.start}). "
-                          "Save it as a UTF-8 CSV and upload it again.")
+            upload = read_upload(filename, content)
+            columns = csv_columns(upload, "inputs and a target")
+        except ValueError as err:
+            self.error = str(err)
             return
-        columns = _csv_header(text)
-        if len(columns) < 2:
-            self.error = (f"{filename} does not look like a CSV table: expected a header row with at least two "
-                          "comma-separated column names (inputs and a target).")
-            return
-        self._upload = (filename, text, hashlib.sha256(text.encode()).hexdigest())
+        self._upload = upload
         self._columns[UPLOAD] = columns
         if UPLOAD not in self.param.dataset.objects:
             self.param.dataset.objects = [*self.param.dataset.objects, UPLOAD]

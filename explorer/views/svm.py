@@ -14,8 +14,6 @@ The state computes nothing until :meth:`SVMState.refresh` is first called (the t
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import io
 import math
 from dataclasses import dataclass
@@ -36,6 +34,7 @@ from ..montecarlo import Cancelled
 from ..svm_experiments import SVMFieldComparison, SVMProblem, TheoryPoint
 from .jobs import LRU, BackgroundJobs, Job
 from .panels import bind_to_session, job_indicators
+from .uploads import csv_columns, read_upload
 
 __all__ = [
     "SVMState", "SVMTab", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD",
@@ -299,17 +298,12 @@ class SVMState(BackgroundJobs, param.Parameterized):
     def upload_csv(self, filename: str, content: bytes | str, target: str | None = None) -> None:
         """Use an uploaded CSV as the dataset; ``target`` (default: the last column) holds the two labels."""
         try:
-            text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
-        except UnicodeDecodeError as err:
-            self.error = (f"{filename} is not UTF-8 text ({err.reason} at byte {err.start}). "
-                          "Save it as a UTF-8 CSV and upload it again.")
+            upload = read_upload(filename, content)
+            columns = csv_columns(upload, "inputs and a class label")
+        except ValueError as err:
+            self.error = str(err)
             return
-        columns = [c.strip().lstrip("\ufeff") for c in next(csv.reader(io.StringIO(text)), []) if c.strip()]
-        if len(columns) < 2:
-            self.error = (f"{filename} does not look like a CSV table: expected a header row with at least two "
-                          "comma-separated column names (inputs and a class label).")
-            return
-        self._upload = (filename, text, hashlib.sha256(text.encode()).hexdigest())
+        self._upload = upload
         self._columns = columns
         if UPLOAD not in self.param.dataset.objects:
             self.param.dataset.objects = [*self.param.dataset.objects, UPLOAD]
