@@ -55,9 +55,9 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
     view = ExplorerView(state=state)
     # seed 004, seed 001 and seed 002 tabs: their own state; their jobs start when the page is built (results are
     # cached across sessions), so that a tab opened later shows finished figures
-    view.tabs.append(("SVM bootstrap", SVMTab(state=SVMState())))
-    view.tabs.append(("Model selection", SelectionTab(state=SelectionState())))
-    view.tabs.append(("Fast bootstrap", FastBootstrapTab(state=FastBootstrapState())))
+    others = {"SVM bootstrap": SVMTab(state=SVMState()), "Model selection": SelectionTab(state=SelectionState()),
+              "Fast bootstrap": FastBootstrapTab(state=FastBootstrapState())}
+    view.tabs.extend(list(others.items()))
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         state.defer_jobs()  # background jobs start once the browser shows the page (_on_load)
         pn.state.on_session_destroyed(lambda context: state.close())
@@ -69,7 +69,8 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
         title=TITLE, sidebar=[view.controls], main=[view.main], sidebar_width=330, accent="#1f77b4",
         header_background="#1f4e79", design=Fast,
     )
-    template.explorer = view  # handle for tests and notebooks
+    template.explorer = view  # handles for tests and notebooks
+    template.other_tabs = others
     return template
 
 

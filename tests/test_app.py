@@ -31,8 +31,12 @@ from explorer.views.state import clear_caches  # noqa: E402
 def app():
     clear_caches()
     template = create_app(dataset="teacher", curve_mc_samples=20, mc_samples=200, auto_mc=False)
+    for tab in template.other_tabs.values():  # their jobs update panes from their threads (no server here)
+        assert tab.state.wait(timeout=300)
     yield template
     template.explorer.state.close()
+    for tab in template.other_tabs.values():
+        tab.state.close()
 
 
 def test_create_app_builds_the_template_with_four_tabs(app):
@@ -238,3 +242,5 @@ def test_sidebar_shows_the_gp_controls_only_on_the_gp_tabs():
         assert view.controls._column.visible and not view.controls._note.visible
     finally:
         view.state.close()
+        for tab in app.other_tabs.values():
+            tab.state.close()
