@@ -45,7 +45,7 @@ from ..montecarlo import Cancelled
 from ..selection import CRITERIA, CRITERION_LABELS, CriterionCurve, RankingRow, SelectionResult
 from .jobs import LRU, BackgroundJobs, Job
 from .panels import bind_to_session, job_indicators
-from .uploads import csv_columns, read_upload
+from .uploads import UPLOAD, read_upload, use_uploaded_table
 
 __all__ = [
     "SelectionState", "SelectionTab", "SelectionProblem", "SelectionCurves", "SelectionFits", "SelectionRanking",
@@ -61,7 +61,6 @@ __all__ = [
 #: Shipped or generated regression data: the GP teacher of seed 001 (1-D), the toy function, Boston housing.
 SELECTION_DATASETS = ("teacher", "toy", "boston")
 #: ``dataset`` value of a CSV uploaded in the page.
-UPLOAD = "uploaded CSV"
 #: Background jobs: criterion curves, optimisation under each criterion, ranking of functional forms.
 JOB_KINDS = ("curves", "optima", "ranking")
 #: Every hyperparameter a curve can sweep (the kernel decides which of them exist).
@@ -406,19 +405,7 @@ class SelectionState(_BackgroundJobs, param.Parameterized):
 
     def upload_csv(self, filename: str, content: bytes | str, target: str | None = None) -> None:
         """Use an uploaded CSV as the dataset; ``target`` (default: the last column) is the regression target."""
-        try:
-            upload = read_upload(filename, content)
-            columns = csv_columns(upload, "inputs and a target")
-        except ValueError as err:
-            self.error = str(err)
-            return
-        self._upload = upload
-        if UPLOAD not in self.param.dataset.objects:
-            self.param.dataset.objects = [*self.param.dataset.objects, UPLOAD]
-        self.param.target.objects = columns
-        self.param.update(dataset=UPLOAD, target=target if target in columns else columns[-1])
-        if self._started:
-            self.refresh()
+        use_uploaded_table(self, filename, content, target, "inputs and a target")
 
     # ----------------------------------------------------------------------------- settings → problem
 

@@ -30,7 +30,7 @@ from .. import datasets, experiments, kernels, montecarlo, replica
 from ..compare import PAPER_BIN_WIDTH
 from ..losses import get_loss
 from .jobs import LRU, Job, JobStatus, call_now
-from .uploads import csv_columns, read_upload
+from .uploads import UPLOAD, csv_columns, read_upload
 
 __all__ = [
     "ExplorerState", "JobStatus", "TheoryCurve", "CurvePoint", "CurveMC", "HoldoutTheory",
@@ -43,7 +43,6 @@ log = logging.getLogger(__name__)
 #: The shipped or generated regression datasets offered in the app (the others are classification sets).
 REGRESSION_DATASETS = ("boston", "toy", "teacher")
 #: ``dataset`` value of a CSV uploaded in the page; files of the data directory are ``CSV_PREFIX + name``.
-UPLOAD = "uploaded CSV"
 CSV_PREFIX = "file: "
 #: ``paper`` is seed 000's preset (RBF with l² = 73.54 on the sd-scaled inputs, eq. (1) of §5).
 KERNELS = ("paper", *kernels.KERNEL_NAMES)

@@ -34,7 +34,7 @@ from ..montecarlo import Cancelled
 from ..svm_experiments import SVMFieldComparison, SVMProblem, TheoryPoint
 from .jobs import LRU, BackgroundJobs, Job
 from .panels import bind_to_session, job_indicators
-from .uploads import csv_columns, read_upload
+from .uploads import UPLOAD, use_uploaded_table
 
 __all__ = [
     "SVMState", "SVMTab", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD",
@@ -47,7 +47,6 @@ __all__ = [
 #: The shipped two-class datasets of seed 004 (sonar is a user CSV: upload it).
 SVM_DATASETS = ("crabs", "wisconsin", "pima")
 #: ``dataset`` value of a CSV uploaded in the page.
-UPLOAD = "uploaded CSV"
 #: The S/N values offered for the learning curve (theory and Monte-Carlo at each).
 SVM_GRID = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
 #: Background jobs: the theory curve with the S → ∞ levels, the MC curve, the fields at test inputs.
@@ -297,20 +296,9 @@ class SVMState(BackgroundJobs, param.Parameterized):
 
     def upload_csv(self, filename: str, content: bytes | str, target: str | None = None) -> None:
         """Use an uploaded CSV as the dataset; ``target`` (default: the last column) holds the two labels."""
-        try:
-            upload = read_upload(filename, content)
-            columns = csv_columns(upload, "inputs and a class label")
-        except ValueError as err:
-            self.error = str(err)
-            return
-        self._upload = upload
-        self._columns = columns
-        if UPLOAD not in self.param.dataset.objects:
-            self.param.dataset.objects = [*self.param.dataset.objects, UPLOAD]
-        self.param.target.objects = columns
-        self.param.update(dataset=UPLOAD, target=target if target in columns else columns[-1])
-        if self._started:
-            self.refresh()
+        columns = use_uploaded_table(self, filename, content, target, "inputs and a class label")
+        if columns is not None:
+            self._columns = columns
 
     # ----------------------------------------------------------------------------- settings → problems
 

@@ -6,7 +6,10 @@ import hashlib
 import io
 from typing import NamedTuple
 
-__all__ = ["Upload", "read_upload", "csv_columns"]
+__all__ = ["UPLOAD", "Upload", "read_upload", "csv_columns", "use_uploaded_table"]
+
+#: The ``dataset`` value of an uploaded CSV, in every tab.
+UPLOAD = "uploaded CSV"
 
 
 class Upload(NamedTuple):
@@ -38,4 +41,24 @@ def csv_columns(upload: Upload, what: str) -> list[str]:
     if len(columns) < 2:
         raise ValueError(f"{upload.filename} does not look like a CSV table: expected a header row with at least "
                          f"two comma-separated column names ({what}).")
+    return columns
+
+
+def use_uploaded_table(state, filename: str, content: bytes | str, target: str | None, what: str) -> list[str] | None:
+    """Make an uploaded CSV the ``dataset`` (value ``UPLOAD`` of its selector) of a tab's state, with ``target``
+    (default: the last column) picked among its columns. Returns the columns, or None after putting the
+    reason in ``state.error``. The state keeps the file in ``state._upload`` and refreshes if it has started."""
+    try:
+        upload = read_upload(filename, content)
+        columns = csv_columns(upload, what)
+    except ValueError as err:
+        state.error = str(err)
+        return None
+    state._upload = upload
+    if UPLOAD not in state.param.dataset.objects:
+        state.param.dataset.objects = [*state.param.dataset.objects, UPLOAD]
+    state.param.target.objects = columns
+    state.param.update(dataset=UPLOAD, target=target if target in columns else columns[-1])
+    if state.started:
+        state.refresh()
     return columns
