@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer import datasets, fastboot_experiments as fe
+from explorer.fast_bootstrap import experiments as fe
+from explorer import datasets
 from explorer.blas import use_single_threaded_blas
 
 PAPER_F = {"mlp": "F(1,2) = 3.2545", "rbfn": "F(1,1) = 16.3085", "ls-svm": "F(1,7) = 0*"}

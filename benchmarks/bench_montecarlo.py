@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.montecarlo import bootstrap_predictions, refit_on_duplicates
+from explorer.gp_bootstrap.montecarlo import bootstrap_predictions, refit_on_duplicates
 
 BOSTON = Path(__file__).resolve().parents[1] / "datasets" / "boston.csv"
 NOISE_VAR = 0.01  # sigma^2 of Fig. 1, seed 000

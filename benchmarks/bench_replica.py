@@ -17,7 +17,9 @@ import time
 
 import numpy as np
 
-from explorer import datasets, kernels, montecarlo, replica
+from explorer.gp_bootstrap import montecarlo
+from explorer.gp_bootstrap import replica
+from explorer import datasets, kernels
 from explorer.blas import use_single_threaded_blas
 
 NOISE = 0.01

@@ -26,7 +26,8 @@ import time
 
 import numpy as np
 
-from explorer import selection, selection_experiments
+from explorer.model_selection import criteria as selection
+from explorer.model_selection import experiments as selection_experiments
 from explorer.datasets import gp_teacher
 from explorer.kernels import SquaredExponential
 

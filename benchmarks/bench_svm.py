@@ -24,7 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer import datasets, svm, svm_experiments, svm_replica
+from explorer.svm_bootstrap import montecarlo as svm
+from explorer.svm_bootstrap import experiments as svm_experiments
+from explorer.svm_bootstrap import replica as svm_replica
+from explorer import datasets
 
 SONAR = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "sonar.csv"
 GRID = np.linspace(0.25, 4.0, 10)

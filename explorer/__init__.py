@@ -1,7 +1,15 @@
 """Resampling Explorer: analytical approximations of resampling averages, side by side with Monte-Carlo.
 
-The compute core (``kernels``, ``regression``, ``montecarlo``, ``replica``, ``compare``, ``datasets``)
-uses numpy and scipy only; the views, the app and the CLI sit on top of it.
+The compute core uses numpy and scipy only. At its top are the pieces every paper uses (``kernels``,
+``regression``, ``losses``, ``datasets``, ``resampling``, ``progress``, ``validation``, ``blas``); below
+it one subpackage per paper:
+
+- ``gp_bootstrap``    seed 000: replica/ADATAP bootstrap of GP regression and its Monte-Carlo;
+- ``svm_bootstrap``   seed 004: the same for the hard-margin SVM classifier;
+- ``model_selection`` seed 001: approximation set coding next to evidence and cross-validation;
+- ``fast_bootstrap``  seed 002: the fast bootstrap of model complexity.
+
+The views (``explorer.views``), the app (``explorer.app``) and the CLI (``explorer.cli``) sit on top.
 """
 
 __version__ = "0.1.0"

@@ -14,9 +14,9 @@ from functools import partial
 import panel as pn
 
 from explorer.views import URL_PARAMETERS, ExplorerState, ExplorerView, session_dispatcher
-from explorer.views.fastboot import FastBootstrapState, FastBootstrapTab
-from explorer.views.selection import SelectionState, SelectionTab
-from explorer.views.svm import SVMState, SVMTab
+from explorer.views.fast_bootstrap.tab import FastBootstrapState, FastBootstrapTab
+from explorer.views.model_selection.tab import SelectionState, SelectionTab
+from explorer.views.svm_bootstrap.tab import SVMState, SVMTab
 
 __all__ = ["create_app", "serve", "DATA_DIR_ENV", "TITLE"]
 

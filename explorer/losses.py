@@ -7,11 +7,12 @@ Every loss is a vectorised function ``g(f, y) -> ndarray`` of the prediction ``f
 from __future__ import annotations
 
 import functools
-import numbers
 from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from explorer.validation import as_float as _as_float, show as _show
 
 Loss = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -61,16 +62,6 @@ def _eps_insensitive_iv(eps: float, beta: float) -> tuple[float, float]:
         raise ValueError(f"`beta` must lie in (0, 1], got {_show(beta)}. It is the relative width "
                          "of the quadratic zone around |f - y| = eps (seed 000 uses 0.1).")
     return eps_f, beta_f
-
-
-def _as_float(x: object) -> float:
-    """A real scalar as float, NaN for anything else (so that the range checks reject it)."""
-    return float(x) if isinstance(x, numbers.Real) and not isinstance(x, bool) else np.nan
-
-
-def _show(x: object) -> str:
-    """A user value for an error message: numbers as printed (-1.0, not np.float64(-1.0))."""
-    return str(x) if isinstance(x, numbers.Number) else repr(x)
 
 
 LOSSES: dict[str, Loss] = {"square": square_loss, "eps-insensitive": eps_insensitive_loss}

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 
-from .kernels import Kernel, _as_2d
+from explorer.kernels import Kernel, _as_2d
 
 __all__ = ["GPPosterior", "LeaveOneOut", "CholeskyError", "JITTER_LADDER", "fit", "log_evidence",
            "loo_predictions", "loo_squared_error", "loo_neg_log_predictive"]

@@ -24,7 +24,7 @@ from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine  #
 from explorer import cli  # noqa: E402
 from explorer.app import create_app  # noqa: E402
 from explorer.views import TAB_TITLES, URL_PARAMETERS  # noqa: E402
-from explorer.views.state import clear_caches  # noqa: E402
+from explorer.views.gp_bootstrap.state import clear_caches  # noqa: E402
 
 
 @pytest.fixture

@@ -4,8 +4,17 @@ import pytest
 from numpy.testing import assert_allclose
 
 from explorer import kernels as kern
-from explorer.kernels import (Constant, Exponential, Matern32, Matern52, Periodic,
-                              RationalQuadratic, SquaredExponential, make_kernel, paper_rbf)
+from explorer.kernels import (
+    Constant,
+    Exponential,
+    Matern32,
+    Matern52,
+    Periodic,
+    RationalQuadratic,
+    SquaredExponential,
+    make_kernel,
+    paper_rbf,
+)
 
 N_FEATURES = 3
 

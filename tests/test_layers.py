@@ -2,8 +2,8 @@
 import subprocess
 import sys
 
-CORE = ["explorer.kernels", "explorer.regression", "explorer.montecarlo", "explorer.replica",
-        "explorer.compare", "explorer.datasets"]
+CORE = ["explorer.kernels", "explorer.regression", "explorer.gp_bootstrap.montecarlo", "explorer.gp_bootstrap.replica",
+        "explorer.gp_bootstrap.l1", "explorer.datasets"]
 
 
 def test_core_does_not_import_ui_stack():

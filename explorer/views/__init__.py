@@ -6,9 +6,18 @@ and tables; ``panels`` lays them out as Panel viewers. The served page is assemb
 :func:`explorer.app.create_app`.
 """
 
-from .panels import (CSS, TAB_TITLES, Controls, DistributionTab, ExplorerView, HoldoutTab, L1Tab,
-                     LearningCurveTab, session_dispatcher)
-from .state import TABS, URL_PARAMETERS, ExplorerState, JobStatus, clear_caches
+from explorer.views.gp_bootstrap.panels import (
+    CSS,
+    TAB_TITLES,
+    Controls,
+    DistributionTab,
+    ExplorerView,
+    HoldoutTab,
+    L1Tab,
+    LearningCurveTab,
+    session_dispatcher,
+)
+from explorer.views.gp_bootstrap.state import TABS, URL_PARAMETERS, ExplorerState, JobStatus, clear_caches
 
 __all__ = [
     "ExplorerState", "JobStatus", "ExplorerView", "Controls", "LearningCurveTab", "DistributionTab", "L1Tab",

@@ -1,0 +1,258 @@
+r"""Bootstrap model-structure selection and the fast bootstrap of seed 002 (Lendasse et al. 2005).
+
+A *model family* is indexed by a complexity q (number of hidden units, of kernels, the LS-SVM γ) and offers
+``predict_path(X, y, grid, X_eval, weights, rng)`` -> ndarray (len(grid), len(X_eval)): the models trained on
+(X, y) — distinct points with multiplicities ``weights`` — for every q of ``grid``, evaluated at X_eval
+(:class:`explorer.fast_bootstrap.lssvm.LSSVM`, :class:`explorer.fast_bootstrap.networks.RBFN`, :class:`explorer.fast_bootstrap.networks.MLP`).
+
+Bootstrap of §3: for each of J resamples A_j of size N drawn with replacement, the training error
+E^{A_j,A_j} (eq. 3) and the error on the original set E^{A_j,I} (eq. 4) give optimism_j (eq. 5), averaged
+over j (eq. 6); the apparent error E^{I,I} (eq. 7) plus the optimism estimates the generalization error
+(eq. 8), minimised over q. Fast bootstrap of §4: the optimism on a reduced grid with fewer replications,
+fitted by a polynomial of order κ0 in q (or log q) whose adequacy against order κ1 is judged by the F test
+of eq. (11); the polynomial replaces the optimism on the full grid.
+
+Counting (Tables 1-2): the paper's "number of experiments" is J·Q bootstrap models; ``models_trained`` also
+counts the Q models of the apparent error (eq. 7), which both methods need on the full grid.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.polynomial import Polynomial
+from scipy import stats
+
+from explorer.progress import Cancelled
+from explorer.resampling import occupation_numbers
+
+__all__ = ["complexity_grid", "apparent_error", "bootstrap_optimism", "full_bootstrap", "polynomial_f_test",
+           "fast_bootstrap", "FTest", "BootstrapCurve", "FastBootstrapCurve", "Cancelled"]
+
+Progress = Callable[[int, int], None]
+
+
+def complexity_grid(start: float, stop: float, step: float) -> np.ndarray:
+    """The grid start, start + step, ..., ≤ stop (both ends included when on the grid), as in Tables 1-2."""
+    if not (np.isfinite([start, stop, step]).all() and step > 0 and stop >= start):
+        raise ValueError(f"a grid needs start ≤ stop and step > 0, got start={start}, stop={stop}, step={step}.")
+    n = int(np.floor((stop - start) / step + 1e-9)) + 1
+    return np.round(start + step * np.arange(n), 10)
+
+
+@dataclass(frozen=True)
+class BootstrapCurve:
+    """Full bootstrap of §3 over a grid of complexities; arrays have shape (Q,)."""
+
+    grid: np.ndarray
+    apparent_error: np.ndarray  # E^{I,I}(q), eq. (7)
+    optimism: np.ndarray  # eq. (6)
+    optimism_se: np.ndarray  # standard error of eq. (6) over the J replications
+    replications: int
+    bootstrap_models: int  # J·Q, the "number of experiments" of Tables 1-2
+    models_trained: int  # J·Q + Q (the apparent error needs one model per q)
+
+    generalization_error = property(lambda self: _generalization_error(self), doc="Ê_gen(q), eq. (8).")
+    selected = property(lambda self: _selected(self), doc="The complexity minimising eq. (8).")
+
+
+def _generalization_error(curve) -> np.ndarray:
+    """Ê_gen(q) = optimism(q) + E^{I,I}(q), eq. (8)."""
+    return curve.optimism + curve.apparent_error
+
+
+def _selected(curve) -> float:
+    """The complexity of the grid minimising eq. (8)."""
+    return float(curve.grid[int(np.argmin(_generalization_error(curve)))])
+
+
+@dataclass(frozen=True)
+class FTest:
+    """Fisher's test of eq. (11): H0 "the optimism is a polynomial of order κ0" against order κ1."""
+
+    F: float
+    df_num: int  # κ1 − κ0
+    df_den: int  # K − κ1 − 1
+    p_value: float
+    kappa0: int
+    kappa1: int
+    alpha: float = 0.05
+    residuals: tuple[float, float] = (np.nan, np.nan)  # SR_0, SR_1 of eq. (12)
+
+    @property
+    def accepted(self) -> bool:
+        """True when H0 is kept at level α (order κ0 suffices)."""
+        return bool(self.p_value >= self.alpha)
+
+    @property
+    def degree(self) -> int:
+        """The order used for the optimism: κ0 if H0 is kept, else κ1."""
+        return self.kappa0 if self.accepted else self.kappa1
+
+
+@dataclass(frozen=True)
+class FastBootstrapCurve:
+    """Fast bootstrap of §4: measured optimism on a reduced grid, polynomial on the full grid (Q,)."""
+
+    grid: np.ndarray
+    apparent_error: np.ndarray
+    optimism: np.ndarray  # the fitted polynomial evaluated on the full grid
+    sample_grid: np.ndarray  # the K reduced-grid complexities
+    sample_optimism: np.ndarray  # eq. (6) with few replications, shape (K,)
+    sample_se: np.ndarray
+    replications: int
+    f_test: FTest
+    polynomial: Polynomial = field(repr=False)
+    log_complexity: bool
+    bootstrap_models: int
+    models_trained: int
+
+    @property
+    def degree(self) -> int:
+        return self.f_test.degree
+
+    generalization_error = property(lambda self: _generalization_error(self),
+                                    doc="Ê_gen(q) = fitted optimism(q) + E^{I,I}(q), eq. (8).")
+    selected = property(lambda self: _selected(self), doc="The complexity minimising eq. (8).")
+
+
+def apparent_error(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, rng=None) -> np.ndarray:
+    """E^{I,I}(q) = (1/N) Σ_i (h^q(x_i) − y_i)², the models trained on all data, eq. (7). Shape (Q,)."""
+    X, y, grid = _data_iv(X, y, grid)
+    return np.mean((model.predict_path(X, y, grid, X, None, np.random.default_rng(rng)) - y) ** 2, axis=1)
+
+
+def bootstrap_optimism(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, n_replications: int, *,
+                       rng=None, progress: Progress | None = None,
+                       should_stop: Callable[[], bool] | None = None) -> np.ndarray:
+    """optimism_j(q) = E^{A_j,I} − E^{A_j,A_j} (eqs. 3-5) for J resamples A_j of size N. Shape (J, Q).
+
+    A_j is drawn with replacement (multinomial occupation numbers c, Σ c_i = N); the models are trained on
+    the distinct points of A_j with multiplicities c, which is training on the duplicated points.
+    ``progress(done, J)`` is called after each replication; ``should_stop()`` before each, and True
+    raises :class:`Cancelled`.
+    """
+    X, y, grid = _data_iv(X, y, grid)
+    J = _replications_iv(n_replications)
+    gen = np.random.default_rng(rng)
+    counts = occupation_numbers(y.size, y.size, J, scheme="multinomial", rng=gen)
+    out = np.empty((J, grid.size))
+    for j, c in enumerate(counts):
+        if should_stop is not None and should_stop():
+            raise Cancelled(j, J)
+        a = c > 0
+        sq = (model.predict_path(X[a], y[a], grid, X, c[a], gen) - y) ** 2  # (Q, N)
+        out[j] = sq.mean(axis=1) - sq @ c / y.size  # eq. (5) = eq. (4) − eq. (3)
+        if progress is not None:
+            progress(j + 1, J)
+    return out
+
+
+def full_bootstrap(model, X, y, grid, n_replications: int = 100, *, rng=None, apparent: np.ndarray | None = None,
+                   progress: Progress | None = None, should_stop=None) -> BootstrapCurve:
+    """The bootstrap of §3 on every complexity of ``grid`` (eqs. 3-8); ``apparent`` reuses eq. (7)."""
+    X, y, grid = _data_iv(X, y, grid)
+    gen_boot, gen_app = np.random.default_rng(rng).spawn(2)
+    opt = bootstrap_optimism(model, X, y, grid, n_replications, rng=gen_boot, progress=progress,
+                             should_stop=should_stop)
+    app = apparent_error(model, X, y, grid, gen_app) if apparent is None else np.asarray(apparent, dtype=float)
+    J = opt.shape[0]
+    return BootstrapCurve(grid=grid, apparent_error=app, optimism=opt.mean(axis=0),  # eq. (6)
+                          optimism_se=_se(opt), replications=J, bootstrap_models=J * grid.size,
+                          models_trained=J * grid.size + grid.size)
+
+
+def polynomial_f_test(u: np.ndarray, v: np.ndarray, kappa0: int = 1, kappa1: int = 2,
+                      alpha: float = 0.05) -> tuple[FTest, Polynomial, Polynomial]:
+    """Fit v ≈ Σ α_k u^k of orders κ0 and κ1 (eq. 10) and compare them by the F test of eq. (11).
+
+    F = ((SR_0 − SR_1)/(κ1 − κ0)) / (SR_1/(K − κ1 − 1)), SR_j the residual sums of squares (eq. 12), with
+    (κ1 − κ0, K − κ1 − 1) degrees of freedom. Returns (test, polynomial of order κ0, polynomial of order κ1).
+    """
+    u, v, kappa0, kappa1 = _f_test_iv(u, v, kappa0, kappa1, alpha)
+    fits = [Polynomial.fit(u, v, deg) for deg in (kappa0, kappa1)]
+    sr0, sr1 = (float(np.sum((v - p(u)) ** 2)) for p in fits)  # eq. (12)
+    df_num, df_den = kappa1 - kappa0, u.size - kappa1 - 1
+    drop = max(sr0 - sr1, 0.0)
+    if sr1 <= 1e-30 * max(float(np.sum(v**2)), 1e-300):
+        F = 0.0 if drop <= 1e-30 * max(float(np.sum(v**2)), 1e-300) else np.inf
+    else:
+        F = (drop / df_num) / (sr1 / df_den)  # eq. (11)
+    p = float(stats.f.sf(F, df_num, df_den))
+    return FTest(F=float(F), df_num=df_num, df_den=df_den, p_value=p, kappa0=kappa0, kappa1=kappa1,
+                 alpha=alpha, residuals=(sr0, sr1)), fits[0], fits[1]
+
+
+def fast_bootstrap(model, X, y, grid, sample_grid, n_replications: int = 10, *, kappa0: int = 1,
+                   kappa1: int = 2, alpha: float = 0.05, log_complexity: bool = False, rng=None,
+                   apparent: np.ndarray | None = None, progress: Progress | None = None,
+                   should_stop=None) -> FastBootstrapCurve:
+    """The fast bootstrap of §4: optimism on ``sample_grid`` with J = ``n_replications``, a polynomial in q
+    (or log q) of the order the F test of eq. (11) chooses, evaluated on ``grid`` and added to eq. (7)."""
+    X, y, grid = _data_iv(X, y, grid)
+    sample_grid = _grid_iv(sample_grid, "sample_grid")
+    if log_complexity and (np.any(grid <= 0) or np.any(sample_grid <= 0)):
+        raise ValueError("`log_complexity=True` needs positive complexities; the grid has values ≤ 0.")
+    gen_boot, gen_app = np.random.default_rng(rng).spawn(2)
+    opt = bootstrap_optimism(model, X, y, sample_grid, n_replications, rng=gen_boot, progress=progress,
+                             should_stop=should_stop)
+    u = np.log(sample_grid) if log_complexity else sample_grid
+    test, low, high = polynomial_f_test(u, opt.mean(axis=0), kappa0, kappa1, alpha)
+    poly = low if test.accepted else high
+    app = apparent_error(model, X, y, grid, gen_app) if apparent is None else np.asarray(apparent, dtype=float)
+    J = opt.shape[0]
+    return FastBootstrapCurve(
+        grid=grid, apparent_error=app, optimism=poly(np.log(grid) if log_complexity else grid),
+        sample_grid=sample_grid, sample_optimism=opt.mean(axis=0), sample_se=_se(opt), replications=J,
+        f_test=test, polynomial=poly, log_complexity=log_complexity, bootstrap_models=J * sample_grid.size,
+        models_trained=J * sample_grid.size + grid.size)
+
+
+def _se(opt: np.ndarray) -> np.ndarray:
+    J = opt.shape[0]
+    return opt.std(axis=0, ddof=1) / np.sqrt(J) if J > 1 else np.full(opt.shape[1], np.nan)
+
+
+# ----------------------------------------------------------------------------- validation
+
+def _grid_iv(grid, name="grid") -> np.ndarray:
+    g = np.atleast_1d(np.asarray(grid, dtype=float))
+    if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g)):
+        raise ValueError(f"`{name}` must be a non-empty 1-D list of finite complexities, got {grid!r}.")
+    if np.any(np.diff(g) <= 0):
+        raise ValueError(f"`{name}` must be strictly increasing, got {g.tolist()}.")
+    return g
+
+
+def _data_iv(X, y, grid):
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.size:
+        raise ValueError(f"`X` must be (n, d) and `y` (n,) with the same n, got {X.shape} and {y.shape}.")
+    if y.size < 3:
+        raise ValueError(f"the bootstrap needs at least 3 data points, got {y.size}.")
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+        raise ValueError("`X` and `y` must be finite; found NaN or inf. Clean the data first.")
+    return X, y, _grid_iv(grid)
+
+
+def _replications_iv(J) -> int:
+    if float(J) != int(J) or int(J) < 1:
+        raise ValueError(f"`n_replications` must be a whole number ≥ 1, got {J}. It is J of eq. (6).")
+    return int(J)
+
+
+def _f_test_iv(u, v, kappa0, kappa1, alpha):
+    u = np.asarray(u, dtype=float)
+    v = np.asarray(v, dtype=float)
+    if u.shape != v.shape or u.ndim != 1:
+        raise ValueError(f"`u` and `v` must be 1-D of equal length, got {u.shape} and {v.shape}.")
+    if not (int(kappa0) == kappa0 and int(kappa1) == kappa1 and 0 <= kappa0 < kappa1):
+        raise ValueError(f"orders must be whole numbers with 0 ≤ κ0 < κ1, got κ0={kappa0}, κ1={kappa1}.")
+    if u.size < kappa1 + 2:
+        raise ValueError(f"the F test of eq. (11) needs K ≥ κ1 + 2 = {kappa1 + 2} complexities on the reduced "
+                         f"grid (K − κ1 − 1 ≥ 1 degrees of freedom), got K = {u.size}. Add grid points.")
+    if not 0 < alpha < 1:
+        raise ValueError(f"`alpha` must be in (0, 1), got {alpha}.")
+    return u, v, int(kappa0), int(kappa1)

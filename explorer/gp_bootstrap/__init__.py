@@ -1,0 +1,6 @@
+"""Seed 000 (Malzahn & Opper, JMLR 2003): bootstrap averages of GP regression without retraining.
+
+``replica`` the ADATAP theory (eqs. 45-67), ``montecarlo`` the Monte-Carlo bootstrap it is compared with,
+``l1`` the L1 distances between Monte-Carlo histograms and the eq. (60) mixture, ``experiments`` the
+regression problem and the comparisons behind the paper's figures.
+"""

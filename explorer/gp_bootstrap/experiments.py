@@ -1,0 +1,310 @@
+"""Theory-vs-Monte-Carlo experiments of seed 000 (Fig. 1-5), shared by the CLI, the views and notebooks.
+
+Each function takes a :class:`RegressionProblem` (data, kernel, noise and the cached kernel matrix),
+runs the replica theory and the Monte-Carlo bootstrap on it, and returns a frozen result object.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from explorer.gp_bootstrap import montecarlo
+from explorer.gp_bootstrap import replica
+from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, L1Summary, l1_all_inputs, l1_noise_floor
+from explorer.datasets import Dataset
+from explorer.kernels import Kernel, paper_rbf
+from explorer.losses import get_loss
+
+__all__ = [
+    "RegressionProblem",
+    "regression_problem",
+    "PAPER_NOISE_VAR",
+    "PAPER_L2",
+    "LearningCurveRow",
+    "LearningCurveComparison",
+    "learning_curve_comparison",
+    "DistributionComparison",
+    "distribution_comparison",
+    "HoldoutComparison",
+    "holdout_comparison",
+    "solve_with_timing",
+]
+
+#: Seed 000's Boston setting (Fig. 1): σ² = 0.01, RBF exp(−Σ_j (x_j − x'_j)²/(v_j l²)), l² = 73.54, v_j = sd.
+PAPER_NOISE_VAR = 0.01
+PAPER_L2 = 73.54
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class RegressionProblem:
+    """A GP-regression bootstrap problem: training data D0, kernel, noise σ² and K = k(X, X)."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    kernel: Kernel
+    noise_var: float
+    K: np.ndarray = field(repr=False)
+    X_test: np.ndarray | None = None
+    y_test: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return self.y.shape[0]
+
+    def cross(self, X_other: np.ndarray) -> np.ndarray:
+        """k(X_other, X): ndarray of shape (M, N)."""
+        return self.kernel(np.atleast_2d(X_other), self.X)
+
+
+def regression_problem(
+    dataset: Dataset,
+    kernel: Kernel | None = None,
+    noise_var: float = PAPER_NOISE_VAR,
+    *,
+    holdout: int = 0,
+) -> RegressionProblem:
+    """Build a problem from a dataset; kernel None means the paper preset (``paper_rbf``, l² = 73.54).
+
+    ``holdout`` > 0 keeps the first ``holdout`` rows as test inputs (Fig. 2: the first 50 of boston),
+    the rest is D0.
+    """
+    if dataset.task != "regression":
+        raise ValueError(f"Dataset {dataset.name!r} is a {dataset.task} task; the GP-regression bootstrap "
+                         "needs a real-valued target.")
+    if not 0 <= holdout <= dataset.n - 10:
+        raise ValueError(f"`holdout` must be between 0 and {dataset.n - 10} (10 training rows must remain), "
+                         f"got {holdout}.")
+    X, y = dataset.inputs[holdout:], dataset.targets[holdout:]
+    if kernel is None:
+        kernel = paper_rbf(X, l2=PAPER_L2, scale="sd")
+    if not (np.isfinite(noise_var) and noise_var > 0):
+        raise ValueError(f"`noise_var` must be positive, got {noise_var}. It is the noise variance σ².")
+    K = kernel(X)
+    X_test = dataset.inputs[:holdout] if holdout else None
+    y_test = dataset.targets[:holdout] if holdout else None
+    return RegressionProblem(dataset.name, X, y, kernel, float(noise_var), K, X_test, y_test)
+
+
+def _report(progress: Progress | None, fraction: float, message: str) -> None:
+    if progress is not None:
+        progress(min(max(fraction, 0.0), 1.0), message)
+
+
+def _mc_progress(progress: Progress | None, start: float, span: float, label: str):
+    if progress is None:
+        return None
+    return lambda done, total: progress(start + span * done / total, f"{label}: {done}/{total} samples")
+
+
+def solve_with_timing(problem: RegressionProblem, S: float, repeats: int = 3,
+                      **options) -> tuple[replica.ReplicaSolution, float]:
+    """A cold-start ADATAP solve and its wall-clock time in seconds (best of ``repeats``)."""
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, S, **options)
+        best = min(best, time.perf_counter() - t0)
+    return sol, best
+
+
+def _theory_error(sol: replica.ReplicaSolution, loss: str, loss_params: dict) -> float:
+    if loss == "square":
+        return replica.bootstrap_test_error(sol)  # eq. (45)
+    return replica.bootstrap_loss_error(sol, get_loss(loss, **loss_params))  # eq. (46)
+
+
+@dataclass(frozen=True)
+class LearningCurveRow:
+    """One bootstrap size: theory (ADATAP), approximate ADATAP and MC with its standard error."""
+
+    s_over_n: float
+    S: float
+    theory: float
+    theory_approx: float
+    mc_mean: float
+    mc_se: float
+    mc_samples: int
+    converged: bool
+    n_iter: int
+    residual: float
+    expected_test_points: float
+
+
+@dataclass(frozen=True)
+class LearningCurveComparison:
+    """Bootstrap learning curve ε(S), theory vs MC (seed 000, Fig. 1); timing in seconds."""
+
+    problem: str
+    n: int
+    loss: str
+    rows: tuple[LearningCurveRow, ...]
+    theory_s: float
+    mc_sample_s: float
+
+    def as_dict(self) -> dict:
+        return {
+            "problem": self.problem, "n": self.n, "loss": self.loss,
+            "rows": [row.__dict__ for row in self.rows],
+            "timing": {"theory_s": self.theory_s, "mc_sample_s": self.mc_sample_s,
+                       "theory_in_mc_samples": self.theory_s / self.mc_sample_s},
+        }
+
+
+def learning_curve_comparison(
+    problem: RegressionProblem,
+    s_over_n: Sequence[float],
+    mc_samples: int,
+    *,
+    loss: str = "square",
+    loss_params: dict | None = None,
+    rng=None,
+    tol: float = 1e-3,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> LearningCurveComparison:
+    """ε(S) from the ADATAP theory (warm-started along S), the approximate ADATAP and Monte-Carlo.
+
+    ``theory_s`` is a cold ADATAP solve at S = N and ``mc_sample_s`` the time of one MC bootstrap
+    sample at S = N, both measured in this call so that their ratio is meaningful.
+    """
+    grid = _check_grid(s_over_n)
+    if mc_samples < 1:
+        raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
+    loss_params = dict(loss_params or {})
+    rng = np.random.default_rng(rng)
+    n = problem.n
+    _report(progress, 0.0, "solving the replica theory")
+    solutions = replica.replica_learning_curve(problem.K, problem.y, problem.noise_var, grid * n, tol=tol)
+    _, theory_s = solve_with_timing(problem, float(n), tol=tol)
+    rows = []
+    span = 0.9 / len(grid)
+    for j, (v, sol) in enumerate(zip(grid, solutions)):
+        approx = replica.approximate_replica(problem.K, problem.y, problem.noise_var, v * n)
+        preds = montecarlo.bootstrap_predictions(
+            problem.K, problem.y, problem.noise_var, v * n, mc_samples, rng=rng,
+            progress=_mc_progress(progress, 0.1 + j * span, span, f"Monte-Carlo at S/N = {v:g}"),
+            should_stop=should_stop,
+        )
+        mc = montecarlo.bootstrap_test_error(preds, problem.y, loss=get_loss(loss, **loss_params))
+        rows.append(LearningCurveRow(
+            s_over_n=float(v), S=float(v * n), theory=_theory_error(sol, loss, loss_params),
+            theory_approx=_theory_error(approx, loss, loss_params), mc_mean=mc.value, mc_se=mc.se,
+            mc_samples=mc_samples, converged=sol.converged, n_iter=sol.n_iter, residual=sol.residual,
+            expected_test_points=float(n * np.exp(-v)),
+        ))
+    mc_sample_s = _time_mc_sample(problem, rng)
+    _report(progress, 1.0, "done")
+    return LearningCurveComparison(problem.name, n, loss, tuple(rows), theory_s, mc_sample_s)
+
+
+def _time_mc_sample(problem: RegressionProblem, rng, n_samples: int = 100) -> float:
+    """Seconds per MC bootstrap sample at S = N (the mean over n_samples, after a warm-up)."""
+    montecarlo.bootstrap_predictions(problem.K, problem.y, problem.noise_var, problem.n, 5, rng=rng)
+    t0 = time.perf_counter()
+    montecarlo.bootstrap_predictions(problem.K, problem.y, problem.noise_var, problem.n, n_samples, rng=rng)
+    return (time.perf_counter() - t0) / n_samples
+
+
+def _check_grid(s_over_n: Sequence[float]) -> np.ndarray:
+    grid = np.atleast_1d(np.asarray(s_over_n, dtype=float))
+    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+        raise ValueError(f"`s_over_n` must be positive numbers (S/N, the bootstrap size per data point), "
+                         f"got {list(np.atleast_1d(s_over_n))}.")
+    return grid
+
+
+@dataclass(frozen=True)
+class DistributionComparison:
+    """Bootstrap distribution of the predictor at every training input, theory (eq. 60) vs MC (Fig. 3-5)."""
+
+    problem: str
+    solution: replica.ReplicaSolution
+    samples: np.ndarray  # (B, N) MC predictor at each training input
+    l1: L1Summary
+    noise_floor: L1Summary
+
+    def as_dict(self) -> dict:
+        return {"problem": self.problem, "n": self.solution.n, "s_over_n": self.solution.s_over_n,
+                "l1": self.l1.l1.tolist(), "summary": self.l1.as_dict(),
+                "noise_floor": self.noise_floor.as_dict(),
+                "worst_inputs": self.l1.worst(10).tolist()}
+
+
+def distribution_comparison(
+    problem: RegressionProblem,
+    s_over_n: float,
+    mc_samples: int,
+    *,
+    bin_width: float = PAPER_BIN_WIDTH,
+    rng=None,
+    tol: float = 1e-3,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> DistributionComparison:
+    """L1 between MC histograms and the eq. (60) mixture at all inputs, and the MC noise floor."""
+    v = float(_check_grid([s_over_n])[0])
+    rng = np.random.default_rng(rng)
+    _report(progress, 0.0, "solving the replica theory")
+    sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n, tol=tol)
+    preds = montecarlo.bootstrap_predictions(
+        problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, rng=rng,
+        progress=_mc_progress(progress, 0.05, 0.85, "Monte-Carlo"), should_stop=should_stop,
+    )
+    _report(progress, 0.9, "L1 distances")
+    l1 = l1_all_inputs(preds.train, sol, bin_width)
+    floor = l1_noise_floor(sol, mc_samples, bin_width, rng)
+    _report(progress, 1.0, "done")
+    return DistributionComparison(problem.name, sol, preds.train, l1, floor)
+
+
+@dataclass(frozen=True)
+class HoldoutComparison:
+    """Bootstrap mean and variance of the predictor at held-out inputs, theory (eq. 48) vs MC (Fig. 2)."""
+
+    theory_mean: np.ndarray
+    theory_var: np.ndarray
+    mc_mean: np.ndarray
+    mc_var: np.ndarray
+    mc_mean_se: np.ndarray
+    mc_var_se: np.ndarray
+    s_over_n: float
+    mc_samples: int
+
+    def as_dict(self) -> dict:
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
+
+
+def holdout_comparison(
+    problem: RegressionProblem,
+    s_over_n: float,
+    mc_samples: int,
+    *,
+    X_test: np.ndarray | None = None,
+    rng=None,
+    tol: float = 1e-3,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> HoldoutComparison:
+    """Theory (eq. 48) and MC bootstrap mean/variance at test inputs (default: the problem's holdout)."""
+    X_test = problem.X_test if X_test is None else X_test
+    if X_test is None or len(X_test) == 0:
+        raise ValueError("No test inputs: build the problem with `holdout` > 0 or pass `X_test`.")
+    v = float(_check_grid([s_over_n])[0])
+    K_cross = problem.cross(X_test)
+    _report(progress, 0.0, "solving the replica theory")
+    sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n, tol=tol)
+    mean, var = replica.bootstrap_moments(sol, problem.K, K_cross)
+    preds = montecarlo.bootstrap_predictions(
+        problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, K_test=K_cross, rng=rng,
+        progress=_mc_progress(progress, 0.05, 0.95, "Monte-Carlo"), should_stop=should_stop,
+    )
+    mc = montecarlo.predictive_moments(preds)
+    _report(progress, 1.0, "done")
+    return HoldoutComparison(mean, var, mc.mean, mc.var, mc.mean_se, mc.var_se, v, mc_samples)

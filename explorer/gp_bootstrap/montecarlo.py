@@ -1,0 +1,517 @@
+"""Monte-Carlo bootstrap of GP regression: the simulations seed 000 compares its theory with.
+
+A bootstrap sample D ~ D_0 is a vector of occupation numbers s = (s_1, ..., s_N), s_i copies of the
+training example z_i, eq. (10), drawn from the factorising Poisson weight W(s) of eq. (11) (or from
+the multinomial with fixed size S, sec. 3). The predictor retrained on D is the GP posterior mean of
+sec. 5, f(D) = K' (K' + sigma^2 I)^{-1} y' on the S duplicated points. Because s copies of a point
+with noise variance sigma^2 are exactly one point with noise variance sigma^2 / s (the product of s
+equal Gaussian likelihoods exp(-s h), eqs. (10), (50)),
+
+    f(s) = K[:, a] (K[a, a] + sigma^2 diag(1 / s_a))^{-1} y_a,      a = {i : s_i > 0},
+
+which needs a Cholesky factor of |a| ~ N (1 - e^{-S/N}) distinct points instead of ~ S duplicated
+ones. The all-zero sample gives the prior mean 0.
+
+All functions work on a precomputed kernel matrix K = k(X, X) (and K_test = k(X_test, X)).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import ArrayLike
+
+from explorer.losses import Loss, get_loss
+from explorer.progress import Cancelled, Progress
+from explorer.resampling import _draw_occupations, _occupation_iv, occupation_numbers
+from explorer.validation import as_float as _as_float, finite as _finite, show as _show, positive_int as _positive_int
+
+__all__ = ["Cancelled", "BootstrapPredictions", "BootstrapError", "LearningCurve",
+           "PredictiveMoments", "occupation_numbers", "bootstrap_predictions",
+           "refit_on_duplicates", "bootstrap_test_error", "bootstrap_learning_curve",
+           "predictive_moments"]
+
+# Samples with at most this many distinct points are solved together: one stacked Cholesky
+# (np.linalg.cholesky) per active-set size, which beats a Python loop of LAPACK calls for tiny
+# systems (crossover measured at ~20 points); larger ones go one by one through cho_factor.
+_STACKED_MAX_ACTIVE = 20
+
+RngLike = np.random.Generator | int | None
+
+
+@dataclass(frozen=True)
+class BootstrapPredictions:
+    """GP predictors retrained on bootstrap samples.
+
+    Attributes
+    ----------
+    occupations : ndarray of int, shape (n_samples, N)
+        Occupation numbers s of every sample, eq. (10).
+    train : ndarray of shape (n_samples, N)
+        Predictor f_i(D) at every training input.
+    test : ndarray of shape (n_samples, M) or None
+        Predictor at the test inputs, if ``K_test`` was given.
+    S : float
+        Mean (Poisson) or fixed (multinomial) sample size.
+    scheme : str
+        ``"poisson"`` (eq. 11) or ``"multinomial"``.
+    """
+
+    occupations: np.ndarray
+    train: np.ndarray
+    test: np.ndarray | None
+    S: float
+    scheme: str
+
+    @property
+    def n_samples(self) -> int:
+        return self.train.shape[0]
+
+
+@dataclass(frozen=True)
+class BootstrapError:
+    """Efron's bootstrap test error, eq. (17) (any loss: eq. 46), with its Monte-Carlo error.
+
+    Attributes
+    ----------
+    value : float
+        (1/N') sum_i E[delta_{s_i,0} g(f_i - y_i)] / E[delta_{s_i,0}] over the N' inputs left out
+        of at least one sample (NaN if there is none).
+    se : float
+        Delta-method standard error of ``value`` (see ``bootstrap_test_error``).
+    n_samples : int
+        Number of bootstrap samples.
+    per_input : ndarray of shape (N,)
+        Mean loss at input i over the samples with s_i = 0; NaN where there is no such sample.
+    n_test : ndarray of int, shape (N,)
+        Number of samples with s_i = 0, i.e. in which input i is a test point.
+    """
+
+    value: float
+    se: float
+    n_samples: int
+    per_input: np.ndarray
+    n_test: np.ndarray
+
+    @property
+    def n_inputs_used(self) -> int:
+        """N', the number of inputs entering the average (left out at least once)."""
+        return int(np.count_nonzero(self.n_test))
+
+
+@dataclass(frozen=True)
+class LearningCurve:
+    """Bootstrap learning curve epsilon(S), eq. (17), as in Fig. 1 of seed 000.
+
+    ``value[k]`` and ``se[k]`` belong to ``s_values[k]``; ``errors[k]`` holds the full
+    ``BootstrapError`` (per-input losses and test counts).
+    """
+
+    s_values: np.ndarray
+    value: np.ndarray
+    se: np.ndarray
+    n_samples: int
+    errors: tuple[BootstrapError, ...]
+
+
+@dataclass(frozen=True)
+class PredictiveMoments:
+    """Bootstrap mean E[f_x(D)] and variance Var[f_x(D)] of the predictor, eqs. (16), (47)-(48).
+
+    All arrays have shape (M,) (``where="test"``) or (N,) (``where="train"``). Unpacks as
+    ``mean, var, mean_se, var_se = predictive_moments(predictions)``.
+    """
+
+    mean: np.ndarray
+    var: np.ndarray
+    mean_se: np.ndarray
+    var_se: np.ndarray
+    n_samples: int
+    where: str
+
+    def __iter__(self):
+        return iter((self.mean, self.var, self.mean_se, self.var_se))
+
+
+# ----------------------------------------------------------------------------- predictors
+
+def bootstrap_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, S: float, n_samples: int,
+                          *, K_test: ArrayLike | None = None, scheme: str = "poisson",
+                          rng: RngLike = None, batch_size: int = 256,
+                          progress: Progress | None = None,
+                          should_stop: Callable[[], bool] | None = None) -> BootstrapPredictions:
+    """GP posterior means retrained on ``n_samples`` bootstrap samples (sec. 5 of seed 000).
+
+    Each sample uses the active-set form f = K[:, a] (K[a, a] + sigma^2 diag(1/s_a))^{-1} y_a
+    (module docstring), exactly equal to the literal refit on duplicated points
+    (``refit_on_duplicates``).
+
+    Parameters
+    ----------
+    K : ndarray of shape (N, N)
+        Kernel matrix of the training inputs (symmetric positive semi-definite).
+    y : ndarray of shape (N,)
+        Training targets.
+    noise_var : float
+        Noise variance sigma^2 > 0 of the GP, eq. (50).
+    S : float
+        Mean sample size (Poisson, eq. 11) or fixed size (multinomial).
+    n_samples : int
+        Number of bootstrap samples.
+    K_test : ndarray of shape (M, N), optional
+        k(X_test, X); if given, predictions at the test inputs are returned too.
+    scheme, rng
+        See ``occupation_numbers``. All occupations are drawn up front, so ``batch_size`` never
+        changes the result.
+    batch_size : int
+        Samples per batch; work memory is bounded by the batch (besides the returned arrays).
+    progress : callable(done, total), optional
+        Called after every batch.
+    should_stop : callable() -> bool, optional
+        Checked before every batch; ``Cancelled`` is raised when it returns True.
+    """
+    K, y, noise_var, K_test, S, n_samples, batch_size = _predictions_iv(
+        K, y, noise_var, K_test, S, n_samples, scheme, batch_size)
+    rng = np.random.default_rng(rng)
+    occupations = _draw_occupations(K.shape[0], S, n_samples, scheme, rng)
+    return _predict_samples(K, y, noise_var, occupations, K_test, S, scheme, batch_size,
+                            progress, should_stop)
+
+
+def _predict_samples(K, y, noise_var, occupations, K_test, S, scheme, batch_size, progress,
+                     should_stop) -> BootstrapPredictions:
+    n_samples = occupations.shape[0]
+    train = np.empty((n_samples, K.shape[0]))
+    test = None if K_test is None else np.empty((n_samples, K_test.shape[0]))
+    for start in range(0, n_samples, batch_size):
+        if should_stop is not None and should_stop():
+            raise Cancelled(start, n_samples)
+        stop = min(start + batch_size, n_samples)
+        _predict_batch(K, y, noise_var, occupations[start:stop], K_test, train[start:stop],
+                       None if test is None else test[start:stop])
+        if progress is not None:
+            progress(stop, n_samples)
+    return BootstrapPredictions(occupations, train, test, S, scheme)
+
+
+def _predict_batch(K, y, noise_var, occ, K_test, train_out, test_out) -> None:
+    """Fill ``train_out`` (and ``test_out``) for one batch of occupation vectors, in place.
+
+    Every sample is computed by a path that depends on its own active-set size only, never on
+    the other samples of the batch, so that results do not depend on the batch size.
+    """
+    n_active = np.count_nonzero(occ, axis=1)
+    for n in np.unique(n_active):
+        rows = np.flatnonzero(n_active == n)
+        if n == 0:                                   # no data: the prior mean 0
+            F, F_test = 0.0, 0.0
+        elif n <= _STACKED_MAX_ACTIVE:
+            F, F_test = _predict_stacked(K, y, noise_var, occ[rows], K_test)
+        else:
+            F, F_test = _predict_one_by_one(K, y, noise_var, occ[rows], K_test)
+        train_out[rows] = F
+        if test_out is not None:
+            test_out[rows] = F_test
+
+
+def _predict_one_by_one(K, y, noise_var, occ, K_test):
+    """Predictions (g, N) and (g, M) of g samples, one Cholesky factorisation each."""
+    F = np.empty((occ.shape[0], K.shape[0]))
+    F_test = None if K_test is None else np.empty((occ.shape[0], K_test.shape[0]))
+    for r, s in enumerate(occ):
+        a = np.flatnonzero(s)
+        w = np.zeros(K.shape[0])
+        w[a] = _active_weights(K, y, noise_var, a, s[a])
+        F[r] = K @ w                                 # K[:, a] w_a without gathering K[:, a]
+        if K_test is not None:
+            F_test[r] = K_test @ w
+    return F, F_test
+
+
+def _active_weights(K, y, noise_var, a, s_a) -> np.ndarray:
+    """w = (K[a, a] + sigma^2 diag(1/s_a))^{-1} y_a by Cholesky (sigma^2/s identity, sec. 5)."""
+    A = K.take(a, axis=0).take(a, axis=1)           # K[a, a]; two takes beat np.ix_ here
+    A.flat[:: a.size + 1] += noise_var / s_a
+    try:
+        factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+    except np.linalg.LinAlgError as exc:
+        raise _not_psd_error() from exc
+    return scipy.linalg.cho_solve(factor, y[a], check_finite=False)
+
+
+def _predict_stacked(K, y, noise_var, occ, K_test):
+    """The same for g samples sharing the active-set size n, stacked as (g, n, n) systems."""
+    g = occ.shape[0]
+    a = np.nonzero(occ)[1].reshape(g, -1)            # active indices, row by row
+    s_a = np.take_along_axis(occ, a, axis=1)
+    A = K[a[:, :, None], a[:, None, :]]
+    A += np.einsum("gi,ij->gij", noise_var / s_a, np.eye(a.shape[1]))
+    try:
+        L = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError as exc:
+        raise _not_psd_error() from exc
+    w = _cholesky_solve_stacked(L, y[a])
+    F_test = None if K_test is None else _accumulate_columns(K_test, a, w)
+    return _accumulate_columns(K, a, w), F_test
+
+
+def _cholesky_solve_stacked(L: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Solve L L^T x = b for stacked lower factors L (g, n, n) and b (g, n) by substitution."""
+    n = b.shape[1]
+    z = np.empty_like(b)
+    for i in range(n):
+        z[:, i] = (b[:, i] - np.sum(L[:, i, :i] * z[:, :i], axis=1)) / L[:, i, i]
+    x = np.empty_like(b)
+    for i in range(n - 1, -1, -1):
+        x[:, i] = (z[:, i] - np.sum(L[:, i + 1:, i] * x[:, i + 1:], axis=1)) / L[:, i, i]
+    return x
+
+
+def _accumulate_columns(K: np.ndarray, a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """F[g] = sum_j K[:, a[g, j]] w[g, j] for active sets a (g, n) and weights w (g, n).
+
+    Accumulated column by column, so each row's summation order is fixed whatever g is.
+    """
+    KT = K.T
+    F = KT[a[:, 0]] * w[:, :1]
+    for j in range(1, a.shape[1]):
+        F += KT[a[:, j]] * w[:, j:j + 1]
+    return F
+
+
+def refit_on_duplicates(K: ArrayLike, y: ArrayLike, noise_var: float,
+                        occupations: ArrayLike) -> np.ndarray:
+    """Literal GP refit on the duplicated data set, sec. 5 of seed 000 (for tests and benchmarks).
+
+    For each occupation vector s the data set D holds s_i copies of point i (duplicated rows and
+    columns of K); alpha' = (K' + sigma^2 I)^{-1} y' by Cholesky and f = K[:, D] alpha' at all N
+    training inputs. Slow: it factorises a matrix of size sum_i s_i instead of the active set.
+
+    Parameters
+    ----------
+    occupations : ndarray of int, shape (N,) or (n_samples, N)
+
+    Returns
+    -------
+    ndarray of shape (N,) or (n_samples, N), like ``occupations``.
+    """
+    K, y, noise_var, _ = _gp_iv(K, y, noise_var, None)
+    occ = _occupations_iv(occupations, K.shape[0])
+    out = np.zeros(occ.shape, dtype=float)
+    for s, f in zip(occ.reshape(-1, K.shape[0]), out.reshape(-1, K.shape[0])):
+        d = np.repeat(np.arange(K.shape[0]), s)      # the duplicated data set D
+        if d.size:
+            KD = K.take(d, axis=0).take(d, axis=1)
+            KD.flat[:: d.size + 1] += noise_var                          # K' + sigma^2 I
+            factor = scipy.linalg.cho_factor(KD, lower=True, overwrite_a=True)
+            f[:] = K.take(d, axis=0).T @ scipy.linalg.cho_solve(factor, y[d])  # K[:, D] alpha'
+    return out
+
+
+# ----------------------------------------------------------------------------- estimators
+
+def bootstrap_test_error(predictions: BootstrapPredictions, y: ArrayLike,
+                         loss: str | Loss = "square") -> BootstrapError:
+    """Efron's bootstrap test error, eq. (17) of seed 000 (general loss g: eq. 46).
+
+        epsilon = (1/N') sum_i E[delta_{s_i,0} g(f_i(D), y_i)] / E[delta_{s_i,0}]
+
+    with both expectations replaced by averages over the bootstrap samples. Inputs that are never
+    left out (no sample with s_i = 0) have no test error; they are excluded, so N' <= N (they show
+    up as NaN in ``per_input`` and 0 in ``n_test``).
+
+    Standard error: delta method for the ratio estimators. The estimate is a smooth function of
+    per-sample means, so epsilon_hat - epsilon ~ (1/B) sum_b psi_b with the per-sample influence
+
+        psi_b = (1/N') sum_i delta_{s_i^b,0} (g_i^b - R_i) / p_i,   p_i = n_test_i / B,
+
+    (R_i the per-input ratio) and se = sqrt(sum_b psi_b^2 / (B (B - 1))). It is reliable when
+    every used input is left out of many samples (n_test_i >> 1); NaN for B = 1.
+
+    Parameters
+    ----------
+    predictions : BootstrapPredictions
+    y : ndarray of shape (N,)
+        Training targets.
+    loss : str or callable
+        ``"square"``, ``"eps-insensitive"`` (eps = beta = 0.1 as in Fig. 1) or a vectorised
+        ``g(f, y)``; use ``losses.get_loss("eps-insensitive", eps=..., beta=...)`` for other
+        parameters.
+    """
+    y, g = _test_error_iv(predictions, y, loss)
+    return _efron(predictions.occupations, predictions.train, y, g)
+
+
+def _efron(occupations, train, y, g) -> BootstrapError:
+    n_samples = train.shape[0]
+    out = occupations == 0                           # delta_{s_i,0}
+    n_test = out.sum(axis=0)
+    used = n_test > 0
+    losses = np.where(out, g(train, y[None, :]), 0.0)
+    per_input = np.full(y.shape, np.nan)
+    per_input[used] = losses[:, used].sum(axis=0) / n_test[used]   # eq. (17), ratio per input
+    if not used.any():
+        return BootstrapError(np.nan, np.nan, n_samples, per_input, n_test)
+    value = float(per_input[used].mean())
+    # Delta method: per-sample influence psi_b of the ratio estimators (docstring).
+    resid = np.where(out[:, used], losses[:, used] - per_input[used], 0.0)
+    psi = (resid * (n_samples / n_test[used])).sum(axis=1) / used.sum()
+    se = float(np.sqrt(psi @ psi / (n_samples * (n_samples - 1)))) if n_samples > 1 else np.nan
+    return BootstrapError(value, se, n_samples, per_input, n_test)
+
+
+def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, noise_var: float, S_values: ArrayLike,
+                             n_samples: int, *, loss: str | Loss = "square",
+                             scheme: str = "poisson", rng: RngLike = None, batch_size: int = 256,
+                             progress: Progress | None = None,
+                             should_stop: Callable[[], bool] | None = None) -> LearningCurve:
+    """Monte-Carlo bootstrap learning curve epsilon(S), eq. (17) at every S in ``S_values``.
+
+    The simulation side of Fig. 1 of seed 000. One generator (``rng``) is used for all S in turn;
+    ``progress(done, total)`` counts samples over the whole curve, total = len(S_values) *
+    n_samples. Other arguments as in ``bootstrap_predictions`` and ``bootstrap_test_error``.
+    """
+    K, y, noise_var, S_values, n_samples, batch_size, g = _learning_curve_iv(
+        K, y, noise_var, S_values, n_samples, scheme, batch_size, loss)
+    rng = np.random.default_rng(rng)
+    total = S_values.size * n_samples
+    errors = []
+    for k, S in enumerate(S_values):
+        occ = _draw_occupations(K.shape[0], S, n_samples, scheme, rng)
+        step = None if progress is None else _offset_progress(progress, k * n_samples, total)
+        pred = _predict_samples(K, y, noise_var, occ, None, float(S), scheme, batch_size, step,
+                                should_stop)
+        errors.append(_efron(occ, pred.train, y, g))
+    return LearningCurve(S_values, np.array([e.value for e in errors]),
+                         np.array([e.se for e in errors]), n_samples, tuple(errors))
+
+
+def _offset_progress(progress: Progress, offset: int, total: int) -> Progress:
+    return lambda done, _: progress(offset + done, total)
+
+
+def predictive_moments(predictions: BootstrapPredictions, *,
+                       where: str = "test") -> PredictiveMoments:
+    """Bootstrap mean and variance of the predictor with standard errors, eqs. (16), (47)-(48).
+
+    mean = (1/B) sum_b f_x(D_b) with se sqrt(var / B); var is the unbiased sample variance
+    (ddof = 1) with the large-B delta-method se sqrt((m4 - var^2) / B), m4 the fourth central
+    sample moment.
+
+    Parameters
+    ----------
+    predictions : BootstrapPredictions
+        At least two samples.
+    where : {"test", "train"}
+        Moments at the test inputs (needs ``K_test`` in ``bootstrap_predictions``) or at the
+        training inputs.
+    """
+    f = _moments_iv(predictions, where)
+    n = f.shape[0]
+    mean = f.mean(axis=0)
+    dev = f - mean
+    var = (dev**2).sum(axis=0) / (n - 1)
+    m4 = (dev**4).mean(axis=0)
+    var_se = np.sqrt(np.maximum(m4 - var**2, 0.0) / n)
+    return PredictiveMoments(mean, var, np.sqrt(var / n), var_se, n, where)
+
+
+# ----------------------------------------------------------------------------- validation
+
+def _predictions_iv(K, y, noise_var, K_test, S, n_samples, scheme, batch_size):
+    K, y, noise_var, K_test = _gp_iv(K, y, noise_var, K_test)
+    _, S, n_samples, _ = _occupation_iv(K.shape[0], S, n_samples, scheme)
+    batch_size = _positive_int(batch_size, "batch_size", "It is the number of samples per batch.")
+    return K, y, noise_var, K_test, S, n_samples, batch_size
+
+
+def _learning_curve_iv(K, y, noise_var, S_values, n_samples, scheme, batch_size, loss):
+    K, y, noise_var, _ = _gp_iv(K, y, noise_var, None)
+    S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
+    if S_arr.ndim != 1 or S_arr.size == 0:
+        raise ValueError(f"`S_values` must be a non-empty 1-D sequence of sample sizes, got shape "
+                         f"{np.shape(S_values)}.")
+    for S in S_arr:
+        _, _, n_samples, _ = _occupation_iv(K.shape[0], S, n_samples, scheme)
+    batch_size = _positive_int(batch_size, "batch_size", "It is the number of samples per batch.")
+    return K, y, noise_var, S_arr, n_samples, batch_size, get_loss(loss)
+
+
+def _gp_iv(K, y, noise_var, K_test):
+    K = np.asarray(K, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
+        raise ValueError(f"`K` must be a non-empty square matrix of shape (N, N), got shape "
+                         f"{K.shape}. Pass the kernel matrix k(X, X) of the training inputs.")
+    n = K.shape[0]
+    y = np.asarray(y, dtype=float)
+    if y.shape != (n,):
+        raise ValueError(f"`y` must have shape ({n},) to match `K` of shape {K.shape}, got shape "
+                         f"{y.shape}. Pass one target per training input.")
+    _finite(K, "K", "Check the kernel hyperparameters and the inputs.")
+    _finite(y, "y", "Remove or impute missing targets.")
+    if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * np.abs(K).max()):
+        raise ValueError(f"`K` must be symmetric, got max |K - K^T| = "
+                         f"{np.abs(K - K.T).max():.3g}. Pass k(X, X) for the training inputs "
+                         "(k(X_test, X) goes to `K_test`).")
+    if not (np.isfinite(_as_float(noise_var)) and noise_var > 0):
+        raise ValueError(f"`noise_var` must be a positive finite number, got {_show(noise_var)}. "
+                         "It is the GP noise variance sigma^2 of eq. (50) (seed 000 uses 0.01).")
+    if K_test is not None:
+        K_test = np.asarray(K_test, dtype=float)
+        if K_test.ndim != 2 or K_test.shape[1] != n:
+            raise ValueError(f"`K_test` must have shape (M, {n}) = k(X_test, X) with one column "
+                             f"per training input, got shape {K_test.shape}.")
+        _finite(K_test, "K_test", "Check the kernel hyperparameters and the test inputs.")
+    return K, y, float(noise_var), K_test
+
+
+def _occupations_iv(occupations, n_inputs: int) -> np.ndarray:
+    occ = np.asarray(occupations)
+    if occ.ndim not in (1, 2) or occ.shape[-1] != n_inputs:
+        raise ValueError(f"`occupations` must have shape ({n_inputs},) or (n_samples, {n_inputs}) "
+                         f"to match `K`, got shape {occ.shape}.")
+    whole = np.issubdtype(occ.dtype, np.integer) or np.all(occ == np.round(occ))
+    if not whole or np.any(occ < 0):
+        raise ValueError("`occupations` must be non-negative integers (s_i copies of point i), got "
+                         f"values in [{occ.min()}, {occ.max()}] of dtype {occ.dtype}.")
+    return occ.astype(np.int64)
+
+
+def _test_error_iv(predictions, y, loss) -> tuple[np.ndarray, Loss]:
+    if not isinstance(predictions, BootstrapPredictions):
+        raise TypeError("`predictions` must be a BootstrapPredictions (from "
+                        f"bootstrap_predictions), got {type(predictions).__name__}.")
+    n = predictions.train.shape[1]
+    y = np.asarray(y, dtype=float)
+    if y.shape != (n,):
+        raise ValueError(f"`y` must have shape ({n},), one target per training input of "
+                         f"`predictions`, got shape {y.shape}.")
+    _finite(y, "y", "Remove or impute missing targets.")
+    g = get_loss(loss)
+    probe = np.asarray(g(predictions.train[:1], y[None, :]))
+    if probe.shape != (1, n):
+        raise ValueError(f"`loss` must return an array of the broadcast shape of (f, y), got "
+                         f"shape {probe.shape} for inputs of shape (1, {n}). Vectorise g(f, y).")
+    return y, g
+
+
+def _moments_iv(predictions, where) -> np.ndarray:
+    if not isinstance(predictions, BootstrapPredictions):
+        raise TypeError("`predictions` must be a BootstrapPredictions (from "
+                        f"bootstrap_predictions), got {type(predictions).__name__}.")
+    if where not in ("test", "train"):
+        raise ValueError(f"`where` must be 'test' or 'train', got {where!r}.")
+    if where == "test" and predictions.test is None:
+        raise ValueError("`predictions` has no test predictions (where='test'). Pass `K_test` to "
+                         "bootstrap_predictions, or use where='train'.")
+    if predictions.n_samples < 2:
+        raise ValueError(f"Bootstrap moments need at least 2 samples, got {predictions.n_samples}. "
+                         "Increase `n_samples`.")
+    return predictions.test if where == "test" else predictions.train
+
+
+def _not_psd_error() -> ValueError:
+    return ValueError("Cholesky factorisation of K[a, a] + sigma^2 diag(1/s_a) failed: `K` is not "
+                      "positive semi-definite. Check the kernel, or add jitter to its diagonal.")

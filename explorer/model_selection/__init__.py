@@ -1,0 +1,5 @@
+"""Seed 001 (Fischer, ETH 2016): GP model selection by approximation set coding.
+
+``asc`` the ASC mutual information, ``criteria`` every criterion (evidence, LOO, k-fold, ASC, .632) and the
+optimisation over hyperparameters, ``experiments`` the thesis experiments.
+"""

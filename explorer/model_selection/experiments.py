@@ -1,0 +1,389 @@
+"""Seed 001's experiments (Fischer 2016, §5) at small repetition counts, for the CLI, the app and notebooks.
+
+* :func:`curves_experiment` — Experiment 2 (Fig. 5.3-5.5): mean criterion curves along one hyperparameter.
+* :func:`hyperparameter_experiment` — Experiment 3 (Fig. 5.6-5.7): optimise on N = 64 teacher cases, test
+  SMSE (eq. 5.1) and MSLL on 2048 more; Experiment 4 (Fig. 5.8) with ``data=`` a real data set.
+* :func:`functional_form_experiment` — Experiments 6 and 7 (Fig. 5.10-5.11): optimise every student form by
+  ``select_by``, rank them by each criterion; Experiment 8 (Fig. 5.12) with ``data=`` and test SMSE.
+* :func:`beta_experiment` — Experiment 10 (Fig. 5.15): Boltzmann ASC I_β vs β at the teacher's θ.
+
+Teachers are :func:`datasets.gp_teacher` draws (x ~ N(0, 1), ℓ = 1, σ_f = 1, σ_n = 1/10, α = 1/2, T = 2).
+The real series is Berkeley Earth's daily anomaly averaged per day of the year (:func:`load_temperature`).
+Every function takes ``rng`` and an optional ``progress(fraction, message)`` callback and returns a frozen
+result with ``as_dict()``. Core module: numpy and scipy only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+from explorer.model_selection import asc
+from explorer.model_selection import criteria as selection
+from explorer.datasets import Dataset, gp_teacher, load_csv
+from explorer.kernels import make_kernel
+
+__all__ = ["TEACHERS", "SYNTHETIC_CRITERIA", "ASC_OUTLIER_NATS", "teacher_kernel", "load_temperature",
+           "CurvesExperiment", "curves_experiment", "HyperparameterExperiment", "hyperparameter_experiment",
+           "FunctionalFormExperiment", "functional_form_experiment", "BetaExperiment", "beta_experiment"]
+
+TEACHERS = {"squared_exponential": "se", "rational_quadratic": "rq", "exponential": "exponential",
+            "periodic": "periodic"}
+"""Teacher covariance functions of :func:`datasets.gp_teacher` and the matching student kernel names."""
+
+SYNTHETIC_CRITERIA = ("evidence", "loo", "asc-boltzmann", "asc-beta-noise", "asc-bayes")
+"""The criteria the thesis compares (§5)."""
+
+ASC_OUTLIER_NATS = 128.0
+"""Experiment 2 keeps only approximation capacities above −128 nats (numerical outliers)."""
+
+_TEACHER_PARAMS = dict(length_scale=1.0, sigma_f=1.0, alpha=0.5, period=2.0)
+Progress = Callable[[float, str], None]
+
+
+def _tell(progress, fraction, message):
+    if progress is not None:
+        progress(float(fraction), message)
+
+
+def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1):
+    """The teacher's covariance as an :mod:`explorer.kernels` kernel and its noise variance σ_n²."""
+    if teacher not in TEACHERS:
+        raise ValueError(f"`teacher` must be one of {tuple(TEACHERS)}, got {teacher!r}.")
+    extra = {"rq": {"alpha": 0.5}, "periodic": {"period": 2.0}}.get(TEACHERS[teacher], {})
+    return make_kernel(TEACHERS[teacher], 1, lengthscale=1.0, signal_var=1.0, **extra), sigma_n**2
+
+
+def load_temperature(path, *, target: str = "mean_anomaly_by_file_doy", inputs: str = "day_of_year") -> Dataset:
+    """The real-world series of §5.1: mean temperature anomaly per day of the year (N = 365, D = 1).
+
+    ``path`` is a CSV with a day-of-year column ``inputs`` and the anomaly column ``target`` (the project's
+    tests read ``../shared/datasets/berkeley_tavg_doy_mean_1880_2014.csv``). Other columns are ignored.
+    """
+    data = load_csv(path, target, name="temperature")
+    if inputs not in data.feature_names:
+        raise ValueError(f"the CSV has no input column {inputs!r}; columns: {data.feature_names}. Pass "
+                         "inputs=<day-of-year column>.")
+    j = data.feature_names.index(inputs)
+    return Dataset(name="temperature", inputs=data.inputs[:, [j]], targets=data.targets, feature_names=(inputs,),
+                   target_name=target, task="regression", description=f"{data.description} Input {inputs!r}.",
+                   provenance=data.provenance)
+
+
+def _teacher_draws(teacher, n, n_test, n_datasets, sigma_n, gen) -> Iterator[tuple]:
+    for _ in range(n_datasets):
+        ds = gp_teacher(n + n_test, gen, kernel=teacher, sigma_n=sigma_n, **_TEACHER_PARAMS)
+        yield ds.inputs[:n], ds.targets[:n], ds.inputs[n:], ds.targets[n:]
+
+
+def _random_splits(data: Dataset, n_train, n_splits, gen) -> Iterator[tuple]:
+    if not (isinstance(n_train, (int, np.integer)) and 3 <= n_train < data.n - 1):
+        raise ValueError(f"`n_train` must be an integer in [3, {data.n - 2}], got {n_train!r}.")
+    for _ in range(n_splits):
+        perm = gen.permutation(data.n)
+        train, test = np.sort(perm[:n_train]), np.sort(perm[n_train:])
+        yield data.inputs[train], data.targets[train], data.inputs[test], data.targets[test]
+
+
+def _check_repetitions(n, name="n_datasets"):
+    if not (isinstance(n, (int, np.integer)) and n >= 1):
+        raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}. It is the number of repetitions.")
+
+
+def _check_criteria(criteria):
+    bad = [c for c in criteria if c not in selection.CRITERIA]
+    if bad or not criteria:
+        raise ValueError(f"unknown criteria {bad}; choose from {selection.CRITERIA}.")
+    return tuple(criteria)
+
+
+def _nanmean(values: np.ndarray, axis: int) -> np.ndarray:
+    """Mean over ``axis`` of the finite entries; NaN where there is none (without numpy's warning)."""
+    ok = np.isfinite(values)
+    count = ok.sum(axis=axis)
+    total = np.where(ok, values, 0.0).sum(axis=axis)
+    return np.divide(total, count, out=np.full(np.shape(total), np.nan), where=count > 0)
+
+
+def _summary(values: np.ndarray) -> dict:
+    """Median and quartiles of each row (last axis), ignoring NaN; NaN for a row without finite values."""
+    rows = values.reshape(-1, values.shape[-1])
+    q = np.array([np.quantile(r[np.isfinite(r)], [0.25, 0.5, 0.75]) if np.isfinite(r).any()
+                  else np.full(3, np.nan) for r in rows]).T.reshape((3,) + values.shape[:-1])
+    return {"q25": q[0].tolist(), "median": q[1].tolist(), "q75": q[2].tolist()}
+
+
+# --------------------------------------------------------------------------- Experiment 2
+
+
+@dataclass(frozen=True, eq=False)
+class CurvesExperiment:
+    """Criterion curves along one hyperparameter (Experiment 2, Fig. 5.3-5.5).
+
+    ``values`` has shape (n_criteria, n_datasets, n_grid); ``mean`` (n_criteria, n_grid) averages the
+    finite values (ASC values beyond ``ASC_OUTLIER_NATS`` dropped); ``argmin`` (n_criteria, n_datasets) is the
+    grid value of each curve's minimum; ``true_value`` the teacher's.
+    """
+
+    parameter: str
+    grid: np.ndarray
+    criteria: tuple
+    values: np.ndarray
+    mean: np.ndarray
+    argmin: np.ndarray
+    true_value: float
+
+    def as_dict(self) -> dict:
+        return {"experiment": "curves", "parameter": self.parameter, "true_value": self.true_value,
+                "grid": self.grid.tolist(), "criteria": list(self.criteria), "mean": _nan_list(self.mean),
+                "argmin_summary": dict(zip(self.criteria, _rows(_summary(self.argmin))))}
+
+
+def _nan_list(a):
+    return np.where(np.isfinite(a), a, np.nan).tolist()
+
+
+def _rows(summary):
+    """{"q25": [..], ...} per row -> list of {"q25": x, ...}."""
+    return [dict(zip(summary, vals)) for vals in zip(*summary.values())]
+
+
+_CURVE_DEFAULTS = {"lengthscale": (1.0, (0.1, 10.0)), "signal_std": (1.0, (0.1, 10.0)),
+                   "noise_std": (0.1, (0.01, 1.0))}
+
+
+def curves_experiment(parameter: str = "lengthscale", criteria: Sequence[str] = SYNTHETIC_CRITERIA, *,
+                      n_datasets: int = 8, n: int = 64, grid=None, n_partitions: int = 32, n_objects: int = 8,
+                      entropy: str = "zero", rng=None, progress: Progress | None = None) -> CurvesExperiment:
+    """Experiment 2: SE teacher (ℓ = 1, σ_f = 1, σ_n = 1/10), N = 64; one hyperparameter varies on ``grid``
+    (default 32 log-spaced values over a factor 10 either side), the others stay at the teacher's values.
+    ASC uses L = 2, M = ``n_objects`` (thesis: 8) and J = ``n_partitions`` partitions per data set.
+    """
+    if parameter not in _CURVE_DEFAULTS:
+        raise ValueError(f"`parameter` must be one of {tuple(_CURVE_DEFAULTS)}, got {parameter!r}.")
+    _check_repetitions(n_datasets)
+    criteria = _check_criteria(criteria)
+    true, (lo, hi) = _CURVE_DEFAULTS[parameter]
+    grid = np.geomspace(lo, hi, 32) if grid is None else np.asarray(grid, dtype=float)
+    kernel, noise_var = teacher_kernel()
+    gen = np.random.default_rng(rng)
+    values = np.full((len(criteria), n_datasets, grid.size), np.nan)
+    for d, (X, y, _, _) in enumerate(_teacher_draws("squared_exponential", n, 0, n_datasets, 0.1, gen)):
+        for c, name in enumerate(criteria):
+            _tell(progress, (d * len(criteria) + c) / (n_datasets * len(criteria)), f"data set {d + 1}: {name}")
+            crit = selection.make_criterion(name, n, rng=gen, n_partitions=n_partitions, n_objects=n_objects,
+                                            entropy=entropy)
+            curve = selection.criterion_curve(crit, kernel, X, y, noise_var, parameter, grid).values
+            if name.startswith("asc-"):
+                curve = np.where(curve < ASC_OUTLIER_NATS, curve, np.nan)    # −I < 128 nats
+            values[c, d] = curve
+    _tell(progress, 1.0, "done")
+    mean = _nanmean(values, axis=1)
+    argmin = np.array([[grid[np.nanargmin(v)] if np.isfinite(v).any() else np.nan for v in crit_values]
+                       for crit_values in values])
+    return CurvesExperiment(parameter, grid, criteria, values, mean, argmin, true)
+
+
+# --------------------------------------------------------------------------- Experiments 3 and 4
+
+
+@dataclass(frozen=True, eq=False)
+class HyperparameterExperiment:
+    """Hyperparameter optimisation by each criterion, scored on test data (Experiments 3 and 4).
+
+    ``smse`` and ``msll`` have shape (n_criteria, n_repetitions); NaN where the optimisation failed.
+    ``hyperparameters[c][r]`` is the dict selected by criterion c in repetition r (None if failed).
+    """
+
+    setting: str
+    kernel: str
+    criteria: tuple
+    smse: np.ndarray
+    msll: np.ndarray
+    hyperparameters: tuple
+
+    @property
+    def n_repetitions(self) -> int:
+        return self.smse.shape[1]
+
+    def wins(self) -> dict:
+        """Fraction of repetitions in which each criterion had the lowest test SMSE (ties shared)."""
+        s = np.where(np.isfinite(self.smse), self.smse, np.inf)
+        best = s == s.min(axis=0, keepdims=True)
+        return dict(zip(self.criteria, (best / best.sum(axis=0)).mean(axis=1).tolist()))
+
+    def as_dict(self) -> dict:
+        return {"experiment": "hyperparameters", "setting": self.setting, "kernel": self.kernel,
+                "n_repetitions": self.n_repetitions, "criteria": list(self.criteria),
+                "smse": dict(zip(self.criteria, _rows(_summary(self.smse)))),
+                "msll": dict(zip(self.criteria, _rows(_summary(self.msll)))), "wins_smse": self.wins()}
+
+
+def hyperparameter_experiment(criteria: Sequence[str] = SYNTHETIC_CRITERIA, *, teacher: str = "squared_exponential",
+                              data: Dataset | None = None, n_datasets: int = 8, n: int = 64, n_test: int = 2048,
+                              sigma_n: float = 0.1, n_partitions: int = 32, n_objects: int = 4,
+                              entropy: str = "zero", n_restarts: int = 16, max_iter: int = 16, rng=None,
+                              progress: Progress | None = None) -> HyperparameterExperiment:
+    """Experiment 3: per repetition draw N = ``n`` training and ``n_test`` test cases from ``teacher``; the
+    student (same functional form, hyperparameters unknown) is optimised by each criterion (§5.1.1 restarts);
+    record test SMSE and MSLL. ASC: J = 32, L = 2, M = 4 as in the thesis.
+
+    With ``data`` (Experiment 4, thesis: the temperature series, 64 training / 301 test cases, M = 8) each
+    repetition is a random split of ``data`` into ``n`` training cases and the rest as test cases, and the
+    student is the squared exponential (or the ``teacher``'s form).
+    """
+    _check_repetitions(n_datasets)
+    criteria = _check_criteria(criteria)
+    teacher_kernel(teacher)                                           # validates the name
+    student = TEACHERS[teacher]
+    gen = np.random.default_rng(rng)
+    if data is None:
+        setting = f"teacher {teacher}, sigma_n = {sigma_n:g}, N = {n}, {n_test} test cases"
+        draws = _teacher_draws(teacher, n, n_test, n_datasets, sigma_n, gen)
+    else:
+        setting = f"{data.name}: random splits, {n} training / {data.n - n} test cases"
+        draws = _random_splits(data, n, n_datasets, gen)
+    smse, msll = np.full((2, len(criteria), n_datasets), np.nan)
+    chosen = [[None] * n_datasets for _ in criteria]
+    options = dict(n_partitions=n_partitions, n_objects=n_objects, entropy=entropy)
+    for r, (X, y, Xt, yt) in enumerate(draws):
+        for c, name in enumerate(criteria):
+            _tell(progress, (r * len(criteria) + c) / (n_datasets * len(criteria)), f"repetition {r + 1}: {name}")
+            kernel, start = selection.initial_hyperparameters(student, X, y)
+            crit = selection.make_criterion(name, y.size, rng=gen, **options)
+            try:
+                res = selection.optimize_hyperparameters(crit, kernel, X, y, start, n_restarts=n_restarts,
+                                                         max_iter=max_iter, rng=gen)
+            except np.linalg.LinAlgError:
+                continue                                              # every run failed: counted as NaN
+            err = selection.test_error(res.kernel, res.noise_var, X, y, Xt, yt)
+            smse[c, r], msll[c, r], chosen[c][r] = err.smse, err.msll, res.hyperparameters
+    _tell(progress, 1.0, "done")
+    return HyperparameterExperiment(setting, student, criteria, smse, msll, tuple(tuple(h) for h in chosen))
+
+
+# --------------------------------------------------------------------------- Experiments 6, 7 and 8
+
+
+@dataclass(frozen=True, eq=False)
+class FunctionalFormExperiment:
+    """Functional-form rankings (Experiments 6-8).
+
+    ``ranks`` has shape (n_settings, n_repetitions, n_keys, n_students): settings are the teachers
+    (synthetic) or the one data set; keys are the ranking criteria (plus ``"smse"`` with test data).
+    ``mean_rank`` averages over repetitions; ``hit_rate[s, k]`` is the fraction of repetitions in which key k
+    ranked the teacher's own form first (synthetic settings only; NaN otherwise).
+    """
+
+    settings: tuple
+    students: tuple
+    select_by: str
+    keys: tuple
+    ranks: np.ndarray
+
+    @property
+    def mean_rank(self) -> np.ndarray:
+        return self.ranks.mean(axis=1)
+
+    @property
+    def hit_rate(self) -> np.ndarray:
+        out = np.full(self.ranks.shape[0:1] + self.ranks.shape[2:3], np.nan)
+        for s, setting in enumerate(self.settings):
+            if TEACHERS.get(setting) in self.students:
+                own = self.students.index(TEACHERS[setting])
+                out[s] = (self.ranks[s, :, :, own] == 1).mean(axis=0)
+        return out
+
+    def as_dict(self) -> dict:
+        return {"experiment": "functional-forms", "select_by": self.select_by, "settings": list(self.settings),
+                "students": list(self.students), "keys": list(self.keys),
+                "n_repetitions": self.ranks.shape[1], "mean_rank": self.mean_rank.tolist(),
+                "hit_rate": _nan_list(self.hit_rate)}
+
+
+def functional_form_experiment(select_by: str = "loo",
+                               rank_by: Sequence[str] = SYNTHETIC_CRITERIA, *,
+                               teachers: Sequence[str] = tuple(TEACHERS), data: Dataset | None = None,
+                               students: Sequence[str] = ("se", "rq", "exponential", "periodic"),
+                               n_datasets: int = 4, n: int = 128, n_partitions: int = 32, n_objects: int = 8,
+                               entropy: str = "zero", n_restarts: int = 16, max_iter: int = 16, rng=None,
+                               progress: Progress | None = None) -> FunctionalFormExperiment:
+    """Experiment 6 (``select_by="loo"``) / 7 (``"evidence"``): for each teacher draw N = 128 cases, optimise
+    every student form by ``select_by`` and rank the selected models by each criterion of ``rank_by``
+    (:func:`selection.rank_functional_forms`). ASC: J = 32, L = 2, M = 8.
+
+    With ``data`` (Experiment 8: temperature series, 64 training / 301 test cases) each repetition is a
+    random split into ``n`` training cases and test cases, and the test SMSE is one more ranking key.
+    """
+    _check_repetitions(n_datasets)
+    rank_by = _check_criteria(rank_by)
+    _check_criteria([select_by])
+    for t in teachers:
+        teacher_kernel(t)
+    gen = np.random.default_rng(rng)
+    settings = (data.name,) if data is not None else tuple(teachers)
+    keys = tuple(rank_by) + (("smse",) if data is not None else ())
+    ranks = np.zeros((len(settings), n_datasets, len(keys), len(students)), dtype=int)
+    options = dict(n_partitions=n_partitions, n_objects=n_objects, entropy=entropy, n_restarts=n_restarts,
+                   max_iter=max_iter)
+    for s, setting in enumerate(settings):
+        draws = (_random_splits(data, n, n_datasets, gen) if data is not None
+                 else _teacher_draws(setting, n, 0, n_datasets, 0.1, gen))
+        for r, (X, y, Xt, yt) in enumerate(draws):
+            _tell(progress, (s * n_datasets + r) / (len(settings) * n_datasets), f"{setting}: repetition {r + 1}")
+            test = dict(X_test=Xt, y_test=yt) if data is not None else {}
+            rows = selection.rank_functional_forms(X, y, students, select_by=select_by, rank_by=rank_by,
+                                                   rng=gen, **options, **test)
+            ranks[s, r] = [[row.ranks[k] for row in rows] for k in keys]
+    _tell(progress, 1.0, "done")
+    return FunctionalFormExperiment(settings, tuple(students), select_by, keys, ranks)
+
+
+# --------------------------------------------------------------------------- Experiment 10
+
+
+@dataclass(frozen=True, eq=False)
+class BetaExperiment:
+    """Boltzmann ASC I_β vs β at the teacher's hyperparameters (Experiment 10, Fig. 5.15).
+
+    ``curves`` (n_datasets, n_beta) is each data set's I_β (mean over its partitions; NaN if all were
+    excluded), ``mean`` their average, ``beta_star`` (n_datasets,) the per-data-set maximiser.
+    """
+
+    teacher: str
+    betas: np.ndarray
+    curves: np.ndarray
+    mean: np.ndarray
+    beta_star: np.ndarray
+    n_failed: int
+
+    def as_dict(self) -> dict:
+        return {"experiment": "beta", "teacher": self.teacher, "betas": self.betas.tolist(),
+                "mean": _nan_list(self.mean), "n_failed": self.n_failed,
+                "beta_star": _rows(_summary(self.beta_star[None, :]))[0]}
+
+
+def beta_experiment(teacher: str = "squared_exponential", *, n_datasets: int = 8, n: int = 64, betas=None,
+                    n_partitions: int = 1, n_objects: int = 8, entropy: str = "zero", rng=None,
+                    progress: Progress | None = None) -> BetaExperiment:
+    """Experiment 10: per data set (N = 64 from ``teacher``) I_β on a grid of β (default 64 log-spaced values
+    in [10⁻², 10²]) with h(τ) = 0, L = 2, M = 8 and one partition ("one drawn objective function").
+    The thesis finds the mean curve peaking near β = 1 for every covariance function.
+    """
+    _check_repetitions(n_datasets)
+    kernel, noise_var = teacher_kernel(teacher)
+    betas = np.geomspace(1e-2, 1e2, 64) if betas is None else np.asarray(betas, dtype=float)
+    gen = np.random.default_rng(rng)
+    curves, star, failed = np.full((n_datasets, betas.size), np.nan), np.full(n_datasets, np.nan), 0
+    for d, (X, y, _, _) in enumerate(_teacher_draws(teacher, n, 0, n_datasets, 0.1, gen)):
+        _tell(progress, d / n_datasets, f"data set {d + 1}")
+        parts = asc.draw_partitions(n, n_partitions, 2, n_objects, gen)
+        try:
+            res = asc.mutual_information_vs_beta(kernel, X, y, noise_var, parts, betas, entropy)
+        except asc.SingularPartitionsError:
+            failed += 1
+            continue
+        curves[d], star[d] = res.mean, np.nanmedian(res.beta_star)
+    _tell(progress, 1.0, "done")
+    return BetaExperiment(teacher, betas, curves, _nanmean(curves, axis=0), star, failed)

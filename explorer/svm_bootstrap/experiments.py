@@ -1,0 +1,368 @@
+"""Theory-vs-Monte-Carlo experiments of seed 004 (hard-margin SVM), shared by the CLI, views and notebooks.
+
+Each function takes an :class:`SVMProblem` (standardised inputs, labels, the kernel, the merged sites and
+their kernel matrix), runs the replica/ADATAP theory (``svm_replica``) and the Monte-Carlo bootstrap
+(``svm``) on it, and returns a frozen result object with ``as_dict()`` for JSON.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from explorer.svm_bootstrap import montecarlo as svm
+from explorer.svm_bootstrap import replica as svm_replica
+from explorer.datasets import Dataset
+from explorer.kernels import Kernel, SquaredExponential
+
+__all__ = [
+    "BROAD_LENGTHSCALE",
+    "SVMProblem",
+    "svm_problem",
+    "TheoryPoint",
+    "theory_learning_curve",
+    "SVMCurveRow",
+    "SVMLearningCurve",
+    "svm_learning_curve",
+    "SVMFieldComparison",
+    "svm_field_comparison",
+    "time_theory_and_training",
+]
+
+#: The "broad" kernel of the issue for crabs and wisconsin: L = √10 on standardised inputs.
+BROAD_LENGTHSCALE = math.sqrt(10.0)
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class SVMProblem:
+    """A hard-margin SVM bootstrap problem: data rows D0, kernel, merged sites and K on the sites.
+
+    ``X``, ``y`` hold the N data rows (standardised inputs); ``sites`` merges identical rows, and ``K`` is
+    the kernel matrix of the distinct inputs ``X[sites.index]``. ``X_test``, ``y_test``: held-out rows.
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    kernel: Kernel
+    sites: svm.Sites
+    K: np.ndarray = field(repr=False)
+    X_test: np.ndarray | None = None
+    y_test: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        """N, the number of data rows."""
+        return self.y.shape[0]
+
+    @property
+    def n_sites(self) -> int:
+        return self.sites.n_sites
+
+    @property
+    def X_sites(self) -> np.ndarray:
+        return self.X[self.sites.index]
+
+    @property
+    def y_sites(self) -> np.ndarray:
+        return self.sites.y
+
+    def cross(self, X_other: np.ndarray) -> np.ndarray:
+        """K(X_other, X_sites): ndarray of shape (M, n_sites)."""
+        return self.kernel(np.atleast_2d(X_other), self.X_sites)
+
+    def k_diag(self, X_other: np.ndarray) -> np.ndarray:
+        return self.kernel.diag(np.atleast_2d(X_other))
+
+
+def svm_problem(dataset: Dataset, lengthscale: "float | Sequence[float]" = BROAD_LENGTHSCALE, *,
+                holdout: int = 0, standardize: bool = True, kernel: Kernel | None = None) -> SVMProblem:
+    """Build a problem from a classification dataset.
+
+    Inputs are standardised (mean 0, sample sd 1) over all rows first; the kernel is
+    K(x, x') = exp(−Σ_j (x_j − x'_j)²/(2 L_j²)) with one lengthscale or one per input (or ``kernel``).
+    ``holdout`` > 0 keeps the first ``holdout`` rows as test inputs; the rest is D0.
+    """
+    if dataset.task != "classification":
+        raise ValueError(f"Dataset {dataset.name!r} is a {dataset.task} task; the SVM bootstrap needs two classes "
+                         "(labels -1/+1). Load a classification dataset or give --target a two-class column.")
+    if not 0 <= holdout <= dataset.n - 2:
+        raise ValueError(f"`holdout` must be between 0 and {dataset.n - 2} (two training rows must remain), "
+                         f"got {holdout}.")
+    data = dataset.standardized() if standardize else dataset
+    if kernel is None:
+        kernel = SquaredExponential(lengthscale=_lengthscale_iv(lengthscale, data.d))
+    X, y = data.inputs[holdout:], data.targets[holdout:]
+    sites = svm.merge_identical(X, y)
+    K = kernel(X[sites.index])
+    X_test = data.inputs[:holdout] if holdout else None
+    y_test = data.targets[:holdout] if holdout else None
+    return SVMProblem(dataset.name, X, y, kernel, sites, K, X_test, y_test)
+
+
+def _lengthscale_iv(lengthscale, d: int):
+    L = np.atleast_1d(np.asarray(lengthscale, dtype=float))
+    if L.ndim != 1 or L.size not in (1, d) or not np.all(np.isfinite(L) & (L > 0)):
+        raise ValueError(f"`lengthscale` must be one positive number or {d} (one per input), got "
+                         f"{np.asarray(lengthscale).tolist()}.")
+    return float(L[0]) if L.size == 1 else L
+
+
+def _report(progress: Progress | None, fraction: float, message: str) -> None:
+    if progress is not None:
+        progress(min(max(fraction, 0.0), 1.0), message)
+
+
+def _mc_progress(progress: Progress | None, start: float, span: float, label: str):
+    if progress is None:
+        return None
+    return lambda done, total: progress(start + span * done / total, f"{label}: {done}/{total} samples")
+
+
+def time_theory_and_training(problem: SVMProblem, *, tol: float = 1e-6, repeats: int = 3
+                             ) -> tuple[float, float]:
+    """(theory_s, svm_train_s): a cold ADATAP solve at S = N and one SVM fit on all of D0, in seconds.
+
+    Both are the best of ``repeats`` runs measured back to back, so that their ratio is meaningful.
+    A theory solve that fails to converge is timed all the same.
+    """
+    def theory():
+        try:
+            svm_replica.solve_svm_replica(problem.K, problem.y_sites, problem.n, counts=problem.sites.counts, tol=tol)
+        except svm_replica.ConvergenceError:
+            pass
+
+    return _best_time(theory, repeats), _best_time(lambda: svm.fit_hard_margin(problem.K, problem.y_sites), repeats)
+
+
+def _best_time(fn, repeats: int) -> float:
+    best = math.inf
+    for _ in range(max(repeats, 1)):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+# ---------------------------------------------------------------------------------------------
+# learning curve (Fig. 1, left)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SVMCurveRow:
+    """One bootstrap size: theory eq. (17) (None when unconverged), convergence report and MC ± se."""
+
+    s_over_n: float
+    S: float
+    theory: float | None
+    converged: bool
+    n_iter: int
+    residual: float
+    mc_mean: float
+    mc_se: float
+    mc_samples: int
+
+
+@dataclass(frozen=True)
+class SVMLearningCurve:
+    """Bootstrap classification error ε(S), theory vs MC (seed 004, Fig. 1 left), and the S → ∞ limits.
+
+    ``loo_approximate`` is eq. (20), the limit of the theory; ``loo_exact`` the literal leave-one-out error,
+    the limit of the Monte-Carlo bootstrap. Timing in seconds, measured in this run.
+    """
+
+    problem: str
+    n: int
+    n_sites: int
+    lengthscale: object
+    rows: tuple[SVMCurveRow, ...]
+    loo_approximate: float
+    loo_exact: float | None
+    theory_s: float
+    svm_train_s: float
+
+    def as_dict(self) -> dict:
+        ls = self.lengthscale
+        return {
+            "problem": self.problem, "n": self.n, "n_sites": self.n_sites,
+            "lengthscale": ls.tolist() if isinstance(ls, np.ndarray) else ls,
+            "rows": [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(row).items()}
+                     for row in self.rows],
+            "loo": {"approximate_eq20": self.loo_approximate, "exact": self.loo_exact},
+            "timing": {"theory_s": self.theory_s, "svm_train_s": self.svm_train_s,
+                       "theory_in_svm_fits": self.theory_s / self.svm_train_s},
+        }
+
+
+def svm_learning_curve(
+    problem: SVMProblem,
+    s_over_n: Sequence[float],
+    mc_samples: int,
+    *,
+    rng=None,
+    tol: float = 1e-6,
+    exact_loo: bool = True,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> SVMLearningCurve:
+    """ε(S) from the ADATAP theory (warm-started along S; a failure is reported per row, not raised), the
+    Monte-Carlo bootstrap with standard errors, eq. (20) and (optionally) the literal leave-one-out error.
+
+    ``theory_s`` is a cold theory solve at S = N and ``svm_train_s`` one SVM fit on all of D0.
+    """
+    grid = _check_grid(s_over_n)
+    if mc_samples < 1:
+        raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
+    rng = np.random.default_rng(rng)
+    _report(progress, 0.0, "solving the replica theory")
+    theory = theory_learning_curve(problem, grid, tol=tol)
+    d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
+    rows, span = [], 0.85 / len(grid)
+    for j, (v, point) in enumerate(zip(grid, theory)):
+        fields = svm.bootstrap_fields(
+            problem.K, problem.y_sites, v * problem.n, mc_samples, row_site=problem.sites.row_site, rng=rng, init=d0,
+            progress=_mc_progress(progress, 0.05 + j * span, span, f"Monte-Carlo at S/N = {v:g}"),
+            should_stop=should_stop)
+        mc = svm.bootstrap_classification_error(fields, problem.y)
+        rows.append(SVMCurveRow(float(v), point.S, point.theory, point.converged, point.n_iter, point.residual,
+                                mc.value, mc.se, mc_samples))
+    _report(progress, 0.9, "leave-one-out limits")
+    approx = svm_replica.loo_limit(problem.K, problem.y_sites, counts=problem.sites.counts, solution=d0).error
+    exact = svm.leave_one_out(problem.K, problem.y_sites, counts=problem.sites.counts, solution=d0).error \
+        if exact_loo else None
+    theory_s, train_s = time_theory_and_training(problem, tol=tol)
+    _report(progress, 1.0, "done")
+    return SVMLearningCurve(problem.name, problem.n, problem.n_sites, problem.kernel.params.get("lengthscale"),
+                            tuple(rows), approx, exact, theory_s, train_s)
+
+
+@dataclass(frozen=True)
+class TheoryPoint:
+    """The theory at one bootstrap size: ε(S) of eq. (17), or None when the solver did not converge."""
+
+    s_over_n: float
+    S: float
+    theory: float | None
+    converged: bool
+    n_iter: int
+    residual: float
+
+
+def theory_learning_curve(problem: SVMProblem, s_over_n: Sequence[float], *, tol: float = 1e-6,
+                          max_iter: int = 200) -> tuple[TheoryPoint, ...]:
+    """ε(S) of the ADATAP theory alone (cheap: for the theory line on a fine grid of S/N).
+
+    Solved in ascending S with warm starts; an unconverged warm start is retried cold. A failure is
+    reported in the point (``theory`` None, ``converged`` False, the residual), never raised.
+    """
+    grid = _check_grid(s_over_n)
+    out: dict[int, TheoryPoint] = {}
+    previous = None
+    for j in np.argsort(grid):
+        S = float(grid[j] * problem.n)
+        sol = _solve_or_last(problem, S, tol, max_iter, previous)
+        if (sol is None or not sol.converged) and previous is not None:
+            sol = _solve_or_last(problem, S, tol, max_iter, None)  # cold retry
+        if sol is None:
+            out[int(j)] = TheoryPoint(float(grid[j]), S, None, False, 0, math.inf)
+            continue
+        value = svm_replica.classification_error(sol) if sol.converged else None
+        out[int(j)] = TheoryPoint(float(grid[j]), S, value, sol.converged, sol.n_iter, sol.residual)
+        previous = sol if sol.converged else previous
+    return tuple(out[j] for j in range(grid.size))
+
+
+def _solve_or_last(problem: SVMProblem, S: float, tol: float, max_iter: int, init
+                   ) -> "svm_replica.SVMReplicaSolution | None":
+    try:
+        return svm_replica.solve_svm_replica(problem.K, problem.y_sites, S, counts=problem.sites.counts, tol=tol,
+                                             max_iter=max_iter, init=init)
+    except svm_replica.ConvergenceError as err:
+        return err.last
+
+
+def _check_grid(s_over_n: Sequence[float]) -> np.ndarray:
+    grid = np.atleast_1d(np.asarray(s_over_n, dtype=float))
+    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+        raise ValueError(f"`s_over_n` must be positive numbers (S/N, the bootstrap size per data row), "
+                         f"got {list(np.atleast_1d(s_over_n))}.")
+    return grid
+
+
+# ---------------------------------------------------------------------------------------------
+# field distribution at test inputs (Fig. 1, right)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SVMFieldComparison:
+    """Bootstrap distribution of the internal field at M test inputs: theory (eqs. 18-19) vs MC samples.
+
+    ``theory_mean``, ``theory_var``, ``theory_p_negative`` and ``mc_p_negative`` (± ``mc_p_negative_se``)
+    have shape (M,); ``mc_fields`` has shape (mc_samples, M). p(−1|x) is the probability that the
+    bootstrapped SVM predicts −1 at x.
+    """
+
+    problem: str
+    s_over_n: float
+    X_test: np.ndarray
+    y_test: np.ndarray | None
+    theory_mean: np.ndarray
+    theory_var: np.ndarray
+    theory_p_negative: np.ndarray
+    converged: bool
+    residual: float
+    mc_fields: np.ndarray
+    mc_p_negative: np.ndarray
+    mc_p_negative_se: np.ndarray
+
+    def as_dict(self) -> dict:
+        return {"problem": self.problem, "s_over_n": self.s_over_n, "converged": self.converged,
+                "residual": self.residual,
+                "y_test": None if self.y_test is None else self.y_test.tolist(),
+                "theory_mean": self.theory_mean.tolist(), "theory_var": self.theory_var.tolist(),
+                "theory_p_negative": self.theory_p_negative.tolist(),
+                "mc_mean": self.mc_fields.mean(axis=0).tolist(), "mc_var": self.mc_fields.var(axis=0, ddof=1).tolist(),
+                "mc_p_negative": self.mc_p_negative.tolist(), "mc_p_negative_se": self.mc_p_negative_se.tolist()}
+
+
+def svm_field_comparison(
+    problem: SVMProblem,
+    s_over_n: float,
+    mc_samples: int,
+    *,
+    X_test: np.ndarray | None = None,
+    rng=None,
+    tol: float = 1e-6,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> SVMFieldComparison:
+    """Theory (eq. 19, Gaussian) and MC bootstrap fields with p(−1|x) at test inputs (default: the holdout).
+
+    Raises ``svm_replica.ConvergenceError`` if the theory does not converge (its ``last`` iterate attached).
+    """
+    X_test = problem.X_test if X_test is None else np.atleast_2d(np.asarray(X_test, dtype=float))
+    if X_test is None or len(X_test) == 0:
+        raise ValueError("No test inputs: build the problem with `holdout` > 0 or pass `X_test`.")
+    v = float(_check_grid([s_over_n])[0])
+    K_cross = problem.cross(X_test)
+    _report(progress, 0.0, "solving the replica theory")
+    sol = svm_replica.solve_svm_replica(problem.K, problem.y_sites, v * problem.n, counts=problem.sites.counts,
+                                        tol=tol)
+    theory = svm_replica.fields_at(sol, problem.K, K_cross, problem.k_diag(X_test))
+    fields = svm.bootstrap_fields(problem.K, problem.y_sites, v * problem.n, mc_samples,
+                                  row_site=problem.sites.row_site, K_test=K_cross, rng=rng,
+                                  progress=_mc_progress(progress, 0.05, 0.95, "Monte-Carlo"), should_stop=should_stop)
+    mc = svm.probability_negative(fields)
+    _report(progress, 1.0, "done")
+    y_test = problem.y_test if X_test is problem.X_test else None
+    return SVMFieldComparison(problem.name, v, X_test, y_test, theory.mean, theory.var,
+                              svm_replica.probability_negative(theory), sol.converged, sol.residual, fields.test,
+                              mc.value, mc.se)

@@ -1,0 +1,300 @@
+"""Monte-Carlo bootstrap of the hard-margin SVM (seed 004).
+
+Duplicated points do not change a hard-margin solution (a constraint counted twice is the same
+constraint), so a bootstrap sample is just its set of distinct points, and identical inputs with the
+same label can be merged into one *site* (:func:`merge_identical`). Identical inputs with different
+labels cannot be separated: :class:`NotSeparableError`.
+
+The Monte-Carlo bootstrap draws occupation numbers s_i of the N data rows (eq. 7: Poisson with mean S/N,
+or multinomial with fixed size S), retrains the SVM on the sites that hold at least one drawn row and
+records the field at every row and at test inputs. It returns a ``montecarlo.BootstrapPredictions`` so
+that Efron's estimator, eq. (6), and its standard error are the ones of the GP-regression bootstrap.
+
+Core module: numpy and scipy only.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from explorer.gp_bootstrap import montecarlo
+from explorer.gp_bootstrap.montecarlo import BootstrapError, BootstrapPredictions, LearningCurve
+from explorer.progress import Cancelled, Progress
+from explorer.svm_bootstrap.classifier import NotSeparableError, SVMSolution, _kernel_labels_iv, fit_hard_margin
+
+__all__ = ["NotSeparableError", "SVMSolution", "Sites", "LeaveOneOut", "FieldProbability",
+           "Cancelled", "fit_hard_margin", "merge_identical", "zero_one_loss", "bootstrap_fields",
+           "bootstrap_classification_error", "bootstrap_learning_curve", "probability_negative", "left_out_fields",
+           "leave_one_out", "loo_error"]
+
+RngLike = np.random.Generator | int | None
+
+
+# ----------------------------------------------------------------------------- identical inputs
+
+@dataclass(frozen=True)
+class Sites:
+    """Distinct training inputs ("sites") of a data set whose identical rows are merged.
+
+    Attributes
+    ----------
+    index : ndarray of int, shape (n_sites,)
+        First row of every site (use ``X[index]``, ``y[index]``).
+    row_site : ndarray of int, shape (N,)
+        Site of every row.
+    counts : ndarray of int, shape (n_sites,)
+        k, the number of rows of every site.
+    y : ndarray of shape (n_sites,)
+        Label of every site.
+    """
+
+    index: np.ndarray
+    row_site: np.ndarray
+    counts: np.ndarray
+    y: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return self.row_site.size
+
+    @property
+    def n_sites(self) -> int:
+        return self.index.size
+
+
+def merge_identical(X: ArrayLike, y: ArrayLike) -> Sites:
+    """Merge identical input rows (same label) into sites; sites keep the order of first appearance.
+
+    Raises
+    ------
+    NotSeparableError
+        If identical inputs carry different labels (no classifier can separate them).
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise ValueError(f"`X` must have shape (N, d) and `y` shape (N,), got {X.shape} and {y.shape}.")
+    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    order = np.argsort(first)  # renumber sites by first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    row_site = rank[inverse]
+    index = first[order]
+    conflict = np.flatnonzero(y != y[index][row_site])
+    if conflict.size:
+        i = int(conflict[0])
+        raise NotSeparableError(
+            f"Rows {int(index[row_site[i]])} and {i} have identical inputs but labels "
+            f"{y[index[row_site[i]]]:+g} and {y[i]:+g} ({conflict.size} such rows): a hard-margin classifier "
+            "cannot separate them. Remove or relabel the conflicting rows.")
+    return Sites(index, row_site, np.bincount(row_site), y[index])
+
+
+# ----------------------------------------------------------------------------- Monte-Carlo bootstrap
+
+def zero_one_loss(f: ArrayLike, y: ArrayLike) -> np.ndarray:
+    """Classification loss g = Θ(-y f) of seed 004 (Θ(0) = 0: a zero field is not counted as an error)."""
+    return (np.multiply(f, y) < 0).astype(float)
+
+
+def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, row_site: ArrayLike | None = None,
+                     K_test: ArrayLike | None = None, scheme: str = "poisson", rng: RngLike = None,
+                     batch_size: int = 64, tol: float = 1e-9, init: SVMSolution | None = None,
+                     progress: Progress | None = None,
+                     should_stop: Callable[[], bool] | None = None) -> BootstrapPredictions:
+    """Internal fields of SVMs retrained on ``n_samples`` bootstrap samples (seed 004, eqs. 1, 7).
+
+    Occupation numbers are drawn for the N data rows; a site enters the sample when at least one of
+    its rows is drawn, and the hard-margin SVM is trained on those sites (duplicates do not matter).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_sites, n_sites)
+        Kernel matrix of the sites (distinct inputs; see ``merge_identical``).
+    y : ndarray of shape (n_sites,)
+        Labels of the sites.
+    S : float
+        Mean (Poisson, eq. 7) or fixed (multinomial) number of rows drawn.
+    row_site : ndarray of int, shape (N,), optional
+        Site of every data row (``Sites.row_site``); default one row per site.
+    K_test : ndarray of shape (M, n_sites), optional
+        K(X_test, X_sites); the fields at the test inputs are returned too.
+    scheme, rng, batch_size, progress, should_stop
+        As in ``montecarlo.bootstrap_predictions``; all occupations are drawn up front, so
+        ``batch_size`` never changes the result.
+    tol : float
+        Margin tolerance of every SVM fit.
+    init : SVMSolution, optional
+        Warm start of every fit (default: the SVM on all sites, computed here); results do not depend on it.
+
+    Returns
+    -------
+    montecarlo.BootstrapPredictions
+        ``occupations`` (n_samples, N) of the rows, ``train`` (n_samples, N) the field at every row,
+        ``test`` (n_samples, M) or None.
+    """
+    K, y, row_site, K_test = _fields_iv(K, y, row_site, K_test)
+    n_rows = row_site.size
+    _, S, n_samples, scheme = montecarlo._occupation_iv(n_rows, S, n_samples, scheme)
+    batch_size = montecarlo._positive_int(batch_size, "batch_size", "It is the number of samples per batch.")
+    occupations = montecarlo._draw_occupations(n_rows, S, n_samples, scheme, np.random.default_rng(rng))
+    init = fit_hard_margin(K, y, tol=tol) if init is None else init
+    return _fields_of_samples(K, y, row_site, K_test, occupations, S, scheme, batch_size, tol, init, progress,
+                              should_stop)
+
+
+def _fields_of_samples(K, y, row_site, K_test, occupations, S, scheme, batch_size, tol, init, progress,
+                       should_stop) -> BootstrapPredictions:
+    n_samples, n_sites = occupations.shape[0], y.size
+    site_fields = np.empty((n_samples, n_sites))
+    test = None if K_test is None else np.empty((n_samples, K_test.shape[0]))
+    for start in range(0, n_samples, batch_size):
+        if should_stop is not None and should_stop():
+            raise Cancelled(start, n_samples)
+        stop = min(start + batch_size, n_samples)
+        for b in range(start, stop):
+            present = np.bincount(row_site, weights=occupations[b], minlength=n_sites) > 0
+            sol = fit_hard_margin(K, y, mask=present, tol=tol, init=init)
+            site_fields[b] = sol.field
+            if test is not None:
+                test[b] = K_test @ (y * sol.alpha)
+        if progress is not None:
+            progress(stop, n_samples)
+    return BootstrapPredictions(occupations, site_fields[:, row_site], test, S, scheme)
+
+
+def bootstrap_classification_error(fields: BootstrapPredictions, y_rows: ArrayLike) -> BootstrapError:
+    """Efron's bootstrap classification error, eq. (6) of seed 004, with its delta-method standard error.
+
+    (1/N) sum_i E[δ_{s_i,0} Θ(-y_i f_i(D))] / E[δ_{s_i,0}] over the rows left out of at least one sample;
+    ``y_rows`` holds the label of every row (``y_sites[row_site]``).
+    """
+    return montecarlo.bootstrap_test_error(fields, y_rows, loss=zero_one_loss)
+
+
+def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_samples: int, *,
+                             row_site: ArrayLike | None = None, scheme: str = "poisson", rng: RngLike = None,
+                             batch_size: int = 64, progress: Progress | None = None,
+                             should_stop: Callable[[], bool] | None = None) -> LearningCurve:
+    """Monte-Carlo learning curve ε(S), eq. (6), at every S (the symbols of seed 004's Fig. 1, left).
+
+    One generator is used for all S in turn; ``progress(done, total)`` counts samples over the curve.
+    """
+    K, y, row_site, _ = _fields_iv(K, y, row_site, None)
+    S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
+    if S_arr.ndim != 1 or S_arr.size == 0:
+        raise ValueError(f"`S_values` must be a non-empty 1-D sequence of sample sizes, got shape "
+                         f"{np.shape(S_values)}.")
+    for S in S_arr:
+        montecarlo._occupation_iv(row_site.size, S, n_samples, scheme)
+    rng = np.random.default_rng(rng)
+    total = S_arr.size * n_samples
+    init = fit_hard_margin(K, y)
+    errors = []
+    for k, S in enumerate(S_arr):
+        step = None if progress is None else (lambda done, _, o=k * n_samples: progress(o + done, total))
+        fields = bootstrap_fields(K, y, float(S), n_samples, row_site=row_site, scheme=scheme, rng=rng,
+                                  batch_size=batch_size, init=init, progress=step, should_stop=should_stop)
+        errors.append(bootstrap_classification_error(fields, y[row_site]))
+    return LearningCurve(S_arr, np.array([e.value for e in errors]), np.array([e.se for e in errors]),
+                         n_samples, tuple(errors))
+
+
+@dataclass(frozen=True)
+class FieldProbability:
+    """Monte-Carlo probability p(-1|x) that the bootstrapped SVM predicts -1 at each test input."""
+
+    value: np.ndarray
+    se: np.ndarray
+    n_samples: int
+
+
+def probability_negative(fields: BootstrapPredictions) -> FieldProbability:
+    """p(-1|x) = fraction of bootstrap samples with f(x) < 0 at every test input (binomial se)."""
+    if not isinstance(fields, BootstrapPredictions) or fields.test is None:
+        raise ValueError("`fields` must be bootstrap fields with test inputs: pass `K_test` to bootstrap_fields.")
+    p = (fields.test < 0).mean(axis=0)
+    return FieldProbability(p, np.sqrt(p * (1 - p) / fields.n_samples), fields.n_samples)
+
+
+def left_out_fields(fields: BootstrapPredictions, row: int) -> np.ndarray:
+    """Field samples at training row ``row`` from the bootstrap samples that leave it out (s_row = 0).
+
+    Their distribution is what eq. (18) of seed 004 predicts.
+    """
+    if not 0 <= row < fields.train.shape[1]:
+        raise IndexError(f"`row` must be in 0..{fields.train.shape[1] - 1}, got {row}.")
+    return fields.train[fields.occupations[:, row] == 0, row]
+
+
+def _fields_iv(K, y, row_site, K_test):
+    K, y = _kernel_labels_iv(K, y)
+    n = y.size
+    if row_site is None:
+        row_site = np.arange(n)
+    else:
+        row_site = np.asarray(row_site)
+        if row_site.ndim != 1 or not np.issubdtype(row_site.dtype, np.integer) or row_site.size == 0:
+            raise ValueError(f"`row_site` must be a 1-D integer array (the site of every data row), got "
+                             f"dtype {row_site.dtype} and shape {row_site.shape}.")
+        if row_site.min() < 0 or row_site.max() >= n or np.bincount(row_site, minlength=n).min() == 0:
+            raise ValueError(f"`row_site` must map rows onto all {n} sites 0..{n - 1}, each at least once; "
+                             "use merge_identical(X, y).row_site.")
+    if K_test is not None:
+        K_test = np.atleast_2d(np.asarray(K_test, dtype=float))
+        if K_test.ndim != 2 or K_test.shape[1] != n:
+            raise ValueError(f"`K_test` must have shape (M, {n}) = K(X_test, X_sites), got {K_test.shape}.")
+    return K, y, row_site, K_test
+
+
+# ----------------------------------------------------------------------------- leave-one-out
+
+@dataclass(frozen=True)
+class LeaveOneOut:
+    """Leave-one-out margins y_i f^{\\i}(x_i) of the hard-margin SVM at every site, and the LOO error.
+
+    ``error`` = (1/N) sum over rows of Θ(-y_i f^{\\i}(x_i)); a row whose site has other copies is never an
+    error (leaving it out leaves its twin in the training set).
+    """
+
+    margins: np.ndarray
+    counts: np.ndarray
+    error: float
+    n_retrained: int
+
+
+def leave_one_out(K: ArrayLike, y: ArrayLike, *, counts: ArrayLike | None = None,
+                  solution: SVMSolution | None = None) -> LeaveOneOut:
+    """Literal leave-one-out by retraining: one SVM per support vector of a single-row site.
+
+    Removing a non-support vector (or one copy of a repeated input) leaves the solution unchanged.
+    """
+    K, y = _kernel_labels_iv(K, y)
+    counts = _counts_iv(counts, y.size)
+    sol = fit_hard_margin(K, y) if solution is None else solution
+    margins = sol.margins.copy()
+    retrain = [i for i in sol.support if counts[i] == 1]
+    for i in retrain:
+        mask = np.ones(y.size, dtype=bool)
+        mask[i] = False
+        margins[i] = fit_hard_margin(K, y, mask=mask, init=sol).margins[i]
+    return LeaveOneOut(margins, counts, loo_error(margins, counts), len(retrain))
+
+
+def loo_error(margins: np.ndarray, counts: np.ndarray) -> float:
+    """(1/N) sum over single-row sites of Θ(-margin): the leave-one-out classification error."""
+    return float(np.sum((margins < 0) & (counts == 1)) / counts.sum())
+
+
+def _counts_iv(counts, n: int) -> np.ndarray:
+    if counts is None:
+        return np.ones(n, dtype=int)
+    counts = np.asarray(counts)
+    if counts.shape != (n,) or not np.issubdtype(counts.dtype, np.integer) or counts.min() < 1:
+        raise ValueError(f"`counts` must be positive integers of shape ({n},), the number of data rows of "
+                         f"every site (Sites.counts), got {counts!r:.80}.")
+    return counts

@@ -1,0 +1,1 @@
+"""Parts every tab uses: background jobs, uploads and the result caches."""

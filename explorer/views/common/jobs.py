@@ -1,0 +1,313 @@
+"""Background jobs and result caches of the explorer's session state (no widgets, no plots).
+
+A :class:`Job` runs on a daemon thread of its own, checks a stop flag between Monte-Carlo batches
+(``should_stop``), reports throttled progress and partial results through callbacks, and marks itself
+done; its session shows it through a :class:`JobStatus`. :class:`LRU` is the result cache shared by all
+sessions of a server. :class:`BackgroundJobs` is the machinery a tab's state mixes in to run its jobs
+(cache lookup, start, cancel, progress, results handed to the session's event loop).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from functools import partial
+from typing import Callable
+
+import numpy as np
+import param
+
+from explorer.progress import Cancelled
+
+__all__ = ["LRU", "Job", "JobStatus", "BackgroundJobs", "call_now"]
+
+log = logging.getLogger(__name__)
+
+
+class LRU:
+    """A small thread-safe least-recently-used cache shared by all sessions.
+
+    At most ``maxsize`` entries and, if ``weigh`` is given, at most ``max_weight`` in total (the newest
+    entry is always kept).
+    """
+
+    def __init__(self, maxsize: int, weigh: Callable[[object], float] | None = None, max_weight: float = np.inf):
+        self.maxsize, self.weigh, self.max_weight = maxsize, weigh, max_weight
+        self._data: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            if key not in self._data:
+                return None
+            self._data.move_to_end(key)
+            return self._data[key]
+
+    def put(self, key, value) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > 1 and (len(self._data) > self.maxsize or self._weight() > self.max_weight):
+                self._data.popitem(last=False)
+
+    def _weight(self) -> float:
+        return sum(map(self.weigh, self._data.values())) if self.weigh else 0.0
+
+    def get_or_compute(self, key, compute: Callable[[], object]):
+        value = self.get(key)
+        if value is None:
+            value = compute()  # outside the lock: other sessions go on meanwhile
+            self.put(key, value)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+
+class JobStatus(param.Parameterized):
+    """Status of one kind of background job of one session: feeds a progress bar and a status line."""
+
+    running = param.Boolean(default=False, label="Running", doc="True while a job of this kind computes.")
+    progress = param.Number(default=0.0, bounds=(0.0, 1.0), label="Progress",
+                            doc="Fraction done of the running (or the last) job, 0 to 1.")
+    message = param.String(default="", label="Status", doc="What the job is doing, or how it ended.")
+    error = param.String(default="", label="Error",
+                         doc="Readable message of the last job's failure; empty when it succeeded.")
+
+
+class Job:
+    """One background computation: its settings key, a stop flag and a throttled progress report.
+
+    ``post(job, callback)`` hands an update to the session (it drops it when the job was superseded);
+    ``publish(job, value)`` shows a result; ``status`` is the session's :class:`JobStatus` of this kind.
+    """
+
+    def __init__(self, kind: str, key, attr: str | None, *, status: JobStatus,
+                 post: Callable[["Job", Callable[[], None]], None], publish: Callable[["Job", object], None]):
+        self.kind, self.key, self.attr = kind, key, attr
+        self.status, self._post, self._publish = status, post, publish
+        self.stop = threading.Event()
+        self.done = threading.Event()
+        self._last_report = 0.0
+
+    def start(self, target: Callable[[], None]) -> None:
+        """Run ``target`` on a thread of its own (a daemon: a server can exit while a job runs).
+
+        numpy and LAPACK release the GIL, so jobs of different sessions run side by side.
+        """
+        def run():
+            try:
+                target()
+            finally:
+                self.done.set()
+        threading.Thread(target=run, name=f"explorer-{self.kind}", daemon=True).start()
+
+    @property
+    def alive(self) -> bool:
+        return not self.done.is_set()
+
+    def should_stop(self) -> bool:
+        return self.stop.is_set()
+
+    def report(self, fraction: float, message: str) -> None:
+        now = time.monotonic()
+        if now - self._last_report < 0.1 and fraction < 1.0:
+            return
+        self._last_report = now
+        self._post(self, partial(self.status.param.update, progress=min(max(float(fraction), 0.0), 1.0),
+                                 message=message))
+
+    def partial(self, value) -> None:
+        """Publish an intermediate result (e.g. the learning curve so far)."""
+        self._post(self, partial(self._publish, self, value))
+
+
+def call_now(callback: Callable[[], None]) -> None:
+    callback()
+
+
+class BackgroundJobs:
+    """Background jobs of a session state (mixed into the :class:`param.Parameterized` states of the tabs).
+
+    Each job kind shows its result from a cache shared by the sessions or computes it in a :class:`Job`
+    (progress, cancel between steps); :meth:`refresh` changes the outputs together in one ``param.update``.
+    A state names its ``_job_kinds`` and ``_outputs``, calls :meth:`_init_jobs` in ``__init__``, has an
+    ``error`` parameter and implements ``_refresh_outputs``, which calls :meth:`_request` per job kind.
+    """
+
+    _job_kinds: tuple[str, ...] = ()
+    _outputs: tuple[str, ...] = ()
+    #: What an optional job that waits for its button says.
+    _not_run_message = "not run yet: press 'Run'."
+    #: Errors a user can cause with the controls: shown as :meth:`describe_error` says, never as a traceback.
+    expected_errors: tuple[type[BaseException], ...] = (ValueError, OSError, FloatingPointError)
+
+    @staticmethod
+    def describe_error(err: BaseException) -> str:
+        """The message shown for an expected error (a state overrides it with its core's vocabulary)."""
+        return str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
+
+    def _init_jobs(self) -> None:
+        self.dispatch: Callable[[Callable[[], None]], None] = call_now
+        self.jobs = {kind: JobStatus(name=kind) for kind in self._job_kinds}
+        self._jobs: dict[str, Job] = {}
+        self._wanted: dict[str, object] = {}
+        self._started = self._refreshing = self._dirty = self._closed = self._forced = False
+        self._pending: dict | None = None
+
+    def _auto_run(self) -> bool:
+        """Whether optional jobs start by themselves when the settings change (else on :meth:`run`)."""
+        return False
+
+    @property
+    def started(self) -> bool:
+        """True once :meth:`refresh` has run (before that, changing a control computes nothing)."""
+        return self._started
+
+    def refresh(self) -> None:
+        """Start (or show from the cache) everything the current settings need."""
+        if self._closed:
+            return
+        self._started = True
+        if self._refreshing:
+            self._dirty = True
+            return
+        self._refreshing = True
+        try:
+            self._dirty = True
+            while self._dirty:
+                self._dirty = False
+                self._refresh_once()
+        finally:
+            self._refreshing = False
+
+    def run(self) -> None:
+        """Start the jobs that wait for a button (the optional ones), or start again after a cancel or failure."""
+        self._forced = True
+        try:
+            self.refresh()
+        finally:
+            self._forced = False
+
+    def cancel(self, kind: str | None = None) -> None:
+        """Stop the running job of ``kind`` (default: all) at its next step (criterion, kernel, repetition);
+        partial results stay."""
+        for k in [kind] if kind else list(self.jobs):
+            job = self._jobs.get(k)
+            if job is not None and job.alive:
+                job.stop.set()
+                self.jobs[k].message = "cancelling…"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the background jobs finish; True if they did within ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for job in list(self._jobs.values()):
+            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if not job.done.wait(remaining):
+                return False
+        return True
+
+    def close(self) -> None:
+        """Cancel every job and drop their updates (the session ended)."""
+        self._closed = True
+        for job in self._jobs.values():
+            job.stop.set()
+
+    def _on_change(self, *events) -> None:
+        if self._started:
+            self.refresh()
+
+    def _refresh_once(self) -> None:
+        self._pending = {}
+        try:
+            self._refresh_outputs()
+            error = ""
+        except self.expected_errors as err:
+            self._clear_outputs()
+            error = self.describe_error(err)
+        changed = {k: v for k, v in self._pending.items() if getattr(self, k) is not v}
+        self._pending = None
+        self.param.update(**changed, error=error)
+
+    def _assign(self, name: str, value) -> None:
+        if self._pending is not None:
+            self._pending[name] = value
+        elif getattr(self, name) is not value:
+            setattr(self, name, value)
+
+    def _clear_outputs(self) -> None:
+        for job in self._jobs.values():
+            job.stop.set()
+        self._jobs.clear()
+        self._wanted.clear()
+        for name in self._outputs:
+            self._assign(name, None)
+        for status in self.jobs.values():
+            status.param.update(running=False, progress=0.0, message="", error="")
+
+    def _request(self, kind: str, key, attr: str, cache: LRU, work: Callable[[Job], object],
+                 optional: bool = True) -> None:
+        """Show the cached result for ``key``, or start (or keep) the job computing it.
+
+        A job for the same settings that is running, was cancelled or failed is left alone (its partial
+        result and message stay) unless :meth:`run` forces a new start.
+        """
+        self._wanted[kind] = key
+        status, job = self.jobs[kind], self._jobs.get(kind)
+        hit = cache.get(key)
+        if hit is None and job is not None and job.key == key and (job.alive or not self._forced):
+            return
+        if job is not None:
+            job.stop.set()
+            del self._jobs[kind]
+        if hit is not None:
+            self._assign(attr, hit)
+            status.param.update(running=False, progress=1.0, message="done (cached)", error="")
+            return
+        self._assign(attr, None)
+        if optional and not (self._auto_run() or self._forced):
+            status.param.update(running=False, progress=0.0, error="", message=self._not_run_message)
+            return
+        job = Job(kind, key, attr, status=status, post=self._post, publish=self._publish)
+        self._jobs[kind] = job
+        status.param.update(running=True, progress=0.0, message="starting…", error="")
+        job.start(partial(self._execute, job, cache, work))
+
+    def _execute(self, job: Job, cache: LRU, work: Callable[[Job], object]) -> None:
+        """Worker thread: run ``work``, cache its result and hand the outcome to the session."""
+        try:
+            result = work(job)
+        except Cancelled as stop:
+            self._post(job, partial(self._finish, job, None,
+                                    f"cancelled after {stop.done} of {stop.total}", ""))
+        except self.expected_errors as err:
+            self._post(job, partial(self._finish, job, None, "failed", self.describe_error(err)))
+        except Exception as err:  # noqa: BLE001 - a bug must not kill the session; log it, show it
+            log.exception("background job %s of %s failed", job.kind, type(self).__name__)
+            self._post(job, partial(self._finish, job, None, "failed",
+                                    f"Unexpected error ({type(err).__name__}: {err}); see the server log."))
+        else:
+            cache.put(job.key, result)
+            self._post(job, partial(self._finish, job, result, "done", ""))
+
+    def _post(self, job: Job, callback: Callable[[], None]) -> None:
+        def guarded():
+            if not self._closed and self._jobs.get(job.kind) is job:
+                callback()
+        if not self._closed:
+            self.dispatch(guarded)
+
+    def _publish(self, job: Job, value) -> None:
+        if job.attr is not None and self._wanted.get(job.kind) == job.key:
+            self._assign(job.attr, value)
+
+    def _finish(self, job: Job, result, message: str, error: str) -> None:
+        if result is not None:
+            self._publish(job, result)
+        status = self.jobs[job.kind]
+        status.param.update(running=False, progress=1.0 if result is not None else status.progress,
+                            message=message, error=error)

@@ -1,0 +1,1 @@
+"""View of seed 002 (fast bootstrap): state and tab."""

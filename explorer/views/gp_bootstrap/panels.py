@@ -1,0 +1,532 @@
+"""Panel views of the explorer: the sidebar of controls and the four tabs, each a ``pn.viewable.Viewer``.
+
+Widgets are made per instance from the state's parameters (``from_param``), never as class attributes,
+so that every session has its own. Every main element carries a stable CSS class ``explorer-…``
+(listed in :data:`CSS`) for browser tests and the tour.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import io
+import logging
+import time
+from collections import deque
+from typing import Callable, ClassVar
+
+import holoviews as hv
+import pandas as pd
+import panel as pn
+import param
+from panel.io.state import set_curdoc
+
+from explorer.views.gp_bootstrap import plots
+from explorer.views.gp_bootstrap.state import MC_GRID, TABS, ExplorerState, JobStatus
+
+__all__ = ["Controls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "ExplorerView", "LazyTabs",
+           "session_dispatcher", "bind_to_session", "job_indicators", "TAB_TITLES", "CSS"]
+
+log = logging.getLogger(__name__)
+
+TAB_TITLES = {"curve": "Learning curve", "distribution": "Predictive distribution", "l1": "L1 map",
+              "holdout": "Test inputs"}
+
+#: The stable CSS classes of the page, for browser tests and the tour ({tab}: curve, distribution, l1, holdout;
+#: {name}: a parameter of ExplorerState with "_" written "-", e.g. explorer-s-over-n). Panel renders
+#: each element in a shadow root under the element carrying the class; Playwright's CSS selectors pierce it,
+#: e.g. ".explorer-dataset select", ".explorer-s-over-n input", ".explorer-status-curve div".
+CSS = {
+    "controls": "explorer-controls",            # the sidebar column
+    "widget": "explorer-{name}",                # dataset, target, holdout, kernel, l2, lengthscale, signal-var,
+                                                # alpha, period, noise-var, s-over-n, loss, eps, beta,
+                                                # curve-mc-samples, mc-samples, seed, auto-mc, input-index,
+                                                # show-components
+    "upload": "explorer-upload",                # FileInput (input[type=file])
+    "tabs": "explorer-tabs",                    # pn.Tabs; headers are .bk-tab with the TAB_TITLES texts
+    "tab": "explorer-tab-{tab}",                # the content column of a tab
+    "error": "explorer-error",                  # Alert: settings that cannot be computed (hidden when none)
+    "notice": "explorer-notice",                # Alert: ignored link parameters, missing data directory
+    "plot": "explorer-plot-{tab}",              # the HoloViews pane of the tab's figure
+    "inputs": "explorer-inputs-plot",           # the tappable scatter of the distribution tab
+    "status": "explorer-status-{tab}",          # Markdown summary line (text changes with the results)
+    "revision": "explorer-revision-{tab}",      # <small data-revision="n">: n counts figure updates
+    "progress": "explorer-progress-{tab}",      # Progress bar (value 0..100)
+    "job_message": "explorer-job-message-{tab}",  # Str: "Monte-Carlo at S/N = 1: 256/500 samples", "done", ...
+    "job_error": "explorer-job-error-{tab}",    # Alert: a failed background job
+    "run": "explorer-run-{tab}", "cancel": "explorer-cancel-{tab}",  # Buttons (cancel disabled when idle)
+    "csv": "explorer-csv-{tab}", "html": "explorer-html-{tab}",      # FileDownload buttons
+    "summary": "explorer-l1-summary",           # Markdown table of the L1 tab
+    "worst": "explorer-worst-table",            # Tabulator of the worst inputs (click a row)
+}
+
+
+def job_indicators(state, prefix: str, on_job: Callable, width: int = 160) -> tuple[dict, dict, dict]:
+    """Per job kind of ``state``: a progress bar, a message and an error alert (CSS classes
+    ``{prefix}-progress-<kind>``, ``{prefix}-job-message-<kind>``, ``{prefix}-job-error-<kind>``), with
+    ``on_job(kind, *events)`` watching the job's status. Returns (progress, message, error) dicts by kind."""
+    progress, message, error = {}, {}, {}
+    for kind, status in state.jobs.items():
+        progress[kind] = pn.indicators.Progress(value=0, max=100, active=False, width=width,
+                                                css_classes=[f"{prefix}-progress-{kind}"])
+        message[kind] = pn.pane.Str("", css_classes=[f"{prefix}-job-message-{kind}"])
+        error[kind] = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=[f"{prefix}-job-error-{kind}"])
+        status.param.watch(partial(on_job, kind), ["running", "progress", "message", "error"])
+    return progress, message, error
+
+
+def bind_to_session(state) -> None:
+    """In a served session, send ``state``'s job updates to the session's event loop (in order, by
+    :func:`session_dispatcher`) and close the state when the session ends; elsewhere do nothing."""
+    doc = pn.state.curdoc
+    if doc is not None and doc.session_context is not None:
+        state.dispatch = session_dispatcher(doc)
+        pn.state.on_session_destroyed(lambda context: state.close())
+
+
+def session_dispatcher(doc) -> Callable[[Callable[[], None]], None]:
+    """How worker threads hand updates to a served session: on its event loop, in the order they were sent.
+
+    ``pn.state.execute(..., schedule=True)`` adds a next-tick callback to the session's document (Panel's
+    recommended way to touch a session from another thread), but the order of those callbacks is not
+    guaranteed: while the page is still being built (the Bokeh session does not exist yet) the document
+    keeps them in a *set* and the session later schedules them in hash order. A fast job finishing then
+    could see an old progress report applied after its result ("solving the replica theory" for ever).
+    So updates go through a FIFO queue and every scheduled callback applies whatever is queued, oldest
+    first. Outside a server the update runs at once.
+    """
+    if doc is None or doc.session_context is None:
+        return lambda callback: callback()
+    queue: deque[Callable[[], None]] = deque()  # append/popleft are atomic: no lock needed
+
+    def apply_queued() -> None:  # on the session's event loop, with its document lock
+        while queue:
+            callback = queue.popleft()
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - one failed update must not hold back the later ones
+                log.exception("update of a background job failed")
+
+    def dispatch(callback: Callable[[], None]) -> None:
+        if doc.session_context is None:  # the session has ended meanwhile: nobody to update
+            return
+        queue.append(callback)
+        with set_curdoc(doc):
+            pn.state.execute(apply_queued, schedule=True)
+
+    return dispatch
+
+
+def _css(name: str) -> list[str]:
+    return [f"explorer-{name.replace('_', '-')}"]
+
+
+def _widget(state: ExplorerState, name: str, kind=None, **options) -> pn.widgets.Widget:
+    """A widget linked to ``state.<name>``, with the stable CSS class ``explorer-<name>``."""
+    kind = kind or pn.widgets.FloatInput
+    options.setdefault("sizing_mode", "stretch_width")
+    return kind.from_param(state.param[name], css_classes=_css(name), **options)
+
+
+# ------------------------------------------------------------------------------------------ controls
+
+
+class Controls(pn.viewable.Viewer):
+    """The sidebar: data, model and bootstrap settings of an :class:`ExplorerState`."""
+
+    state = param.ClassSelector(class_=ExplorerState, label="State", doc="The session state the controls edit.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        s = self.state
+        w = {name: _widget(s, name, pn.widgets.Select) for name in ("dataset", "target", "kernel", "loss")}
+        for name in ("l2", "lengthscale", "signal_var", "alpha", "period", "noise_var", "eps", "beta"):
+            w[name] = _widget(s, name, pn.widgets.FloatInput)
+        for name in ("holdout", "curve_mc_samples", "mc_samples", "seed"):
+            w[name] = _widget(s, name, pn.widgets.IntInput)
+        w["s_over_n"] = _widget(s, "s_over_n", pn.widgets.EditableFloatSlider, throttled=True)
+        w["auto_mc"] = _widget(s, "auto_mc", pn.widgets.Checkbox)
+        self.upload = pn.widgets.FileInput(accept=".csv", multiple=False, css_classes=["explorer-upload"],
+                                           sizing_mode="stretch_width")
+        self.upload.param.watch(self._on_upload, "value")
+        self.widgets = w
+        s.param.watch(self._update_visibility, ["dataset", "kernel", "loss"])
+        self._update_visibility()
+        self._note = pn.pane.Markdown(
+            "The settings of this sidebar belong to the four Gaussian-process tabs (seed 000). The SVM, Model "
+            "selection and Fast bootstrap tabs have their own controls inside the tab.",
+            visible=False, sizing_mode="stretch_width", css_classes=["explorer-controls-note"])
+        self._column = pn.Column(
+            "### Data", w["dataset"], pn.pane.Markdown("Upload a CSV (header row, numeric columns):", margin=(0, 10)),
+            self.upload, w["target"], w["holdout"],
+            "### Model", w["kernel"], w["l2"], w["lengthscale"], w["signal_var"], w["alpha"], w["period"],
+            w["noise_var"],
+            "### Bootstrap", w["s_over_n"], w["loss"], w["eps"], w["beta"], w["curve_mc_samples"],
+            w["mc_samples"], w["seed"], w["auto_mc"],
+            css_classes=["explorer-controls"], sizing_mode="stretch_width",
+        )
+
+    def _on_upload(self, event) -> None:
+        if event.new:
+            self.state.upload_csv(self.upload.filename or "upload.csv", event.new)
+
+    def _update_visibility(self, *events) -> None:
+        s, w = self.state, self.widgets
+        w["target"].visible = s.dataset not in ("boston", "toy", "teacher")
+        w["l2"].visible = s.kernel == "paper"
+        for name in ("lengthscale", "signal_var"):
+            w[name].visible = s.kernel != "paper"
+        w["alpha"].visible = s.kernel == "rq"
+        w["period"].visible = s.kernel == "periodic"
+        w["eps"].visible = w["beta"].visible = s.loss == "eps-insensitive"
+
+    def show_for(self, gp_tab: bool) -> None:
+        """Show the controls when a Gaussian-process tab is active; otherwise a note that the tab has its own."""
+        self._column.visible = gp_tab
+        self._note.visible = not gp_tab
+
+    def __panel__(self):
+        return pn.Column(self._note, self._column, sizing_mode="stretch_width")
+
+
+# ------------------------------------------------------------------------------------------ tabs
+
+
+#: Stream whose events make a DynamicMap re-evaluate its figure (the value counts the redraws).
+Revision = hv.streams.Stream.define("Revision", revision=0)
+
+
+def live(figure: Callable[[], hv.Element | hv.Overlay], stream) -> hv.DynamicMap:
+    """A DynamicMap showing ``figure()``; ``stream.event(revision=n)`` updates the plot in place."""
+    return hv.DynamicMap(lambda revision: figure(), streams=[stream], cache_size=1)
+
+
+class _Tab(pn.viewable.Viewer):
+    """Common frame of a tab: job controls and progress, the figure, the status line and the exports."""
+
+    state = param.ClassSelector(class_=ExplorerState, label="State", doc="The session state the tab shows.")
+
+    tab: ClassVar[str]
+    kind: ClassVar[str]                       # the Monte-Carlo job kind the tab shows
+    redraw_on: ClassVar[tuple[str, ...]]      # state parameters the figure depends on
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        t = self.tab
+        self.revision = 0
+        self._stale = True
+        self.stream = Revision()
+        self.plot = pn.pane.HoloViews(self.figure(), sizing_mode="stretch_width", min_height=430, linked_axes=False,
+                                      css_classes=[f"explorer-plot-{t}"])
+        self.status_line = pn.pane.Markdown("", css_classes=[f"explorer-status-{t}"], sizing_mode="stretch_width")
+        self.revision_line = pn.pane.HTML("", css_classes=[f"explorer-revision-{t}"], styles={"color": "#888"})
+        self.progress = pn.indicators.Progress(value=0, max=100, active=False, width=220,
+                                               css_classes=[f"explorer-progress-{t}"])
+        self.job_message = pn.pane.Str("", css_classes=[f"explorer-job-message-{t}"])
+        self.job_error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=[f"explorer-job-error-{t}"])
+        self.run = pn.widgets.Button(label="Run Monte-Carlo", color="primary", css_classes=[f"explorer-run-{t}"])
+        self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=[f"explorer-cancel-{t}"])
+        self.run.on_click(lambda event: self.state.run_mc(self.kind))
+        self.cancel.on_click(lambda event: self.state.cancel(self.kind))
+        self.csv = pn.widgets.FileDownload(callback=self._csv, filename=f"explorer-{t}.csv",
+                                           label="Download data (CSV)",
+                                           color="light", css_classes=[f"explorer-csv-{t}"])
+        self.html = pn.widgets.FileDownload(callback=self._html, filename=f"explorer-{t}.html",
+                                            label="Download plot (HTML)", color="light",
+                                            css_classes=[f"explorer-html-{t}"])
+        self.state.param.watch(self._on_state, list(self.redraw_on) + ["tab"])
+        self._job = self.state.jobs[self.kind]
+        self._job.param.watch(self._on_job, ["running", "progress", "message", "error"])
+        self._on_job()
+        self.redraw()
+
+    def figure(self):
+        """The live figure: a DynamicMap re-evaluated on every redraw."""
+        return live(lambda: plots.figure(self.state, self.tab), self.stream)
+
+    # --- exports (FileDownload callbacks)
+    def _csv(self) -> io.StringIO:
+        return io.StringIO(plots.csv_text(self.state, self.tab))
+
+    def _html(self) -> io.StringIO:
+        return io.StringIO(plots.html_text(self.state, self.tab))
+
+    # --- updates
+    def _on_state(self, *events) -> None:
+        self._stale = True
+        if self.state.tab == self.tab:
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Update the figure (only while the tab is shown; hidden tabs catch up when opened).
+
+        ``revision`` counts the updates; the page shows it as ``data-revision`` of the revision line.
+        """
+        if not self._stale:
+            return
+        self._stale = False
+        t0 = time.perf_counter()
+        self.revision += 1
+        with pn.io.hold(freeze=True):  # one message to the browser, one model-graph update
+            self.draw()
+            self.status_line.object = self.describe()
+        self.revision_line.object = (f"<small data-revision='{self.revision}'>plot revision {self.revision} "
+                                     f"({1e3 * (time.perf_counter() - t0):.0f} ms)</small>")
+
+    def draw(self) -> None:
+        self.stream.event(revision=self.revision)
+
+    def describe(self) -> str:
+        return ""
+
+    def _on_job(self, *events) -> None:
+        job: JobStatus = self._job
+        self.progress.param.update(value=int(round(100 * job.progress)), active=job.running)
+        self.job_message.object = job.message
+        self.job_error.param.update(object=job.error, visible=bool(job.error))
+        self.cancel.disabled = not job.running
+
+    def _job_row(self) -> pn.Row:
+        return pn.Row(self.run, self.cancel, self.progress, self.job_message, align="center",
+                      sizing_mode="stretch_width")
+
+    def _export_row(self) -> pn.Row:
+        return pn.Row(self.csv, self.html, pn.HSpacer(), self.revision_line, sizing_mode="stretch_width")
+
+    def __panel__(self):
+        return pn.Column(self._job_row(), self.job_error, self.status_line, self.plot, self._export_row(),
+                         sizing_mode="stretch_width", css_classes=[f"explorer-tab-{self.tab}"])
+
+
+class LearningCurveTab(_Tab):
+    """Bootstrap learning curve ε(S): theory, approximate theory and Monte-Carlo (seed 000, Fig. 1)."""
+
+    tab, kind = "curve", "curve"
+    redraw_on = ("theory_curve", "curve_mc", "solution", "problem")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.state.jobs["theory"].param.watch(self._on_state, ["running", "error"])
+
+    def describe(self) -> str:
+        s, theory, mc = self.state, self.state.theory_curve, self.state.curve_mc
+        parts = [f"**{plots.problem_label(s)}**"]
+        theory_job = s.jobs["theory"]
+        if theory is None:
+            parts.append(f"theory: {theory_job.error or 'computing…'}")
+        else:
+            parts.append(f"theory on {theory.s_over_n.size} values of S/N")
+        if s.solution is not None and theory is not None:
+            parts.append(f"ε(S/N = {s.solution.s_over_n:g}) = {s.current_theory_error:.4g} "
+                         f"({s.solution.n_iter} ADATAP iterations)")
+        done = len(mc.points) if mc is not None else 0
+        parts.append(f"Monte-Carlo: {done}/{len(MC_GRID)} values of S/N")
+        return " · ".join(parts)
+
+
+class DistributionTab(_Tab):
+    """Bootstrap distribution of the prediction at one input: MC histogram vs eq. (60) (Fig. 3-4)."""
+
+    tab, kind = "distribution", "distribution"
+    redraw_on = ("solution", "distribution", "input_index", "show_components", "problem")
+
+    def __init__(self, **params):
+        self._points_stream, self._ring_stream = Revision(), Revision()
+        self._points_key: tuple = ()
+        super().__init__(**params)
+        points = live(lambda: plots.inputs_points(self.state), self._points_stream)
+        ring = live(lambda: plots.selected_input(self.state), self._ring_stream)
+        self.tap = hv.streams.Selection1D(source=points)
+        self.tap.param.watch(self._on_tap, "index")
+        self.inputs = pn.pane.HoloViews(points * ring, sizing_mode="stretch_width", min_height=430, linked_axes=False,
+                                        css_classes=["explorer-inputs-plot"])
+        self.index = _widget(self.state, "input_index", pn.widgets.IntInput, sizing_mode=None, width=180)
+        self.components = _widget(self.state, "show_components", pn.widgets.Checkbox, sizing_mode=None)
+
+    def draw(self) -> None:
+        super().draw()
+        s = self.state
+        key = (id(s.solution), id(s.distribution), id(s.problem))
+        if key != self._points_key:  # the scatter only changes with the results, not with the selection
+            self._points_key = key
+            self._points_stream.event(revision=self.revision)
+        self._ring_stream.event(revision=self.revision)
+
+    def _on_tap(self, event) -> None:
+        if event.new:
+            self.state.input_index = int(event.new[0])
+
+    def describe(self) -> str:
+        s, dist = self.state, self.state.distribution
+        if s.solution is None:
+            return ""
+        text = f"**{plots.problem_label(s)}**, S/N = {s.solution.s_over_n:g}, input i = {s.index}"
+        if s.problem is not None:
+            text += f", target y_i = {s.problem.y[s.index]:.4g}, theory bootstrap mean {s.solution.m[s.index]:.4g}"
+        if dist is not None:
+            text += f" · L1(MC, theory) = {dist.l1.l1[s.index]:.3f} (noise floor {dist.noise_floor.l1[s.index]:.3f})"
+        return text
+
+    def __panel__(self):
+        return pn.Column(
+            self._job_row(), self.job_error, pn.Row(self.index, self.components, align="center"), self.status_line,
+            pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"),
+                   pn.Column(self.inputs, sizing_mode="stretch_width"),
+                   sizing_mode="stretch_width"),
+            self._export_row(), sizing_mode="stretch_width", css_classes=["explorer-tab-distribution"])
+
+
+class L1Tab(_Tab):
+    """L1 distances between MC histograms and the theory at all inputs, with the noise floor (Fig. 5)."""
+
+    tab, kind = "l1", "distribution"
+    redraw_on = ("distribution", "problem")
+
+    def __init__(self, **params):
+        self.summary = pn.pane.Markdown("", css_classes=["explorer-l1-summary"], sizing_mode="stretch_width")
+        self.worst = pn.widgets.Tabulator(pd.DataFrame(columns=plots.EXPORT_COLUMNS["l1"]), selectable=1,
+                                          disabled=True, show_index=False, height=420, sizing_mode="stretch_width",
+                                          css_classes=["explorer-worst-table"])
+        super().__init__(**params)
+        self.worst.param.watch(self._on_select, "selection")
+
+    def draw(self) -> None:
+        super().draw()
+        self.summary.object = _summary_table(plots.l1_summary(self.state))
+        self.worst.value = plots.worst_inputs_frame(self.state).round(4)
+
+    def _on_select(self, event) -> None:
+        if event.new and self.worst.value is not None and len(self.worst.value):
+            row = self.worst.value.iloc[event.new[0]]
+            self.state.param.update(input_index=int(row["input"]), tab="distribution")
+
+    def __panel__(self):
+        table = pn.Column("#### Worst inputs (click a row to open it)", self.worst, width=520)
+        return pn.Column(self._job_row(), self.job_error, self.summary,
+                         pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"), table, sizing_mode="stretch_width"),
+                         self._export_row(), sizing_mode="stretch_width", css_classes=["explorer-tab-l1"])
+
+
+def _summary_table(summary: dict | None) -> str:
+    if summary is None:
+        return "L1 summary: waiting for the Monte-Carlo bootstrap…"
+    m, f = summary["measured"], summary["noise_floor"]
+    return ("| | L1 ≤ 0.1 | L1 ≥ 0.2 | max L1 |\n|---|---|---|---|\n"
+            f"| MC histogram vs theory | {m['frac_le_0_1']:.1%} | {m['frac_ge_0_2']:.1%} | {m['max']:.4f} |\n"
+            f"| noise floor (theory vs its own {f['n_samples']} samples) | {f['frac_le_0_1']:.1%} | "
+            f"{f['frac_ge_0_2']:.1%} | {f['max']:.4f} |\n\n"
+            "Seed 000 reports 86.2 %, 2 % and 0.3109 for boston at S = N.")
+
+
+class HoldoutTab(_Tab):
+    """Bootstrap mean and variance at held-out inputs, theory (eq. 48) vs Monte-Carlo (Fig. 2)."""
+
+    tab, kind = "holdout", "holdout"
+    redraw_on = ("holdout_theory", "holdout_mc")
+
+    def figure(self):
+        panels = [live(lambda what=what: plots.holdout_overlay(self.state, what), self.stream)
+                  for what in ("mean", "var")]
+        return hv.Layout(panels).cols(2)
+
+    def describe(self) -> str:
+        th, mc = self.state.holdout_theory, self.state.holdout_mc
+        if th is None:
+            return ""
+        text = (f"The first {th.mean.size} rows are held out; the bootstrap resamples the other N = {th.n_train}, "
+                f"S/N = {th.s_over_n:g}.")
+        if mc is not None:
+            text += f" Monte-Carlo: {mc.mc_samples} samples."
+        return text
+
+
+# ------------------------------------------------------------------------------------------ the whole view
+
+
+class LazyTabs(pn.Tabs):
+    """``pn.Tabs`` whose tabs are put on the page when first opened and then stay there, hidden, when closed.
+
+    Panel's ``dynamic=True`` also builds a tab only when opened, but it detaches a hidden tab's Bokeh models
+    from the page's document. A background job that then updates a pane there (a progress message) makes
+    Panel 1.9 re-render the pane without a document: ``Reactive._get_properties`` falls back to
+    ``CDN_DIST`` and rewrites the page's shared stylesheets (e.g. ``css/loading.css``) to cdn.holoviz.org,
+    which offline fails in the browser console. Here every tab's models stay in the document once built.
+
+    Each tab is an empty column until first opened; ``append``, ``extend`` and ``insert`` take ``(title,
+    object)`` pairs or objects as ``pn.Tabs`` does. Keep ``dynamic`` False (the default).
+    """
+
+    def __init__(self, *tabs, **params):
+        self._contents: dict[int, pn.viewable.Viewable] = {}  # id(placeholder column) -> the tab's content
+        super().__init__(*[self._hold(tab) for tab in tabs], **params)
+        self.param.watch(self._fill, "active")
+        self._fill()
+
+    def _hold(self, tab) -> tuple[str, pn.Column]:
+        name, content = tab if isinstance(tab, tuple) else (None, tab)
+        content = pn.panel(content)
+        placeholder = pn.Column(sizing_mode="stretch_width")
+        self._contents[id(placeholder)] = content
+        return (content.name if name is None else name), placeholder
+
+    def _fill(self, *events) -> None:
+        """Put the active tab's content into its placeholder (once)."""
+        if 0 <= self.active < len(self):
+            placeholder = self.objects[self.active]
+            content = self._contents.pop(id(placeholder), None)
+            if content is not None:
+                placeholder.objects = [content]
+
+    def append(self, tab) -> None:
+        super().append(self._hold(tab))
+        self._fill()
+
+    def extend(self, tabs) -> None:
+        super().extend([self._hold(tab) for tab in tabs])
+        self._fill()
+
+    def insert(self, index: int, tab) -> None:
+        super().insert(index, self._hold(tab))
+        self._fill()
+
+
+class ExplorerView(pn.viewable.Viewer):
+    """The explorer without a page template: sidebar controls and the four tabs (shows in a notebook)."""
+
+    state = param.ClassSelector(class_=ExplorerState, label="State", doc="The session state shown.")
+
+    def __init__(self, **params):
+        if params.get("state") is None:
+            params["state"] = ExplorerState()
+        super().__init__(**params)
+        s = self.state
+        self.controls = Controls(state=s)
+        self.tab_views = {"curve": LearningCurveTab(state=s), "distribution": DistributionTab(state=s),
+                          "l1": L1Tab(state=s), "holdout": HoldoutTab(state=s)}
+        self.tabs = LazyTabs(*[(TAB_TITLES[t], view) for t, view in self.tab_views.items()],
+                             active=TABS.index(s.tab), css_classes=["explorer-tabs"], sizing_mode="stretch_width")
+        # tabs after the GP ones (SVM, model selection) carry their own state: leave ``tab`` alone there
+        self.tabs.param.watch(lambda e: setattr(s, "tab", TABS[e.new]) if e.new < len(TABS) else None, "active")
+        self.tabs.param.watch(lambda e: self.controls.show_for(e.new < len(TABS)), "active")
+        s.param.watch(lambda e: setattr(self.tabs, "active", TABS.index(e.new)), "tab")
+        self.error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["explorer-error"],
+                                   sizing_mode="stretch_width")
+        self.notice = pn.pane.Alert("", alert_type="warning", visible=False, css_classes=["explorer-notice"],
+                                    sizing_mode="stretch_width")
+        s.param.watch(self._on_messages, ["error", "notice"])
+        self._on_messages()
+
+    def _on_messages(self, *events) -> None:
+        self.error.param.update(object=self.state.error, visible=bool(self.state.error))
+        self.notice.param.update(object=self.state.notice, visible=bool(self.state.notice))
+
+    @property
+    def main(self) -> pn.Column:
+        """The messages and the tabs (the template's main area)."""
+        return pn.Column(self.error, self.notice, self.tabs, sizing_mode="stretch_width")
+
+    def __panel__(self):
+        """Sidebar and tabs side by side, e.g. in a notebook (after ``pn.extension("tabulator")``)."""
+        if self.state.problem is None and not self.state.error:
+            self.state.refresh()  # shown without the app: compute the defaults now
+        return pn.Row(pn.Column(self.controls, width=320), self.main, sizing_mode="stretch_width")

@@ -1,0 +1,359 @@
+"""HoloViews figures and tables of the explorer, built from the results an :class:`ExplorerState` holds.
+
+Each figure mirrors one of seed 000: the learning curve (Fig. 1), the bootstrap mean and variance at
+held-out inputs (Fig. 2), the bootstrap distribution of the predictor at one input (Fig. 3-4) and the
+L1 distances at all inputs (Fig. 5). The numbers come from the compute core; these functions only
+arrange them. ``figure``/``frame`` pick the figure/table of a tab, ``csv_text``/``html_text`` export them.
+"""
+
+from __future__ import annotations
+
+import holoviews as hv
+import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used below)
+import numpy as np
+import pandas as pd
+from bokeh.embed import file_html
+from bokeh.resources import INLINE
+from scipy import stats
+
+from explorer.gp_bootstrap import replica
+from explorer.gp_bootstrap.l1 import histogram_edges
+from explorer.views.gp_bootstrap.state import BIN_WIDTH, ExplorerState
+
+__all__ = [
+    "learning_curve_plot", "distribution_plot", "inputs_points", "selected_input", "inputs_plot", "l1_plot",
+    "holdout_overlay", "holdout_plot", "problem_label", "l1_summary",
+    "curve_frame", "distribution_frame", "l1_frame", "worst_inputs_frame", "holdout_frame",
+    "figure", "frame", "csv_text", "html_text", "EXPORT_COLUMNS",
+]
+
+S_DIM = hv.Dimension("s_over_n", label="S/N")
+ERR_DIM = hv.Dimension("error", label="bootstrap test error ε(S)")
+TEST_DIM = hv.Dimension("test_points", label="expected test points N·e^(−S/N)")
+H_DIM = hv.Dimension("h", label="predictor f_i(D)")
+DENSITY_DIM = hv.Dimension("density", label="density")
+L1_DIM = hv.Dimension("l1", label="L1 distance")
+COUNT_DIM = hv.Dimension("count", label="number of inputs")
+
+THEORY_COLOR, APPROX_COLOR, MC_COLOR, TEST_COLOR = "#1f77b4", "#2ca02c", "#d62728", "#7f7f7f"
+COMPONENT_COLOR = "#ff7f0e"
+_SIZE = dict(responsive=True, height=430)
+
+#: Columns of the CSV export of each tab.
+EXPORT_COLUMNS = {
+    "curve": ["s_over_n", "theory", "theory_approx", "expected_test_points", "mc_mean", "mc_se", "mc_samples"],
+    "distribution": ["input", "h_left", "h_right", "theory_probability", "mc_probability", "mc_samples"],
+    "l1": ["input", "target", "theory_mean", "mc_mean", "l1", "l1_noise_floor"],
+    "holdout": ["test_input", "target", "theory_mean", "mc_mean", "mc_mean_se", "theory_var", "mc_var",
+                "mc_var_se"],
+}
+
+
+_EMPTY = np.array([])
+
+
+def _framewise(*elements):
+    """Axes follow each new frame when the figure is shown through a DynamicMap (needed per element)."""
+    return [e.opts(framewise=True) for e in elements]
+
+
+# ---------------------------------------------------------------------------------------- Fig. 1
+#
+# Every figure function returns the same layers whatever is available (empty data for what is not yet
+# computed), so that a DynamicMap can update the plot in place instead of rebuilding it.
+
+
+def learning_curve_plot(state: ExplorerState) -> hv.Overlay:
+    """ε(S) of the theory, the approximate theory and Monte-Carlo (± 1 s.e.) vs S/N, seed 000 Fig. 1.
+
+    The second y axis shows the expected number of test points N·e^(−S/N) (the paper's top axis); the
+    diamond marks the theory at the current S/N.
+    """
+    theory, mc, sol = state.theory_curve, state.curve_mc, state.solution
+    s, th, ap, tp = (theory.s_over_n, theory.theory, theory.theory_approx, theory.expected_test_points) \
+        if theory is not None else (_EMPTY,) * 4
+    points = mc.points if mc is not None else ()
+    ms = np.array([p.s_over_n for p in points])
+    mean, se = np.array([p.mc_mean for p in points]), np.array([p.mc_se for p in points])
+    here = [(sol.s_over_n, state.current_theory_error)] if sol is not None else []
+    layers = _framewise(
+        hv.Curve((s, th), S_DIM, ERR_DIM, label="ADATAP theory").opts(color=THEORY_COLOR, line_width=2),
+        hv.Curve((s, ap), S_DIM, ERR_DIM, label="approximate ADATAP").opts(
+            color=APPROX_COLOR, line_dash="dashdot", line_width=2),
+        hv.Scatter(here, S_DIM, ERR_DIM, label="theory at the current S/N").opts(
+            color=THEORY_COLOR, marker="diamond", size=12),
+        hv.ErrorBars((ms, mean, se), S_DIM, [ERR_DIM, "se"]).opts(color=MC_COLOR),
+        hv.Scatter((ms, mean), S_DIM, ERR_DIM, label="Monte-Carlo (± 1 s.e.)").opts(color=MC_COLOR, size=8),
+        hv.Curve((s, tp), S_DIM, TEST_DIM, label="test points N·e^(−S/N)").opts(color=TEST_COLOR, line_dash="dotted"),
+    )
+    return hv.Overlay(layers).opts(multi_y=True, legend_position="top_right", title="Bootstrap learning curve",
+                                   show_grid=True, **_SIZE)
+
+
+def problem_label(state: ExplorerState) -> str:
+    p = state.problem
+    return f"{p.name} (N = {p.n})" if p is not None else state.dataset
+
+
+def curve_frame(state: ExplorerState) -> pd.DataFrame:
+    """Theory on its grid, Monte-Carlo where computed (NaN elsewhere)."""
+    theory, mc = state.theory_curve, state.curve_mc
+    rows: dict[float, dict] = {}
+    if theory is not None:
+        for v, t, a, e in zip(theory.s_over_n, theory.theory, theory.theory_approx, theory.expected_test_points):
+            rows[round(float(v), 12)] = {"theory": t, "theory_approx": a, "expected_test_points": e}
+    for p in (mc.points if mc is not None else ()):
+        rows.setdefault(round(p.s_over_n, 12), {}).update(mc_mean=p.mc_mean, mc_se=p.mc_se, mc_samples=p.mc_samples)
+    return pd.DataFrame([{"s_over_n": v, **r} for v, r in sorted(rows.items())], columns=EXPORT_COLUMNS["curve"])
+
+
+# ---------------------------------------------------------------------------------------- Fig. 3-4
+
+def _distribution_data(state: ExplorerState):
+    """(solution, i, MC samples at i or None) for the distribution views."""
+    dist = state.distribution
+    sol = dist.solution if dist is not None else state.solution
+    if sol is None:
+        return None, 0, None
+    i = min(state.index, sol.n - 1)
+    return sol, i, (dist.samples[:, i] if dist is not None else None)
+
+
+def _bins(sol, i: int, samples) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bin edges of width 0.2 (``compare.histogram_edges``), theory mass and MC fraction per bin."""
+    _, mu, _ = replica.mixture_components(sol, i)
+    edges = histogram_edges(samples if samples is not None else mu[:1], sol, i, BIN_WIDTH)
+    theory = replica.bin_probabilities(sol, i, edges)
+    mc = np.histogram(samples, bins=edges)[0] / samples.size if samples is not None else np.full(theory.size, np.nan)
+    return edges, theory, mc
+
+
+def _visible(edges, theory, mc, target: float, tail: float = 1e-5):
+    """The bins from the first to the last one holding theory mass ≥ ``tail``, an MC sample or the target."""
+    holds_target = (edges[:-1] <= target) & (target < edges[1:])
+    keep = np.flatnonzero((theory >= tail) | (np.nan_to_num(mc) > 0) | holds_target)
+    lo, hi = (keep[0], keep[-1] + 1) if keep.size else (0, theory.size)
+    return edges[lo:hi + 1], theory[lo:hi], mc[lo:hi]
+
+
+def _h_grid(edges: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """A fine grid over the bins, refined around each mixture component (they can be narrower than a bin)."""
+    local = (mu[:, None] + sd[:, None] * np.linspace(-5, 5, 81)[None, :]).ravel()
+    h = np.concatenate([np.linspace(edges[0], edges[-1], 600), local])
+    return np.unique(h[(h >= edges[0]) & (h <= edges[-1])])
+
+
+def distribution_plot(state: ExplorerState) -> hv.Overlay:
+    """MC histogram (bin width 0.2) of f_i(D) vs the eq. (60) mixture: its density, its mass per bin and,
+    on demand, its Poisson components (k copies of input i in the sample), seed 000 Fig. 3-4."""
+    sol, i, samples = _distribution_data(state)
+    edges = h = density = _EMPTY
+    theory = mc = np.zeros(0)
+    components = [{"h": [np.nan], "density": [np.nan]}]  # drawn as nothing, but keeps the legend entry
+    target = np.nan
+    if sol is not None:
+        target = float(sol.y[i])
+        edges, theory, mc = _visible(*_bins(sol, i, samples), target)
+        w, mu, sd = replica.mixture_components(sol, i)
+        if np.all(sd > 0):  # sd = 0 only for K ∝ I: point masses, shown by the binned theory alone
+            h = _h_grid(edges, mu, sd)
+            density = replica.predictive_density(sol, i, h)
+            if state.show_components:
+                components = _components(w, mu, sd)
+    layers = _framewise(
+        hv.Histogram((edges, np.nan_to_num(mc) / BIN_WIDTH), kdims=H_DIM, vdims=DENSITY_DIM,
+                     label="Monte-Carlo histogram").opts(fill_color=MC_COLOR, fill_alpha=0.35, line_color=MC_COLOR,
+                                                         line_alpha=0.6),
+        hv.Histogram((edges, theory / BIN_WIDTH), kdims=H_DIM, vdims=DENSITY_DIM, label="theory, mass per bin").opts(
+            fill_alpha=0, line_color=THEORY_COLOR, line_width=2),
+        hv.Curve((h, density), H_DIM, DENSITY_DIM, label="theory density, eq. (60)").opts(color=THEORY_COLOR),
+        hv.Path(components, [H_DIM, DENSITY_DIM], label="Poisson components k = 0, 1, 2, …").opts(
+            color=COMPONENT_COLOR, line_dash="dotted", line_width=2),
+        hv.VLine(target, label="target y_i").opts(color="black", line_dash="dashed", line_width=1),
+    )
+    return hv.Overlay(layers).opts(legend_position="right", title="Bootstrap distribution of the prediction f_i(D)",
+                                   show_grid=True, **_SIZE)
+
+
+def _components(w, mu, sd) -> list[dict]:
+    """The mixture's components w_k N(h; μ_k, s_k²) (k copies of input i in the sample, weight p_k) as
+    returned by ``replica.mixture_components``, those with weight above 1e-3, each on μ_k ± 5 s_k."""
+    paths = []
+    for k in np.flatnonzero(w > 1e-3):
+        h = mu[k] + sd[k] * np.linspace(-5, 5, 101)
+        paths.append({"h": h, "density": w[k] * stats.norm.pdf(h, mu[k], sd[k])})
+    return paths
+
+
+def distribution_frame(state: ExplorerState) -> pd.DataFrame:
+    """Per bin of width 0.2: the theory's mass (eq. 60) and the MC fraction of samples at input i."""
+    sol, i, samples = _distribution_data(state)
+    if sol is None:
+        return pd.DataFrame(columns=EXPORT_COLUMNS["distribution"])
+    edges, theory, mc = _bins(sol, i, samples)
+    return pd.DataFrame({"input": i, "h_left": edges[:-1], "h_right": edges[1:], "theory_probability": theory,
+                         "mc_probability": mc, "mc_samples": samples.size if samples is not None else 0},
+                        columns=EXPORT_COLUMNS["distribution"])
+
+
+def inputs_points(state: ExplorerState) -> hv.Points:
+    """Every training input: target y_i vs the theory's bootstrap mean of f_i (eq. 34), coloured by L1.
+
+    Tap a point to select it (the Points are the source of a ``Selection1D`` stream; index = input).
+    """
+    sol, problem, dist = state.solution, state.problem, state.distribution
+    ok = sol is not None and problem is not None and sol.n == problem.n
+    y, m = (problem.y, sol.m) if ok else (_EMPTY, _EMPTY)
+    l1 = dist.l1.l1 if ok and dist is not None and dist.l1.l1.size == y.size else np.full(y.size, np.nan)
+    table = pd.DataFrame({"y": y, "m": m, "input": np.arange(y.size), "l1": l1})
+    points = hv.Points(table, [hv.Dimension("y", label="target y_i"),
+                               hv.Dimension("m", label="theory bootstrap mean E[f_i]")], ["input", L1_DIM])
+    return points.opts(tools=["tap", "hover"], size=6, color="l1", cmap="viridis", clim=(0.0, 0.3), colorbar=True,
+                       nonselection_alpha=0.6, framewise=True, title="Inputs: click one to see its distribution",
+                       show_grid=True, responsive=True, height=430)
+
+
+def selected_input(state: ExplorerState) -> hv.Points:
+    """A ring around the selected input in :func:`inputs_points`."""
+    sol, problem = state.solution, state.problem
+    ok = sol is not None and problem is not None and sol.n == problem.n
+    xy = [(problem.y[state.index], sol.m[state.index])] if ok else []
+    return hv.Points(xy, ["y", "m"], label="selected input").opts(
+        color="red", size=16, fill_alpha=0, line_width=2, framewise=True)
+
+
+def inputs_plot(state: ExplorerState) -> hv.Overlay:
+    """:func:`inputs_points` with the selected input marked."""
+    return inputs_points(state) * selected_input(state)
+
+
+# ---------------------------------------------------------------------------------------- Fig. 5
+
+
+def l1_plot(state: ExplorerState) -> hv.Overlay:
+    """Histogram of L1(MC histogram, theory) over all inputs, with the MC noise floor, seed 000 Fig. 5."""
+    dist = state.distribution
+    measured = floor = np.zeros(0)
+    bins = _EMPTY
+    if dist is not None:
+        bins = np.arange(0.0, max(dist.l1.max, dist.noise_floor.max, 0.3) + 0.01, 0.01)
+        measured = np.histogram(dist.l1.l1, bins=bins)[0]
+        floor = np.histogram(dist.noise_floor.l1, bins=bins)[0]
+    layers = _framewise(
+        hv.Histogram((bins, measured), kdims=L1_DIM, vdims=COUNT_DIM, label="MC histogram vs theory").opts(
+            fill_color=THEORY_COLOR, fill_alpha=0.6),
+        hv.Histogram((bins, floor), kdims=L1_DIM, vdims=COUNT_DIM,
+                     label="noise floor (theory vs its own samples)").opts(fill_color=TEST_COLOR, fill_alpha=0.35),
+        hv.VLine(0.1, label="L1 = 0.1").opts(color="black", line_dash="dashed", line_width=1),
+        hv.VLine(0.2, label="L1 = 0.2").opts(color="black", line_dash="dotted", line_width=1),
+    )
+    return hv.Overlay(layers).opts(title="L1 distance between MC histogram and theory at every input",
+                                   legend_position="top_right", show_grid=True, **_SIZE)
+
+
+def l1_frame(state: ExplorerState) -> pd.DataFrame:
+    """L1 and noise-floor L1 at every training input, with target, theory and MC mean."""
+    dist, problem = state.distribution, state.problem
+    if dist is None or problem is None or problem.n != dist.l1.l1.size:
+        return pd.DataFrame(columns=EXPORT_COLUMNS["l1"])
+    return pd.DataFrame({"input": np.arange(problem.n), "target": problem.y, "theory_mean": dist.solution.m,
+                         "mc_mean": dist.samples.mean(axis=0), "l1": dist.l1.l1,
+                         "l1_noise_floor": dist.noise_floor.l1}, columns=EXPORT_COLUMNS["l1"])
+
+
+def worst_inputs_frame(state: ExplorerState, k: int = 20) -> pd.DataFrame:
+    """The ``k`` inputs with the largest L1, worst first (the table of the L1 tab)."""
+    table = l1_frame(state)
+    if table.empty:
+        return table
+    return table.iloc[state.distribution.l1.worst(k)].reset_index(drop=True)
+
+
+def l1_summary(state: ExplorerState) -> dict | None:
+    """Fractions with L1 ≤ 0.1 and ≥ 0.2 and the maximum, for MC vs theory and for the noise floor."""
+    dist = state.distribution
+    if dist is None:
+        return None
+    return {"measured": dist.l1.as_dict(), "noise_floor": dist.noise_floor.as_dict()}
+
+
+# ---------------------------------------------------------------------------------------- Fig. 2
+
+
+def holdout_overlay(state: ExplorerState, what: str) -> hv.Overlay:
+    """Bootstrap ``what`` ("mean" or "var") of the prediction at the held-out inputs: theory (crosses,
+    eq. 48) vs Monte-Carlo (circles, ± 1 s.e.), one panel of seed 000 Fig. 2."""
+    theory, mc = state.holdout_theory, state.holdout_mc
+    label = {"mean": "bootstrap mean E[f_x]", "var": "bootstrap variance Var[f_x]"}[what]
+    x, y = hv.Dimension("test_input", label="held-out input"), hv.Dimension(what, label=label)
+    j = th = value = se = _EMPTY
+    if theory is not None:
+        j, th = np.arange(theory.mean.size), getattr(theory, what)
+    if theory is not None and mc is not None and mc.mc_mean.size == j.size:
+        value, se = (mc.mc_mean, mc.mc_mean_se) if what == "mean" else (mc.mc_var, mc.mc_var_se)
+    mj = j if value.size else _EMPTY
+    layers = _framewise(
+        hv.Scatter((j, th), x, y, label="theory, eq. (48)").opts(marker="x", size=10, color=THEORY_COLOR, line_width=2),
+        hv.ErrorBars((mj, value, se), x, [y, "se"]).opts(color=MC_COLOR),
+        hv.Scatter((mj, value), x, y, label="Monte-Carlo (± 1 s.e.)").opts(color=MC_COLOR, size=7, fill_alpha=0),
+    )
+    return hv.Overlay(layers).opts(title=label, legend_position="top_right", show_grid=True, responsive=True,
+                                   height=400)
+
+
+def holdout_plot(state: ExplorerState) -> hv.Layout:
+    """Bootstrap mean (left) and variance (right) at the held-out inputs, seed 000 Fig. 2."""
+    return (holdout_overlay(state, "mean") + holdout_overlay(state, "var")).cols(2)
+
+
+def holdout_frame(state: ExplorerState) -> pd.DataFrame:
+    """Theory and MC bootstrap mean and variance at every held-out input."""
+    theory, mc = state.holdout_theory, state.holdout_mc
+    if theory is None:
+        return pd.DataFrame(columns=EXPORT_COLUMNS["holdout"])
+    nan = np.full(theory.mean.size, np.nan)
+    return pd.DataFrame({
+        "test_input": np.arange(theory.mean.size), "target": theory.y_test, "theory_mean": theory.mean,
+        "mc_mean": mc.mc_mean if mc is not None else nan, "mc_mean_se": mc.mc_mean_se if mc is not None else nan,
+        "theory_var": theory.var, "mc_var": mc.mc_var if mc is not None else nan,
+        "mc_var_se": mc.mc_var_se if mc is not None else nan}, columns=EXPORT_COLUMNS["holdout"])
+
+
+# ---------------------------------------------------------------------------------------- export
+
+_FIGURES = {"curve": learning_curve_plot, "distribution": distribution_plot, "l1": l1_plot,
+            "holdout": holdout_plot}
+_FRAMES = {"curve": curve_frame, "distribution": distribution_frame, "l1": l1_frame, "holdout": holdout_frame}
+
+
+def figure(state: ExplorerState, tab: str):
+    """The main HoloViews figure of ``tab`` (one of ``state.TABS``)."""
+    return _FIGURES[tab](state)
+
+
+def frame(state: ExplorerState, tab: str) -> pd.DataFrame:
+    """The data of ``tab``'s figure as a table with the columns ``EXPORT_COLUMNS[tab]``."""
+    return _FRAMES[tab](state)
+
+
+def csv_text(state: ExplorerState, tab: str) -> str:
+    """CSV of :func:`frame`, with a comment line naming the settings."""
+    return f"# {settings_line(state)}\n" + frame(state, tab).to_csv(index=False)
+
+
+def html_text(state: ExplorerState, tab: str) -> str:
+    """The figure of ``tab`` as a standalone HTML page (Bokeh, resources inlined: works offline)."""
+    plot = hv.render(figure(state, tab), backend="bokeh")
+    return file_html(plot, INLINE, title=f"Resampling Explorer: {tab} — {settings_line(state)}")
+
+
+def settings_line(state: ExplorerState) -> str:
+    """The controls behind a figure, for the header of its exports."""
+    kernel = {"paper": f"paper l2={state.l2:g}", "rq": f"rq alpha={state.alpha:g}",
+              "periodic": f"periodic period={state.period:g}"}.get(state.kernel, state.kernel)
+    if state.kernel != "paper":
+        kernel += f" lengthscale={state.lengthscale:g} signal_var={state.signal_var:g}"
+    loss = state.loss if state.loss == "square" else f"{state.loss} eps={state.eps:g} beta={state.beta:g}"
+    target = f" target={state.target}" if state.target else ""
+    return (f"dataset={state.dataset}{target} kernel={kernel} noise_var={state.noise_var:g} "
+            f"S/N={state.s_over_n:g} loss={loss} seed={state.seed}")

@@ -1,0 +1,690 @@
+"""Session state of the Resampling Explorer: the controls, the core results for them, background jobs.
+
+Nothing here builds a widget or a plot (STYLE.md, UI layer). :class:`ExplorerState` holds the user's
+settings as parameters and, as output parameters, what the compute core returns for them. Fast theory
+(one ADATAP solve, ~50-100 ms at N ≈ 500) runs when a setting changes; the theory learning curve and
+every Monte-Carlo bootstrap run on worker threads, report progress, can be cancelled, publish partial
+results and land in caches shared by all sessions of the server (same settings → instant).
+
+Only the work the active tab needs is done (``tab``); the other tabs catch up when they are opened.
+Worker threads never touch the session directly: they hand their updates to ``dispatch``, which the app
+points at the session's event loop, in order (by default updates are applied at once, e.g. in tests). A
+served page defers its jobs until the browser shows it (:meth:`ExplorerState.defer_jobs`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import time
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import param
+
+from explorer.gp_bootstrap import experiments
+from explorer.gp_bootstrap import montecarlo
+from explorer.gp_bootstrap import replica
+from explorer import datasets, kernels
+from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH
+from explorer.losses import get_loss
+from explorer.views.common.jobs import LRU, Job, JobStatus, call_now
+from explorer.views.common.uploads import UPLOAD, csv_columns, read_upload
+
+__all__ = [
+    "ExplorerState", "JobStatus", "TheoryCurve", "CurvePoint", "CurveMC", "HoldoutTheory",
+    "REGRESSION_DATASETS", "UPLOAD", "CSV_PREFIX", "KERNELS", "LOSSES", "TABS", "MC_KINDS",
+    "MC_GRID", "THEORY_GRID", "BIN_WIDTH", "URL_PARAMETERS", "describe_error", "clear_caches", "theory_error",
+]
+
+log = logging.getLogger(__name__)
+
+#: The shipped or generated regression datasets offered in the app (the others are classification sets).
+REGRESSION_DATASETS = ("boston", "toy", "teacher")
+#: ``dataset`` value of a CSV uploaded in the page; files of the data directory are ``CSV_PREFIX + name``.
+CSV_PREFIX = "file: "
+#: ``paper`` is seed 000's preset (RBF with l² = 73.54 on the sd-scaled inputs, eq. (1) of §5).
+KERNELS = ("paper", *kernels.KERNEL_NAMES)
+LOSSES = ("square", "eps-insensitive")
+TABS = ("curve", "distribution", "l1", "holdout")
+#: Jobs that run the Monte-Carlo bootstrap (cancellable); "theory" is the ADATAP learning curve.
+MC_KINDS = ("curve", "distribution", "holdout")
+#: S/N of the Monte-Carlo points of the learning curve, and the finer grid of the theory curve.
+MC_GRID = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
+THEORY_GRID = (0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)
+BIN_WIDTH = PAPER_BIN_WIDTH
+#: Seed of the generated datasets (toy, teacher), so that a link always shows the same data.
+DATA_SEED = 0
+#: Controls that the page URL carries (``pn.state.location.sync``).
+URL_PARAMETERS = (
+    "dataset", "target", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period", "noise_var",
+    "s_over_n", "loss", "eps", "beta", "curve_mc_samples", "mc_samples", "seed", "auto_mc", "holdout",
+    "input_index", "show_components", "tab",
+)
+#: Controls that change what has to be computed (everything but the pure view options).
+_COMPUTE_PARAMETERS = tuple(p for p in URL_PARAMETERS if p not in ("input_index", "show_components"))
+_OUTPUTS = ("problem", "solution", "theory_curve", "curve_mc", "distribution", "holdout_theory", "holdout_mc")
+
+#: Errors a user can cause with the controls; they become a message in the page, never a traceback.
+EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError,
+                   OSError, IndexError)
+
+
+# ------------------------------------------------------------------------------------ result objects
+
+
+@dataclass(frozen=True)
+class TheoryCurve:
+    """Bootstrap test error ε(S) of the ADATAP theory and the approximate ADATAP on a grid of S/N.
+
+    eq. (45) (square loss) or eq. (46) (other losses) of seed 000; ``expected_test_points`` is N e^(−S/N),
+    the mean number of inputs left out of a bootstrap sample (they carry Efron's estimator, eq. 17).
+    """
+
+    s_over_n: np.ndarray
+    theory: np.ndarray
+    theory_approx: np.ndarray
+    expected_test_points: np.ndarray
+    n: int
+    loss: str
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """Monte-Carlo bootstrap test error (Efron's estimator, eq. 17) at one S/N, with its standard error."""
+
+    s_over_n: float
+    mc_mean: float
+    mc_se: float
+    mc_samples: int
+    n_inputs_used: int
+
+
+@dataclass(frozen=True)
+class CurveMC:
+    """Monte-Carlo points of the learning curve computed so far, in the order of ``grid``."""
+
+    points: tuple[CurvePoint, ...]
+    grid: tuple[float, ...]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.points) == len(self.grid)
+
+
+@dataclass(frozen=True)
+class HoldoutTheory:
+    """Theory bootstrap mean and variance of the predictor at the held-out inputs, eq. (48) of seed 000."""
+
+    mean: np.ndarray
+    var: np.ndarray
+    y_test: np.ndarray
+    s_over_n: float
+    n_train: int
+
+
+def describe_error(err: BaseException) -> str:
+    """A readable one-paragraph message for an error of the compute core or the data."""
+    if isinstance(err, replica.ConvergenceError):
+        return (f"The replica (ADATAP) theory did not converge: {err} "
+                "Try a larger noise σ², another S/N or other kernel hyperparameters.")
+    if isinstance(err, np.linalg.LinAlgError):
+        return (f"The kernel matrix could not be factorised ({err}). Increase the noise σ² or change the "
+                "kernel hyperparameters (e.g. a shorter lengthscale).")
+    if isinstance(err, FloatingPointError):
+        return f"The computation became numerically unstable ({err}). Increase the noise σ² or change the kernel."
+    if isinstance(err, datasets.DatasetError):
+        return f"The data cannot be used: {err}"
+    return f"{type(err).__name__}: {err}" if not isinstance(err, ValueError) else str(err)
+
+
+# ------------------------------------------------------------------------------------ caches
+
+
+_PROBLEMS = LRU(16)      # RegressionProblem per (dataset, kernel settings, noise, holdout)
+_SOLUTIONS = LRU(128)    # ReplicaSolution per (problem, S/N)
+_THEORY_SOLUTIONS = LRU(16)  # (ADATAP, approximate ADATAP) solutions along THEORY_GRID per problem
+_THEORY = LRU(32)        # TheoryCurve per (problem, loss)
+_HOLDOUT_THEORY = LRU(64)
+_CURVES = LRU(32)        # CurveMC per (problem, loss, grid, samples, seed)
+_DISTRIBUTIONS = LRU(8, weigh=lambda d: d.samples.nbytes, max_weight=400e6)  # (B, N) samples each
+_HOLDOUTS = LRU(16)
+_CACHES = (_PROBLEMS, _SOLUTIONS, _THEORY_SOLUTIONS, _THEORY, _HOLDOUT_THEORY, _CURVES, _DISTRIBUTIONS,
+           _HOLDOUTS)
+
+
+def clear_caches() -> None:
+    """Empty the result caches shared by the sessions (for tests and benchmarks)."""
+    for cache in _CACHES:
+        cache.clear()
+
+
+# ------------------------------------------------------------------------------------ computations
+
+
+def theory_error(sol: replica.ReplicaSolution, loss: str, loss_params: dict) -> float:
+    """Bootstrap test error of the theory for a loss name: eq. (45) (square) or eq. (46) (any other)."""
+    if loss == "square":
+        return replica.bootstrap_test_error(sol)  # eq. (45)
+    return replica.bootstrap_loss_error(sol, get_loss(loss, **loss_params))  # eq. (46)
+
+
+def _theory_solutions(problem: experiments.RegressionProblem, grid: np.ndarray):
+    S = grid * problem.n
+    exact = replica.replica_learning_curve(problem.K, problem.y, problem.noise_var, S)
+    approx = [replica.approximate_replica(problem.K, problem.y, problem.noise_var, s) for s in S]
+    return exact, approx
+
+
+def _theory_curve(problem, problem_key, loss: str, loss_params: dict) -> TheoryCurve:
+    grid = np.asarray(THEORY_GRID)
+    exact, approx = _THEORY_SOLUTIONS.get_or_compute(problem_key, lambda: _theory_solutions(problem, grid))
+    return TheoryCurve(
+        s_over_n=grid, theory=np.array([theory_error(s, loss, loss_params) for s in exact]),
+        theory_approx=np.array([theory_error(s, loss, loss_params) for s in approx]),
+        expected_test_points=problem.n * np.exp(-grid), n=problem.n, loss=loss)
+
+
+def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed: int, job: Job) -> CurveMC:
+    """Efron's estimator at each S/N of ``grid`` in turn; ``job.partial`` gets the curve after every S.
+
+    One generator for the whole grid, drawn in grid order as ``experiments.learning_curve_comparison``
+    does, so the points equal the CLI's ``learning-curve`` output for the same seed.
+    """
+    rng = np.random.default_rng(seed)
+    g = get_loss(loss, **loss_params)
+    points: list[CurvePoint] = []
+    curve = CurveMC((), tuple(grid))
+    for j, v in enumerate(grid):
+        preds = montecarlo.bootstrap_predictions(
+            problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, rng=rng,
+            progress=lambda done, total, j=j, v=v: job.report(
+                (j + done / total) / len(grid), f"Monte-Carlo at S/N = {v:g}: {done}/{total} samples"),
+            should_stop=job.should_stop)
+        err = montecarlo.bootstrap_test_error(preds, problem.y, loss=g)  # eq. (17)
+        points.append(CurvePoint(float(v), err.value, err.se, mc_samples, err.n_inputs_used))
+        curve = CurveMC(tuple(points), tuple(grid))
+        job.partial(curve)
+    return curve
+
+
+# ------------------------------------------------------------------------------------ the state
+
+
+class ExplorerState(param.Parameterized):
+    """Controls of the explorer and the core results for them, for one session (or notebook).
+
+    Set the controls (``dataset``, ``kernel``, ``s_over_n``, ...); the outputs (``problem``, ``solution``,
+    ``theory_curve``, ``curve_mc``, ``distribution``, ``holdout_theory``, ``holdout_mc``, ``error``)
+    follow for the active ``tab``. Call :meth:`wait` to block until background jobs are done.
+    """
+
+    # --- data
+    dataset = param.Selector(default="boston", objects=list(REGRESSION_DATASETS), label="Dataset",
+                             doc="Regression data: shipped boston (seed 000 §5), generated toy (seed 002 eq. 19) "
+                                 "or teacher (GP teacher, seed 001), a CSV of the data directory, or an upload.")
+    target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
+                            doc="Column of a CSV dataset to predict; every other column is an input.")
+    holdout = param.Integer(default=50, bounds=(1, 1000), softbounds=(1, 200), label="Held-out rows",
+                            doc="The first rows kept out as test inputs in the 'Test inputs' tab (Fig. 2: 50); "
+                                "the bootstrap resamples the rest.")
+    # --- model
+    kernel = param.Selector(default="paper", objects=list(KERNELS), label="Kernel",
+                            doc="Covariance function: 'paper' is seed 000's RBF exp(−Σ_j (x_j−x'_j)²/(v_j l²)) "
+                                "with v_j the sd of input j; or squared exponential (se), rational quadratic "
+                                "(rq), exponential, Matérn 3/2, Matérn 5/2, periodic.")
+    l2 = param.Number(default=experiments.PAPER_L2, bounds=(1e-3, 1e6), softbounds=(1.0, 500.0),
+                      label="l² (paper kernel)", doc="Squared global lengthscale l² of the paper kernel (73.54).")
+    lengthscale = param.Number(default=1.0, bounds=(1e-4, 1e6), softbounds=(0.01, 100.0), label="Lengthscale",
+                               doc="Lengthscale ℓ of the chosen kernel, in the units of the inputs.")
+    signal_var = param.Number(default=1.0, bounds=(1e-6, 1e6), softbounds=(0.01, 100.0),
+                              label="Signal variance", doc="Prior variance of the latent function, k(x, x).")
+    alpha = param.Number(default=1.0, bounds=(1e-3, 1e3), softbounds=(0.1, 10.0), label="α (rq)",
+                         doc="Shape parameter α of the rational quadratic kernel.")
+    period = param.Number(default=1.0, bounds=(1e-4, 1e6), softbounds=(0.1, 10.0), label="Period",
+                          doc="Period of the periodic kernel, in the units of the inputs.")
+    noise_var = param.Number(default=experiments.PAPER_NOISE_VAR, bounds=(1e-8, 1e4), softbounds=(1e-4, 1.0),
+                             label="Noise σ²", doc="Noise variance σ² of the GP, eq. (50) (seed 000: 0.01).")
+    # --- bootstrap
+    s_over_n = param.Number(default=1.0, bounds=(0.05, 5.0), step=0.05, label="Bootstrap size S/N",
+                            doc="Mean bootstrap sample size S over the number N of training points "
+                                "(S/N = 1 is Efron's classical bootstrap).")
+    loss = param.Selector(default="square", objects=list(LOSSES), label="Test loss",
+                          doc="Loss of the learning curve: square (eq. 45) or smoothed ε-insensitive (eq. 46).")
+    eps = param.Number(default=0.1, bounds=(1e-4, 1e3), softbounds=(0.01, 2.0), label="ε",
+                       doc="Half-width ε of the insensitive tube of the ε-insensitive loss (seed 000: 0.1).")
+    beta = param.Number(default=0.1, bounds=(0.01, 1.0), label="β",
+                        doc="Relative width β of the quadratic zone of the ε-insensitive loss (seed 000: 0.1).")
+    curve_mc_samples = param.Integer(default=500, bounds=(2, 100_000), softbounds=(50, 5000),
+                                     label="MC samples per S (learning curve)",
+                                     doc=f"Monte-Carlo bootstrap samples at each S/N of {MC_GRID}.")
+    mc_samples = param.Integer(default=5000, bounds=(2, 100_000), softbounds=(500, 50_000),
+                               label="MC samples (distribution, test inputs)",
+                               doc="Monte-Carlo bootstrap samples for the predictive distribution, the L1 map "
+                                   "and the test inputs.")
+    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
+                         doc="Seed of the Monte-Carlo random generator; same settings and seed, same numbers.")
+    auto_mc = param.Boolean(default=True, label="Run Monte-Carlo automatically",
+                            doc="Start the Monte-Carlo bootstrap of the active tab whenever the settings change.")
+    # --- view
+    tab = param.Selector(default="curve", objects=list(TABS), label="Tab",
+                         doc="The active view: learning curve, predictive distribution, L1 map or test inputs.")
+    input_index = param.Integer(default=0, bounds=(0, 100_000), label="Input index i",
+                                doc="Training input whose bootstrap distribution is shown (0-based row of D0).")
+    show_components = param.Boolean(default=False, label="Show Poisson components",
+                                    doc="Draw the components of the eq. (60) mixture: k copies of input i "
+                                        "in the sample, k = 0, 1, 2, ...")
+    data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
+                            doc="Folder whose *.csv files are offered as datasets (EXPLORER_DATA_DIR).")
+
+    # --- outputs (set by the state, read by the views)
+    problem = param.ClassSelector(class_=experiments.RegressionProblem, default=None, allow_None=True,
+                                  precedence=-1, label="Problem", doc="Output: data, kernel and K of D0.")
+    solution = param.ClassSelector(class_=replica.ReplicaSolution, default=None, allow_None=True, precedence=-1,
+                                   label="ADATAP solution", doc="Output: the replica solution at S/N (eqs. 54-59).")
+    theory_curve = param.ClassSelector(class_=TheoryCurve, default=None, allow_None=True, precedence=-1,
+                                       label="Theory learning curve", doc="Output: ε(S) of the theory on THEORY_GRID.")
+    curve_mc = param.ClassSelector(class_=CurveMC, default=None, allow_None=True, precedence=-1,
+                                   label="Monte-Carlo learning curve", doc="Output: MC points so far.")
+    distribution = param.ClassSelector(class_=experiments.DistributionComparison, default=None, allow_None=True,
+                                       precedence=-1, label="Distribution comparison",
+                                       doc="Output: MC samples at every input, L1 distances and noise floor.")
+    holdout_theory = param.ClassSelector(class_=HoldoutTheory, default=None, allow_None=True, precedence=-1,
+                                         label="Held-out theory", doc="Output: eq. (48) at the held-out inputs.")
+    holdout_mc = param.ClassSelector(class_=experiments.HoldoutComparison, default=None, allow_None=True,
+                                     precedence=-1, label="Held-out comparison",
+                                     doc="Output: theory and MC moments at the held-out inputs.")
+    error = param.String(default="", precedence=-1, label="Error",
+                         doc="Output: why the current settings cannot be computed; empty when they can.")
+    notice = param.String(default="", precedence=-1, label="Notice",
+                          doc="Output: a warning that does not stop the computation (e.g. a bad link parameter).")
+
+    def __init__(self, **params):
+        dataset = params.pop("dataset", None)  # may name a file of data_dir: set once the choices are known
+        super().__init__(**params)
+        self.dispatch: Callable[[Callable[[], None]], None] = call_now
+        self.jobs = {kind: JobStatus(name=kind) for kind in ("theory", *MC_KINDS)}
+        self._jobs: dict[str, Job] = {}
+        self._wanted: dict[str, object] = {}
+        self._upload: tuple[str, str, str] | None = None  # (file name, text, sha256)
+        self._columns: dict[str, list[str]] = {}
+        self._refreshing = self._dirty = self._closed = self._deferred = False
+        self._forced: str | None = None
+        self._pending: dict | None = None
+        self._init_dataset_choices()
+        if dataset is not None:
+            self.dataset = dataset
+        self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
+
+    # ----------------------------------------------------------------------------- public API
+
+    @property
+    def index(self) -> int:
+        """``input_index`` clipped to the rows of the current problem."""
+        n = self.problem.n if self.problem is not None else 1
+        return min(int(self.input_index), n - 1)
+
+    def refresh(self) -> None:
+        """Compute what the active tab needs for the current settings (theory now, jobs in the background)."""
+        if self._closed:
+            return
+        if self._refreshing:
+            self._dirty = True
+            return
+        self._refreshing = True
+        try:
+            self._dirty = True
+            while self._dirty:
+                self._dirty = False
+                self._refresh_once()
+        finally:
+            self._refreshing = False
+
+    def run_mc(self, kind: str | None = None) -> None:
+        """Start the Monte-Carlo job of ``kind`` (default: the active tab's) even if auto_mc is off."""
+        kind = kind or self.mc_kind
+        self._forced = kind
+        try:
+            self.refresh()
+        finally:
+            self._forced = None
+
+    def cancel(self, kind: str | None = None) -> None:
+        """Stop the running Monte-Carlo job of ``kind`` (default: all of them); partial results stay."""
+        for k in [kind] if kind else list(MC_KINDS):
+            job = self._jobs.get(k)
+            if job is not None and job.alive:
+                job.stop.set()
+                self.jobs[k].message = "cancelling…"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the background jobs finish; True if they did within ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for job in list(self._jobs.values()):
+            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if not job.done.wait(remaining):
+                return False
+        return True
+
+    def defer_jobs(self) -> None:
+        """Start no background job until :meth:`start_jobs` (results already cached are still shown).
+
+        A served page calls this before it is built and :meth:`start_jobs` once the browser shows it: the
+        first paint does not share the CPU with Monte-Carlo, and a page that is requested but never opened
+        (a health check, a link preview) computes nothing in the background.
+        """
+        self._deferred = True
+
+    def start_jobs(self) -> None:
+        """Start the jobs the current settings need and show every result that is ready by now."""
+        self._deferred = False
+        self.refresh()
+
+    def close(self) -> None:
+        """Cancel every job and drop their updates (the session ended)."""
+        self._closed = True
+        for job in self._jobs.values():
+            job.stop.set()
+
+    @property
+    def mc_kind(self) -> str:
+        """The Monte-Carlo job the active tab shows."""
+        return {"curve": "curve", "distribution": "distribution", "l1": "distribution",
+                "holdout": "holdout"}[self.tab]
+
+    def upload_csv(self, filename: str, content: bytes | str) -> None:
+        """Use an uploaded CSV as the dataset; its last column becomes the target until another is picked."""
+        try:
+            upload = read_upload(filename, content)
+            columns = csv_columns(upload, "inputs and a target")
+        except ValueError as err:
+            self.error = str(err)
+            return
+        self._upload = upload
+        self._columns[UPLOAD] = columns
+        if UPLOAD not in self.param.dataset.objects:
+            self.param.dataset.objects = [*self.param.dataset.objects, UPLOAD]
+        self.param.update(dataset=UPLOAD, target=columns[-1])
+        self.refresh()  # also when dataset and target did not change (a new file with the same header)
+
+    def apply_url(self, values: dict) -> None:
+        """Apply link parameters one by one, skipping (and reporting) those that are invalid."""
+        bad = []
+        for name, value in values.items():
+            try:
+                setattr(self, name, value)
+            except Exception:  # noqa: BLE001 - any invalid link value is reported, never raised
+                bad.append(f"{name}={value!r}")
+        if bad:
+            self.notice = f"Ignored link parameter(s) that do not fit this app: {', '.join(bad)}."
+
+    # ----------------------------------------------------------------------------- settings → keys
+
+    def _init_dataset_choices(self) -> None:
+        objects = list(REGRESSION_DATASETS)
+        if self.data_dir:
+            try:
+                files = datasets.find_csv_files(self.data_dir)
+            except datasets.DatasetError as err:
+                self.notice = f"Data directory: {err}"
+                files = []
+            objects += [CSV_PREFIX + path.name for path in files]
+        self.param.dataset.objects = objects
+
+    def _csv_path(self) -> Path:
+        return Path(self.data_dir) / self.dataset[len(CSV_PREFIX):]
+
+    def _sync_target(self) -> None:
+        """Target choices follow the dataset: the CSV's columns, or none for the built-in sets."""
+        if self.dataset in REGRESSION_DATASETS:
+            columns = []
+        elif self.dataset == UPLOAD:
+            columns = self._columns.get(UPLOAD, [])
+        else:
+            if self.dataset not in self._columns:
+                self._columns[self.dataset] = _csv_header(self._csv_path().read_text(encoding="utf-8-sig"))
+            columns = self._columns[self.dataset]
+        wanted = self.target if self.target in columns else (columns[-1] if columns else None)
+        if list(self.param.target.objects) != columns:
+            self.param.target.objects = columns  # a linked Select may now pick its first option: reset below
+        if wanted != self.target:
+            self.target = wanted
+
+    def _dataset_key(self) -> tuple:
+        if self.dataset == UPLOAD:
+            if self._upload is None:
+                raise datasets.DatasetError("no CSV has been uploaded in this session; upload the file again.")
+            return ("upload", self._upload[2], self.target)
+        if self.dataset.startswith(CSV_PREFIX):
+            path = self._csv_path()
+            return ("csv", str(path), path.stat().st_mtime_ns, self.target)
+        return ("shipped", self.dataset)
+
+    def _kernel_key(self) -> tuple:
+        if self.kernel == "paper":
+            return ("paper", float(self.l2))
+        extra = {"rq": (("alpha", float(self.alpha)),), "periodic": (("period", float(self.period)),)}
+        return (self.kernel, float(self.lengthscale), float(self.signal_var), *extra.get(self.kernel, ()))
+
+    def _problem_key(self, holdout: int) -> tuple:
+        return (self._dataset_key(), self._kernel_key(), float(self.noise_var), int(holdout))
+
+    def _loss_key(self) -> tuple:
+        return ("square",) if self.loss == "square" else (self.loss, float(self.eps), float(self.beta))
+
+    @property
+    def loss_params(self) -> dict:
+        """Parameters of the chosen loss for ``losses.get_loss``."""
+        return {} if self.loss == "square" else {"eps": float(self.eps), "beta": float(self.beta)}
+
+    @property
+    def current_theory_error(self) -> float | None:
+        """Theory ε at the current S/N from ``solution`` (eq. 45 or 46); None without a solution."""
+        return None if self.solution is None else theory_error(self.solution, self.loss, self.loss_params)
+
+    # ----------------------------------------------------------------------------- building the problem
+
+    def _load_dataset(self) -> datasets.Dataset:
+        if self.dataset in ("toy", "teacher"):
+            return datasets.load(self.dataset, rng=DATA_SEED)
+        if self.dataset in REGRESSION_DATASETS:
+            return datasets.load(self.dataset)
+        if self.target is None:
+            raise datasets.DatasetError("choose the target column of the CSV file.")
+        if self.dataset == UPLOAD:
+            name, text, _ = self._upload
+            return datasets.load_csv(io.StringIO(text), self.target, name=Path(name).stem, task="regression")
+        return datasets.load_csv(self._csv_path(), self.target, task="regression")
+
+    def _kernel(self, X: np.ndarray) -> kernels.Kernel:
+        if self.kernel == "paper":
+            return kernels.paper_rbf(X, l2=self.l2, scale="sd")
+        hyper = {"lengthscale": self.lengthscale, "signal_var": self.signal_var}
+        hyper.update({"rq": {"alpha": self.alpha}, "periodic": {"period": self.period}}.get(self.kernel, {}))
+        return kernels.make_kernel(self.kernel, X.shape[1], **hyper)
+
+    def _build_problem(self, holdout: int) -> experiments.RegressionProblem:
+        data = self._load_dataset()
+        if holdout > data.n - 10:
+            raise ValueError(f"Held-out rows must leave at least 10 training rows: {data.name} has {data.n} rows, "
+                             f"got {holdout} held out. Lower 'Held-out rows' to at most {data.n - 10}.")
+        return experiments.regression_problem(data, self._kernel(data.inputs[holdout:]), self.noise_var,
+                                              holdout=holdout)
+
+    def _problem(self, holdout: int = 0) -> tuple[tuple, experiments.RegressionProblem]:
+        key = self._problem_key(holdout)
+        return key, _PROBLEMS.get_or_compute(key, lambda: self._build_problem(holdout))
+
+    def _solution(self, key, problem, v: float) -> replica.ReplicaSolution:
+        return _SOLUTIONS.get_or_compute(
+            (key, round(v, 12)), lambda: replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n))
+
+    # ----------------------------------------------------------------------------- refresh
+
+    def _on_change(self, *events) -> None:
+        self.refresh()
+
+    def _assign(self, name: str, value) -> None:
+        """Set an output; during a refresh the outputs are set together at its end (one redraw)."""
+        if self._pending is not None:
+            self._pending[name] = value
+        elif getattr(self, name) is not value:
+            setattr(self, name, value)
+
+    def _refresh_once(self) -> None:
+        self._pending = {}
+        try:
+            self._sync_target()
+            if self.tab == "holdout":
+                self._refresh_holdout()
+            else:
+                self._refresh_training()
+            error = ""
+        except EXPECTED_ERRORS as err:
+            self._clear_outputs()
+            error = describe_error(err)
+        changed = {k: v for k, v in self._pending.items() if getattr(self, k) is not v}
+        self._pending = None
+        self.param.update(**changed, error=error)
+
+    def _clear_outputs(self) -> None:
+        """The settings cannot be computed: show nothing rather than results of other settings."""
+        for job in self._jobs.values():
+            job.stop.set()
+        self._jobs.clear()
+        self._wanted.clear()
+        for name in _OUTPUTS:
+            self._assign(name, None)
+        for status in self.jobs.values():
+            status.param.update(running=False, progress=0.0, message="", error="")
+
+    def _refresh_training(self) -> None:
+        key, problem = self._problem(0)
+        self.param.input_index.bounds = (0, problem.n - 1)
+        if self.input_index > problem.n - 1:
+            self._assign("input_index", problem.n - 1)
+        self._assign("problem", problem)
+        v = float(self.s_over_n)
+        self._assign("solution", self._solution(key, problem, v))
+        if self.tab == "curve":
+            self._refresh_curve(key, problem)
+        else:
+            self._refresh_distribution(key, problem, v)
+
+    def _refresh_curve(self, key, problem) -> None:
+        loss, params = self.loss, self.loss_params
+        self._request("theory", (key, self._loss_key()), "theory_curve", _THEORY,
+                      lambda job: _theory_curve(problem, key, loss, params), mc=False)
+        grid, samples, seed = MC_GRID, int(self.curve_mc_samples), int(self.seed)
+        self._request("curve", (key, self._loss_key(), grid, samples, seed), "curve_mc", _CURVES,
+                      lambda job: _mc_curve(problem, grid, samples, loss, params, seed, job))
+
+    def _refresh_distribution(self, key, problem, v: float) -> None:
+        samples, seed = int(self.mc_samples), int(self.seed)
+        self._request("distribution", (key, v, samples, seed), "distribution", _DISTRIBUTIONS,
+                      lambda job: experiments.distribution_comparison(
+                          problem, v, samples, bin_width=BIN_WIDTH, rng=seed,
+                          progress=job.report, should_stop=job.should_stop))
+
+    def _refresh_holdout(self) -> None:
+        key, problem = self._problem(int(self.holdout))
+        v, samples, seed = float(self.s_over_n), int(self.mc_samples), int(self.seed)
+        theory = _HOLDOUT_THEORY.get_or_compute((key, v), lambda: self._holdout_theory(key, problem, v))
+        self._assign("holdout_theory", theory)
+        self._request("holdout", (key, v, samples, seed), "holdout_mc", _HOLDOUTS,
+                      lambda job: experiments.holdout_comparison(
+                          problem, v, samples, rng=seed, progress=job.report,
+                          should_stop=job.should_stop))
+
+    def _holdout_theory(self, key, problem, v: float) -> HoldoutTheory:
+        sol = self._solution(key, problem, v)
+        mean, var = replica.bootstrap_moments(sol, problem.K, problem.cross(problem.X_test))  # eq. (48)
+        return HoldoutTheory(mean, var, np.asarray(problem.y_test), v, problem.n)
+
+    # ----------------------------------------------------------------------------- jobs
+
+    def _status(self, kind: str) -> JobStatus:
+        return self.jobs[kind]
+
+    def _request(self, kind: str, key, attr: str, cache: LRU, work: Callable[[Job], object],
+                 mc: bool = True) -> None:
+        """Show the cached result for ``key``, or start (or keep) the job computing it.
+
+        A job for the same settings that is running, was cancelled or failed is left alone (its partial
+        result and message stay on screen) unless :meth:`run_mc` forces a new start. A finished job's result
+        is shown from the cache even if the job's own final update never arrived. While jobs are deferred
+        (:meth:`defer_jobs`) nothing starts.
+        """
+        self._wanted[kind] = key
+        status, job = self._status(kind), self._jobs.get(kind)
+        hit = cache.get(key)
+        if hit is None and job is not None and job.key == key and (job.alive or self._forced != kind):
+            return  # running for these settings, or cancelled/failed: keep it unless asked to run again
+        if job is not None and (job.key != key or hit is not None or self._forced == kind):
+            job.stop.set()
+            del self._jobs[kind]  # superseded: its updates are dropped from now on
+        if hit is not None:
+            # our own job computed it (its final update may still be on its way, or have been lost): "done"
+            own = job is not None and job.key == key and not job.alive
+            self._assign(attr, hit)
+            status.param.update(running=False, progress=1.0, message="done" if own else "done (cached)", error="")
+            return
+        self._assign(attr, None)
+        if mc and not (self.auto_mc or self._forced == kind):
+            status.param.update(running=False, progress=0.0, error="",
+                                message="Monte-Carlo not run yet: press 'Run Monte-Carlo'.")
+            return
+        if self._deferred:
+            status.param.update(running=False, progress=0.0, error="", message="starts once the page has loaded")
+            return
+        self._start(kind, key, attr, cache, work)
+
+    def _start(self, kind, key, attr, cache, work) -> None:
+        job = Job(kind, key, attr, status=self.jobs[kind], post=self._post, publish=self._publish)
+        self._jobs[kind] = job
+        self._status(kind).param.update(running=True, progress=0.0, message="starting…", error="")
+        job.start(partial(self._execute, job, cache, work))
+
+    def _execute(self, job: Job, cache: LRU, work: Callable[[Job], object]) -> None:
+        """Worker thread: run ``work``, cache its result and hand the outcome to the session."""
+        try:
+            result = work(job)
+        except montecarlo.Cancelled as stop:
+            self._post(job, partial(self._finish, job, None, f"cancelled ({stop})", ""))
+        except EXPECTED_ERRORS as err:
+            self._post(job, partial(self._finish, job, None, "failed", describe_error(err)))
+        except Exception as err:  # noqa: BLE001 - a bug must not kill the session; log it, show it
+            log.exception("background job %s failed", job.kind)
+            self._post(job, partial(self._finish, job, None, "failed",
+                                    f"Unexpected error ({type(err).__name__}: {err}); see the server log."))
+        else:
+            cache.put(job.key, result)
+            self._post(job, partial(self._finish, job, result, "done", ""))
+
+    def _post(self, job: Job, callback: Callable[[], None]) -> None:
+        """Run ``callback`` in the session's context, unless ``job`` has been superseded meanwhile."""
+        def guarded():
+            if not self._closed and self._jobs.get(job.kind) is job:
+                callback()
+        if not self._closed:
+            self.dispatch(guarded)
+
+    def _publish(self, job: Job, value) -> None:
+        if job.attr is not None and self._wanted.get(job.kind) == job.key:
+            self._assign(job.attr, value)
+
+    def _finish(self, job: Job, result, message: str, error: str) -> None:
+        if result is not None:
+            self._publish(job, result)
+        progress = 1.0 if result is not None else self._status(job.kind).progress
+        self._status(job.kind).param.update(running=False, progress=progress, message=message, error=error)
+
+
+def _csv_header(text: str) -> list[str]:
+    """Column names of the first row of CSV text (for the target picker; load_csv validates the rest)."""
+    row = next(csv.reader(io.StringIO(text)), [])
+    return [name.strip().lstrip("\ufeff") for name in row if name.strip()]

@@ -1,0 +1,1 @@
+"""View of seed 001 (model selection): state and tab."""

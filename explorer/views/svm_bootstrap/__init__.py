@@ -1,0 +1,1 @@
+"""View of seed 004 (SVM bootstrap): state and tab."""

@@ -1,0 +1,655 @@
+"""The hard-margin SVM bootstrap of seed 004 in the explorer: session state, figures, exports and a tab.
+
+:class:`SVMState` (param, no widgets) holds the controls and, as output parameters, what the compute
+core (``explorer.svm_bootstrap.experiments``) returns for them: the bootstrap learning curve ε(S) of the replica
+theory (eq. 17) and of the Monte-Carlo bootstrap (eq. 6) with the S → ∞ levels (approximate leave-one-out,
+eq. 20, and literal leave-one-out), and the internal-field distribution with p(−1|x) at held-out test inputs
+(eqs. 18-19 vs MC). Every computation runs as a background :class:`~explorer.views.common.jobs.Job` (progress,
+cancel) and lands in a result cache shared by the sessions, as in :mod:`explorer.views.gp_bootstrap.state`.
+
+The figure functions (:func:`learning_curve_plot`, :func:`field_plot`) and the exports (:func:`csv_text`,
+:func:`html_text`) only arrange those results; :class:`SVMTab` lays them out (seed 004, Fig. 1 left/right).
+The state computes nothing until :meth:`SVMState.refresh` is first called (the tab calls it when shown).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import holoviews as hv
+import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used below)
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+from bokeh.embed import file_html
+from bokeh.resources import INLINE
+
+from explorer.gp_bootstrap import replica
+from explorer.svm_bootstrap import montecarlo as svm
+from explorer.svm_bootstrap import experiments as svm_experiments
+from explorer.svm_bootstrap import replica as svm_replica
+from explorer import datasets
+from explorer.progress import Cancelled
+from explorer.svm_bootstrap.experiments import SVMFieldComparison, SVMProblem, TheoryPoint
+from explorer.views.common.jobs import LRU, BackgroundJobs, Job
+from explorer.views.gp_bootstrap.panels import bind_to_session, job_indicators
+from explorer.views.common.uploads import UPLOAD, use_uploaded_table
+
+__all__ = [
+    "SVMState", "SVMTab", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD",
+    "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "describe_error", "clear_caches",
+    "learning_curve_plot", "field_plot", "curve_frame", "field_frame", "curve_summary", "field_summary",
+    "csv_text", "html_text", "settings_line",
+]
+
+
+#: The shipped two-class datasets of seed 004 (sonar is a user CSV: upload it).
+SVM_DATASETS = ("crabs", "wisconsin", "pima")
+#: ``dataset`` value of a CSV uploaded in the page.
+#: The S/N values offered for the learning curve (theory and Monte-Carlo at each).
+SVM_GRID = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
+#: Background jobs: the theory curve with the S → ∞ levels, the MC curve, the fields at test inputs.
+JOB_KINDS = ("theory", "curve", "field")
+#: Controls that change what has to be computed (``test_index`` only picks what is shown).
+_COMPUTE_PARAMETERS = ("dataset", "target", "lengthscale", "curve_grid", "curve_mc_samples", "s_over_n",
+                       "mc_samples", "holdout", "seed", "auto_mc")
+_OUTPUTS = ("problem", "test_problem", "theory_curve", "curve_mc", "field")
+
+#: Errors a user can cause with the controls; they become a message, never a traceback.
+EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError, OSError,
+                   IndexError)
+
+#: Columns of the CSV exports.
+EXPORT_COLUMNS = {
+    "curve": ["s_over_n", "S", "theory", "converged", "n_iter", "residual", "mc_mean", "mc_se", "mc_samples",
+              "loo_approximate", "loo_exact"],
+    "field": ["test_input", "y_test", "theory_mean", "theory_var", "theory_p_negative", "mc_mean", "mc_var",
+              "mc_p_negative", "mc_p_negative_se", "mc_samples"],
+}
+
+
+# ------------------------------------------------------------------------------------ result objects
+
+
+@dataclass(frozen=True)
+class SVMTheoryCurve:
+    """Theory ε(S) (eq. 17) on the grid computed so far, and the S → ∞ levels once known.
+
+    ``loo_approximate`` is eq. (20), the limit of the theory; ``loo_exact`` the literal leave-one-out
+    error, the limit of the Monte-Carlo bootstrap (None until computed).
+    """
+
+    points: tuple[TheoryPoint, ...]
+    grid: tuple[float, ...]
+    n: int
+    loo_approximate: float | None = None
+    loo_exact: float | None = None
+
+    @property
+    def complete(self) -> bool:
+        return len(self.points) == len(self.grid) and self.loo_exact is not None
+
+    @property
+    def unconverged(self) -> tuple[TheoryPoint, ...]:
+        return tuple(p for p in self.points if not p.converged)
+
+
+@dataclass(frozen=True)
+class SVMCurvePoint:
+    """Efron's bootstrap classification error (eq. 6) at one S/N from Monte-Carlo, with its standard error."""
+
+    s_over_n: float
+    mc_mean: float
+    mc_se: float
+    mc_samples: int
+
+
+@dataclass(frozen=True)
+class SVMCurveMC:
+    """Monte-Carlo points of the learning curve computed so far, in the order of ``grid``."""
+
+    points: tuple[SVMCurvePoint, ...]
+    grid: tuple[float, ...]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.points) == len(self.grid)
+
+
+def describe_error(err: BaseException) -> str:
+    """A readable one-paragraph message for an error of the SVM core or the data."""
+    if isinstance(err, svm.NotSeparableError) and "identical inputs" in str(err):
+        return f"The data cannot be separated by a hard-margin SVM: {err}"
+    if isinstance(err, svm.NotSeparableError):
+        return (f"The data cannot be separated by a hard-margin SVM with this kernel: {err} "
+                "A shorter lengthscale L (a narrower kernel) separates more data; conflicting rows must be removed.")
+    if isinstance(err, replica.ConvergenceError):
+        return (f"The replica (ADATAP) theory did not converge: {err} Narrow kernels (small L) and large S/N are "
+                "the hardest cases; try a broader kernel or a smaller S/N.")
+    if isinstance(err, np.linalg.LinAlgError):
+        return f"The kernel matrix could not be factorised ({err}). Change the lengthscale L."
+    if isinstance(err, FloatingPointError):
+        return f"The computation became numerically unstable ({err}). Change the lengthscale L."
+    if isinstance(err, datasets.DatasetError):
+        return f"The data cannot be used: {err}"
+    return str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
+
+
+# ------------------------------------------------------------------------------------ caches
+
+_PROBLEMS = LRU(16)    # SVMProblem per (dataset, L, holdout)
+_THEORY = LRU(32)      # SVMTheoryCurve per (problem, grid)
+_CURVES = LRU(32)      # SVMCurveMC per (problem, grid, samples, seed)
+_FIELDS = LRU(16, weigh=lambda f: f.mc_fields.nbytes, max_weight=200e6)  # per (problem, S/N, samples, seed)
+_CACHES = (_PROBLEMS, _THEORY, _CURVES, _FIELDS)
+
+
+def clear_caches() -> None:
+    """Empty the SVM result caches shared by the sessions (for tests and benchmarks)."""
+    for cache in _CACHES:
+        cache.clear()
+
+
+# ------------------------------------------------------------------------------------ computations
+
+
+def _theory_curve(problem: SVMProblem, grid: tuple[float, ...], job: Job) -> SVMTheoryCurve:
+    """Theory at each S/N in turn (cancellable in between), then eq. (20) and literal leave-one-out."""
+    points: list[TheoryPoint] = []
+    for j, v in enumerate(grid):
+        if job.should_stop():
+            raise Cancelled(j, len(grid))
+        job.report(j / (len(grid) + 1), f"replica theory at S/N = {v:g} ({j + 1}/{len(grid)})")
+        points.append(svm_experiments.theory_learning_curve(problem, [v])[0])
+        job.partial(SVMTheoryCurve(tuple(points), grid, problem.n))
+    job.report(len(grid) / (len(grid) + 1), "S → ∞: leave-one-out limits")
+    d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
+    counts = problem.sites.counts
+    approx = svm_replica.loo_limit(problem.K, problem.y_sites, counts=counts, solution=d0).error
+    job.partial(SVMTheoryCurve(tuple(points), grid, problem.n, approx))
+    exact = svm.leave_one_out(problem.K, problem.y_sites, counts=counts, solution=d0).error
+    return SVMTheoryCurve(tuple(points), grid, problem.n, approx, exact)
+
+
+def _mc_curve(problem: SVMProblem, grid: tuple[float, ...], mc_samples: int, seed: int, job: Job) -> SVMCurveMC:
+    """Efron's estimator at each S/N of ``grid`` in turn; ``job.partial`` gets the curve after every S.
+
+    One generator for the whole grid, drawn in grid order with the SVM on D0 as warm start, as
+    ``svm_experiments.svm_learning_curve`` does: the points equal ``explorer svm-curve``'s for the same seed.
+    """
+    rng = np.random.default_rng(seed)
+    d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
+    points: list[SVMCurvePoint] = []
+    curve = SVMCurveMC((), grid)
+    for j, v in enumerate(grid):
+        fields = svm.bootstrap_fields(
+            problem.K, problem.y_sites, v * problem.n, mc_samples, row_site=problem.sites.row_site, rng=rng,
+            init=d0, should_stop=job.should_stop,
+            progress=lambda done, total, j=j, v=v: job.report(
+                (j + done / total) / len(grid), f"Monte-Carlo at S/N = {v:g}: {done}/{total} SVM fits"))
+        err = svm.bootstrap_classification_error(fields, problem.y)  # eq. (6)
+        points.append(SVMCurvePoint(float(v), err.value, err.se, mc_samples))
+        curve = SVMCurveMC(tuple(points), grid)
+        job.partial(curve)
+    return curve
+
+
+def _field(problem: SVMProblem, v: float, mc_samples: int, seed: int, job: Job) -> SVMFieldComparison:
+    return svm_experiments.svm_field_comparison(problem, v, mc_samples, rng=seed, progress=job.report,
+                                                should_stop=job.should_stop)
+
+
+# ------------------------------------------------------------------------------------ the state
+
+
+class SVMState(BackgroundJobs, param.Parameterized):
+    """Controls of the SVM bootstrap view and the core results for them, for one session (or notebook).
+
+    Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait`
+    for the background jobs. Outputs: ``problem`` (D0 for the learning curve), ``test_problem`` (D0
+    without the first ``holdout`` rows, which become test inputs), ``theory_curve``, ``curve_mc``,
+    ``field`` and ``error``; ``jobs[kind]`` reports each job (kinds ``JOB_KINDS``).
+    """
+
+    # --- data
+    dataset = param.Selector(default="crabs", objects=list(SVM_DATASETS), label="Dataset",
+                             doc="Two-class data of seed 004: crabs (species B/O, 200 rows), wisconsin (683), "
+                                 "pima (532), or an uploaded CSV (e.g. sonar). Inputs are standardised.")
+    target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
+                            doc="Column of an uploaded CSV holding the two class labels; every other column "
+                                "is an input.")
+    # --- model
+    lengthscale = param.Number(default=svm_experiments.BROAD_LENGTHSCALE, bounds=(1e-3, 1e4),
+                               softbounds=(0.3, 10.0), step=0.1, label="Lengthscale L",
+                               doc="L of the kernel K(x, x') = exp(−|x − x'|²/(2L²)) on standardised inputs. "
+                                   "Broad kernels (L ≈ 3) suit the theory; narrow ones (L < 1) degrade it.")
+    # --- learning curve (Fig. 1 left)
+    curve_grid = param.ListSelector(default=[0.5, 1.0, 2.0], objects=list(SVM_GRID), label="S/N values",
+                                    doc="Bootstrap sizes S/N of the learning curve: theory and Monte-Carlo at each.")
+    curve_mc_samples = param.Integer(default=200, bounds=(1, 100_000), softbounds=(20, 5000),
+                                     label="MC samples per S (curve)",
+                                     doc="Monte-Carlo bootstrap samples at each S/N; every sample is one "
+                                         "hard-margin SVM training (a quadratic programme).")
+    # --- field at a test input (Fig. 1 right)
+    s_over_n = param.Number(default=1.0, bounds=(0.05, 10.0), softbounds=(0.1, 4.0), step=0.05,
+                            label="S/N (field distribution)",
+                            doc="Bootstrap size S/N of the internal-field distribution at the test inputs "
+                                "(seed 004 Fig. 1 right: S = N).")
+    mc_samples = param.Integer(default=1000, bounds=(2, 100_000), softbounds=(100, 20_000),
+                               label="MC samples (field)",
+                               doc="Monte-Carlo bootstrap samples for the field distribution and p(−1|x).")
+    holdout = param.Integer(default=10, bounds=(1, 1000), softbounds=(1, 50), label="Held-out test inputs",
+                            doc="The first rows are kept out of D0 as test inputs x ∉ D0 for the field "
+                                "distribution; the learning curve uses all rows.")
+    test_index = param.Integer(default=0, bounds=(0, 999), label="Test input",
+                               doc="Which held-out test input (0-based, among the first 'Held-out test inputs' "
+                                   "rows) the field distribution shows.")
+    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
+                         doc="Seed of the Monte-Carlo random generator; same settings and seed, same numbers.")
+    auto_mc = param.Boolean(default=True, label="Run Monte-Carlo automatically",
+                            doc="Start the Monte-Carlo bootstrap whenever the settings change (else press Run).")
+
+    # --- outputs
+    problem = param.ClassSelector(class_=SVMProblem, default=None, allow_None=True, precedence=-1,
+                                  label="Problem", doc="Output: D0 (all rows), kernel and merged sites of the curve.")
+    test_problem = param.ClassSelector(class_=SVMProblem, default=None, allow_None=True, precedence=-1,
+                                       label="Problem with test inputs",
+                                       doc="Output: D0 without the held-out rows, which are its X_test.")
+    theory_curve = param.ClassSelector(class_=SVMTheoryCurve, default=None, allow_None=True, precedence=-1,
+                                       label="Theory learning curve",
+                                       doc="Output: ε(S) of eq. (17) and the S → ∞ levels (so far).")
+    curve_mc = param.ClassSelector(class_=SVMCurveMC, default=None, allow_None=True, precedence=-1,
+                                   label="Monte-Carlo learning curve", doc="Output: MC points so far.")
+    field = param.ClassSelector(class_=SVMFieldComparison, default=None, allow_None=True, precedence=-1,
+                                label="Field comparison",
+                                doc="Output: theory (eqs. 18-19) and MC fields with p(−1|x) at the test inputs.")
+    error = param.String(default="", precedence=-1, label="Error",
+                         doc="Output: why the current settings cannot be computed; empty when they can.")
+
+    _job_kinds = JOB_KINDS
+    _outputs = _OUTPUTS
+    _not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
+    expected_errors = EXPECTED_ERRORS
+    describe_error = staticmethod(describe_error)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._init_jobs()
+        self._upload: tuple[str, str, str] | None = None  # (file name, text, sha256)
+        self._columns: list[str] = []
+        self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
+
+    # ----------------------------------------------------------------------------- public API
+
+    @property
+    def index(self) -> int:
+        """``test_index`` clipped to the held-out rows."""
+        return min(int(self.test_index), int(self.holdout) - 1)
+
+    def run_mc(self) -> None:
+        """Start the Monte-Carlo jobs even if ``auto_mc`` is off, or again after a cancel or a failure."""
+        self.run()
+
+    def _auto_run(self) -> bool:
+        return bool(self.auto_mc)
+
+    def upload_csv(self, filename: str, content: bytes | str, target: str | None = None) -> None:
+        """Use an uploaded CSV as the dataset; ``target`` (default: the last column) holds the two labels."""
+        columns = use_uploaded_table(self, filename, content, target, "inputs and a class label")
+        if columns is not None:
+            self._columns = columns
+
+    # ----------------------------------------------------------------------------- settings → problems
+
+    def _dataset_key(self) -> tuple:
+        if self.dataset == UPLOAD:
+            if self._upload is None:
+                raise datasets.DatasetError("no CSV has been uploaded in this session; upload the file again.")
+            return ("upload", self._upload[2], self.target)
+        return ("shipped", self.dataset)
+
+    def _load_dataset(self) -> datasets.Dataset:
+        if self.dataset != UPLOAD:
+            return datasets.load(self.dataset)
+        if self.target is None:
+            raise datasets.DatasetError("choose the column of the CSV file that holds the class labels.")
+        name, text, _ = self._upload
+        return datasets.load_csv(io.StringIO(text), self.target, name=Path(name).stem, task="classification")
+
+    def _problem(self, holdout: int) -> tuple[tuple, SVMProblem]:
+        key = (self._dataset_key(), float(self.lengthscale), int(holdout))
+        return key, _PROBLEMS.get_or_compute(
+            key, lambda: svm_experiments.svm_problem(self._load_dataset(), float(self.lengthscale), holdout=holdout))
+
+    # ----------------------------------------------------------------------------- refresh
+
+    def _refresh_outputs(self) -> None:
+        key, problem = self._problem(0)
+        test_key, test_problem = self._problem(int(self.holdout))
+        self.param.test_index.bounds = (0, int(self.holdout) - 1)
+        if self.test_index > self.holdout - 1:
+            self._assign("test_index", int(self.holdout) - 1)
+        self._assign("problem", problem)
+        self._assign("test_problem", test_problem)
+        grid = tuple(sorted(float(v) for v in self.curve_grid))
+        if not grid:
+            raise ValueError("Choose at least one value of S/N for the learning curve.")
+        samples, seed, v, field_samples = int(self.curve_mc_samples), int(self.seed), float(self.s_over_n), \
+            int(self.mc_samples)
+        self._request("theory", (key, grid), "theory_curve", _THEORY,
+                      lambda job: _theory_curve(problem, grid, job), optional=False)
+        self._request("curve", (key, grid, samples, seed), "curve_mc", _CURVES,
+                      lambda job: _mc_curve(problem, grid, samples, seed, job))
+        self._request("field", (test_key, v, field_samples, seed), "field", _FIELDS,
+                      lambda job: _field(test_problem, v, field_samples, seed, job))
+
+
+# ------------------------------------------------------------------------------------ figures
+
+S_DIM = hv.Dimension("s_over_n", label="S/N")
+ERR_DIM = hv.Dimension("error", label="bootstrap classification error ε(S)")
+H_DIM = hv.Dimension("h", label="internal field f(x) at the test input")
+DENSITY_DIM = hv.Dimension("density", label="density")
+THEORY_COLOR, MC_COLOR, APPROX_COLOR, EXACT_COLOR = "#1f77b4", "#d62728", "#2ca02c", "#7f7f7f"
+_SIZE = dict(responsive=True, height=430)
+_EMPTY = np.array([])
+
+
+def _framewise(*elements):
+    return [e.opts(framewise=True) for e in elements]
+
+
+def learning_curve_plot(state: SVMState) -> hv.Overlay:
+    """ε(S) of the theory (eq. 17, line) and Monte-Carlo (eq. 6, ± 1 s.e.) vs S/N, seed 004 Fig. 1 left,
+    with the S → ∞ levels: approximate leave-one-out (eq. 20, where the theory goes) and the literal
+    leave-one-out error (where the bootstrap goes). Unconverged theory points are left out."""
+    theory, mc = state.theory_curve, state.curve_mc
+    points = [p for p in (theory.points if theory is not None else ()) if p.converged]
+    ts, tv = np.array([p.s_over_n for p in points]), np.array([p.theory for p in points])
+    mpts = mc.points if mc is not None else ()
+    ms = np.array([p.s_over_n for p in mpts])
+    mean, se = np.array([p.mc_mean for p in mpts]), np.array([p.mc_se for p in mpts])
+    grid = theory.grid if theory is not None else tuple(state.curve_grid) or (1.0,)
+    span = np.array([min(grid), max(grid)])
+
+    def level(value):
+        return (span, np.full(2, value)) if value is not None else (_EMPTY, _EMPTY)
+
+    layers = _framewise(
+        hv.Curve((ts, tv), S_DIM, ERR_DIM, label="replica theory, eq. (17)").opts(color=THEORY_COLOR, line_width=2),
+        hv.Scatter((ts, tv), S_DIM, ERR_DIM).opts(color=THEORY_COLOR, size=6),
+        hv.ErrorBars((ms, mean, se), S_DIM, [ERR_DIM, "se"]).opts(color=MC_COLOR),
+        hv.Scatter((ms, mean), S_DIM, ERR_DIM, label="Monte-Carlo (± 1 s.e.)").opts(color=MC_COLOR, size=9,
+                                                                                   marker="square"),
+        hv.Curve(level(theory.loo_approximate if theory else None), S_DIM, ERR_DIM,
+                 label="S → ∞: approximate LOO, eq. (20)").opts(color=APPROX_COLOR, line_dash="dashed"),
+        hv.Curve(level(theory.loo_exact if theory else None), S_DIM, ERR_DIM,
+                 label="S → ∞: exact leave-one-out").opts(color=EXACT_COLOR, line_dash="dotted", line_width=2),
+    )
+    title = f"Bootstrap learning curve, {_problem_label(state)}"
+    return hv.Overlay(layers).opts(legend_position="top_right", title=title, show_grid=True, **_SIZE)
+
+
+def _field_data(state: SVMState):
+    field = state.field
+    if field is None:
+        return None, 0
+    return field, min(state.index, field.theory_mean.size - 1)
+
+
+def field_plot(state: SVMState, bins: int = 40) -> hv.Overlay:
+    """Bootstrap density of the internal field at held-out test input ``test_index``: the theory's Gaussian
+    (eqs. 18-19) vs the Monte-Carlo histogram, p(−1|x) of both in the legend and title (Fig. 1 right).
+    The dotted line at f = 0 is the decision boundary: p(−1|x) is the mass to its left."""
+    field, j = _field_data(state)
+    edges, density, h, rho = np.array([0.0, 1.0]), np.array([0.0]), _EMPTY, _EMPTY
+    th_label, mc_label, title = "theory, eqs. (18)-(19)", "Monte-Carlo", "Internal field at a test input"
+    if field is not None:
+        samples = field.mc_fields[:, j]
+        mu, sd = field.theory_mean[j], math.sqrt(max(field.theory_var[j], 0.0))
+        lo = min(samples.min(), mu - 4 * sd, -0.1)
+        hi = max(samples.max(), mu + 4 * sd, 0.1)
+        density, edges = np.histogram(samples, bins=bins, range=(lo, hi), density=True)
+        h = np.linspace(lo, hi, 400)
+        rho = np.exp(-0.5 * ((h - mu) / sd) ** 2) / (sd * math.sqrt(2 * math.pi)) if sd > 0 else np.zeros_like(h)
+        pt, pm, pse = field.theory_p_negative[j], field.mc_p_negative[j], field.mc_p_negative_se[j]
+        th_label = f"theory, eqs. (18)-(19): p(−1|x) = {pt:.3f}"
+        mc_label = f"Monte-Carlo ({samples.size} SVMs): p(−1|x) = {pm:.3f} ± {pse:.3f}"
+        label = "" if field.y_test is None else f", true label {field.y_test[j]:+g}"
+        title = (f"Test input {j}{label}, S/N = {field.s_over_n:g}: p(−1|x) theory {pt:.3f}, "
+                 f"MC {pm:.3f} ± {pse:.3f}")
+    layers = _framewise(
+        hv.Histogram((edges, density), kdims=[H_DIM], vdims=[DENSITY_DIM], label=mc_label).opts(
+            color=MC_COLOR, fill_alpha=0.35, line_color=MC_COLOR),
+        hv.Curve((h, rho), H_DIM, DENSITY_DIM, label=th_label).opts(color=THEORY_COLOR, line_width=2),
+    )
+    return (hv.Overlay(layers) * hv.VLine(0.0).opts(color="black", line_dash="dotted")).opts(
+        legend_position="top_left", title=title, show_grid=True, **_SIZE)
+
+
+def _problem_label(state: SVMState) -> str:
+    p = state.problem
+    return f"{p.name} (N = {p.n}, L = {state.lengthscale:.4g})" if p is not None else state.dataset
+
+
+def curve_summary(state: SVMState) -> str:
+    """One line on the learning curve: progress of both parts, unconverged theory points, the S → ∞ levels."""
+    theory, mc = state.theory_curve, state.curve_mc
+    parts = [f"**{_problem_label(state)}**"]
+    if state.problem is not None and state.problem.n_sites < state.problem.n:
+        parts.append(f"{state.problem.n_sites} distinct inputs (identical rows merged)")
+    grid = len(state.curve_grid)
+    parts.append(f"theory: {len(theory.points) if theory else 0}/{grid} values of S/N")
+    parts.append(f"Monte-Carlo: {len(mc.points) if mc else 0}/{grid}")
+    if theory is not None and theory.loo_approximate is not None:
+        exact = "…" if theory.loo_exact is None else f"{theory.loo_exact:.4g}"
+        parts.append(f"S → ∞: approximate LOO {theory.loo_approximate:.4g}, exact LOO {exact}")
+    text = " · ".join(parts)
+    if theory is not None and theory.unconverged:
+        bad = ", ".join(f"S/N = {p.s_over_n:g} (residual {p.residual:.1e})" for p in theory.unconverged)
+        text += (f"\n\n⚠ The replica theory did not converge at {bad}: those points are not drawn. Narrow "
+                 "kernels and large S/N are the hard cases.")
+    return text
+
+
+def field_summary(state: SVMState) -> str:
+    """One line on the field distribution: the test input, the bootstrap size, theory convergence."""
+    field, j = _field_data(state)
+    if field is None:
+        return f"Held-out test inputs: the first {state.holdout} rows (not in D0)."
+    tp = state.test_problem
+    text = (f"Test input {j} of {field.theory_mean.size} held out; D0 has N = {tp.n if tp else '?'} rows; "
+            f"S/N = {field.s_over_n:g}; theory mean {field.theory_mean[j]:.3g}, sd "
+            f"{math.sqrt(field.theory_var[j]):.3g}; MC mean {field.mc_fields[:, j].mean():.3g}, sd "
+            f"{field.mc_fields[:, j].std(ddof=1) if field.mc_fields.shape[0] > 1 else float('nan'):.3g}")
+    if not field.converged:
+        text += f" · ⚠ theory not converged (residual {field.residual:.1e})"
+    return text
+
+
+# ------------------------------------------------------------------------------------ tables and exports
+
+
+def curve_frame(state: SVMState) -> pd.DataFrame:
+    """Theory and Monte-Carlo at every S/N computed so far, with the S → ∞ levels on every row."""
+    theory, mc = state.theory_curve, state.curve_mc
+    rows: dict[float, dict] = {}
+    for p in (theory.points if theory is not None else ()):
+        rows[round(p.s_over_n, 12)] = {"S": p.S, "theory": p.theory, "converged": p.converged, "n_iter": p.n_iter,
+                                       "residual": p.residual}
+    for p in (mc.points if mc is not None else ()):
+        rows.setdefault(round(p.s_over_n, 12), {}).update(mc_mean=p.mc_mean, mc_se=p.mc_se, mc_samples=p.mc_samples)
+    levels = {"loo_approximate": theory.loo_approximate if theory else None,
+              "loo_exact": theory.loo_exact if theory else None}
+    return pd.DataFrame([{"s_over_n": v, **r, **levels} for v, r in sorted(rows.items())],
+                        columns=EXPORT_COLUMNS["curve"])
+
+
+def field_frame(state: SVMState) -> pd.DataFrame:
+    """Theory and Monte-Carlo field moments and p(−1|x) at every held-out test input."""
+    f = state.field
+    if f is None:
+        return pd.DataFrame(columns=EXPORT_COLUMNS["field"])
+    m = f.theory_mean.size
+    B = f.mc_fields.shape[0]
+    return pd.DataFrame({
+        "test_input": np.arange(m), "y_test": f.y_test if f.y_test is not None else np.full(m, np.nan),
+        "theory_mean": f.theory_mean, "theory_var": f.theory_var, "theory_p_negative": f.theory_p_negative,
+        "mc_mean": f.mc_fields.mean(axis=0), "mc_var": f.mc_fields.var(axis=0, ddof=1) if B > 1 else np.nan,
+        "mc_p_negative": f.mc_p_negative, "mc_p_negative_se": f.mc_p_negative_se, "mc_samples": B,
+    }, columns=EXPORT_COLUMNS["field"])
+
+
+_FIGURES = {"curve": learning_curve_plot, "field": field_plot}
+_FRAMES = {"curve": curve_frame, "field": field_frame}
+
+
+def settings_line(state: SVMState) -> str:
+    """The controls behind a figure, for the header of its exports."""
+    target = f" target={state.target}" if state.dataset == UPLOAD else ""
+    grid = ",".join(f"{v:g}" for v in sorted(state.curve_grid))
+    return (f"dataset={state.dataset}{target} lengthscale={state.lengthscale:g} S/N grid={grid} "
+            f"curve_mc_samples={state.curve_mc_samples} field S/N={state.s_over_n:g} mc_samples={state.mc_samples} "
+            f"holdout={state.holdout} test_index={state.index} seed={state.seed}")
+
+
+def csv_text(state: SVMState, what: str) -> str:
+    """CSV of the ``what`` ("curve" or "field") table, with a comment line naming the settings."""
+    return f"# hard-margin SVM bootstrap (seed 004): {settings_line(state)}\n" + _FRAMES[what](state).to_csv(index=False)
+
+
+def html_text(state: SVMState, what: str) -> str:
+    """The ``what`` ("curve" or "field") figure as a standalone HTML page (Bokeh, resources inlined)."""
+    plot = hv.render(_FIGURES[what](state), backend="bokeh")
+    return file_html(plot, INLINE, title=f"Resampling Explorer: SVM {what} — {settings_line(state)}")
+
+
+# ------------------------------------------------------------------------------------ the tab
+
+#: Stream whose events make a DynamicMap re-evaluate its figure.
+_Revision = hv.streams.Stream.define("SVMRevision", revision=0)
+
+
+class SVMTab(pn.viewable.Viewer):
+    """Seed 004 Fig. 1 as a tab: controls, job progress with Run/Cancel, the learning curve (left), the
+    internal-field distribution at a test input (right), CSV/HTML exports. CSS classes ``explorer-svm-…``.
+
+    In a served session the tab sends the jobs' updates to the session's event loop and closes the state
+    when the session ends. The state starts computing when the tab is first rendered (``__panel__``).
+    """
+
+    state = param.ClassSelector(class_=SVMState, label="State", doc="The SVM session state the tab shows.")
+
+    def __init__(self, **params):
+        if params.get("state") is None:
+            params["state"] = SVMState()
+        super().__init__(**params)
+        s = self.state
+        bind_to_session(s)
+        self.widgets = self._make_widgets()
+        self.upload = pn.widgets.FileInput(accept=".csv", multiple=False, css_classes=["explorer-svm-upload"],
+                                           sizing_mode="stretch_width")
+        self.upload.param.watch(self._on_upload, "value")
+        self.error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["explorer-svm-error"],
+                                   sizing_mode="stretch_width")
+        self.streams = {"curve": _Revision(), "field": _Revision()}
+        self.plots = {what: pn.pane.HoloViews(
+            hv.DynamicMap(lambda revision, what=what: _FIGURES[what](self.state), streams=[self.streams[what]],
+                          cache_size=1),
+            sizing_mode="stretch_width", min_height=430, linked_axes=False, css_classes=[f"explorer-svm-plot-{what}"])
+            for what in ("curve", "field")}
+        self.status = {what: pn.pane.Markdown("", css_classes=[f"explorer-svm-status-{what}"],
+                                              sizing_mode="stretch_width") for what in ("curve", "field")}
+        self.progress, self.job_message, self.job_error = job_indicators(s, "explorer-svm", self._on_job,
+                                                                         width=160)
+        for kind in JOB_KINDS:
+            self._on_job(kind)
+        self.run = pn.widgets.Button(label="Run Monte-Carlo", color="primary", css_classes=["explorer-svm-run"])
+        self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=["explorer-svm-cancel"])
+        self.run.on_click(lambda event: self.state.run_mc())
+        self.cancel.on_click(lambda event: self.state.cancel())
+        self.downloads = [pn.widgets.FileDownload(
+            callback=partial(self._export, fmt, what), filename=f"explorer-svm-{what}.{fmt}",
+            label=f"{'Learning curve' if what == 'curve' else 'Field'} ({fmt.upper()})", color="light",
+            css_classes=[f"explorer-svm-{fmt}-{what}"]) for what in ("curve", "field") for fmt in ("csv", "html")]
+        s.param.watch(self._on_curve, ["theory_curve", "curve_mc", "problem"])
+        s.param.watch(self._on_field, ["field", "test_index", "test_problem"])
+        s.param.watch(self._on_error, "error")
+        self._update_cancel()
+        self._on_curve()
+        self._on_field()
+        self._on_error()
+
+    def _make_widgets(self) -> dict[str, pn.widgets.Widget]:
+        s = self.state
+        kinds = {"dataset": pn.widgets.Select, "target": pn.widgets.Select, "lengthscale": pn.widgets.FloatInput,
+                 "curve_grid": pn.widgets.MultiChoice, "curve_mc_samples": pn.widgets.IntInput,
+                 "s_over_n": pn.widgets.FloatInput, "mc_samples": pn.widgets.IntInput,
+                 "holdout": pn.widgets.IntInput, "test_index": pn.widgets.IntInput, "seed": pn.widgets.IntInput,
+                 "auto_mc": pn.widgets.Checkbox}
+        widgets = {name: kind.from_param(s.param[name], sizing_mode="stretch_width",
+                                         css_classes=[f"explorer-svm-{name.replace('_', '-')}"])
+                   for name, kind in kinds.items()}
+        widgets["target"].visible = s.dataset == UPLOAD
+        s.param.watch(lambda e: setattr(widgets["target"], "visible", e.new == UPLOAD), "dataset")
+        return widgets
+
+    # --- updates
+    def _on_upload(self, event) -> None:
+        if event.new:
+            self.state.upload_csv(self.upload.filename or "upload.csv", event.new)
+
+    def _on_job(self, kind: str, *events) -> None:
+        job = self.state.jobs[kind]
+        self.progress[kind].param.update(value=int(round(100 * job.progress)), active=job.running)
+        self.job_message[kind].object = f"{kind}: {job.message}" if job.message else ""
+        self.job_error[kind].param.update(object=job.error, visible=bool(job.error))
+        if hasattr(self, "cancel"):
+            self._update_cancel()
+        if kind == "theory" and hasattr(self, "status"):
+            self._on_curve()
+
+    def _update_cancel(self) -> None:
+        self.cancel.disabled = not any(job.running for job in self.state.jobs.values())
+
+    def _on_curve(self, *events) -> None:
+        self.streams["curve"].event(revision=self.streams["curve"].revision + 1)
+        self.status["curve"].object = curve_summary(self.state)
+
+    def _on_field(self, *events) -> None:
+        self.streams["field"].event(revision=self.streams["field"].revision + 1)
+        self.status["field"].object = field_summary(self.state)
+
+    def _on_error(self, *events) -> None:
+        self.error.param.update(object=self.state.error, visible=bool(self.state.error))
+
+    def _export(self, fmt: str, what: str) -> io.StringIO:
+        return io.StringIO(csv_text(self.state, what) if fmt == "csv" else html_text(self.state, what))
+
+    def __panel__(self):
+        if not self.state.started:
+            self.state.refresh()  # first shown: compute the settings now
+        w = self.widgets
+        controls = pn.Column(
+            "### Data", w["dataset"], pn.pane.Markdown("Upload a two-class CSV (header row, numeric inputs):",
+                                                       margin=(0, 10)),
+            self.upload, w["target"], "### Kernel", w["lengthscale"],
+            "### Learning curve", w["curve_grid"], w["curve_mc_samples"],
+            "### Field at a test input", w["s_over_n"], w["mc_samples"], w["holdout"], w["test_index"],
+            "### Monte-Carlo", w["seed"], w["auto_mc"],
+            width=300, css_classes=["explorer-svm-controls"])
+        jobs = pn.Row(self.run, self.cancel,
+                      *[pn.Column(self.progress[k], self.job_message[k], margin=(0, 5)) for k in JOB_KINDS],
+                      sizing_mode="stretch_width")
+        figures = pn.Row(
+            pn.Column(self.status["curve"], self.plots["curve"], sizing_mode="stretch_width"),
+            pn.Column(self.status["field"], self.plots["field"], sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+        main = pn.Column(self.error, jobs, *self.job_error.values(), figures, pn.Row(*self.downloads),
+                         sizing_mode="stretch_width")
+        return pn.Row(controls, main, sizing_mode="stretch_width", css_classes=["explorer-svm-tab"])

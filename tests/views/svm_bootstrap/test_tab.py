@@ -1,0 +1,198 @@
+"""SVM bootstrap view state (seed 004) without a server: parameters, jobs, cancel, cache, exports, errors."""
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from tests.conftest import assert_documented_controls
+
+from explorer.views.svm_bootstrap import tab as V
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(4)
+
+
+@pytest.fixture(autouse=True)
+def _clean_caches():
+    V.clear_caches()
+    yield
+    V.clear_caches()
+
+
+def blobs_csv(rng, n=60, labels=("A", "B")) -> str:
+    """Two well-separated Gaussian blobs, text labels: separable with a moderate kernel."""
+    y = np.where(np.arange(n) % 2 == 0, 1, -1)
+    X = rng.normal(size=(n, 2)) + 1.5 * y[:, None]
+    rows = (f"{a:.6f},{b:.6f},{labels[0] if c > 0 else labels[1]}" for (a, b), c in zip(X, y))
+    return "x1,x2,label\n" + "\n".join(rows)
+
+
+def small_state(rng, **settings) -> V.SVMState:
+    options = dict(curve_grid=[0.5, 1.0], curve_mc_samples=20, mc_samples=40, holdout=5, lengthscale=2.0)
+    options.update(settings)
+    state = V.SVMState(**options)
+    state.upload_csv("blobs.csv", blobs_csv(rng))
+    return state
+
+
+def test_every_control_has_label_doc_and_bounds():
+    assert_documented_controls(V.SVMState)
+    assert V.SVMState.param.dataset.objects == list(V.SVM_DATASETS)
+    with pytest.raises(ValueError):
+        V.SVMState(lengthscale=0.0)
+    with pytest.raises(ValueError):
+        V.SVMState(curve_grid=[0.33])
+
+
+def test_nothing_is_computed_before_refresh():
+    state = V.SVMState()
+    state.lengthscale = 2.0
+    assert not state.started and state.problem is None and not any(j.running for j in state.jobs.values())
+
+
+def test_curve_and_field_jobs_complete_on_crabs():
+    state = V.SVMState(dataset="crabs", curve_grid=[1.0], curve_mc_samples=20, mc_samples=30, holdout=5)
+    state.refresh()
+    assert state.error == ""
+    assert state.wait(timeout=120)
+    assert {k: j.message for k, j in state.jobs.items()} == {k: "done" for k in V.JOB_KINDS}
+    assert state.problem.n == 200 and state.test_problem.n == 195
+    theory, mc = state.theory_curve, state.curve_mc
+    assert theory.complete and mc.complete
+    assert theory.points[0].converged and 0.0 <= theory.points[0].theory < 0.05  # crabs, broad kernel: tiny error
+    assert 0.0 <= mc.points[0].mc_mean < 0.05 and mc.points[0].mc_samples == 20
+    assert 0.0 <= theory.loo_approximate <= 1.0 and 0.0 <= theory.loo_exact <= 1.0
+    field = state.field
+    assert field.mc_fields.shape == (30, 5) and field.theory_p_negative.shape == (5,)
+    assert np.all((field.mc_p_negative >= 0) & (field.mc_p_negative <= 1))
+    # both figures build with results, and name p(−1|x) of theory and MC in the title
+    V.learning_curve_plot(state)
+    overlay = V.field_plot(state)
+    assert "p(−1|x) theory" in overlay.opts.get().kwargs["title"]
+
+
+def test_curve_mc_equals_the_cli_numbers_for_the_same_seed(rng):
+    from explorer.svm_bootstrap import experiments as svm_experiments
+    state = small_state(rng, seed=3)
+    state.refresh()
+    assert state.wait(timeout=60)
+    res = svm_experiments.svm_learning_curve(state.problem, [0.5, 1.0], 20, rng=3, exact_loo=True)
+    assert [p.mc_mean for p in state.curve_mc.points] == pytest.approx([r.mc_mean for r in res.rows], abs=1e-15)
+    assert [p.theory for p in state.theory_curve.points] == pytest.approx([r.theory for r in res.rows], rel=1e-6)
+    assert state.theory_curve.loo_approximate == res.loo_approximate
+    assert state.theory_curve.loo_exact == res.loo_exact
+
+
+def test_cache_hit_is_instant(rng):
+    text = blobs_csv(rng)
+    first = V.SVMState(curve_grid=[1.0], curve_mc_samples=20, mc_samples=20, holdout=3, lengthscale=2.0)
+    first.upload_csv("blobs.csv", text)
+    first.refresh()
+    assert first.wait(timeout=60)
+    second = V.SVMState(curve_grid=[1.0], curve_mc_samples=20, mc_samples=20, holdout=3, lengthscale=2.0)
+    second.upload_csv("blobs.csv", text)
+    second.refresh()
+    assert {k: j.message for k, j in second.jobs.items()} == {k: "done (cached)" for k in V.JOB_KINDS}
+    assert second.curve_mc is first.curve_mc and second.field is first.field
+    assert second.theory_curve is first.theory_curve
+
+
+def test_cancel_stops_the_monte_carlo(rng):
+    state = small_state(rng, curve_grid=[1.0], curve_mc_samples=100_000, mc_samples=100_000)
+    state.refresh()
+    state.cancel()
+    assert state.wait(timeout=60)
+    for kind in ("curve", "field"):
+        assert state.jobs[kind].message.startswith("cancelled"), state.jobs[kind].message
+        assert state.jobs[kind].error == "" and not state.jobs[kind].running
+    assert state.curve_mc is None and state.field is None
+    # Run starts them again (here with a feasible count)
+    state.param.update(curve_mc_samples=10, mc_samples=10)
+    assert state.wait(timeout=60)
+    assert state.curve_mc.complete and state.field is not None
+
+
+def test_auto_mc_off_waits_for_run(rng):
+    state = small_state(rng, auto_mc=False)
+    state.refresh()
+    assert state.wait(timeout=60)
+    assert state.curve_mc is None and "Run Monte-Carlo" in state.jobs["curve"].message
+    assert state.theory_curve is not None  # the theory does not wait for the button
+    state.run_mc()
+    assert state.wait(timeout=60)
+    assert state.curve_mc.complete and state.field is not None
+
+
+def test_exports_have_the_expected_columns(rng):
+    state = small_state(rng)
+    empty = V.csv_text(state, "curve")
+    assert empty.splitlines()[1].split(",") == V.EXPORT_COLUMNS["curve"]
+    state.refresh()
+    assert state.wait(timeout=60)
+    for what in ("curve", "field"):
+        text = V.csv_text(state, what)
+        assert text.startswith("# hard-margin SVM bootstrap (seed 004): dataset=uploaded CSV target=label")
+        frame = pd.read_csv(io.StringIO(text), comment="#")
+        assert list(frame.columns) == V.EXPORT_COLUMNS[what]
+    curve = pd.read_csv(io.StringIO(V.csv_text(state, "curve")), comment="#")
+    assert list(curve["s_over_n"]) == [0.5, 1.0] and curve["mc_se"].notna().all()
+    field = pd.read_csv(io.StringIO(V.csv_text(state, "field")), comment="#")
+    assert len(field) == 5 and set(field["y_test"]) <= {-1.0, 1.0}
+    html = V.html_text(state, "field")
+    assert "<html" in html.lower() and "bokeh" in html.lower()
+
+
+def test_test_index_follows_the_holdout(rng):
+    state = small_state(rng, test_index=4)
+    state.refresh()
+    state.holdout = 2
+    assert state.param.test_index.bounds == (0, 1) and state.test_index == 1
+    assert state.wait(timeout=60)
+    assert state.field.theory_mean.size == 2
+
+
+def test_conflicting_rows_become_a_message(rng):
+    text = blobs_csv(rng) + "\n0.5,0.5,A\n0.5,0.5,B"
+    state = V.SVMState(curve_grid=[1.0], curve_mc_samples=10, mc_samples=10, holdout=2)
+    state.upload_csv("conflict.csv", text)
+    state.refresh()  # no exception
+    assert "identical inputs" in state.error and "cannot separate" in state.error
+    assert state.problem is None and state.curve_mc is None
+
+
+def test_non_separable_kernel_fails_readably_in_the_jobs(rng):
+    X, y = rng.normal(size=(40, 2)), np.where(rng.random(40) < 0.5, 1, -1)  # random labels
+    text = "x1,x2,label\n" + "\n".join(f"{a:.6f},{b:.6f},{c}" for (a, b), c in zip(X, y))
+    state = V.SVMState(curve_grid=[1.0], curve_mc_samples=10, mc_samples=10, holdout=2, lengthscale=1e4)
+    state.upload_csv("random.csv", text)
+    state.refresh()
+    assert state.wait(timeout=60)
+    assert state.error == ""
+    assert state.jobs["curve"].message == "failed"
+    assert "cannot be separated" in state.jobs["curve"].error and "narrower kernel" in state.jobs["curve"].error
+    assert "Traceback" not in "".join(j.error for j in state.jobs.values())
+    assert "did not converge" in V.curve_summary(state) or state.jobs["theory"].error
+
+
+def test_bad_csv_and_target_become_messages(rng):
+    state = V.SVMState()
+    state.upload_csv("x.csv", b"\xff\xfe\x00garbage")
+    assert "UTF-8" in state.error
+    text = "a,b,c\n" + "\n".join(f"{i},{i * i},{i % 3}" for i in range(20))  # three classes
+    state.upload_csv("three.csv", text)
+    state.refresh()
+    assert "exactly two distinct values" in state.error
+
+
+def test_tab_builds_without_a_server(rng):
+    pn = pytest.importorskip("panel")
+    state = small_state(rng)
+    tab = V.SVMTab(state=state)
+    root = pn.panel(tab).get_root()
+    assert state.started and root is not None
+    assert state.wait(timeout=60)
+    assert "S → ∞" in tab.status["curve"].object
+    assert tab.cancel.disabled
+    assert tab._export("csv", "curve").getvalue().splitlines()[1].startswith("s_over_n,")
