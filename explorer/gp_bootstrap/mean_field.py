@@ -27,8 +27,8 @@ inverse of K's Cholesky factor; K⁻¹ itself is never formed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy import linalg
@@ -41,8 +41,14 @@ from explorer.gp_bootstrap.replica import (
     poisson_weights,
 )
 
-__all__ = ["MFSolution", "prior_precision_diagonal", "solve_mean_field", "mf_learning_curve",
-           "mf_per_input_error", "mf_test_error"]
+__all__ = [
+    "MFSolution",
+    "mf_learning_curve",
+    "mf_per_input_error",
+    "mf_test_error",
+    "prior_precision_diagonal",
+    "solve_mean_field",
+]
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ eq. (45). Symbols in code follow ``replica``: ``dl`` = Δλ, ``lam`` = λ, ``dl_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy import linalg
@@ -139,7 +139,7 @@ def _solve_w(G: np.ndarray, a: np.ndarray, r: np.ndarray) -> np.ndarray:
     system is (I − M) z = M t, t = √a ∘ r, i.e. z = (I − M)⁻¹ t − t: one factorisation of I − M, no
     inverse of G∘G.
 
-    I − M is positive definite at any Δλ satisfying (VG-1): since a_i = Δλ_i/(σ² + G_ii),
+    I − M is positive definite when a_i = Δλ_i/(σ² + G_ii) (= ν/(σ² + G_ii)² at the fixed point (VG-1)):
     M = X∘Y with X = diag(s) G diag(s), s_i = (σ² + G_ii)^(−½), and Y = diag(√Δλ) G diag(√Δλ) = I − B⁻¹
     (B = I + D^½ K D^½). Schur's bound λ_max(X∘Y) ≤ max_i X_ii · λ_max(Y) and X_ii = G_ii/(σ² + G_ii) < 1,
     λ_max(Y) < 1 give λ_max(M) < 1. So the solution is unique and, by its Neumann series of non-negative
@@ -159,12 +159,13 @@ def _solve_w(G: np.ndarray, a: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 def _close(K, y, noise_var, S, dl, **meta) -> VGSolution:
     """Given Δλ, compute G (eq. 36), m (VG-2), w and λ (VG-3) and the cavities of every site."""
-    v = S / y.shape[0]
     G = _G_full(K, dl)
     G_diag = np.diag(G).copy()
     gam = y * dl  # (VG-2)
     m = G @ gam  # (VG-2), eq. (34)
-    a = v / (noise_var + G_diag) ** 2  # (VG-3)
+    # (VG-3): a_i = ν/(σ² + G_ii)², written as Δλ_i/(σ² + G_ii) — equal at the fixed point (VG-1), and this
+    # form keeps (VG-3) uniquely solvable at an unconverged iterate too (see _solve_w)
+    a = dl / (noise_var + G_diag)
     r = (m - y) ** 2
     w = _solve_w(G, a, r)  # (VG-3)
     lam = -a * (r + w)  # (VG-3)
@@ -192,7 +193,7 @@ def solve_variational(
     *,
     tol: float = 1e-3,
     max_iter: int = 500,
-    init: "VGSolution | np.ndarray | None" = None,
+    init: VGSolution | np.ndarray | None = None,
 ) -> VGSolution:
     """Solve the variational-Gaussian equations (VG-1)-(VG-3) of VG_MF.md for GP regression at size S.
 
@@ -257,7 +258,7 @@ def _solve(K, y, noise_var, S, tol, max_iter, x0, jitter) -> VGSolution:
     """solve_variational for validated inputs and one jitter level."""
     v = S / y.shape[0]
     x, n_iter, residual, converged = _iterate(_vg_step(K, v, noise_var), x0, tol, max_iter)
-    meta = dict(n_iter=n_iter, residual=residual, tol=tol, jitter=jitter)
+    meta = {"n_iter": n_iter, "residual": residual, "tol": tol, "jitter": jitter}
     try:
         sol = _close(K, y, noise_var, S, np.exp(x), converged=converged, **meta)
     except FloatingPointError as err:
