@@ -136,9 +136,9 @@ def test_enumeration_matches_literal_refit(rng):
 def test_three_approximations_against_exact_enumeration():
     """N ∈ {4, 5} correlated inputs, S/N ∈ {0.25, 0.5, 1, 2}: 40 cases against the exact ε (tail 1e-7 per site).
 
-    Measured (seed 1): ADATAP is the most accurate of the three in 35 of 40 cases, VG beats MF in 33,
-    ADATAP < VG < MF in 30; MF is below the truth in all 40. Mean relative errors ≈ 0.05, 0.13, 0.39.
-    Thresholds leave a margin of a few cases.
+    Measured (seed 1): ADATAP is the most accurate of the three in 35 of 40 cases (VG in the other 5), VG
+    beats MF in 35, ADATAP < VG < MF in 30; MF is below the truth in all 40. Mean relative errors 0.09
+    (ADATAP), 0.21 (VG), 0.43 (MF); largest 0.33, 0.73, 0.80. Thresholds leave a margin of a few cases.
     """
     rng = np.random.default_rng(1)
     errors, mf_below = [], 0
@@ -156,7 +156,7 @@ def test_three_approximations_against_exact_enumeration():
     errors = np.array(errors)
     best = np.bincount(errors.argmin(axis=1), minlength=3)
     assert best[0] >= 32, best
-    assert np.sum(errors[:, 1] < errors[:, 2]) >= 29
+    assert np.sum(errors[:, 1] < errors[:, 2]) >= 31
     assert mf_below == 40
     assert errors[:, 0].mean() < errors[:, 1].mean() < errors[:, 2].mean()
     assert errors[:, 0].max() < 0.4  # ADATAP is never far off on these problems
