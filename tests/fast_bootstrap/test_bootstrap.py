@@ -71,7 +71,8 @@ def test_lssvm_rejects_bad_input(toy):
         lssvm_path(K, y, [0.0], K)
     with pytest.raises(ValueError, match="positive multiplicities"):
         lssvm_path(K, y, [1.0], K, weights=np.zeros(y.size))
-    with pytest.raises(ValueError, match="columns"):
+    wrong_columns = rf"`K_eval` must have {y.size} columns \(one per training point\), got \({y.size}, 3\)"
+    with pytest.raises(ValueError, match=wrong_columns):
         lssvm_path(K, y, [1.0], K[:, :3])
 
 

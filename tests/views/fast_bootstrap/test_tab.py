@@ -44,9 +44,9 @@ def small_state(**settings) -> V.FastBootstrapState:
 def test_every_control_has_label_doc_and_bounds():
     assert_documented_controls(V.FastBootstrapState)
     assert V.FastBootstrapState.param.model.objects == list(fe.MODELS)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"FastBootstrapState\.full_replications' must be at least 1, not 0"):
         V.FastBootstrapState(full_replications=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"FastBootstrapState\.model' does not accept 'svm'"):
         V.FastBootstrapState(model="svm")
 
 

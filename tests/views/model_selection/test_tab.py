@@ -36,9 +36,9 @@ def test_every_control_has_label_doc_and_bounds():
     assert_documented_controls(V.SelectionState)
     assert V.SelectionState.param.criteria.objects == list(selection.CRITERIA)
     assert "bootstrap632" in V.SelectionState.param.criteria.objects
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"SelectionState\.n_points' must be at least 8, not 2"):
         V.SelectionState(n_points=2)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"SelectionState\.criteria' does not accept 'aic'"):
         V.SelectionState(criteria=["aic"])
 
 
@@ -242,9 +242,9 @@ def test_experiment_controls_are_documented_and_match_the_cli():
     assert_documented_controls(V.SelectionExperimentState)
     assert list(V.EXPERIMENTS) == ["curves", "hyperparameters", "functional-forms", "beta"]  # the CLI's choices
     assert V.SelectionExperimentState.param.teacher.objects == list(sx.TEACHERS)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"SelectionExperimentState\.repetitions' must be at least 1, not 0"):
         V.SelectionExperimentState(repetitions=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"SelectionExperimentState\.experiment' does not accept 'bootstrap'"):
         V.SelectionExperimentState(experiment="bootstrap")
 
 

@@ -40,9 +40,9 @@ def small_state(rng, **settings) -> V.SVMState:
 def test_every_control_has_label_doc_and_bounds():
     assert_documented_controls(V.SVMState)
     assert V.SVMState.param.dataset.objects == list(V.SVM_DATASETS)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"SVMState\.lengthscale' must be at least 0\.001, not 0\.0"):
         V.SVMState(lengthscale=0.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"SVMState\.curve_grid' does not accept 0\.33"):
         V.SVMState(curve_grid=[0.33])
 
 
