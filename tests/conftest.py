@@ -31,6 +31,46 @@ def one_blas_thread():
         yield
 
 
+@pytest.fixture
+def empty_view_caches():
+    """Empty the result caches of every view before and after a test (they are shared by all sessions of a
+    server, so one test's results would otherwise be served to the next)."""
+    from explorer.views.fast_bootstrap import tab as fast_bootstrap
+    from explorer.views.gp_bootstrap import state as gp_bootstrap
+    from explorer.views.model_selection import tab as model_selection
+    from explorer.views.svm_bootstrap import tab as svm_bootstrap
+
+    views = (gp_bootstrap, svm_bootstrap, model_selection, fast_bootstrap)
+    for view in views:
+        view.clear_caches()
+    yield
+    for view in views:
+        view.clear_caches()
+
+
+def rbf(X: np.ndarray, Y: np.ndarray, length: float = 1.0) -> np.ndarray:
+    """exp(-|x - x'|^2 / (2 l^2)), built inline (the kernels module is not under test where this is used)."""
+    sq = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1)
+    return np.exp(-sq / (2 * length**2))
+
+
+def two_rings(rng: np.random.Generator, n: int = 30, length: float = 1.0, d: int = 2):
+    """Two noisy rings (not linearly separable, separable with an RBF kernel): inputs X, labels y = ±1 and
+    the RBF kernel matrix K of lengthscale ``length``."""
+    X = rng.normal(size=(n, d))
+    y = np.where(np.linalg.norm(X, axis=1) > 1.1, 1.0, -1.0)
+    return X, y, rbf(X, X, length)
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """Run ``explorer ARGV...`` in this process; return its exit code, stdout and stderr."""
+    from explorer import cli
+
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
 def assert_documented_controls(cls) -> None:
     """Every control of a param state class has a doc and a label; numbers have bounds; choices exist."""
     import param
@@ -61,7 +101,8 @@ def _require_browser(condition: bool, why: str) -> None:
         pytest.skip(why)
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -85,7 +126,7 @@ def browser():
 @pytest.fixture(scope="module")
 def server(browser):  # after the browser: no server is started when the test skips
     """``explorer serve`` on a free port (one per test module); yields its URL."""
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryFile() as log:  # a file, not a pipe: a chatty server never blocks on a full pipe
         proc = subprocess.Popen([sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-show"],

@@ -4,7 +4,6 @@ The headless-browser test of the running page lives in its own file (marker ``br
 """
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from explorer import cli  # noqa: E402
 from explorer.app import create_app  # noqa: E402
 from explorer.views import TAB_TITLES, URL_PARAMETERS  # noqa: E402
 from explorer.views.gp_bootstrap.state import clear_caches  # noqa: E402
+from tests.conftest import free_port
 
 
 @pytest.fixture
@@ -179,14 +179,8 @@ def test_serve_rejects_a_missing_data_dir(capsys):
     assert "not a directory" in capsys.readouterr().err
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_explorer_serve_answers_on_localhost(tmp_path):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "EXPLORER_DATA_DIR": str(tmp_path)}
     server = subprocess.Popen([sys.executable, "-m", "explorer.cli", "serve", "--port", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)

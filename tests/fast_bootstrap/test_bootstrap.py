@@ -19,6 +19,7 @@ from explorer.fast_bootstrap.lssvm import LSSVM, lssvm_path
 from explorer.progress import Cancelled
 from explorer.resampling import occupation_numbers
 from explorer.fast_bootstrap.networks import MLP, RBFN, kmeans
+from tests.conftest import run_cli as _cli
 
 LASER = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "santafe_laser_A.csv"
 
@@ -353,13 +354,6 @@ def test_santa_fe_laser_embedding_and_fast_bootstrap():
 
 
 # ----------------------------------------------------------------------------- CLI
-
-
-def _cli(capsys, *argv):
-    from explorer import cli
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_cli_fast_bootstrap_json(capsys):

@@ -25,12 +25,7 @@ from explorer.gp_bootstrap.montecarlo import (
 )
 from explorer.progress import Cancelled
 from explorer.resampling import occupation_numbers
-
-
-def rbf(X, Y, length=1.0):
-    """exp(-|x - x'|^2 / (2 l^2)), built inline (the kernels module is not under test here)."""
-    sq = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1)
-    return np.exp(-sq / (2 * length**2))
+from tests.conftest import rbf
 
 
 def gp_problem(rng, n, m=0, d=2):

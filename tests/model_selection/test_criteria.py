@@ -14,6 +14,7 @@ from explorer.gp_bootstrap import replica
 from explorer import regression
 from explorer.model_selection import criteria as sel
 from explorer.kernels import Matern52, Periodic, RationalQuadratic, SquaredExponential
+from tests.conftest import run_cli as _cli
 
 NOISE_VAR = 0.05
 
@@ -518,13 +519,6 @@ def test_load_temperature_needs_the_input_column(tmp_path):
 
 
 # --------------------------------------------------------------------------- CLI
-
-
-def _cli(capsys, *argv):
-    from explorer import cli
-    code = cli.main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def _teacher_csvs(tmp_path, n_train, n_test, seed):

@@ -18,22 +18,11 @@ from scipy import linalg, optimize
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer import datasets
 from explorer.gp_bootstrap.montecarlo import BootstrapPredictions
+from tests.conftest import rbf
+from tests.conftest import two_rings as toy
 
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
-
-
-def rbf(X, Y, length=1.0):
-    """exp(-|x - x'|^2 / (2 l^2)), built inline (the kernels module is not under test here)."""
-    sq = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1)
-    return np.exp(-sq / (2 * length**2))
-
-
-def toy(rng, n=30, length=1.0, d=2):
-    """Two noisy rings (not linearly separable, separable with an RBF kernel)."""
-    X = rng.normal(size=(n, d))
-    y = np.where(np.linalg.norm(X, axis=1) > 1.1, 1.0, -1.0)
-    return X, y, rbf(X, X, length)
 
 
 # ----------------------------------------------------------------------------- the solver

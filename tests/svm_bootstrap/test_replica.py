@@ -20,21 +20,15 @@ from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import replica as svm_replica
 from explorer import datasets
 from explorer.svm_bootstrap.replica import ConvergenceError
+from tests.conftest import rbf, two_rings
 
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
-def rbf(X, Y, length=1.0):
-    sq = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1)
-    return np.exp(-sq / (2 * length**2))
-
-
 def toy(n=40, length=1.5, seed=3):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    y = np.where(np.linalg.norm(X, axis=1) > 1.1, 1.0, -1.0)
-    return X, y, rbf(X, X, length)
+    """The two rings of ``tests.conftest.two_rings`` drawn at a fixed seed."""
+    return two_rings(np.random.default_rng(seed), n, length)
 
 
 @pytest.fixture(scope="module")

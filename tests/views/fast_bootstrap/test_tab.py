@@ -15,7 +15,7 @@ from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
 from explorer.views.fast_bootstrap import tab as V
 
-pytestmark = pytest.mark.usefixtures("one_blas_thread")
+pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 
 LASER = Path(__file__).resolve().parents[4] / "shared" / "datasets" / "santafe_laser_A.csv"
 
@@ -28,13 +28,6 @@ SMALL_SETTING = fe.Setting((5.0, 50.0, 5.0), 4, (5.0, 50.0, 9.0), 3, log_complex
 SLOW_MLP = dict(model="mlp", n_points=40, full_start=1.0, full_stop=4.0, full_step=1.0, full_replications=2000,
                 fast_start=1.0, fast_stop=4.0, fast_step=1.0, fast_replications=2, max_epochs=200, n_init=3,
                 log_complexity=False, seed=0)
-
-
-@pytest.fixture(autouse=True)
-def _clean_caches():
-    V.clear_caches()
-    yield
-    V.clear_caches()
 
 
 def small_state(**settings) -> V.FastBootstrapState:

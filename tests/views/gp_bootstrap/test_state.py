@@ -32,12 +32,7 @@ from explorer.views.gp_bootstrap.state import (
 TIMEOUT = 180
 
 
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    """Every test starts with empty result caches (they are shared by all sessions of a server)."""
-    clear_caches()
-    yield
-    clear_caches()
+pytestmark = pytest.mark.usefixtures("empty_view_caches")
 
 
 def make_state(**params) -> ExplorerState:

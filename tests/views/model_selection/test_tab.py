@@ -15,17 +15,10 @@ from explorer.model_selection import experiments as sx
 from explorer.views.model_selection import tab as V
 from explorer.views.common.jobs import call_now
 
-pytestmark = pytest.mark.usefixtures("one_blas_thread")
+pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 
 SMALL = dict(n_points=32, n_test=32, criteria=["evidence", "loo"], rank_kernels=["se", "exponential"],
              curve_points=5, n_restarts=1, max_iter=8, n_partitions=4, n_objects=4)
-
-
-@pytest.fixture(autouse=True)
-def _clean_caches():
-    V.clear_caches()
-    yield
-    V.clear_caches()
 
 
 def small_state(**settings) -> V.SelectionState:

@@ -9,16 +9,12 @@ from tests.conftest import assert_documented_controls
 from explorer.views.svm_bootstrap import tab as V
 
 
+pytestmark = pytest.mark.usefixtures("empty_view_caches")
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(4)
-
-
-@pytest.fixture(autouse=True)
-def _clean_caches():
-    V.clear_caches()
-    yield
-    V.clear_caches()
 
 
 def blobs_csv(rng, n=60, labels=("A", "B")) -> str:
