@@ -1,20 +1,99 @@
-"""Progress, stopping and partial results of long computations (shared by every paper's Monte-Carlo).
+"""Progress, stopping and partial results of long computations: one :class:`Hooks` for every paper.
 
-Core module: numpy and scipy only.
+Every long-running core function (Monte-Carlo bootstraps, learning curves, the papers' experiments,
+model-selection optimisation and rankings) takes ``hooks: Hooks | None = None`` and
+
+* reports ``hooks.report(fraction, message)`` with the fraction of the work done, in [0, 1];
+* calls ``hooks.check(done, total, unit)`` between units of work (batches of bootstrap samples,
+  replications, restarts, criteria, data sets), which raises :class:`Cancelled` once ``should_stop()``
+  returns True;
+* hands ``hooks.publish(value)`` its partial results (e.g. the curve so far), where it has any;
+* gives nested work ``hooks.sub(start, span, label)``: the inner fractions are mapped to
+  [start, start + span] of the outer range and its messages prefixed by ``label``.
+
+The hooks never change the numbers. Core module: numpy and scipy only.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-__all__ = ["Cancelled", "Progress"]
-
-#: ``progress(done, total)``: called after every batch of bootstrap samples.
-Progress = Callable[[int, int], None]
+__all__ = ["Cancelled", "Hooks", "NO_HOOKS"]
 
 
 class Cancelled(Exception):
-    """Raised when ``should_stop()`` returns True between two batches of bootstrap samples."""
+    """Raised by :meth:`Hooks.check` when ``should_stop()`` returns True between two units of work.
 
-    def __init__(self, done: int, total: int):
-        super().__init__(f"Bootstrap cancelled after {done} of {total} samples.")
-        self.done, self.total = done, total
+    ``done`` units of ``total`` were finished (of the outermost function that counts them, see
+    :meth:`Hooks.sub`).
+    """
+
+    def __init__(self, done: int, total: int, unit: str = "samples"):
+        super().__init__(f"Run cancelled after {done} of {total} {unit}.")
+        self.done, self.total, self.unit = done, total, unit
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """Callbacks of a long computation; every field is optional and None does nothing.
+
+    Attributes
+    ----------
+    progress : callable(fraction, message), optional
+        Receives the fraction of the work done, in [0, 1], and a short message.
+    should_stop : callable() -> bool, optional
+        Polled between units of work; True makes :meth:`check` raise :class:`Cancelled`.
+    partial : callable(value), optional
+        Receives partial results (the function's documentation says which).
+    count : (done, total, unit), optional
+        Set by :meth:`sub`: the outer count a :class:`Cancelled` raised in nested work reports.
+    """
+
+    progress: Callable[[float, str], None] | None = None
+    should_stop: Callable[[], bool] | None = None
+    partial: Callable[[object], None] | None = None
+    count: tuple[int, int, str] | None = None
+
+    def report(self, fraction: float, message: str = "") -> None:
+        """Call ``progress`` with ``fraction`` clipped to [0, 1]."""
+        if self.progress is not None:
+            self.progress(min(max(float(fraction), 0.0), 1.0), message)
+
+    def check(self, done: int, total: int, unit: str = "samples") -> None:
+        """Raise :class:`Cancelled` (``done`` of ``total`` ``unit``, or the outer count) if asked to stop."""
+        if self.should_stop is not None and self.should_stop():
+            raise Cancelled(*(self.count or (done, total, unit)))
+
+    def publish(self, value) -> None:
+        """Hand ``value`` (a partial result) to ``partial``."""
+        if self.partial is not None:
+            self.partial(value)
+
+    def sub(self, start: float, span: float, label: str = "", *, count: tuple[int, int, str] | None = None,
+            partial: Callable[[object], None] | None = None) -> Hooks:
+        """Hooks for nested work that covers [start, start + span] of this range.
+
+        Messages of the nested work are prefixed with ``label``; ``count`` (done, total, unit) of this
+        level is what a cancellation inside reports (the outermost count wins); the nested work's partial
+        results go to ``partial`` (default: nowhere, they are not this level's results).
+        """
+        progress = None if self.progress is None else _Scaled(self, float(start), float(span), label)
+        return Hooks(progress, self.should_stop, partial, self.count or count)
+
+
+@dataclass(frozen=True)
+class _Scaled:
+    """``progress`` of :meth:`Hooks.sub`: maps a nested fraction into the outer range, prefixes the message."""
+
+    outer: Hooks
+    start: float
+    span: float
+    label: str
+
+    def __call__(self, fraction: float, message: str) -> None:
+        text = f"{self.label}: {message}" if self.label and message else (self.label or message)
+        self.outer.report(self.start + self.span * min(max(fraction, 0.0), 1.0), text)
+
+
+NO_HOOKS = Hooks()
+"""Hooks that do nothing (the default of every long-running function)."""

@@ -26,6 +26,7 @@ from explorer.model_selection import experiments as selection_experiments
 from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer import datasets, kernels
 from explorer.blas import use_single_threaded_blas
+from explorer.progress import Hooks
 
 KERNEL_NAMES = ("se", "rq", "exponential", "matern32", "matern52", "periodic")
 
@@ -176,7 +177,8 @@ def _problem(args) -> experiments.RegressionProblem:
     return experiments.regression_problem(data, _kernel(args, X), args.noise_var, holdout=args.holdout)
 
 
-def _progress():
+def _hooks() -> Hooks | None:
+    """Progress on stderr when it is a terminal (the core's :class:`~explorer.progress.Hooks`)."""
     if not sys.stderr.isatty():
         return None
 
@@ -184,7 +186,7 @@ def _progress():
         sys.stderr.write(f"\r[{fraction:6.1%}] {message:<60}")
         sys.stderr.flush()
 
-    return show
+    return Hooks(progress=show)
 
 
 def _run(args) -> tuple[dict, str]:
@@ -194,7 +196,7 @@ def _run(args) -> tuple[dict, str]:
     if args.command == "svm-curve":
         return _svm_curve(args)
     if args.command == "fast-bootstrap":
-        return cli_fastboot.run(args, _progress())
+        return cli_fastboot.run(args, _hooks())
     if args.command in ("select", "select-experiment"):
         return _select(args)
     if args.mc_samples < 1:
@@ -204,17 +206,17 @@ def _run(args) -> tuple[dict, str]:
         params = {"eps": args.eps, "beta": args.beta} if args.loss == "eps-insensitive" else {}
         res = experiments.learning_curve_comparison(
             problem, args.s_over_n, args.mc_samples, loss=args.loss, loss_params=params, rng=args.seed,
-            tol=args.tol, progress=_progress())
+            tol=args.tol, hooks=_hooks())
         return res.as_dict(), _format_curve(res)
     if len(args.s_over_n) != 1:
         raise ValueError(f"`{args.command}` takes one --s-over-n value, got {args.s_over_n}.")
     if args.command == "distribution":
         res = experiments.distribution_comparison(problem, args.s_over_n[0], args.mc_samples,
                                                   bin_width=args.bin_width, rng=args.seed, tol=args.tol,
-                                                  progress=_progress())
+                                                  hooks=_hooks())
         return res.as_dict(), _format_distribution(res)
     res = experiments.holdout_comparison(problem, args.s_over_n[0], args.mc_samples, rng=args.seed,
-                                         tol=args.tol, progress=_progress())
+                                         tol=args.tol, hooks=_hooks())
     return res.as_dict(), _format_holdout(res)
 
 
@@ -225,7 +227,7 @@ def _svm_curve(args) -> tuple[dict, str]:
     ls = args.lengthscale[0] if len(args.lengthscale) == 1 else np.array(args.lengthscale)
     problem = svm_experiments.svm_problem(data, ls)
     res = svm_experiments.svm_learning_curve(problem, args.s_over_n, args.mc_samples, rng=args.seed, tol=args.tol,
-                                             exact_loo=args.exact_loo, progress=_progress())
+                                             exact_loo=args.exact_loo, hooks=_hooks())
     return res.as_dict(), _format_svm_curve(res)
 
 
@@ -395,11 +397,11 @@ def _select(args) -> tuple[dict, str]:
             "standardized": bool(args.standardize), "n_test": None if yt is None else int(yt.size)}
     if args.rank:
         return _select_ranking(args, criteria, data, X, y, Xt, yt)
-    kernel, start = selection.initial_hyperparameters(args.kernel, X, y)
+    start = selection.initial_hyperparameters(args.kernel, X, y)
     results = selection.select_hyperparameters(
-        X, y, kernel, criteria, noise_var=start, rng=args.seed, n_restarts=args.restarts, max_iter=args.max_iter,
-        X_test=Xt, y_test=yt, n_folds=args.folds, n_partitions=args.partitions, n_subsets=args.subsets,
-        n_objects=args.objects, entropy=args.asc_entropy)
+        X, y, start.kernel, criteria, noise_var=start.noise_var, rng=args.seed, n_restarts=args.restarts,
+        max_iter=args.max_iter, X_test=Xt, y_test=yt, n_folds=args.folds, n_partitions=args.partitions,
+        n_subsets=args.subsets, n_objects=args.objects, entropy=args.asc_entropy)
     per = {}
     for r in results:
         per[r.criterion] = {"label": selection.CRITERION_LABELS[r.criterion], "hyperparameters": r.hyperparameters,
@@ -450,7 +452,7 @@ def _select_experiment(args) -> tuple[dict, str]:
     if args.repetitions < 1:
         raise ValueError(f"--repetitions must be at least 1, got {args.repetitions}.")
     data = sx.load_temperature(args.temperature_csv) if args.temperature_csv else None
-    common = dict(n_partitions=args.partitions, entropy=args.asc_entropy, rng=args.seed, progress=_progress())
+    common = dict(n_partitions=args.partitions, entropy=args.asc_entropy, rng=args.seed, hooks=_hooks())
     if args.objects is not None:
         common["n_objects"] = args.objects
     criteria = _criteria_list(args.criteria)

@@ -6,6 +6,7 @@ import sys
 
 from explorer.fast_bootstrap import experiments as fe
 from explorer import datasets
+from explorer.progress import Hooks
 
 EPILOG = """defaults: the grids and replication counts of Table 1 of seed 002 (toy example) — or of Table 2 for a
 --series-csv time series — e.g. LS-SVM γ = 5..50 by 0.1 with 100 replications (full) and γ = 5..50 by 5 with 10
@@ -81,7 +82,7 @@ def _data(args) -> datasets.Dataset:
     return datasets.load(args.dataset)
 
 
-def run(args, progress=None) -> tuple[dict, str]:
+def run(args, hooks: Hooks | None = None) -> tuple[dict, str]:
     """Run the command; returns (JSON payload, text)."""
     data = _data(args)
     setting = fe.with_overrides(fe.paper_setting(args.model, data), full_grid=args.full_grid,
@@ -91,7 +92,7 @@ def run(args, progress=None) -> tuple[dict, str]:
         {"wsf": args.wsf} if args.model == "rbfn" else {"max_epochs": args.max_epochs, "n_init": args.restarts})
     res = fe.compare_bootstraps(data, args.model, setting, rng=args.seed, with_full=not args.no_full,
                                 with_replica=not args.no_replica, kappa0=args.kappa0, kappa1=args.kappa1,
-                                model_options=options, progress=progress)
+                                model_options=options, hooks=hooks)
     return res.as_dict(), format_comparison(res)
 
 

@@ -17,20 +17,18 @@ counts the Q models of the apparent error (eq. 7), which both methods need on th
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.polynomial import Polynomial
 from scipy import stats
 
-from explorer.progress import Cancelled
+from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.resampling import occupation_numbers
 
 __all__ = ["complexity_grid", "apparent_error", "bootstrap_optimism", "full_bootstrap", "polynomial_f_test",
-           "fast_bootstrap", "FTest", "BootstrapCurve", "FastBootstrapCurve", "Cancelled"]
+           "fast_bootstrap", "check_f_test", "FTest", "PolynomialFTest", "BootstrapCurve", "FastBootstrapCurve", "Cancelled"]
 
-Progress = Callable[[int, int], None]
 
 
 def complexity_grid(start: float, stop: float, step: float) -> np.ndarray:
@@ -124,38 +122,35 @@ def apparent_error(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, rng=No
 
 
 def bootstrap_optimism(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, n_replications: int, *,
-                       rng=None, progress: Progress | None = None,
-                       should_stop: Callable[[], bool] | None = None) -> np.ndarray:
+                       rng=None, hooks: Hooks | None = None) -> np.ndarray:
     """optimism_j(q) = E^{A_j,I} − E^{A_j,A_j} (eqs. 3-5) for J resamples A_j of size N. Shape (J, Q).
 
     A_j is drawn with replacement (multinomial occupation numbers c, Σ c_i = N); the models are trained on
     the distinct points of A_j with multiplicities c, which is training on the duplicated points.
-    ``progress(done, J)`` is called after each replication; ``should_stop()`` before each, and True
-    raises :class:`Cancelled`.
+    ``hooks``: ``report`` after each replication ("j/J replications"), ``check`` before each
+    (:class:`Cancelled` counts replications).
     """
     X, y, grid = _data_iv(X, y, grid)
     J = _replications_iv(n_replications)
     gen = np.random.default_rng(rng)
     counts = occupation_numbers(y.size, y.size, J, scheme="multinomial", rng=gen)
     out = np.empty((J, grid.size))
+    hooks = hooks or NO_HOOKS
     for j, c in enumerate(counts):
-        if should_stop is not None and should_stop():
-            raise Cancelled(j, J)
+        hooks.check(j, J, "replications")
         a = c > 0
         sq = (model.predict_path(X[a], y[a], grid, X, c[a], gen) - y) ** 2  # (Q, N)
         out[j] = sq.mean(axis=1) - sq @ c / y.size  # eq. (5) = eq. (4) − eq. (3)
-        if progress is not None:
-            progress(j + 1, J)
+        hooks.report((j + 1) / J, f"{j + 1}/{J} replications")
     return out
 
 
 def full_bootstrap(model, X, y, grid, n_replications: int = 100, *, rng=None, apparent: np.ndarray | None = None,
-                   progress: Progress | None = None, should_stop=None) -> BootstrapCurve:
+                   hooks: Hooks | None = None) -> BootstrapCurve:
     """The bootstrap of §3 on every complexity of ``grid`` (eqs. 3-8); ``apparent`` reuses eq. (7)."""
     X, y, grid = _data_iv(X, y, grid)
     gen_boot, gen_app = np.random.default_rng(rng).spawn(2)
-    opt = bootstrap_optimism(model, X, y, grid, n_replications, rng=gen_boot, progress=progress,
-                             should_stop=should_stop)
+    opt = bootstrap_optimism(model, X, y, grid, n_replications, rng=gen_boot, hooks=hooks)
     app = apparent_error(model, X, y, grid, gen_app) if apparent is None else np.asarray(apparent, dtype=float)
     J = opt.shape[0]
     return BootstrapCurve(grid=grid, apparent_error=app, optimism=opt.mean(axis=0),  # eq. (6)
@@ -163,12 +158,52 @@ def full_bootstrap(model, X, y, grid, n_replications: int = 100, *, rng=None, ap
                           models_trained=J * grid.size + grid.size)
 
 
+@dataclass(frozen=True)
+class PolynomialFTest:
+    """The two polynomial fits of eq. (10) and the F test of eq. (11) between them.
+
+    Attributes
+    ----------
+    test : FTest
+        F, degrees of freedom, p-value and the decision.
+    low : Polynomial
+        The least-squares polynomial of order κ0 (H0).
+    high : Polynomial
+        The least-squares polynomial of order κ1 (H1).
+    """
+
+    test: FTest
+    low: Polynomial = field(repr=False)
+    high: Polynomial = field(repr=False)
+
+    @property
+    def chosen(self) -> Polynomial:
+        """The polynomial of the order the test selects: ``low`` if H0 is kept, else ``high``."""
+        return self.low if self.test.accepted else self.high
+
+
 def polynomial_f_test(u: np.ndarray, v: np.ndarray, kappa0: int = 1, kappa1: int = 2,
-                      alpha: float = 0.05) -> tuple[FTest, Polynomial, Polynomial]:
+                      alpha: float = 0.05) -> PolynomialFTest:
     """Fit v ≈ Σ α_k u^k of orders κ0 and κ1 (eq. 10) and compare them by the F test of eq. (11).
 
     F = ((SR_0 − SR_1)/(κ1 − κ0)) / (SR_1/(K − κ1 − 1)), SR_j the residual sums of squares (eq. 12), with
-    (κ1 − κ0, K − κ1 − 1) degrees of freedom. Returns (test, polynomial of order κ0, polynomial of order κ1).
+    (κ1 − κ0, K − κ1 − 1) degrees of freedom.
+
+    Parameters
+    ----------
+    u : ndarray of shape (K,)
+        The complexities of the reduced grid (or their logarithms).
+    v : ndarray of shape (K,)
+        The bootstrap optimism at ``u``, eq. (6).
+    kappa0, kappa1 : int
+        Orders under H0 and H1, 0 ≤ κ0 < κ1 and K ≥ κ1 + 2.
+    alpha : float
+        Level of the test.
+
+    Returns
+    -------
+    PolynomialFTest
+        The test and the polynomials of order κ0 (``low``) and κ1 (``high``).
     """
     u, v, kappa0, kappa1 = _f_test_iv(u, v, kappa0, kappa1, alpha)
     fits = [Polynomial.fit(u, v, deg) for deg in (kappa0, kappa1)]
@@ -180,14 +215,14 @@ def polynomial_f_test(u: np.ndarray, v: np.ndarray, kappa0: int = 1, kappa1: int
     else:
         F = (drop / df_num) / (sr1 / df_den)  # eq. (11)
     p = float(stats.f.sf(F, df_num, df_den))
-    return FTest(F=float(F), df_num=df_num, df_den=df_den, p_value=p, kappa0=kappa0, kappa1=kappa1,
-                 alpha=alpha, residuals=(sr0, sr1)), fits[0], fits[1]
+    test = FTest(F=float(F), df_num=df_num, df_den=df_den, p_value=p, kappa0=kappa0, kappa1=kappa1,
+                 alpha=alpha, residuals=(sr0, sr1))
+    return PolynomialFTest(test=test, low=fits[0], high=fits[1])
 
 
 def fast_bootstrap(model, X, y, grid, sample_grid, n_replications: int = 10, *, kappa0: int = 1,
                    kappa1: int = 2, alpha: float = 0.05, log_complexity: bool = False, rng=None,
-                   apparent: np.ndarray | None = None, progress: Progress | None = None,
-                   should_stop=None) -> FastBootstrapCurve:
+                   apparent: np.ndarray | None = None, hooks: Hooks | None = None) -> FastBootstrapCurve:
     """The fast bootstrap of §4: optimism on ``sample_grid`` with J = ``n_replications``, a polynomial in q
     (or log q) of the order the F test of eq. (11) chooses, evaluated on ``grid`` and added to eq. (7)."""
     X, y, grid = _data_iv(X, y, grid)
@@ -195,11 +230,10 @@ def fast_bootstrap(model, X, y, grid, sample_grid, n_replications: int = 10, *, 
     if log_complexity and (np.any(grid <= 0) or np.any(sample_grid <= 0)):
         raise ValueError("`log_complexity=True` needs positive complexities; the grid has values ≤ 0.")
     gen_boot, gen_app = np.random.default_rng(rng).spawn(2)
-    opt = bootstrap_optimism(model, X, y, sample_grid, n_replications, rng=gen_boot, progress=progress,
-                             should_stop=should_stop)
+    opt = bootstrap_optimism(model, X, y, sample_grid, n_replications, rng=gen_boot, hooks=hooks)
     u = np.log(sample_grid) if log_complexity else sample_grid
-    test, low, high = polynomial_f_test(u, opt.mean(axis=0), kappa0, kappa1, alpha)
-    poly = low if test.accepted else high
+    fit = polynomial_f_test(u, opt.mean(axis=0), kappa0, kappa1, alpha)
+    test, poly = fit.test, fit.chosen
     app = apparent_error(model, X, y, grid, gen_app) if apparent is None else np.asarray(apparent, dtype=float)
     J = opt.shape[0]
     return FastBootstrapCurve(
@@ -243,16 +277,32 @@ def _replications_iv(J) -> int:
     return int(J)
 
 
+def check_f_test(K: int, kappa0: int, kappa1: int) -> None:
+    """Raise ValueError unless the F test of eq. (11) can compare orders κ0 < κ1 on K reduced-grid points.
+
+    Parameters
+    ----------
+    K : int
+        Number of complexities of the reduced grid.
+    kappa0, kappa1 : int
+        Polynomial orders under H0 and H1; whole numbers with 0 ≤ κ0 < κ1 and K ≥ κ1 + 2
+        (K − κ1 − 1 ≥ 1 degrees of freedom).
+    """
+    if not (int(kappa0) == kappa0 and int(kappa1) == kappa1 and 0 <= kappa0 < kappa1):
+        raise ValueError(f"The F test of eq. (11) compares order κ0 with a higher order κ1: orders must be whole "
+                         f"numbers with 0 ≤ κ0 < κ1; set κ0 < κ1, got κ0 = {kappa0}, κ1 = {kappa1}.")
+    if K < kappa1 + 2:
+        raise ValueError(f"The F test of eq. (11) needs K ≥ κ1 + 2 complexities: it needs at least κ1 + 2 = "
+                         f"{int(kappa1) + 2} points on the reduced grid (K − κ1 − 1 ≥ 1 degrees of freedom), got "
+                         f"K = {K}. Widen the reduced grid or lower its step.")
+
+
 def _f_test_iv(u, v, kappa0, kappa1, alpha):
     u = np.asarray(u, dtype=float)
     v = np.asarray(v, dtype=float)
     if u.shape != v.shape or u.ndim != 1:
         raise ValueError(f"`u` and `v` must be 1-D of equal length, got {u.shape} and {v.shape}.")
-    if not (int(kappa0) == kappa0 and int(kappa1) == kappa1 and 0 <= kappa0 < kappa1):
-        raise ValueError(f"orders must be whole numbers with 0 ≤ κ0 < κ1, got κ0={kappa0}, κ1={kappa1}.")
-    if u.size < kappa1 + 2:
-        raise ValueError(f"the F test of eq. (11) needs K ≥ κ1 + 2 = {kappa1 + 2} complexities on the reduced "
-                         f"grid (K − κ1 − 1 ≥ 1 degrees of freedom), got K = {u.size}. Add grid points.")
+    check_f_test(u.size, kappa0, kappa1)
     if not 0 < alpha < 1:
         raise ValueError(f"`alpha` must be in (0, 1), got {alpha}.")
     return u, v, int(kappa0), int(kappa1)

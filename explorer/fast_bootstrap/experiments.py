@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
 
 import numpy as np
 from scipy.spatial.distance import pdist
@@ -21,9 +20,11 @@ from explorer.kernels import Constant, SquaredExponential
 from explorer.fast_bootstrap.lssvm import LSSVM
 from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.gp_bootstrap.replica import ConvergenceError, bootstrap_optimism, solve_replica
+from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = ["MODELS", "Setting", "TABLE_1", "TABLE_2", "TOY_LENGTHSCALE", "paper_setting", "make_model",
-           "prepare_data", "ReplicaOptimism", "replica_optimism", "BootstrapComparison", "compare_bootstraps"]
+           "prepare_data", "ReplicaOptimism", "replica_optimism", "BootstrapComparison", "compare_bootstraps",
+           "replica_grid", "CALIBRATION", "estimated_seconds"]
 
 MODELS = ("ls-svm", "rbfn", "mlp")
 
@@ -35,7 +36,6 @@ TOY_LENGTHSCALE = 0.085
 #: replica theory (b ~ N(0, c); the shrinkage of b is ≈ 1/(1 + c N γ), below 1e-5 here).
 BIAS_VARIANCE = 100.0
 
-Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
@@ -125,22 +125,24 @@ class ReplicaOptimism:
 
 
 def replica_optimism(model: LSSVM, X: np.ndarray, y: np.ndarray, grid: np.ndarray, *, tol: float = 1e-3,
-                     progress: Progress | None = None) -> ReplicaOptimism:
+                     hooks: Hooks | None = None) -> ReplicaOptimism:
     """Bootstrap optimism of the LS-SVM for every γ of ``grid`` from the replica/ADATAP theory of seed 000.
 
     The LS-SVM is the posterior mean of a GP with covariance k and noise variance σ² = 1/γ; its bias b is
     the GP's constant kernel of variance BIAS_VARIANCE (y centred) in the limit of a flat prior. Bootstrap
-    samples of size S = N (Poisson occupations). Solutions are warm-started along the grid.
+    samples of size S = N (Poisson occupations). Solutions are warm-started along the grid. ``hooks``:
+    ``check`` before and ``report`` after every γ.
     """
     grid = fastboot._grid_iv(grid)
     K = model.kernel(X) + (Constant(BIAS_VARIANCE)(X) if model.bias else 0.0)
     yc = y - y.mean() if model.bias else y
     rows, previous = [], None
+    hooks = hooks or NO_HOOKS
     for k, gamma in enumerate(grid):
+        hooks.check(k, grid.size, "values of γ")
         previous = _replica_solution(K, yc, 1.0 / gamma, y.size, tol, previous)
         rows.append((*bootstrap_optimism(previous), previous.converged))
-        if progress is not None:
-            progress((k + 1) / grid.size, f"replica theory γ = {gamma:g}")
+        hooks.report((k + 1) / grid.size, f"replica theory γ = {gamma:g}")
     v, t, ok = (np.array(c) for c in zip(*rows))
     return ReplicaOptimism(grid=grid, validation_error=v, training_error=t, converged=ok.astype(bool))
 
@@ -205,13 +207,12 @@ def _curve_dict(curve) -> dict:
 def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | None = None, *, rng=None,
                        with_full: bool = True, with_replica: bool = True, replica_points: int = 46,
                        kappa0: int = 1, kappa1: int = 2, model_options: dict | None = None,
-                       progress: Progress | None = None, should_stop: Callable[[], bool] | None = None
-                       ) -> BootstrapComparison:
+                       hooks: Hooks | None = None) -> BootstrapComparison:
     """Run the fast bootstrap, and unless switched off the full bootstrap and the replica optimism.
 
     One generator drives everything; its children go to the apparent error, the full and the fast
     bootstrap, in that order, so switching the full bootstrap off does not change the fast result.
-    ``progress(fraction, message)``; ``should_stop()`` between replications raises ``Cancelled``.
+    ``hooks``: progress in models trained; ``check`` between replications and values of γ.
     """
     setting = setting or paper_setting(model, data)
     fam = make_model(model, data, **(model_options or {}))
@@ -219,7 +220,8 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
     grid, sample_grid = setting.grids()
     fastboot._f_test_iv(sample_grid, sample_grid, kappa0, kappa1, 0.05)  # fail before any training
     gen_app, gen_full, gen_fast = np.random.default_rng(rng).spawn(3)
-    plan = _Plan(setting, grid.size, sample_grid.size, with_full, progress)
+    hooks = hooks or NO_HOOKS
+    plan = _Plan(setting, grid.size, sample_grid.size, with_full, hooks)
     seconds = {}
     t = time.perf_counter()
     apparent = fastboot.apparent_error(fam, X, y, grid, gen_app)
@@ -228,52 +230,97 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
     t = time.perf_counter()
     fast = fastboot.fast_bootstrap(fam, X, y, grid, sample_grid, setting.fast_replications, kappa0=kappa0,
                                    kappa1=kappa1, log_complexity=setting.log_complexity, rng=gen_fast,
-                                   apparent=apparent, progress=plan.stage("fast bootstrap", sample_grid.size),
-                                   should_stop=should_stop)
+                                   apparent=apparent,
+                                   hooks=plan.stage("fast bootstrap", sample_grid.size, setting.fast_replications))
     seconds["fast"] = time.perf_counter() - t
     full = None
     if with_full:
         t = time.perf_counter()
         full = fastboot.full_bootstrap(fam, X, y, grid, setting.full_replications, rng=gen_full,
-                                       apparent=apparent, progress=plan.stage("full bootstrap", grid.size),
-                                       should_stop=should_stop)
+                                       apparent=apparent,
+                                       hooks=plan.stage("full bootstrap", grid.size, setting.full_replications))
         seconds["full"] = time.perf_counter() - t
     replica = None
     if with_replica and isinstance(fam, LSSVM):
         t = time.perf_counter()
-        points = grid[np.unique(np.linspace(0, grid.size - 1, min(replica_points, grid.size)).round().astype(int))]
-        if progress is not None:
-            progress(0.99, f"replica theory at {points.size} values of γ")
-        replica = replica_optimism(fam, X, y, points)
+        points = replica_grid(grid, replica_points)
+        hooks.report(0.99, f"replica theory at {points.size} values of γ")
+        replica = replica_optimism(fam, X, y, points, hooks=hooks.sub(0.99, 0.0))
         seconds["replica"] = time.perf_counter() - t
-    if progress is not None:
-        progress(1.0, "done")
+    hooks.report(1.0, "done")
     return BootstrapComparison(dataset=data.name, model=model, complexity=fam.complexity, setting=setting,
                                fast=fast, full=full, replica=replica, seconds=seconds)
+
+
+def replica_grid(grid: np.ndarray, points: int) -> np.ndarray:
+    """The values of γ of the replica theory in :func:`compare_bootstraps`: ``points`` evenly spaced indices
+    of ``grid`` (all of it when it is shorter). ndarray of shape (min(points, G),)."""
+    return grid[np.unique(np.linspace(0, grid.size - 1, min(points, grid.size)).round().astype(int))]
+
+
+#: Seconds on one unloaded core (one BLAS thread) of the toy data at Table 1, N = 200, which
+#: :func:`estimated_seconds` scales: an LS-SVM bootstrap replication (one eigendecomposition gives the whole
+#: γ path), an RBFN / MLP network per (data point × unit) (MLP: 200 epochs, 3 restarts), the replica theory
+#: at one γ.
+CALIBRATION = {"ls-svm": 0.006, "rbfn": 1.3e-6, "mlp": 8e-5, "replica": 0.045}
+
+
+def estimated_seconds(kind: str, model: str, n: int, setting: Setting, options: dict | None = None,
+                      points: int = 46) -> float:
+    """Rough duration on one unloaded core of the ``"full"`` bootstrap or of the ``"replica"`` theory.
+
+    LS-SVM: one eigendecomposition per replication, ∝ J·N²; RBFN and MLP: one network per complexity and
+    replication, ∝ J·N·Σq (MLP also ∝ epochs × restarts); replica theory: ∝ points·N³. Constants:
+    :data:`CALIBRATION`. A guide for starting jobs by themselves (the app), not a promise.
+
+    Parameters
+    ----------
+    kind : {"full", "replica"}
+    model : str
+        One of :data:`MODELS`.
+    n : int
+        Number of data points N.
+    setting : Setting
+        Grids and replication counts (``full_replications`` and the full grid are used).
+    options : dict, optional
+        Model options (MLP: ``max_epochs``, ``n_init``).
+    points : int
+        Values of γ of the replica theory.
+
+    Returns
+    -------
+    float
+        Estimated seconds.
+    """
+    if kind == "replica":
+        return CALIBRATION["replica"] * points * (n / 200) ** 3
+    J = setting.full_replications
+    if model == "ls-svm":
+        return CALIBRATION["ls-svm"] * J * (n / 200) ** 2
+    units = J * n * float(setting.grids()[0].sum())
+    if model == "rbfn":
+        return CALIBRATION["rbfn"] * units
+    options = options or {}
+    return CALIBRATION["mlp"] * units * options.get("max_epochs", 200) / 200 * options.get("n_init", 3) / 3
 
 
 class _Plan:
     """Progress in units of models trained across the stages (apparent error, fast, full)."""
 
-    def __init__(self, setting: Setting, q_full: int, q_fast: int, with_full: bool, progress):
+    def __init__(self, setting: Setting, q_full: int, q_fast: int, with_full: bool, hooks: Hooks):
         self.total = q_full + setting.fast_replications * q_fast + (setting.full_replications * q_full
                                                                     if with_full else 0)
         self.offset = 0
-        self.progress = progress
+        self.hooks = hooks.sub(0.0, 0.99)  # 1.0 only once everything is done
 
     def done(self, message: str, models: int) -> None:
         self.offset += models
-        if self.progress is not None:
-            self.progress(min(self.offset / self.total, 0.99), message)
+        self.hooks.report(self.offset / self.total, message)
 
-    def stage(self, message: str, models_per_replication: int):
-        start = self.offset
-
-        def report(done: int, total: int) -> None:
-            self.offset = start + done * models_per_replication
-            if self.progress is not None:
-                self.progress(min(self.offset / self.total, 0.99), f"{message}: {done}/{total} replications")
-        return report
+    def stage(self, message: str, models_per_replication: int, replications: int) -> Hooks:
+        """Hooks of a bootstrap stage of ``replications`` × ``models_per_replication`` models."""
+        start, self.offset = self.offset, self.offset + replications * models_per_replication
+        return self.hooks.sub(start / self.total, (self.offset - start) / self.total, message)
 
 
 def with_overrides(setting: Setting, **changes) -> Setting:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, L1Summary, l1_all_inputs, 
 from explorer.datasets import Dataset
 from explorer.kernels import Kernel, paper_rbf
 from explorer.losses import get_loss
+from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = [
     "RegressionProblem",
@@ -32,14 +33,13 @@ __all__ = [
     "HoldoutComparison",
     "holdout_comparison",
     "solve_with_timing",
+    "TimedSolution",
+    "theory_error",
 ]
 
 #: Seed 000's Boston setting (Fig. 1): σ² = 0.01, RBF exp(−Σ_j (x_j − x'_j)²/(v_j l²)), l² = 73.54, v_j = sd.
 PAPER_NOISE_VAR = 0.01
 PAPER_L2 = 73.54
-
-Progress = Callable[[float, str], None]
-
 
 @dataclass(frozen=True)
 class RegressionProblem:
@@ -92,32 +92,67 @@ def regression_problem(
     return RegressionProblem(dataset.name, X, y, kernel, float(noise_var), K, X_test, y_test)
 
 
-def _report(progress: Progress | None, fraction: float, message: str) -> None:
-    if progress is not None:
-        progress(min(max(fraction, 0.0), 1.0), message)
+@dataclass(frozen=True)
+class TimedSolution:
+    """A replica solution and how long it took.
+
+    Attributes
+    ----------
+    solution : replica.ReplicaSolution
+        The cold-start ADATAP solution.
+    seconds : float
+        Wall-clock time of the solve, best of the repeats.
+    """
+
+    solution: replica.ReplicaSolution
+    seconds: float
 
 
-def _mc_progress(progress: Progress | None, start: float, span: float, label: str):
-    if progress is None:
-        return None
-    return lambda done, total: progress(start + span * done / total, f"{label}: {done}/{total} samples")
+def solve_with_timing(problem: RegressionProblem, S: float, repeats: int = 3, **options) -> TimedSolution:
+    """A cold-start ADATAP solve and its wall-clock time in seconds (best of ``repeats``).
 
+    Parameters
+    ----------
+    problem : RegressionProblem
+    S : float
+        Mean bootstrap sample size.
+    repeats : int
+        Number of timed solves; the fastest counts.
+    **options
+        Passed to :func:`replica.solve_replica` (``tol``, ...).
 
-def solve_with_timing(problem: RegressionProblem, S: float, repeats: int = 3,
-                      **options) -> tuple[replica.ReplicaSolution, float]:
-    """A cold-start ADATAP solve and its wall-clock time in seconds (best of ``repeats``)."""
+    Returns
+    -------
+    TimedSolution
+    """
     best = np.inf
     for _ in range(repeats):
         t0 = time.perf_counter()
         sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, S, **options)
         best = min(best, time.perf_counter() - t0)
-    return sol, best
+    return TimedSolution(sol, best)
 
 
-def _theory_error(sol: replica.ReplicaSolution, loss: str, loss_params: dict) -> float:
+def theory_error(sol: replica.ReplicaSolution, loss: str, loss_params: dict | None = None) -> float:
+    """Bootstrap test error of the theory for a loss name: eq. (45) (square) or eq. (46) (any other).
+
+    Parameters
+    ----------
+    sol : replica.ReplicaSolution
+        The replica (ADATAP) solution at one bootstrap size S.
+    loss : str
+        A name of :func:`explorer.losses.get_loss`.
+    loss_params : dict, optional
+        Parameters of that loss (e.g. ``eps`` and ``beta`` of ``"eps-insensitive"``).
+
+    Returns
+    -------
+    float
+        ε(S), the bootstrap test error of eq. (45) or (46).
+    """
     if loss == "square":
         return replica.bootstrap_test_error(sol)  # eq. (45)
-    return replica.bootstrap_loss_error(sol, get_loss(loss, **loss_params))  # eq. (46)
+    return replica.bootstrap_loss_error(sol, get_loss(loss, **(loss_params or {})))  # eq. (46)
 
 
 @dataclass(frozen=True)
@@ -166,8 +201,7 @@ def learning_curve_comparison(
     loss_params: dict | None = None,
     rng=None,
     tol: float = 1e-3,
-    progress: Progress | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    hooks: Hooks | None = None,
 ) -> LearningCurveComparison:
     """ε(S) from the ADATAP theory (warm-started along S), the approximate ADATAP and Monte-Carlo.
 
@@ -180,27 +214,27 @@ def learning_curve_comparison(
     loss_params = dict(loss_params or {})
     rng = np.random.default_rng(rng)
     n = problem.n
-    _report(progress, 0.0, "solving the replica theory")
+    hooks = hooks or NO_HOOKS
+    hooks.report(0.0, "solving the replica theory")
     solutions = replica.replica_learning_curve(problem.K, problem.y, problem.noise_var, grid * n, tol=tol)
-    _, theory_s = solve_with_timing(problem, float(n), tol=tol)
+    theory_s = solve_with_timing(problem, float(n), tol=tol).seconds
     rows = []
     span = 0.9 / len(grid)
     for j, (v, sol) in enumerate(zip(grid, solutions)):
         approx = replica.approximate_replica(problem.K, problem.y, problem.noise_var, v * n)
         preds = montecarlo.bootstrap_predictions(
             problem.K, problem.y, problem.noise_var, v * n, mc_samples, rng=rng,
-            progress=_mc_progress(progress, 0.1 + j * span, span, f"Monte-Carlo at S/N = {v:g}"),
-            should_stop=should_stop,
+            hooks=hooks.sub(0.1 + j * span, span, f"Monte-Carlo at S/N = {v:g}"),
         )
         mc = montecarlo.bootstrap_test_error(preds, problem.y, loss=get_loss(loss, **loss_params))
         rows.append(LearningCurveRow(
-            s_over_n=float(v), S=float(v * n), theory=_theory_error(sol, loss, loss_params),
-            theory_approx=_theory_error(approx, loss, loss_params), mc_mean=mc.value, mc_se=mc.se,
+            s_over_n=float(v), S=float(v * n), theory=theory_error(sol, loss, loss_params),
+            theory_approx=theory_error(approx, loss, loss_params), mc_mean=mc.value, mc_se=mc.se,
             mc_samples=mc_samples, converged=sol.converged, n_iter=sol.n_iter, residual=sol.residual,
             expected_test_points=float(n * np.exp(-v)),
         ))
     mc_sample_s = _time_mc_sample(problem, rng)
-    _report(progress, 1.0, "done")
+    hooks.report(1.0, "done")
     return LearningCurveComparison(problem.name, n, loss, tuple(rows), theory_s, mc_sample_s)
 
 
@@ -245,22 +279,22 @@ def distribution_comparison(
     bin_width: float = PAPER_BIN_WIDTH,
     rng=None,
     tol: float = 1e-3,
-    progress: Progress | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    hooks: Hooks | None = None,
 ) -> DistributionComparison:
     """L1 between MC histograms and the eq. (60) mixture at all inputs, and the MC noise floor."""
     v = float(_check_grid([s_over_n])[0])
     rng = np.random.default_rng(rng)
-    _report(progress, 0.0, "solving the replica theory")
+    hooks = hooks or NO_HOOKS
+    hooks.report(0.0, "solving the replica theory")
     sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n, tol=tol)
     preds = montecarlo.bootstrap_predictions(
         problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, rng=rng,
-        progress=_mc_progress(progress, 0.05, 0.85, "Monte-Carlo"), should_stop=should_stop,
+        hooks=hooks.sub(0.05, 0.85, "Monte-Carlo"),
     )
-    _report(progress, 0.9, "L1 distances")
+    hooks.report(0.9, "L1 distances")
     l1 = l1_all_inputs(preds.train, sol, bin_width)
     floor = l1_noise_floor(sol, mc_samples, bin_width, rng)
-    _report(progress, 1.0, "done")
+    hooks.report(1.0, "done")
     return DistributionComparison(problem.name, sol, preds.train, l1, floor)
 
 
@@ -289,8 +323,7 @@ def holdout_comparison(
     X_test: np.ndarray | None = None,
     rng=None,
     tol: float = 1e-3,
-    progress: Progress | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    hooks: Hooks | None = None,
 ) -> HoldoutComparison:
     """Theory (eq. 48) and MC bootstrap mean/variance at test inputs (default: the problem's holdout)."""
     X_test = problem.X_test if X_test is None else X_test
@@ -298,13 +331,14 @@ def holdout_comparison(
         raise ValueError("No test inputs: build the problem with `holdout` > 0 or pass `X_test`.")
     v = float(_check_grid([s_over_n])[0])
     K_cross = problem.cross(X_test)
-    _report(progress, 0.0, "solving the replica theory")
+    hooks = hooks or NO_HOOKS
+    hooks.report(0.0, "solving the replica theory")
     sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n, tol=tol)
-    mean, var = replica.bootstrap_moments(sol, problem.K, K_cross)
+    theory = replica.bootstrap_moments(sol, problem.K, K_cross)
     preds = montecarlo.bootstrap_predictions(
         problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, K_test=K_cross, rng=rng,
-        progress=_mc_progress(progress, 0.05, 0.95, "Monte-Carlo"), should_stop=should_stop,
+        hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"),
     )
     mc = montecarlo.predictive_moments(preds)
-    _report(progress, 1.0, "done")
-    return HoldoutComparison(mean, var, mc.mean, mc.var, mc.mean_se, mc.var_se, v, mc_samples)
+    hooks.report(1.0, "done")
+    return HoldoutComparison(theory.mean, theory.var, mc.mean, mc.var, mc.mean_se, mc.var_se, v, mc_samples)

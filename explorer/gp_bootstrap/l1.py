@@ -53,7 +53,8 @@ def histogram_edges(samples: np.ndarray, sol: ReplicaSolution, i: int, bin_width
     Bins are centred on multiples of the width, so the prior mean 0 (the prediction of an empty
     sample) sits in the middle of a bin, never on an edge.
     """
-    w, mu, sd = mixture_components(sol, i, tail_mass=1e-9)
+    mix = mixture_components(sol, i, tail_mass=1e-9)
+    mu, sd = mix.means, mix.sds
     lo = min(float(np.min(samples)), float(np.min(mu - 8 * sd)))
     hi = max(float(np.max(samples)), float(np.max(mu + 8 * sd)))
     first, last = np.floor(lo / bin_width - 0.5), np.ceil(hi / bin_width + 0.5)

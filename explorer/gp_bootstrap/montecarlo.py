@@ -16,7 +16,6 @@ All functions work on a precomputed kernel matrix K = k(X, X) (and K_test = k(X_
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +23,7 @@ import scipy.linalg
 from numpy.typing import ArrayLike
 
 from explorer.losses import Loss, get_loss
-from explorer.progress import Cancelled, Progress
+from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.resampling import _draw_occupations, _occupation_iv, occupation_numbers
 from explorer.validation import as_float as _as_float, finite as _finite, show as _show, positive_int as _positive_int
 
@@ -140,8 +139,7 @@ class PredictiveMoments:
 def bootstrap_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, S: float, n_samples: int,
                           *, K_test: ArrayLike | None = None, scheme: str = "poisson",
                           rng: RngLike = None, batch_size: int = 256,
-                          progress: Progress | None = None,
-                          should_stop: Callable[[], bool] | None = None) -> BootstrapPredictions:
+                          hooks: Hooks | None = None) -> BootstrapPredictions:
     """GP posterior means retrained on ``n_samples`` bootstrap samples (sec. 5 of seed 000).
 
     Each sample uses the active-set form f = K[:, a] (K[a, a] + sigma^2 diag(1/s_a))^{-1} y_a
@@ -167,32 +165,31 @@ def bootstrap_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, S: float
         changes the result.
     batch_size : int
         Samples per batch; work memory is bounded by the batch (besides the returned arrays).
-    progress : callable(done, total), optional
-        Called after every batch.
-    should_stop : callable() -> bool, optional
-        Checked before every batch; ``Cancelled`` is raised when it returns True.
+    hooks : Hooks, optional
+        ``report`` after every batch ("done/total samples"), ``check`` before every batch
+        (``Cancelled`` counts samples).
     """
     K, y, noise_var, K_test, S, n_samples, batch_size = _predictions_iv(
         K, y, noise_var, K_test, S, n_samples, scheme, batch_size)
     rng = np.random.default_rng(rng)
     occupations = _draw_occupations(K.shape[0], S, n_samples, scheme, rng)
     return _predict_samples(K, y, noise_var, occupations, K_test, S, scheme, batch_size,
-                            progress, should_stop)
+                            hooks or NO_HOOKS)
 
 
-def _predict_samples(K, y, noise_var, occupations, K_test, S, scheme, batch_size, progress,
-                     should_stop) -> BootstrapPredictions:
+def _predict_samples(K, y, noise_var, occupations, K_test, S, scheme, batch_size, hooks: Hooks,
+                     offset: int = 0, total: int | None = None) -> BootstrapPredictions:
+    """The predictors of all samples, batch by batch; ``hooks`` count samples from ``offset`` of ``total``."""
     n_samples = occupations.shape[0]
+    total = n_samples if total is None else total
     train = np.empty((n_samples, K.shape[0]))
     test = None if K_test is None else np.empty((n_samples, K_test.shape[0]))
     for start in range(0, n_samples, batch_size):
-        if should_stop is not None and should_stop():
-            raise Cancelled(start, n_samples)
+        hooks.check(offset + start, total)
         stop = min(start + batch_size, n_samples)
         _predict_batch(K, y, noise_var, occupations[start:stop], K_test, train[start:stop],
                        None if test is None else test[start:stop])
-        if progress is not None:
-            progress(stop, n_samples)
+        hooks.report((offset + stop) / total, f"{offset + stop}/{total} samples")
     return BootstrapPredictions(occupations, train, test, S, scheme)
 
 
@@ -365,13 +362,12 @@ def _efron(occupations, train, y, g) -> BootstrapError:
 def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, noise_var: float, S_values: ArrayLike,
                              n_samples: int, *, loss: str | Loss = "square",
                              scheme: str = "poisson", rng: RngLike = None, batch_size: int = 256,
-                             progress: Progress | None = None,
-                             should_stop: Callable[[], bool] | None = None) -> LearningCurve:
+                             hooks: Hooks | None = None) -> LearningCurve:
     """Monte-Carlo bootstrap learning curve epsilon(S), eq. (17) at every S in ``S_values``.
 
     The simulation side of Fig. 1 of seed 000. One generator (``rng``) is used for all S in turn;
-    ``progress(done, total)`` counts samples over the whole curve, total = len(S_values) *
-    n_samples. Other arguments as in ``bootstrap_predictions`` and ``bootstrap_test_error``.
+    ``hooks`` count samples over the whole curve, total = len(S_values) * n_samples. Other arguments
+    as in ``bootstrap_predictions`` and ``bootstrap_test_error``.
     """
     K, y, noise_var, S_values, n_samples, batch_size, g = _learning_curve_iv(
         K, y, noise_var, S_values, n_samples, scheme, batch_size, loss)
@@ -380,16 +376,11 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, noise_var: float, S_val
     errors = []
     for k, S in enumerate(S_values):
         occ = _draw_occupations(K.shape[0], S, n_samples, scheme, rng)
-        step = None if progress is None else _offset_progress(progress, k * n_samples, total)
-        pred = _predict_samples(K, y, noise_var, occ, None, float(S), scheme, batch_size, step,
-                                should_stop)
+        pred = _predict_samples(K, y, noise_var, occ, None, float(S), scheme, batch_size, hooks or NO_HOOKS,
+                                k * n_samples, total)
         errors.append(_efron(occ, pred.train, y, g))
     return LearningCurve(S_values, np.array([e.value for e in errors]),
                          np.array([e.se for e in errors]), n_samples, tuple(errors))
-
-
-def _offset_progress(progress: Progress, offset: int, total: int) -> Progress:
-    return lambda done, _: progress(offset + done, total)
 
 
 def predictive_moments(predictions: BootstrapPredictions, *,

@@ -32,7 +32,9 @@ __all__ = [
     "bootstrap_loss_error",
     "bootstrap_optimism",
     "bootstrap_moments",
+    "BootstrapMoments",
     "mixture_components",
+    "MixtureComponents",
     "predictive_density",
     "bin_probabilities",
     "self_consistency_residuals",
@@ -552,11 +554,57 @@ def bootstrap_optimism(sol: ReplicaSolution, tail_mass: float = SERIES_TAIL) -> 
     return validation, training
 
 
-def bootstrap_moments(sol: ReplicaSolution, K: np.ndarray, K_cross: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class BootstrapMoments:
+    """Bootstrap mean and variance of the predictor at M inputs, eq. (48) of seed 000.
+
+    Attributes
+    ----------
+    mean : ndarray of shape (M,)
+        E_D[f(x)] = k(x)ᵀ T γ.
+    var : ndarray of shape (M,)
+        Var_D[f(x)] = −k(x)ᵀ T diag(λ) Tᵀ k(x), with T = (I + diag(Δλ) K)⁻¹.
+    """
+
+    mean: np.ndarray
+    var: np.ndarray
+
+
+@dataclass(frozen=True)
+class MixtureComponents:
+    """The Poisson mixture of Gaussians of eq. (60) at one training input; arrays of shape (k_max + 1,).
+
+    Attributes
+    ----------
+    weights : ndarray
+        p_k, the Poisson probability of k copies of the input in a sample.
+    means : ndarray
+        (γ_c + y k/σ²)/(Δλ_c + k/σ²), the mean of component k.
+    sds : ndarray
+        √(−λ_c)/(Δλ_c + k/σ²), the standard deviation of component k.
+    """
+
+    weights: np.ndarray
+    means: np.ndarray
+    sds: np.ndarray
+
+
+def bootstrap_moments(sol: ReplicaSolution, K: np.ndarray, K_cross: np.ndarray) -> BootstrapMoments:
     """Bootstrap mean and variance of the predictor at arbitrary inputs, eq. (48) of seed 000.
 
-    K_cross : ndarray of shape (M, N), k(x, x_i) for M inputs x. Returns (mean, var), each (M,).
-    mean = k(x)ᵀ T γ, var = −k(x)ᵀ T diag(λ) Tᵀ k(x), T = (I + diag(Δλ) K)⁻¹.
+    Parameters
+    ----------
+    sol : ReplicaSolution
+        The replica solution on the training inputs.
+    K : ndarray of shape (N, N)
+        The kernel matrix the solution was computed with (without its jitter).
+    K_cross : ndarray of shape (M, N)
+        k(x, x_i) for M inputs x.
+
+    Returns
+    -------
+    BootstrapMoments
+        ``mean`` and ``var``, each of shape (M,).
     """
     K_cross = np.atleast_2d(np.asarray(K_cross, dtype=float))
     if K_cross.shape[1] != sol.n:
@@ -566,17 +614,27 @@ def bootstrap_moments(sol: ReplicaSolution, K: np.ndarray, K_cross: np.ndarray) 
     r = np.sqrt(sol.dl)
     # Tᵀ k(x) = (I + K D)⁻¹ k = k − K D^½ B⁻¹ D^½ k
     t = K_cross.T - K @ (r[:, None] * linalg.cho_solve((U, False), r[:, None] * K_cross.T))
-    mean = t.T @ sol.gam
-    var = -(t**2).T @ sol.lam
-    return mean, var
+    return BootstrapMoments(mean=t.T @ sol.gam, var=-(t**2).T @ sol.lam)
 
 
-def mixture_components(sol: ReplicaSolution, i: int, tail_mass: float = 1e-6):
+def mixture_components(sol: ReplicaSolution, i: int, tail_mass: float = 1e-6) -> MixtureComponents:
     """Poisson mixture of Gaussians for the bootstrap density of the predictor at input i, eq. (60).
 
     Component k (k copies of point i): weight p_k, mean (γ_c + y k/σ²)/(Δλ_c + k/σ²),
     sd √(−λ_c)/(Δλ_c + k/σ²). Truncated where the dropped Poisson tail mass is below ``tail_mass``.
-    Returns (weights, means, sds), each of shape (k_max + 1,).
+
+    Parameters
+    ----------
+    sol : ReplicaSolution
+    i : int
+        Index of the training input.
+    tail_mass : float
+        Largest Poisson tail mass left out.
+
+    Returns
+    -------
+    MixtureComponents
+        ``weights``, ``means`` and ``sds``, each of shape (k_max + 1,).
     """
     if not 0 <= i < sol.n:
         raise IndexError(f"Input index must be in 0..{sol.n - 1}, got {i}.")
@@ -584,19 +642,20 @@ def mixture_components(sol: ReplicaSolution, i: int, tail_mass: float = 1e-6):
     prec = sol.dl_c[i] + np.arange(p.size) / sol.noise_var
     means = (sol.gam_c[i] + sol.y[i] * np.arange(p.size) / sol.noise_var) / prec
     sds = np.sqrt(max(-sol.lam_c[i], 0.0)) / prec
-    return p, means, sds
+    return MixtureComponents(weights=p, means=means, sds=sds)
 
 
 def predictive_density(sol: ReplicaSolution, i: int, h: np.ndarray, tail_mass: float = 1e-6) -> np.ndarray:
     """Theory density ρ_i(h) of the bootstrapped predictor at training input i, eq. (60)."""
-    w, mu, sd = mixture_components(sol, i, tail_mass)
+    mix = mixture_components(sol, i, tail_mass)
     h = np.asarray(h, dtype=float)
-    return (w * stats.norm.pdf(h[..., None], mu, sd)).sum(axis=-1)
+    return (mix.weights * stats.norm.pdf(h[..., None], mix.means, mix.sds)).sum(axis=-1)
 
 
 def bin_probabilities(sol: ReplicaSolution, i: int, edges: np.ndarray, tail_mass: float = 1e-6) -> np.ndarray:
     """Mass of the eq. (60) mixture in each histogram bin (the k ≥ 1 components are narrower than a bin)."""
-    w, mu, sd = mixture_components(sol, i, tail_mass)
+    mix = mixture_components(sol, i, tail_mass)
+    w, mu, sd = mix.weights, mix.means, mix.sds
     edges = np.asarray(edges, dtype=float)
     if sd[0] > 0:
         cdf = stats.norm.cdf(edges[:, None], mu, sd)

@@ -34,9 +34,10 @@ from explorer.model_selection import asc
 from explorer.gp_bootstrap import replica
 from explorer import regression
 from explorer.kernels import Kernel, _as_2d, make_kernel
+from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = ["CRITERIA", "CRITERION_LABELS", "NOISE_BOUNDS", "EFRON_WEIGHT", "CriterionValue", "Criterion",
-           "SelectionResult", "TestError", "RankingRow", "CriterionCurve", "make_criterion",
+           "SelectionResult", "StartingPoint", "TestError", "RankingRow", "CriterionCurve", "make_criterion",
            "negative_log_evidence", "loo_cv", "draw_folds", "kfold_cv", "asc_criterion", "bootstrap_632",
            "initial_hyperparameters", "optimize_hyperparameters", "select_hyperparameters", "rank_functional_forms",
            "criterion_curve", "test_error", "hyperparameter_dict"]
@@ -502,12 +503,40 @@ def hyperparameter_dict(kernel: Kernel, noise_var: float) -> dict:
     return out
 
 
-def initial_hyperparameters(kernel_name: str, X, y) -> tuple[Kernel, float]:
+@dataclass(frozen=True, eq=False)
+class StartingPoint:
+    """Where :func:`optimize_hyperparameters` starts: a kernel and a noise variance.
+
+    Attributes
+    ----------
+    kernel : Kernel
+        The kernel with its starting hyperparameters.
+    noise_var : float
+        The starting noise variance σ².
+    """
+
+    kernel: Kernel
+    noise_var: float
+
+
+def initial_hyperparameters(kernel_name: str, X, y) -> StartingPoint:
     """A data-scaled start for :func:`optimize_hyperparameters`: kernel ``kernel_name`` and σ².
 
     Lengthscale = mean sample sd of the input columns, signal variance = var(y), σ² = var(y)/10, period
     (periodic kernel) = half the range of the first input column, α (rational quadratic) = 1. For the
     thesis' data (x ~ N(0, 1), var(y) ≈ 1) this is the unit start around which it draws Cauchy starts.
+
+    Parameters
+    ----------
+    kernel_name : str
+        A name of :func:`explorer.kernels.make_kernel`.
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+
+    Returns
+    -------
+    StartingPoint
+        ``kernel`` and ``noise_var``.
     """
     X, y = _as_2d(X, "X"), np.asarray(y, dtype=float)
     if X.shape[0] < 2 or y.shape != (X.shape[0],):
@@ -517,7 +546,7 @@ def initial_hyperparameters(kernel_name: str, X, y) -> tuple[Kernel, float]:
     ls = float(np.mean(spread)) if np.all(spread > 0) else 1.0
     var = float(np.var(y)) if np.var(y) > 0 else 1.0
     extra = {"period": float(np.ptp(X[:, 0]) / 2) or 1.0} if str(kernel_name).lower() == "periodic" else {}
-    return make_kernel(kernel_name, X.shape[1], lengthscale=ls, signal_var=var, **extra), var / 10.0
+    return StartingPoint(make_kernel(kernel_name, X.shape[1], lengthscale=ls, signal_var=var, **extra), var / 10.0)
 
 
 def _check_optimisation(criterion, kernel, X, y, noise_var, n_restarts, max_iter, noise_bounds):
@@ -558,7 +587,8 @@ class _Objective:
 def optimize_hyperparameters(criterion: Criterion, kernel: Kernel, X, y, noise_var: float = 0.1, *,
                              n_restarts: int = 16, max_iter: int = 16,
                              rng: np.random.Generator | int | None = None,
-                             noise_bounds: tuple[float, float] = NOISE_BOUNDS) -> SelectionResult:
+                             noise_bounds: tuple[float, float] = NOISE_BOUNDS,
+                             hooks: Hooks | None = None) -> SelectionResult:
     """Minimise ``criterion`` over the kernel's free log hyperparameters and log σ² (§5.1.1).
 
     L-BFGS-B (memory m = 4, relative tolerance 1e-7) with the analytic gradient, ``n_restarts`` runs of at
@@ -569,19 +599,23 @@ def optimize_hyperparameters(criterion: Criterion, kernel: Kernel, X, y, noise_v
 
     ``bootstrap632`` is constant when the signal and noise variances are scaled together; its optimum is
     moved along that ray to the scale c = yᵀK_y⁻¹y/N that maximises the evidence (exact, one solve), when
-    the kernel has a free top-level ``signal_var``.
+    the kernel has a free top-level ``signal_var``. ``hooks``: ``check`` before and ``report`` after every
+    restart (:class:`~explorer.progress.Cancelled` counts restarts).
     """
     X, y, noise_var = _check_optimisation(criterion, kernel, X, y, noise_var, n_restarts, max_iter, noise_bounds)
     gen = np.random.default_rng(rng)
     bounds = np.vstack([kernel.bounds, np.log(noise_bounds)])
     start = np.clip(np.append(kernel.theta, np.log(noise_var)), bounds[:, 0], bounds[:, 1])
     best, n_failed, n_eval = None, 0, 0
+    hooks = hooks or NO_HOOKS
     for k in range(n_restarts):
+        hooks.check(k, n_restarts, "restarts")
         phi0 = start if k == 0 else np.clip(start + gen.standard_cauchy(start.size), bounds[:, 0], bounds[:, 1])
         objective = _Objective(criterion, kernel, X, y)
         res = optimize.minimize(objective, phi0, jac=True, method="L-BFGS-B", bounds=bounds,
                                 options={"maxiter": max_iter, "maxcor": 4, "ftol": 1e-7})
         n_eval += objective.n_eval
+        hooks.report((k + 1) / n_restarts, f"restart {k + 1}/{n_restarts}")
         if objective.best[1] is None:
             n_failed += 1
             continue
@@ -640,11 +674,14 @@ def test_error(kernel: Kernel, noise_var: float, X, y, X_test, y_test) -> TestEr
 def select_hyperparameters(X, y, kernel: Kernel, criteria: Sequence[str] = ("evidence", "loo"), *,
                            noise_var: float = 0.1, rng: np.random.Generator | int | None = None,
                            n_restarts: int = 16, max_iter: int = 16, X_test=None, y_test=None,
+                           hooks: Hooks | None = None,
                            **criterion_options) -> tuple[SelectionResult, ...]:
     """Optimise ``kernel`` under each of ``criteria``; with test data also their :class:`TestError`.
 
     ``criterion_options`` go to :func:`make_criterion` (``n_folds``, ``n_partitions``, ``n_subsets``,
     ``n_objects``, ``entropy``, ``tol``). One generator drives every random part, in the order given.
+    ``hooks``: ``check`` between criteria and restarts (:class:`~explorer.progress.Cancelled` counts
+    criteria); ``publish`` receives the tuple of results so far after every criterion.
     """
     y = np.asarray(y, dtype=float)
     unknown = [c for c in criteria if c not in CRITERIA]
@@ -653,14 +690,20 @@ def select_hyperparameters(X, y, kernel: Kernel, criteria: Sequence[str] = ("evi
     if (X_test is None) != (y_test is None):
         raise ValueError("give both `X_test` and `y_test`, or neither.")
     gen = np.random.default_rng(rng)
+    hooks = hooks or NO_HOOKS
     out = []
-    for name in criteria:
+    for j, name in enumerate(criteria):
+        hooks.check(j, len(criteria), "criteria")
+        label = f"optimising {name} ({j + 1}/{len(criteria)}, {n_restarts} restarts)"
+        hooks.report(j / len(criteria), label)
         crit = make_criterion(name, y.size, rng=gen, **criterion_options)
-        res = optimize_hyperparameters(crit, kernel, X, y, noise_var, n_restarts=n_restarts,
-                                       max_iter=max_iter, rng=gen)
+        res = optimize_hyperparameters(crit, kernel, X, y, noise_var, n_restarts=n_restarts, max_iter=max_iter,
+                                       rng=gen, hooks=hooks.sub(j / len(criteria), 1 / len(criteria), label,
+                                                                count=(j, len(criteria), "criteria")))
         if X_test is not None:
             res = replace(res, test=test_error(res.kernel, res.noise_var, X, y, X_test, y_test))
         out.append(res)
+        hooks.publish(tuple(out))
     return tuple(out)
 
 
@@ -688,28 +731,37 @@ def _safe_value(criterion, kernel, X, y, noise_var) -> float:
 def rank_functional_forms(X, y, kernel_names: Sequence[str] = ("se", "rq", "exponential", "periodic"), *,
                           select_by: str = "loo", rank_by: Sequence[str] = ("evidence", "loo", "asc-bayes"),
                           rng: np.random.Generator | int | None = None, n_restarts: int = 16,
-                          max_iter: int = 16, X_test=None, y_test=None,
+                          max_iter: int = 16, X_test=None, y_test=None, hooks: Hooks | None = None,
                           **criterion_options) -> tuple[RankingRow, ...]:
     """Functional-form selection (§5.3, eq. 2.10): optimise each kernel by ``select_by`` (R_2), then rank the
     selected models by each criterion of ``rank_by`` (R_3), and by test SMSE when test data are given.
 
     Each optimisation starts from :func:`initial_hyperparameters`. The same ranking criterion
-    objects (same folds, same ASC partitions) score every functional form.
+    objects (same folds, same ASC partitions) score every functional form. ``hooks``: ``check`` between
+    functional forms and restarts (:class:`~explorer.progress.Cancelled` counts functional forms);
+    ``publish`` receives the rows so far, without ranks (empty ``ranks``), after every functional form.
     """
     X, y = _as_2d(X, "X"), np.asarray(y, dtype=float)
     gen = np.random.default_rng(rng)
+    hooks = hooks or NO_HOOKS
     selector = make_criterion(select_by, y.size, rng=gen, **criterion_options)
     rankers = {name: make_criterion(name, y.size, rng=gen, **criterion_options) for name in rank_by}
     selections, values, tests = {}, {}, {}
-    for kname in kernel_names:
-        kern, start_var = initial_hyperparameters(kname, X, y)
-        sel = optimize_hyperparameters(selector, kern, X, y, start_var, n_restarts=n_restarts,
-                                       max_iter=max_iter, rng=gen)
+    n = len(kernel_names)
+    for j, kname in enumerate(kernel_names):
+        hooks.check(j, n, "functional forms")
+        label = f"{kname}: optimising {select_by} ({j + 1}/{n})"
+        hooks.report(j / n, label)
+        start = initial_hyperparameters(kname, X, y)
+        sel = optimize_hyperparameters(selector, start.kernel, X, y, start.noise_var, n_restarts=n_restarts,
+                                       max_iter=max_iter, rng=gen,
+                                       hooks=hooks.sub(j / n, 1 / n, label, count=(j, n, "functional forms")))
         selections[kname] = sel
         values[kname] = {c: _safe_value(r, sel.kernel, X, y, sel.noise_var) for c, r in rankers.items()}
         if X_test is not None:
             tests[kname] = test_error(sel.kernel, sel.noise_var, X, y, X_test, y_test)
             values[kname]["smse"] = tests[kname].smse
+        hooks.publish(tuple(RankingRow(k, selections[k], values[k], {}, tests.get(k)) for k in selections))
     keys = list(rank_by) + (["smse"] if X_test is not None else [])
     ranks = {c: _ranks({k: values[k][c] for k in kernel_names}) for c in keys}
     return tuple(RankingRow(k, selections[k], values[k], {c: ranks[c][k] for c in keys}, tests.get(k))
@@ -720,11 +772,12 @@ _ALIASES = {"signal_std": "signal_var", "noise_std": "noise_var"}
 
 
 def criterion_curve(criterion: Criterion, kernel: Kernel, X, y, noise_var: float, parameter: str,
-                    grid) -> CriterionCurve:
+                    grid, *, hooks: Hooks | None = None) -> CriterionCurve:
     """``criterion`` at each ``grid`` value of one hyperparameter, the others fixed (Fig. 5.3-5.5).
 
     ``parameter`` is one of ``kernel.hyperparameter_names``, ``"noise_var"``, or the standard deviations
     ``"signal_std"`` / ``"noise_std"`` (then ``grid`` holds standard deviations). ``grid`` in natural units.
+    ``hooks``: ``check`` before and ``report`` after every grid value.
     """
     grid = np.asarray(grid, dtype=float)
     names = kernel.hyperparameter_names
@@ -736,7 +789,9 @@ def criterion_curve(criterion: Criterion, kernel: Kernel, X, y, noise_var: float
         raise ValueError(f"`grid` must be a non-empty 1-D array of positive values, got {grid!r}.")
     natural = grid**2 if parameter in _ALIASES else grid
     values = np.empty(grid.size)
+    hooks = hooks or NO_HOOKS
     for k, v in enumerate(natural):
+        hooks.check(k, grid.size, "grid values")
         if target == "noise_var":
             kern, s2 = kernel, float(v)
         else:
@@ -744,6 +799,7 @@ def criterion_curve(criterion: Criterion, kernel: Kernel, X, y, noise_var: float
             theta[names.index(target)] = np.log(v)
             kern, s2 = kernel.with_theta(theta), noise_var
         values[k] = _safe_value(criterion, kern, X, y, s2)
+        hooks.report((k + 1) / grid.size, f"{k + 1}/{grid.size} grid values")
     ok = np.isfinite(values)
     best = float(grid[np.flatnonzero(ok)[np.argmin(values[ok])]]) if ok.any() else np.nan
     return CriterionCurve(criterion=criterion.name, parameter=parameter, grid=grid, values=values, best=best)

@@ -9,13 +9,13 @@
 
 Teachers are :func:`datasets.gp_teacher` draws (x ~ N(0, 1), ℓ = 1, σ_f = 1, σ_n = 1/10, α = 1/2, T = 2).
 The real series is Berkeley Earth's daily anomaly averaged per day of the year (:func:`load_temperature`).
-Every function takes ``rng`` and an optional ``progress(fraction, message)`` callback and returns a frozen
-result with ``as_dict()``. Core module: numpy and scipy only.
+Every function takes ``rng`` and optional :class:`~explorer.progress.Hooks` (progress, and a stop checked
+between data sets, criteria and optimisation restarts) and returns a frozen result with ``as_dict()``. Core module: numpy and scipy only.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from explorer.model_selection import asc
 from explorer.model_selection import criteria as selection
 from explorer.datasets import Dataset, gp_teacher, load_csv
 from explorer.kernels import make_kernel
+from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = ["TEACHERS", "SYNTHETIC_CRITERIA", "ASC_OUTLIER_NATS", "teacher_kernel", "load_temperature",
            "CurvesExperiment", "curves_experiment", "HyperparameterExperiment", "hyperparameter_experiment",
@@ -39,12 +40,13 @@ ASC_OUTLIER_NATS = 128.0
 """Experiment 2 keeps only approximation capacities above −128 nats (numerical outliers)."""
 
 _TEACHER_PARAMS = dict(length_scale=1.0, sigma_f=1.0, alpha=0.5, period=2.0)
-Progress = Callable[[float, str], None]
 
 
-def _tell(progress, fraction, message):
-    if progress is not None:
-        progress(float(fraction), message)
+def _step(hooks: Hooks, done: int, total: int, unit: str, message: str) -> Hooks:
+    """Between two units of an experiment: stop if asked, report, and hooks for the unit's own work."""
+    hooks.check(done, total, unit)
+    hooks.report(done / total, message)
+    return hooks.sub(done / total, 1 / total, message, count=(done, total, unit))
 
 
 def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1):
@@ -155,7 +157,7 @@ _CURVE_DEFAULTS = {"lengthscale": (1.0, (0.1, 10.0)), "signal_std": (1.0, (0.1, 
 
 def curves_experiment(parameter: str = "lengthscale", criteria: Sequence[str] = SYNTHETIC_CRITERIA, *,
                       n_datasets: int = 8, n: int = 64, grid=None, n_partitions: int = 32, n_objects: int = 8,
-                      entropy: str = "zero", rng=None, progress: Progress | None = None) -> CurvesExperiment:
+                      entropy: str = "zero", rng=None, hooks: Hooks | None = None) -> CurvesExperiment:
     """Experiment 2: SE teacher (ℓ = 1, σ_f = 1, σ_n = 1/10), N = 64; one hyperparameter varies on ``grid``
     (default 32 log-spaced values over a factor 10 either side), the others stay at the teacher's values.
     ASC uses L = 2, M = ``n_objects`` (thesis: 8) and J = ``n_partitions`` partitions per data set.
@@ -169,16 +171,18 @@ def curves_experiment(parameter: str = "lengthscale", criteria: Sequence[str] = 
     kernel, noise_var = teacher_kernel()
     gen = np.random.default_rng(rng)
     values = np.full((len(criteria), n_datasets, grid.size), np.nan)
+    hooks = hooks or NO_HOOKS
     for d, (X, y, _, _) in enumerate(_teacher_draws("squared_exponential", n, 0, n_datasets, 0.1, gen)):
         for c, name in enumerate(criteria):
-            _tell(progress, (d * len(criteria) + c) / (n_datasets * len(criteria)), f"data set {d + 1}: {name}")
+            step = _step(hooks, d * len(criteria) + c, n_datasets * len(criteria), "curves",
+                         f"data set {d + 1}: {name}")
             crit = selection.make_criterion(name, n, rng=gen, n_partitions=n_partitions, n_objects=n_objects,
                                             entropy=entropy)
-            curve = selection.criterion_curve(crit, kernel, X, y, noise_var, parameter, grid).values
+            curve = selection.criterion_curve(crit, kernel, X, y, noise_var, parameter, grid, hooks=step).values
             if name.startswith("asc-"):
                 curve = np.where(curve < ASC_OUTLIER_NATS, curve, np.nan)    # −I < 128 nats
             values[c, d] = curve
-    _tell(progress, 1.0, "done")
+    hooks.report(1.0, "done")
     mean = _nanmean(values, axis=1)
     argmin = np.array([[grid[np.nanargmin(v)] if np.isfinite(v).any() else np.nan for v in crit_values]
                        for crit_values in values])
@@ -224,7 +228,7 @@ def hyperparameter_experiment(criteria: Sequence[str] = SYNTHETIC_CRITERIA, *, t
                               data: Dataset | None = None, n_datasets: int = 8, n: int = 64, n_test: int = 2048,
                               sigma_n: float = 0.1, n_partitions: int = 32, n_objects: int = 4,
                               entropy: str = "zero", n_restarts: int = 16, max_iter: int = 16, rng=None,
-                              progress: Progress | None = None) -> HyperparameterExperiment:
+                              hooks: Hooks | None = None) -> HyperparameterExperiment:
     """Experiment 3: per repetition draw N = ``n`` training and ``n_test`` test cases from ``teacher``; the
     student (same functional form, hyperparameters unknown) is optimised by each criterion (§5.1.1 restarts);
     record test SMSE and MSLL. ASC: J = 32, L = 2, M = 4 as in the thesis.
@@ -247,19 +251,22 @@ def hyperparameter_experiment(criteria: Sequence[str] = SYNTHETIC_CRITERIA, *, t
     smse, msll = np.full((2, len(criteria), n_datasets), np.nan)
     chosen = [[None] * n_datasets for _ in criteria]
     options = dict(n_partitions=n_partitions, n_objects=n_objects, entropy=entropy)
+    hooks = hooks or NO_HOOKS
     for r, (X, y, Xt, yt) in enumerate(draws):
         for c, name in enumerate(criteria):
-            _tell(progress, (r * len(criteria) + c) / (n_datasets * len(criteria)), f"repetition {r + 1}: {name}")
-            kernel, start = selection.initial_hyperparameters(student, X, y)
+            step = _step(hooks, r * len(criteria) + c, n_datasets * len(criteria), "optimisations",
+                         f"repetition {r + 1}: {name}")
+            start = selection.initial_hyperparameters(student, X, y)
             crit = selection.make_criterion(name, y.size, rng=gen, **options)
             try:
-                res = selection.optimize_hyperparameters(crit, kernel, X, y, start, n_restarts=n_restarts,
-                                                         max_iter=max_iter, rng=gen)
+                res = selection.optimize_hyperparameters(crit, start.kernel, X, y, start.noise_var,
+                                                         n_restarts=n_restarts, max_iter=max_iter, rng=gen,
+                                                         hooks=step)
             except np.linalg.LinAlgError:
                 continue                                              # every run failed: counted as NaN
             err = selection.test_error(res.kernel, res.noise_var, X, y, Xt, yt)
             smse[c, r], msll[c, r], chosen[c][r] = err.smse, err.msll, res.hyperparameters
-    _tell(progress, 1.0, "done")
+    hooks.report(1.0, "done")
     return HyperparameterExperiment(setting, student, criteria, smse, msll, tuple(tuple(h) for h in chosen))
 
 
@@ -308,7 +315,7 @@ def functional_form_experiment(select_by: str = "loo",
                                students: Sequence[str] = ("se", "rq", "exponential", "periodic"),
                                n_datasets: int = 4, n: int = 128, n_partitions: int = 32, n_objects: int = 8,
                                entropy: str = "zero", n_restarts: int = 16, max_iter: int = 16, rng=None,
-                               progress: Progress | None = None) -> FunctionalFormExperiment:
+                               hooks: Hooks | None = None) -> FunctionalFormExperiment:
     """Experiment 6 (``select_by="loo"``) / 7 (``"evidence"``): for each teacher draw N = 128 cases, optimise
     every student form by ``select_by`` and rank the selected models by each criterion of ``rank_by``
     (:func:`selection.rank_functional_forms`). ASC: J = 32, L = 2, M = 8.
@@ -327,16 +334,18 @@ def functional_form_experiment(select_by: str = "loo",
     ranks = np.zeros((len(settings), n_datasets, len(keys), len(students)), dtype=int)
     options = dict(n_partitions=n_partitions, n_objects=n_objects, entropy=entropy, n_restarts=n_restarts,
                    max_iter=max_iter)
+    hooks = hooks or NO_HOOKS
     for s, setting in enumerate(settings):
         draws = (_random_splits(data, n, n_datasets, gen) if data is not None
                  else _teacher_draws(setting, n, 0, n_datasets, 0.1, gen))
         for r, (X, y, Xt, yt) in enumerate(draws):
-            _tell(progress, (s * n_datasets + r) / (len(settings) * n_datasets), f"{setting}: repetition {r + 1}")
+            step = _step(hooks, s * n_datasets + r, len(settings) * n_datasets, "data sets",
+                         f"{setting}: repetition {r + 1}")
             test = dict(X_test=Xt, y_test=yt) if data is not None else {}
             rows = selection.rank_functional_forms(X, y, students, select_by=select_by, rank_by=rank_by,
-                                                   rng=gen, **options, **test)
+                                                   rng=gen, **options, **test, hooks=step)
             ranks[s, r] = [[row.ranks[k] for row in rows] for k in keys]
-    _tell(progress, 1.0, "done")
+    hooks.report(1.0, "done")
     return FunctionalFormExperiment(settings, tuple(students), select_by, keys, ranks)
 
 
@@ -366,7 +375,7 @@ class BetaExperiment:
 
 def beta_experiment(teacher: str = "squared_exponential", *, n_datasets: int = 8, n: int = 64, betas=None,
                     n_partitions: int = 1, n_objects: int = 8, entropy: str = "zero", rng=None,
-                    progress: Progress | None = None) -> BetaExperiment:
+                    hooks: Hooks | None = None) -> BetaExperiment:
     """Experiment 10: per data set (N = 64 from ``teacher``) I_β on a grid of β (default 64 log-spaced values
     in [10⁻², 10²]) with h(τ) = 0, L = 2, M = 8 and one partition ("one drawn objective function").
     The thesis finds the mean curve peaking near β = 1 for every covariance function.
@@ -376,8 +385,9 @@ def beta_experiment(teacher: str = "squared_exponential", *, n_datasets: int = 8
     betas = np.geomspace(1e-2, 1e2, 64) if betas is None else np.asarray(betas, dtype=float)
     gen = np.random.default_rng(rng)
     curves, star, failed = np.full((n_datasets, betas.size), np.nan), np.full(n_datasets, np.nan), 0
+    hooks = hooks or NO_HOOKS
     for d, (X, y, _, _) in enumerate(_teacher_draws(teacher, n, 0, n_datasets, 0.1, gen)):
-        _tell(progress, d / n_datasets, f"data set {d + 1}")
+        _step(hooks, d, n_datasets, "data sets", f"data set {d + 1}")
         parts = asc.draw_partitions(n, n_partitions, 2, n_objects, gen)
         try:
             res = asc.mutual_information_vs_beta(kernel, X, y, noise_var, parts, betas, entropy)
@@ -385,5 +395,5 @@ def beta_experiment(teacher: str = "squared_exponential", *, n_datasets: int = 8
             failed += 1
             continue
         curves[d], star[d] = res.mean, np.nanmedian(res.beta_star)
-    _tell(progress, 1.0, "done")
+    hooks.report(1.0, "done")
     return BetaExperiment(teacher, betas, curves, _nanmean(curves, axis=0), star, failed)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import replica as svm_replica
 from explorer.datasets import Dataset
 from explorer.kernels import Kernel, SquaredExponential
+from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = [
     "BROAD_LENGTHSCALE",
@@ -35,9 +36,6 @@ __all__ = [
 
 #: The "broad" kernel of the issue for crabs and wisconsin: L = √10 on standardised inputs.
 BROAD_LENGTHSCALE = math.sqrt(10.0)
-
-Progress = Callable[[float, str], None]
-
 
 @dataclass(frozen=True)
 class SVMProblem:
@@ -112,17 +110,6 @@ def _lengthscale_iv(lengthscale, d: int):
         raise ValueError(f"`lengthscale` must be one positive number or {d} (one per input), got "
                          f"{np.asarray(lengthscale).tolist()}.")
     return float(L[0]) if L.size == 1 else L
-
-
-def _report(progress: Progress | None, fraction: float, message: str) -> None:
-    if progress is not None:
-        progress(min(max(fraction, 0.0), 1.0), message)
-
-
-def _mc_progress(progress: Progress | None, start: float, span: float, label: str):
-    if progress is None:
-        return None
-    return lambda done, total: progress(start + span * done / total, f"{label}: {done}/{total} samples")
 
 
 def time_theory_and_training(problem: SVMProblem, *, tol: float = 1e-6, repeats: int = 3
@@ -209,8 +196,7 @@ def svm_learning_curve(
     rng=None,
     tol: float = 1e-6,
     exact_loo: bool = True,
-    progress: Progress | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    hooks: Hooks | None = None,
 ) -> SVMLearningCurve:
     """ε(S) from the ADATAP theory (warm-started along S; a failure is reported per row, not raised), the
     Monte-Carlo bootstrap with standard errors, eq. (20) and (optionally) the literal leave-one-out error.
@@ -221,24 +207,24 @@ def svm_learning_curve(
     if mc_samples < 1:
         raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
     rng = np.random.default_rng(rng)
-    _report(progress, 0.0, "solving the replica theory")
+    hooks = hooks or NO_HOOKS
+    hooks.report(0.0, "solving the replica theory")
     theory = theory_learning_curve(problem, grid, tol=tol)
     d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
     rows, span = [], 0.85 / len(grid)
     for j, (v, point) in enumerate(zip(grid, theory)):
         fields = svm.bootstrap_fields(
             problem.K, problem.y_sites, v * problem.n, mc_samples, row_site=problem.sites.row_site, rng=rng, init=d0,
-            progress=_mc_progress(progress, 0.05 + j * span, span, f"Monte-Carlo at S/N = {v:g}"),
-            should_stop=should_stop)
+            hooks=hooks.sub(0.05 + j * span, span, f"Monte-Carlo at S/N = {v:g}"))
         mc = svm.bootstrap_classification_error(fields, problem.y)
         rows.append(SVMCurveRow(float(v), point.S, point.theory, point.converged, point.n_iter, point.residual,
                                 mc.value, mc.se, mc_samples))
-    _report(progress, 0.9, "leave-one-out limits")
+    hooks.report(0.9, "leave-one-out limits")
     approx = svm_replica.loo_limit(problem.K, problem.y_sites, counts=problem.sites.counts, solution=d0).error
     exact = svm.leave_one_out(problem.K, problem.y_sites, counts=problem.sites.counts, solution=d0).error \
         if exact_loo else None
     theory_s, train_s = time_theory_and_training(problem, tol=tol)
-    _report(progress, 1.0, "done")
+    hooks.report(1.0, "done")
     return SVMLearningCurve(problem.name, problem.n, problem.n_sites, problem.kernel.params.get("lengthscale"),
                             tuple(rows), approx, exact, theory_s, train_s)
 
@@ -341,8 +327,7 @@ def svm_field_comparison(
     X_test: np.ndarray | None = None,
     rng=None,
     tol: float = 1e-6,
-    progress: Progress | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    hooks: Hooks | None = None,
 ) -> SVMFieldComparison:
     """Theory (eq. 19, Gaussian) and MC bootstrap fields with p(−1|x) at test inputs (default: the holdout).
 
@@ -353,15 +338,16 @@ def svm_field_comparison(
         raise ValueError("No test inputs: build the problem with `holdout` > 0 or pass `X_test`.")
     v = float(_check_grid([s_over_n])[0])
     K_cross = problem.cross(X_test)
-    _report(progress, 0.0, "solving the replica theory")
+    hooks = hooks or NO_HOOKS
+    hooks.report(0.0, "solving the replica theory")
     sol = svm_replica.solve_svm_replica(problem.K, problem.y_sites, v * problem.n, counts=problem.sites.counts,
                                         tol=tol)
     theory = svm_replica.fields_at(sol, problem.K, K_cross, problem.k_diag(X_test))
     fields = svm.bootstrap_fields(problem.K, problem.y_sites, v * problem.n, mc_samples,
                                   row_site=problem.sites.row_site, K_test=K_cross, rng=rng,
-                                  progress=_mc_progress(progress, 0.05, 0.95, "Monte-Carlo"), should_stop=should_stop)
+                                  hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"))
     mc = svm.probability_negative(fields)
-    _report(progress, 1.0, "done")
+    hooks.report(1.0, "done")
     y_test = problem.y_test if X_test is problem.X_test else None
     return SVMFieldComparison(problem.name, v, X_test, y_test, theory.mean, theory.var,
                               svm_replica.probability_negative(theory), sol.converged, sol.residual, fields.test,

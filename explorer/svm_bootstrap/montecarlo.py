@@ -14,7 +14,6 @@ Core module: numpy and scipy only.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +21,7 @@ from numpy.typing import ArrayLike
 
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap.montecarlo import BootstrapError, BootstrapPredictions, LearningCurve
-from explorer.progress import Cancelled, Progress
+from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.svm_bootstrap.classifier import NotSeparableError, SVMSolution, _kernel_labels_iv, fit_hard_margin
 
 __all__ = ["NotSeparableError", "SVMSolution", "Sites", "LeaveOneOut", "FieldProbability",
@@ -104,8 +103,7 @@ def zero_one_loss(f: ArrayLike, y: ArrayLike) -> np.ndarray:
 def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, row_site: ArrayLike | None = None,
                      K_test: ArrayLike | None = None, scheme: str = "poisson", rng: RngLike = None,
                      batch_size: int = 64, tol: float = 1e-9, init: SVMSolution | None = None,
-                     progress: Progress | None = None,
-                     should_stop: Callable[[], bool] | None = None) -> BootstrapPredictions:
+                     hooks: Hooks | None = None) -> BootstrapPredictions:
     """Internal fields of SVMs retrained on ``n_samples`` bootstrap samples (seed 004, eqs. 1, 7).
 
     Occupation numbers are drawn for the N data rows; a site enters the sample when at least one of
@@ -123,7 +121,7 @@ def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, ro
         Site of every data row (``Sites.row_site``); default one row per site.
     K_test : ndarray of shape (M, n_sites), optional
         K(X_test, X_sites); the fields at the test inputs are returned too.
-    scheme, rng, batch_size, progress, should_stop
+    scheme, rng, batch_size, hooks
         As in ``montecarlo.bootstrap_predictions``; all occupations are drawn up front, so
         ``batch_size`` never changes the result.
     tol : float
@@ -143,18 +141,19 @@ def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, ro
     batch_size = montecarlo._positive_int(batch_size, "batch_size", "It is the number of samples per batch.")
     occupations = montecarlo._draw_occupations(n_rows, S, n_samples, scheme, np.random.default_rng(rng))
     init = fit_hard_margin(K, y, tol=tol) if init is None else init
-    return _fields_of_samples(K, y, row_site, K_test, occupations, S, scheme, batch_size, tol, init, progress,
-                              should_stop)
+    return _fields_of_samples(K, y, row_site, K_test, occupations, S, scheme, batch_size, tol, init,
+                              hooks or NO_HOOKS)
 
 
-def _fields_of_samples(K, y, row_site, K_test, occupations, S, scheme, batch_size, tol, init, progress,
-                       should_stop) -> BootstrapPredictions:
+def _fields_of_samples(K, y, row_site, K_test, occupations, S, scheme, batch_size, tol, init, hooks: Hooks,
+                       offset: int = 0, total: int | None = None) -> BootstrapPredictions:
+    """The fields of all samples, batch by batch; ``hooks`` count samples from ``offset`` of ``total``."""
     n_samples, n_sites = occupations.shape[0], y.size
+    total = n_samples if total is None else total
     site_fields = np.empty((n_samples, n_sites))
     test = None if K_test is None else np.empty((n_samples, K_test.shape[0]))
     for start in range(0, n_samples, batch_size):
-        if should_stop is not None and should_stop():
-            raise Cancelled(start, n_samples)
+        hooks.check(offset + start, total)
         stop = min(start + batch_size, n_samples)
         for b in range(start, stop):
             present = np.bincount(row_site, weights=occupations[b], minlength=n_sites) > 0
@@ -162,8 +161,7 @@ def _fields_of_samples(K, y, row_site, K_test, occupations, S, scheme, batch_siz
             site_fields[b] = sol.field
             if test is not None:
                 test[b] = K_test @ (y * sol.alpha)
-        if progress is not None:
-            progress(stop, n_samples)
+        hooks.report((offset + stop) / total, f"{offset + stop}/{total} samples")
     return BootstrapPredictions(occupations, site_fields[:, row_site], test, S, scheme)
 
 
@@ -178,27 +176,27 @@ def bootstrap_classification_error(fields: BootstrapPredictions, y_rows: ArrayLi
 
 def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_samples: int, *,
                              row_site: ArrayLike | None = None, scheme: str = "poisson", rng: RngLike = None,
-                             batch_size: int = 64, progress: Progress | None = None,
-                             should_stop: Callable[[], bool] | None = None) -> LearningCurve:
+                             batch_size: int = 64, hooks: Hooks | None = None) -> LearningCurve:
     """Monte-Carlo learning curve ε(S), eq. (6), at every S (the symbols of seed 004's Fig. 1, left).
 
-    One generator is used for all S in turn; ``progress(done, total)`` counts samples over the curve.
+    One generator is used for all S in turn; ``hooks`` count samples over the curve.
     """
     K, y, row_site, _ = _fields_iv(K, y, row_site, None)
     S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
     if S_arr.ndim != 1 or S_arr.size == 0:
         raise ValueError(f"`S_values` must be a non-empty 1-D sequence of sample sizes, got shape "
                          f"{np.shape(S_values)}.")
-    for S in S_arr:
-        montecarlo._occupation_iv(row_site.size, S, n_samples, scheme)
+    sizes = [montecarlo._occupation_iv(row_site.size, S, n_samples, scheme)[1] for S in S_arr]
+    n_samples = montecarlo._positive_int(n_samples, "n_samples", "It is the number of bootstrap samples.")
+    batch_size = montecarlo._positive_int(batch_size, "batch_size", "It is the number of samples per batch.")
     rng = np.random.default_rng(rng)
     total = S_arr.size * n_samples
     init = fit_hard_margin(K, y)
     errors = []
-    for k, S in enumerate(S_arr):
-        step = None if progress is None else (lambda done, _, o=k * n_samples: progress(o + done, total))
-        fields = bootstrap_fields(K, y, float(S), n_samples, row_site=row_site, scheme=scheme, rng=rng,
-                                  batch_size=batch_size, init=init, progress=step, should_stop=should_stop)
+    for k, S in enumerate(sizes):  # as bootstrap_fields, with the samples counted over the whole curve
+        occupations = montecarlo._draw_occupations(row_site.size, S, n_samples, scheme, rng)
+        fields = _fields_of_samples(K, y, row_site, None, occupations, S, scheme, batch_size, 1e-9, init,
+                                    hooks or NO_HOOKS, k * n_samples, total)
         errors.append(bootstrap_classification_error(fields, y[row_site]))
     return LearningCurve(S_arr, np.array([e.value for e in errors]), np.array([e.se for e in errors]),
                          n_samples, tuple(errors))

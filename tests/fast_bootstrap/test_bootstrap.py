@@ -16,7 +16,7 @@ from explorer.gp_bootstrap import replica
 from explorer import datasets
 from explorer.kernels import SquaredExponential
 from explorer.fast_bootstrap.lssvm import LSSVM, lssvm_path
-from explorer.progress import Cancelled
+from explorer.progress import Cancelled, Hooks
 from explorer.resampling import occupation_numbers
 from explorer.fast_bootstrap.networks import MLP, RBFN, kmeans
 from tests.conftest import run_cli as _cli
@@ -174,11 +174,13 @@ def test_apparent_error_and_generalization_estimate(toy):
 def test_progress_and_cancel(toy):
     X, y = toy
     seen = []
-    fastboot.bootstrap_optimism(RBFN(), X, y, [3, 4], 4, rng=0, progress=lambda d, t: seen.append((d, t)))
-    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    fastboot.bootstrap_optimism(RBFN(), X, y, [3, 4], 4, rng=0,
+                                hooks=Hooks(progress=lambda f, msg: seen.append((f, msg))))
+    assert seen == [(k / 4, f"{k}/4 replications") for k in (1, 2, 3, 4)]
     calls = iter([False, False, True])
     with pytest.raises(Cancelled, match="after 2 of 5"):
-        fastboot.bootstrap_optimism(RBFN(), X, y, [3], 5, rng=0, should_stop=lambda: next(calls))
+        fastboot.bootstrap_optimism(RBFN(), X, y, [3], 5, rng=0,
+                                    hooks=Hooks(should_stop=lambda: next(calls)))
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -206,7 +208,7 @@ def test_complexity_grid_matches_the_tables():
 def test_f_statistic_is_the_squared_t_statistic_of_the_quadratic_term(rng):
     u = np.linspace(1, 13, 7)
     v = 0.3 + 0.02 * u + 0.004 * u**2 + rng.normal(0, 0.01, u.size)
-    test, _, _ = fastboot.polynomial_f_test(u, v, 1, 2)
+    test = fastboot.polynomial_f_test(u, v, 1, 2).test
     A = np.vander(u, 3, increasing=True)  # OLS of order 2 written out
     coef, res, *_ = np.linalg.lstsq(A, v, rcond=None)
     s2 = res[0] / (u.size - 3)
@@ -218,15 +220,17 @@ def test_f_statistic_is_the_squared_t_statistic_of_the_quadratic_term(rng):
 
 def test_f_test_has_its_nominal_level_under_h0(rng):
     u = np.linspace(0, 1, 6)
-    rejected = np.mean([not fastboot.polynomial_f_test(u, 1 + 2 * u + rng.normal(0, 1, 6))[0].accepted
+    rejected = np.mean([not fastboot.polynomial_f_test(u, 1 + 2 * u + rng.normal(0, 1, 6)).test.accepted
                         for _ in range(2000)])
     assert 0.035 < rejected < 0.065  # 5% ± 3 binomial standard deviations (0.49%)
 
 
 def test_f_test_decision_and_degree(rng):
     u = np.linspace(1, 10, 8)
-    linear, _, _ = fastboot.polynomial_f_test(u, 2 * u + rng.normal(0, 0.01, 8))
-    curved, _, quad = fastboot.polynomial_f_test(u, u**2 + rng.normal(0, 0.01, 8))
+    linear = fastboot.polynomial_f_test(u, 2 * u + rng.normal(0, 0.01, 8)).test
+    curved_fit = fastboot.polynomial_f_test(u, u**2 + rng.normal(0, 0.01, 8))
+    curved, quad = curved_fit.test, curved_fit.high
+    assert curved_fit.chosen is quad
     assert linear.accepted and linear.degree == 1
     assert not curved.accepted and curved.degree == 2 and quad.degree() == 2
 

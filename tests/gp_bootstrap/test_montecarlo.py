@@ -23,7 +23,7 @@ from explorer.gp_bootstrap.montecarlo import (
     predictive_moments,
     refit_on_duplicates,
 )
-from explorer.progress import Cancelled
+from explorer.progress import Cancelled, Hooks
 from explorer.resampling import occupation_numbers
 from tests.conftest import rbf
 
@@ -238,13 +238,13 @@ def test_learning_curve_reuses_one_generator_and_reports_progress(rng):
     K, y, _, _ = gp_problem(rng, 10)
     calls = []
     curve = bootstrap_learning_curve(K, y, 0.1, [5, 10, 20], 30, rng=11, batch_size=8,
-                                     progress=lambda done, total: calls.append((done, total)))
+                                     hooks=Hooks(progress=lambda f, msg: calls.append((f, msg))))
     assert isinstance(curve, LearningCurve) and curve.value.shape == curve.se.shape == (3,)
     generator = np.random.default_rng(11)
     for S, value, se in zip([5, 10, 20], curve.value, curve.se):
         err = bootstrap_test_error(bootstrap_predictions(K, y, 0.1, S, 30, rng=generator), y)
         assert (value, se) == (err.value, err.se)
-    assert calls[-1] == (90, 90) and [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert calls[-1] == (1.0, "90/90 samples") and [f for f, _ in calls] == sorted(f for f, _ in calls)
     assert curve.value[0] > curve.value[-1]  # more data, smaller test error
 
 
@@ -252,12 +252,12 @@ def test_progress_and_cancellation(rng):
     K, y, _, _ = gp_problem(rng, 6)
     calls = []
     bootstrap_predictions(K, y, 0.1, 6, 20, rng=rng, batch_size=7,
-                          progress=lambda done, total: calls.append((done, total)))
-    assert calls == [(7, 20), (14, 20), (20, 20)]
+                          hooks=Hooks(progress=lambda f, msg: calls.append((f, msg))))
+    assert calls == [(7 / 20, "7/20 samples"), (14 / 20, "14/20 samples"), (1.0, "20/20 samples")]
     checks = iter([False, False, True])
     with pytest.raises(Cancelled, match="cancelled after 14 of 20 samples") as info:
         bootstrap_predictions(K, y, 0.1, 6, 20, rng=rng, batch_size=7,
-                              should_stop=lambda: next(checks))
+                              hooks=Hooks(should_stop=lambda: next(checks)))
     assert (info.value.done, info.value.total) == (14, 20)
 
 

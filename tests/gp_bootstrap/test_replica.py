@@ -49,12 +49,14 @@ def test_exact_when_kernel_is_multiple_of_identity(rng, s_over_n):
     # Efron's error: a left-out point is predicted by the prior mean 0
     assert R.bootstrap_test_error(sol) == pytest.approx(np.mean(y**2), rel=1e-10)
     # bootstrap mean and variance at training inputs, eq. (48)
-    mean, var = R.bootstrap_moments(sol, K, K)
+    moments = R.bootstrap_moments(sol, K, K)
+    mean, var = moments.mean, moments.var
     np.testing.assert_allclose(mean, p @ f, rtol=1e-10)
     np.testing.assert_allclose(var, p @ f**2 - (p @ f) ** 2, rtol=1e-8, atol=1e-12)
     # eq. (60): point masses at the exact predictor values, with Poisson weights
     for i in range(n):
-        w, mu, sd = R.mixture_components(sol, i, tail_mass=1e-12)
+        mix = R.mixture_components(sol, i, tail_mass=1e-12)
+        w, mu, sd = mix.weights, mix.means, mix.sds
         np.testing.assert_allclose(mu, f[: mu.size, i], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(w, p[: w.size] / p[: w.size].sum(), rtol=1e-12)
         assert np.all(sd < 1e-6 * (1 + np.abs(mu)))
@@ -90,7 +92,8 @@ def test_moments_eq48_at_training_inputs_match_eqs_34_35(rng):
     """Eq. (48) at x = x_i reproduces m = Gγ (34) and Q_ii − m_i² = −(G diag(λ) G)_ii (35)."""
     _, K, y = rbf_problem(rng)
     sol = R.solve_replica(K, y, NOISE, len(y), tol=1e-10)
-    mean, var = R.bootstrap_moments(sol, K, K)
+    moments = R.bootstrap_moments(sol, K, K)
+    mean, var = moments.mean, moments.var
     G = np.linalg.inv(np.linalg.inv(K + 1e-12 * np.eye(len(y))) + np.diag(sol.dl))
     np.testing.assert_allclose(mean, sol.m, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(var, -np.einsum("ij,j,ij->i", G, sol.lam, G), rtol=1e-5, atol=1e-9)
@@ -141,7 +144,8 @@ def test_mixture_is_a_density_and_bins_integrate_it(rng):
     _, K, y = rbf_problem(rng)
     sol = R.solve_replica(K, y, NOISE, len(y))
     i = 5
-    w, mu, sd = R.mixture_components(sol, i, tail_mass=1e-9)
+    mix = R.mixture_components(sol, i, tail_mass=1e-9)
+    w, mu, sd = mix.weights, mix.means, mix.sds
     assert 1 - 1e-9 <= w.sum() <= 1 + 1e-12
     lo, hi = mu.min() - 10 * sd.max(), mu.max() + 10 * sd.max()
     h = np.linspace(lo, hi, 200001)

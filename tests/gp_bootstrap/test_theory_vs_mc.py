@@ -14,6 +14,7 @@ from explorer.gp_bootstrap import experiments
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap import replica
 from explorer import cli, datasets
+from explorer.progress import Hooks
 
 NOISE = 0.01
 
@@ -41,7 +42,8 @@ def test_theory_moments_follow_monte_carlo(small_problem):
     K, y = small_problem
     S = 2.0 * len(y)
     sol = replica.solve_replica(K, y, NOISE, S)
-    mean, var = replica.bootstrap_moments(sol, K, K)
+    theory = replica.bootstrap_moments(sol, K, K)
+    mean, var = theory.mean, theory.var
     mc = montecarlo.predictive_moments(montecarlo.bootstrap_predictions(K, y, NOISE, S, 6000, rng=0), where="train")
     assert np.max(np.abs(mean - mc.mean)) < 0.03
     assert np.median(np.abs(var / mc.var - 1)) < 0.15
@@ -107,7 +109,7 @@ def toy_problem():
 def test_learning_curve_comparison_rows_and_progress(toy_problem):
     seen = []
     res = experiments.learning_curve_comparison(toy_problem, [0.5, 2.0], 200, rng=0,
-                                                progress=lambda f, msg: seen.append(f))
+                                                hooks=Hooks(progress=lambda f, msg: seen.append(f)))
     assert [r.s_over_n for r in res.rows] == [0.5, 2.0]
     assert all(r.converged and r.mc_se > 0 and np.isfinite(r.theory) for r in res.rows)
     assert res.rows[0].expected_test_points == pytest.approx(70 * np.exp(-0.5))

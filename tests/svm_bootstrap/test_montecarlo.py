@@ -18,6 +18,7 @@ from scipy import linalg, optimize
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer import datasets
 from explorer.gp_bootstrap.montecarlo import BootstrapPredictions
+from explorer.progress import Hooks
 from tests.conftest import rbf
 from tests.conftest import two_rings as toy
 
@@ -227,11 +228,11 @@ def test_learning_curve_progress_and_cancel(rng):
     X, y, K = toy(rng, 15, 1.0)
     calls = []
     curve = svm.bootstrap_learning_curve(K, y, [5, 15], 20, rng=rng, batch_size=10,
-                                         progress=lambda d, t: calls.append((d, t)))
-    assert curve.value.shape == (2,) and calls[-1] == (40, 40)
+                                         hooks=Hooks(progress=lambda f, msg: calls.append((f, msg))))
+    assert curve.value.shape == (2,) and calls[-1] == (1.0, "40/40 samples")
     with pytest.raises(svm.Cancelled, match="after 10 of 20"):
         svm.bootstrap_fields(K, y, 5, 20, rng=rng, batch_size=10,
-                             should_stop=iter([False, True]).__next__)
+                             hooks=Hooks(should_stop=iter([False, True]).__next__))
 
 
 # ----------------------------------------------------------------------------- leave-one-out

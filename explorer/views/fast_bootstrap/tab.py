@@ -39,7 +39,6 @@ import time
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used below)
@@ -50,8 +49,10 @@ import param
 
 from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
+from explorer.fast_bootstrap.bootstrap import check_f_test
+from explorer.fast_bootstrap.experiments import CALIBRATION, estimated_seconds, replica_grid
 from explorer.fast_bootstrap.lssvm import LSSVM
-from explorer.progress import Cancelled
+from explorer.progress import Hooks
 from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.gp_bootstrap.replica import ConvergenceError
 from explorer.views.common.jobs import LRU, BackgroundJobs, Job
@@ -74,11 +75,6 @@ FASTBOOT_DATASETS = ("toy", "teacher", "boston", "crabs", "pima", "wisconsin", S
 JOB_KINDS = ("fast", "full", "replica")
 #: The full bootstrap and the replica theory start by themselves when :func:`estimated_seconds` ≤ this.
 AUTO_SECONDS = 15.0
-#: Seconds on one unloaded core (one BLAS thread) of the toy data at Table 1, N = 200, which
-#: :func:`estimated_seconds` scales: an LS-SVM bootstrap replication (one eigendecomposition gives the whole
-#: γ path), an RBFN / MLP network per (data point × unit) (MLP: 200 epochs, 3 restarts), the replica theory
-#: at one γ.
-CALIBRATION = {"ls-svm": 0.006, "rbfn": 1.3e-6, "mlp": 8e-5, "replica": 0.045}
 #: Longest complexity grid accepted (a tiny step would otherwise ask for millions of models).
 MAX_GRID_POINTS = 2000
 #: Most data points accepted (the LS-SVM factorises an N × N kernel matrix per bootstrap replication).
@@ -144,46 +140,11 @@ def clear_caches() -> None:
 # ------------------------------------------------------------------------------------ computations
 
 
-def estimated_seconds(kind: str, model: str, n: int, setting: fe.Setting, options: dict | None = None,
-                      points: int = 46) -> float:
-    """Rough duration on one unloaded core of the ``"full"`` bootstrap or of the ``"replica"`` theory.
-
-    LS-SVM: one eigendecomposition per replication, ∝ J·N²; RBFN and MLP: one network per complexity and
-    replication, ∝ J·N·Σq (MLP also ∝ epochs × restarts); replica theory: ∝ points·N³. Constants:
-    :data:`CALIBRATION`. A guide for starting jobs by themselves, not a promise.
-    """
-    if kind == "replica":
-        return CALIBRATION["replica"] * points * (n / 200) ** 3
-    J = setting.full_replications
-    if model == "ls-svm":
-        return CALIBRATION["ls-svm"] * J * (n / 200) ** 2
-    units = J * n * float(setting.grids()[0].sum())
-    if model == "rbfn":
-        return CALIBRATION["rbfn"] * units
-    options = options or {}
-    return CALIBRATION["mlp"] * units * options.get("max_epochs", 200) / 200 * options.get("n_init", 3) / 3
-
-
-def replica_grid(grid: np.ndarray, points: int) -> np.ndarray:
-    """The values of γ of the replica theory: ``points`` evenly spaced indices of ``grid``, as
-    :func:`~explorer.fast_bootstrap.experiments.compare_bootstraps` takes them."""
-    return grid[np.unique(np.linspace(0, grid.size - 1, min(points, grid.size)).round().astype(int))]
-
-
-def _progress(job: Job, total: int) -> Callable[[float, str], None]:
-    """The core's progress callback for ``job``: reports, and stops at the next step when cancelled."""
-    def progress(fraction: float, message: str) -> None:
-        if fraction < 1.0 and job.should_stop():
-            raise Cancelled(int(round(fraction * total)), total)
-        job.report(fraction, message)
-    return progress
-
-
 def _comparison(data, model, setting, kappa, options, seed, with_full: bool, job: Job) -> fe.BootstrapComparison:
     """Worker thread: ``compare_bootstraps`` as the CLI calls it (the replica theory is a job of its own)."""
     return fe.compare_bootstraps(data, model, setting, rng=seed, with_full=with_full, with_replica=False,
-                                 kappa0=kappa[0], kappa1=kappa[1], model_options=options, progress=job.report,
-                                 should_stop=job.should_stop)
+                                 kappa0=kappa[0], kappa1=kappa[1], model_options=options,
+                                 hooks=Hooks(progress=job.report, should_stop=job.should_stop))
 
 
 def _replica(data, options, points: np.ndarray, job: Job) -> ReplicaRun:
@@ -191,7 +152,7 @@ def _replica(data, options, points: np.ndarray, job: Job) -> ReplicaRun:
     model = fe.make_model("ls-svm", data, **options)
     X, y = fe.prepare_data(data)
     start = time.perf_counter()
-    rep = fe.replica_optimism(model, X, y, points, progress=_progress(job, points.size))
+    rep = fe.replica_optimism(model, X, y, points, hooks=Hooks(progress=job.report, should_stop=job.should_stop))
     return ReplicaRun(rep, time.perf_counter() - start)
 
 
@@ -438,13 +399,7 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
                              int(self.fast_replications), bool(self.log_complexity))
         grid, sample = setting.grids()
         both = np.concatenate([grid, sample])
-        if int(self.kappa0) >= int(self.kappa1):
-            raise ValueError(f"The F test of eq. (11) compares order κ0 with a higher order κ1: set κ0 < κ1, got "
-                             f"κ0 = {self.kappa0}, κ1 = {self.kappa1}.")
-        if sample.size < int(self.kappa1) + 2:
-            raise ValueError(f"The F test of eq. (11) needs at least κ1 + 2 = {int(self.kappa1) + 2} points on "
-                             f"the reduced grid (K − κ1 − 1 ≥ 1 degrees of freedom), got K = {sample.size}. Widen "
-                             "the reduced grid or lower its step.")
+        check_f_test(sample.size, int(self.kappa0), int(self.kappa1))
         if self.model == "ls-svm" or self.log_complexity:
             if both.min() <= 0:
                 what = "γ" if self.model == "ls-svm" else "log complexity"

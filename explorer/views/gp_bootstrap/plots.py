@@ -121,7 +121,7 @@ def _distribution_data(state: ExplorerState):
 
 def _bins(sol, i: int, samples) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bin edges of width 0.2 (``compare.histogram_edges``), theory mass and MC fraction per bin."""
-    _, mu, _ = replica.mixture_components(sol, i)
+    mu = replica.mixture_components(sol, i).means
     edges = histogram_edges(samples if samples is not None else mu[:1], sol, i, BIN_WIDTH)
     theory = replica.bin_probabilities(sol, i, edges)
     mc = np.histogram(samples, bins=edges)[0] / samples.size if samples is not None else np.full(theory.size, np.nan)
@@ -154,12 +154,13 @@ def distribution_plot(state: ExplorerState) -> hv.Overlay:
     if sol is not None:
         target = float(sol.y[i])
         edges, theory, mc = _visible(*_bins(sol, i, samples), target)
-        w, mu, sd = replica.mixture_components(sol, i)
+        mix = replica.mixture_components(sol, i)
+        mu, sd = mix.means, mix.sds
         if np.all(sd > 0):  # sd = 0 only for K ∝ I: point masses, shown by the binned theory alone
             h = _h_grid(edges, mu, sd)
             density = replica.predictive_density(sol, i, h)
             if state.show_components:
-                components = _components(w, mu, sd)
+                components = _components(mix.weights, mu, sd)
     layers = _framewise(
         hv.Histogram((edges, np.nan_to_num(mc) / BIN_WIDTH), kdims=H_DIM, vdims=DENSITY_DIM,
                      label="Monte-Carlo histogram").opts(fill_color=MC_COLOR, fill_alpha=0.35, line_color=MC_COLOR,

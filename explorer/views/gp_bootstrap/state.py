@@ -30,8 +30,10 @@ from explorer.gp_bootstrap import experiments
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap import replica
 from explorer import datasets, kernels
+from explorer.gp_bootstrap.experiments import theory_error
 from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH
 from explorer.losses import get_loss
+from explorer.progress import Hooks
 from explorer.views.common.jobs import LRU, Job, JobStatus, call_now
 from explorer.views.common.uploads import UPLOAD, csv_columns, read_upload
 
@@ -166,13 +168,6 @@ def clear_caches() -> None:
 # ------------------------------------------------------------------------------------ computations
 
 
-def theory_error(sol: replica.ReplicaSolution, loss: str, loss_params: dict) -> float:
-    """Bootstrap test error of the theory for a loss name: eq. (45) (square) or eq. (46) (any other)."""
-    if loss == "square":
-        return replica.bootstrap_test_error(sol)  # eq. (45)
-    return replica.bootstrap_loss_error(sol, get_loss(loss, **loss_params))  # eq. (46)
-
-
 def _theory_solutions(problem: experiments.RegressionProblem, grid: np.ndarray):
     S = grid * problem.n
     exact = replica.replica_learning_curve(problem.K, problem.y, problem.noise_var, S)
@@ -199,12 +194,11 @@ def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed
     g = get_loss(loss, **loss_params)
     points: list[CurvePoint] = []
     curve = CurveMC((), tuple(grid))
+    hooks = Hooks(progress=job.report, should_stop=job.should_stop)
     for j, v in enumerate(grid):
         preds = montecarlo.bootstrap_predictions(
             problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, rng=rng,
-            progress=lambda done, total, j=j, v=v: job.report(
-                (j + done / total) / len(grid), f"Monte-Carlo at S/N = {v:g}: {done}/{total} samples"),
-            should_stop=job.should_stop)
+            hooks=hooks.sub(j / len(grid), 1 / len(grid), f"Monte-Carlo at S/N = {v:g}"))
         err = montecarlo.bootstrap_test_error(preds, problem.y, loss=g)  # eq. (17)
         points.append(CurvePoint(float(v), err.value, err.se, mc_samples, err.n_inputs_used))
         curve = CurveMC(tuple(points), tuple(grid))
@@ -588,7 +582,7 @@ class ExplorerState(param.Parameterized):
         self._request("distribution", (key, v, samples, seed), "distribution", _DISTRIBUTIONS,
                       lambda job: experiments.distribution_comparison(
                           problem, v, samples, bin_width=BIN_WIDTH, rng=seed,
-                          progress=job.report, should_stop=job.should_stop))
+                          hooks=Hooks(progress=job.report, should_stop=job.should_stop)))
 
     def _refresh_holdout(self) -> None:
         key, problem = self._problem(int(self.holdout))
@@ -597,13 +591,13 @@ class ExplorerState(param.Parameterized):
         self._assign("holdout_theory", theory)
         self._request("holdout", (key, v, samples, seed), "holdout_mc", _HOLDOUTS,
                       lambda job: experiments.holdout_comparison(
-                          problem, v, samples, rng=seed, progress=job.report,
-                          should_stop=job.should_stop))
+                          problem, v, samples, rng=seed,
+                          hooks=Hooks(progress=job.report, should_stop=job.should_stop)))
 
     def _holdout_theory(self, key, problem, v: float) -> HoldoutTheory:
         sol = self._solution(key, problem, v)
-        mean, var = replica.bootstrap_moments(sol, problem.K, problem.cross(problem.X_test))  # eq. (48)
-        return HoldoutTheory(mean, var, np.asarray(problem.y_test), v, problem.n)
+        moments = replica.bootstrap_moments(sol, problem.K, problem.cross(problem.X_test))  # eq. (48)
+        return HoldoutTheory(moments.mean, moments.var, np.asarray(problem.y_test), v, problem.n)
 
     # ----------------------------------------------------------------------------- jobs
 

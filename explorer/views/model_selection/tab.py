@@ -44,7 +44,7 @@ from explorer.model_selection import criteria as selection
 from explorer import datasets, regression
 from explorer.model_selection import experiments as sx
 from explorer.kernels import KERNEL_NAMES, Kernel, make_kernel
-from explorer.progress import Cancelled
+from explorer.progress import Hooks
 from explorer.model_selection.criteria import (
     CRITERIA,
     CRITERION_LABELS,
@@ -204,7 +204,8 @@ def reference_hyperparameters(problem: SelectionProblem, kernel_name: str) -> tu
     """The fixed hyperparameters of the curves: the teacher's (§5.1) on teacher data, else the data-scaled
     start of :func:`selection.initial_hyperparameters`."""
     if not problem.teacher:
-        return selection.initial_hyperparameters(kernel_name, problem.X, problem.y)
+        start = selection.initial_hyperparameters(kernel_name, problem.X, problem.y)
+        return start.kernel, start.noise_var
     names = make_kernel(kernel_name, problem.d).hyperparameter_names
     hyper = {k: v for k, v in TEACHER_HYPERPARAMETERS.items() if k in names}
     return make_kernel(kernel_name, problem.d, **hyper), TEACHER_HYPERPARAMETERS["noise_var"]
@@ -214,6 +215,11 @@ def _criterion(name: str, problem: SelectionProblem, gen, options: dict):
     return selection.make_criterion(name, problem.n, rng=gen, **options)
 
 
+def _hooks(job: Job, partial: Callable[[object], None] | None = None) -> Hooks:
+    """The core's hooks for ``job``: its progress, its stop flag, ``partial`` for partial results."""
+    return Hooks(progress=job.report, should_stop=job.should_stop, partial=partial)
+
+
 def _curves(problem, kernel_name, parameter, points, decades, criteria, options, seed, job: Job) -> SelectionCurves:
     """Each criterion along ``parameter`` in turn (cancellable in between); ``job.partial`` after each."""
     kernel, noise_var = reference_hyperparameters(problem, kernel_name)
@@ -221,88 +227,39 @@ def _curves(problem, kernel_name, parameter, points, decades, criteria, options,
     centre = float(reference[parameter])
     grid = np.geomspace(centre * 10.0**-decades, centre * 10.0**decades, points)
     gen = np.random.default_rng(seed)
+    hooks, n = _hooks(job), len(criteria)
     done: list[CriterionCurve] = []
     out = SelectionCurves((), criteria, parameter, reference)
     for j, name in enumerate(criteria):
-        if job.should_stop():
-            raise Cancelled(j, len(criteria))
-        job.report(j / len(criteria), f"curve of {name} ({j + 1}/{len(criteria)})")
+        hooks.check(j, n, "criteria")
+        label = f"curve of {name} ({j + 1}/{n})"
+        hooks.report(j / n, label)
         crit = _criterion(name, problem, gen, options)
-        done.append(selection.criterion_curve(crit, kernel, problem.X, problem.y, noise_var, parameter, grid))
+        done.append(selection.criterion_curve(crit, kernel, problem.X, problem.y, noise_var, parameter, grid,
+                                              hooks=hooks.sub(j / n, 1 / n, label, count=(j, n, "criteria"))))
         out = SelectionCurves(tuple(done), criteria, parameter, reference)
         job.partial(out)
     return out
 
 
 def _optima(problem, kernel_name, criteria, options, restarts, max_iter, seed, job: Job) -> SelectionFits:
-    """Optimise under each criterion in turn, as :func:`selection.select_hyperparameters` does (one generator,
-    same order, same numbers) but cancellable between criteria."""
-    kernel, noise_var = selection.initial_hyperparameters(kernel_name, problem.X, problem.y)
-    gen = np.random.default_rng(seed)
-    done: list[SelectionResult] = []
-    out = SelectionFits((), criteria)
-    for j, name in enumerate(criteria):
-        if job.should_stop():
-            raise Cancelled(j, len(criteria))
-        job.report(j / len(criteria), f"optimising {name} ({j + 1}/{len(criteria)}, {restarts} restarts)")
-        crit = _criterion(name, problem, gen, options)
-        res = selection.optimize_hyperparameters(crit, kernel, problem.X, problem.y, noise_var,
-                                                 n_restarts=restarts, max_iter=max_iter, rng=gen)
-        if problem.X_test is not None:
-            res = _with_test(res, problem)
-        done.append(res)
-        out = SelectionFits(tuple(done), criteria)
-        job.partial(out)
-    return out
-
-
-def _with_test(res: SelectionResult, problem: SelectionProblem) -> SelectionResult:
-    from dataclasses import replace
-    test = selection.test_error(res.kernel, res.noise_var, problem.X, problem.y, problem.X_test, problem.y_test)
-    return replace(res, test=test)
-
-
-def _safe_value(crit, kernel, X, y, noise_var) -> float:
-    try:
-        return float(crit(kernel, X, y, noise_var).value)
-    except (np.linalg.LinAlgError, FloatingPointError, replica.ConvergenceError, ValueError):
-        return float("nan")
-
-
-def _ranks(values: dict) -> dict:
-    """Rank 1 = lowest value; NaN ranks last; ties share the lower rank (as :mod:`explorer.model_selection.criteria`)."""
-    keys = list(values)
-    v = np.array([values[k] for k in keys], dtype=float)
-    v = np.where(np.isfinite(v), v, np.inf)
-    return {k: int(np.sum(v < v[i]) + 1) for i, k in enumerate(keys)}
+    """:func:`selection.select_hyperparameters` from the data-scaled start, each criterion's result published."""
+    start = selection.initial_hyperparameters(kernel_name, problem.X, problem.y)
+    test = {} if problem.X_test is None else {"X_test": problem.X_test, "y_test": problem.y_test}
+    results = selection.select_hyperparameters(
+        problem.X, problem.y, start.kernel, criteria, noise_var=start.noise_var, rng=seed, n_restarts=restarts,
+        max_iter=max_iter, **test, **options,
+        hooks=_hooks(job, lambda done: job.partial(SelectionFits(done, criteria))))
+    return SelectionFits(results, criteria)
 
 
 def _ranking(problem, kernels, select_by, rank_by, options, restarts, max_iter, seed, job: Job) -> SelectionRanking:
-    """:func:`selection.rank_functional_forms` kernel by kernel (same generator order, same numbers),
-    cancellable between kernels; rows without ranks until the last kernel is done."""
-    X, y = problem.X, problem.y
-    gen = np.random.default_rng(seed)
-    selector = _criterion(select_by, problem, gen, options)
-    rankers = {name: _criterion(name, problem, gen, options) for name in rank_by}
-    selections, values, tests = {}, {}, {}
-    for j, kname in enumerate(kernels):
-        if job.should_stop():
-            raise Cancelled(j, len(kernels))
-        job.report(j / len(kernels), f"{kname}: optimising {select_by} ({j + 1}/{len(kernels)})")
-        kern, start = selection.initial_hyperparameters(kname, X, y)
-        sel = selection.optimize_hyperparameters(selector, kern, X, y, start, n_restarts=restarts,
-                                                 max_iter=max_iter, rng=gen)
-        selections[kname] = sel
-        values[kname] = {c: _safe_value(r, sel.kernel, X, y, sel.noise_var) for c, r in rankers.items()}
-        if problem.X_test is not None:
-            tests[kname] = selection.test_error(sel.kernel, sel.noise_var, X, y, problem.X_test, problem.y_test)
-            values[kname]["smse"] = tests[kname].smse
-        job.partial(SelectionRanking(tuple(RankingRow(k, selections[k], values[k], {}, tests.get(k))
-                                           for k in selections), kernels, select_by, rank_by))
-    keys = list(rank_by) + (["smse"] if problem.X_test is not None else [])
-    ranks = {c: _ranks({k: values[k][c] for k in kernels}) for c in keys}
-    rows = tuple(RankingRow(k, selections[k], values[k], {c: ranks[c][k] for c in keys}, tests.get(k))
-                 for k in kernels)
+    """:func:`selection.rank_functional_forms`, the rows published (without ranks) after each kernel."""
+    test = {} if problem.X_test is None else {"X_test": problem.X_test, "y_test": problem.y_test}
+    rows = selection.rank_functional_forms(
+        problem.X, problem.y, kernels, select_by=select_by, rank_by=rank_by, rng=seed, n_restarts=restarts,
+        max_iter=max_iter, **test, **options,
+        hooks=_hooks(job, lambda done: job.partial(SelectionRanking(done, kernels, select_by, rank_by))))
     return SelectionRanking(rows, kernels, select_by, rank_by)
 
 
@@ -770,15 +727,6 @@ def _parse_temperature(text: str) -> datasets.Dataset:
     return data
 
 
-def _experiment_progress(job: Job, total: int) -> Callable[[float, str], None]:
-    """The core's progress callback for ``job``: reports, and stops the run at the next step when cancelled."""
-    def progress(fraction: float, message: str) -> None:
-        if fraction < 1.0 and job.should_stop():
-            raise Cancelled(int(round(fraction * total)), total)
-        job.report(fraction, message)
-    return progress
-
-
 class SelectionExperimentState(_BackgroundJobs, param.Parameterized):
     """The thesis experiments of seed 001 (as ``explorer select-experiment``) at small repetition counts.
 
@@ -918,21 +866,16 @@ def _run_experiment(settings: dict, data: datasets.Dataset | None, job: Job):
     common = dict(n_datasets=reps, n_objects=s["n_objects"], entropy=s["entropy"], rng=s["seed"])
     fit = dict(n_restarts=s.get("n_restarts"), max_iter=s.get("max_iter"), n_partitions=s.get("n_partitions"))
     kind = s["experiment"]
+    common["hooks"] = _hooks(job)
     if kind == "curves":
-        total = reps * len(s["criteria"])
-        return sx.curves_experiment(s["parameter"], s["criteria"], n_partitions=s["n_partitions"], **common,
-                                    progress=_experiment_progress(job, total))
+        return sx.curves_experiment(s["parameter"], s["criteria"], n_partitions=s["n_partitions"], **common)
     if kind == "hyperparameters":
-        total = reps * len(s["criteria"])
         teacher = dict(teacher=s["teacher"], sigma_n=s["noise_std"]) if data is None else {"data": data}
-        return sx.hyperparameter_experiment(s["criteria"], **teacher, **fit, **common,
-                                            progress=_experiment_progress(job, total))
+        return sx.hyperparameter_experiment(s["criteria"], **teacher, **fit, **common)
     if kind == "functional-forms":
         source = {"teachers": s["teachers"]} if data is None else {"data": data, "n": _TEMPERATURE_TRAIN}
-        total = reps * (len(s["teachers"]) if data is None else 1)
-        return sx.functional_form_experiment(s["select_by"], s["criteria"], **source, **fit, **common,
-                                             progress=_experiment_progress(job, total))
-    return sx.beta_experiment(s["teacher"], **common, progress=_experiment_progress(job, reps))
+        return sx.functional_form_experiment(s["select_by"], s["criteria"], **source, **fit, **common)
+    return sx.beta_experiment(s["teacher"], **common)
 
 
 # --- figures and tables of the experiments

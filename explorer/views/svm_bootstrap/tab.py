@@ -34,7 +34,7 @@ from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import replica as svm_replica
 from explorer import datasets
-from explorer.progress import Cancelled
+from explorer.progress import Hooks
 from explorer.svm_bootstrap.experiments import SVMFieldComparison, SVMProblem, TheoryPoint
 from explorer.views.common.jobs import LRU, BackgroundJobs, Job
 from explorer.views.gp_bootstrap.panels import bind_to_session, job_indicators
@@ -161,9 +161,9 @@ def clear_caches() -> None:
 def _theory_curve(problem: SVMProblem, grid: tuple[float, ...], job: Job) -> SVMTheoryCurve:
     """Theory at each S/N in turn (cancellable in between), then eq. (20) and literal leave-one-out."""
     points: list[TheoryPoint] = []
+    hooks = Hooks(progress=job.report, should_stop=job.should_stop)
     for j, v in enumerate(grid):
-        if job.should_stop():
-            raise Cancelled(j, len(grid))
+        hooks.check(j, len(grid), "values of S/N")
         job.report(j / (len(grid) + 1), f"replica theory at S/N = {v:g} ({j + 1}/{len(grid)})")
         points.append(svm_experiments.theory_learning_curve(problem, [v])[0])
         job.partial(SVMTheoryCurve(tuple(points), grid, problem.n))
@@ -186,12 +186,11 @@ def _mc_curve(problem: SVMProblem, grid: tuple[float, ...], mc_samples: int, see
     d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
     points: list[SVMCurvePoint] = []
     curve = SVMCurveMC((), grid)
+    hooks = Hooks(progress=job.report, should_stop=job.should_stop)
     for j, v in enumerate(grid):
         fields = svm.bootstrap_fields(
             problem.K, problem.y_sites, v * problem.n, mc_samples, row_site=problem.sites.row_site, rng=rng,
-            init=d0, should_stop=job.should_stop,
-            progress=lambda done, total, j=j, v=v: job.report(
-                (j + done / total) / len(grid), f"Monte-Carlo at S/N = {v:g}: {done}/{total} SVM fits"))
+            init=d0, hooks=hooks.sub(j / len(grid), 1 / len(grid), f"Monte-Carlo at S/N = {v:g}"))
         err = svm.bootstrap_classification_error(fields, problem.y)  # eq. (6)
         points.append(SVMCurvePoint(float(v), err.value, err.se, mc_samples))
         curve = SVMCurveMC(tuple(points), grid)
@@ -200,8 +199,8 @@ def _mc_curve(problem: SVMProblem, grid: tuple[float, ...], mc_samples: int, see
 
 
 def _field(problem: SVMProblem, v: float, mc_samples: int, seed: int, job: Job) -> SVMFieldComparison:
-    return svm_experiments.svm_field_comparison(problem, v, mc_samples, rng=seed, progress=job.report,
-                                                should_stop=job.should_stop)
+    return svm_experiments.svm_field_comparison(problem, v, mc_samples, rng=seed,
+                                                hooks=Hooks(progress=job.report, should_stop=job.should_stop))
 
 
 # ------------------------------------------------------------------------------------ the state

@@ -55,8 +55,9 @@ def test_curve_optimisation_and_ranking_jobs_complete_on_teacher_data():
     for c in curves.curves:  # the grid spans one decade each side of the teacher's ℓ = 1
         assert c.grid[0] == pytest.approx(0.1) and c.grid[-1] == pytest.approx(10.0) and np.isfinite(c.best)
     # the optimisation equals the core's select_hyperparameters for the same seed and start
-    kernel, noise_var = selection.initial_hyperparameters("se", p.X, p.y)
-    ref = selection.select_hyperparameters(p.X, p.y, kernel, ("evidence", "loo"), noise_var=noise_var, rng=1,
+    start = selection.initial_hyperparameters("se", p.X, p.y)
+    ref = selection.select_hyperparameters(p.X, p.y, start.kernel, ("evidence", "loo"), noise_var=start.noise_var,
+                                           rng=1,
                                            n_restarts=1, max_iter=8, n_folds=5, n_partitions=4, n_objects=4)
     assert [r.value for r in state.optima.results] == pytest.approx([r.value for r in ref], rel=1e-12)
     assert all(r.test is not None and 0 < r.test.smse < 1 for r in state.optima.results)

@@ -1,0 +1,143 @@
+"""The one set of hooks of long computations (explorer.progress.Hooks) and their use by every paper's core."""
+import numpy as np
+import pytest
+
+from explorer import datasets
+from explorer.fast_bootstrap import experiments as fe
+from explorer.gp_bootstrap import experiments as gx
+from explorer.gp_bootstrap import montecarlo
+from explorer.kernels import make_kernel
+from explorer.model_selection import criteria as selection
+from explorer.model_selection import experiments as sx
+from explorer.progress import NO_HOOKS, Cancelled, Hooks
+
+
+def test_empty_hooks_do_nothing():
+    NO_HOOKS.report(0.5, "half")
+    NO_HOOKS.check(1, 2)
+    NO_HOOKS.publish(object())
+    sub = NO_HOOKS.sub(0.2, 0.5, "inner")
+    sub.report(1.0, "x")
+    sub.check(3, 4)
+
+
+def test_report_clips_to_the_unit_interval():
+    seen = []
+    hooks = Hooks(progress=lambda f, m: seen.append((f, m)))
+    for fraction in (-0.5, 0.25, 1.5):
+        hooks.report(fraction, "m")
+    assert seen == [(0.0, "m"), (0.25, "m"), (1.0, "m")]
+
+
+def test_check_raises_cancelled_with_the_count():
+    hooks = Hooks(should_stop=iter([False, True]).__next__)
+    hooks.check(0, 5, "criteria")
+    with pytest.raises(Cancelled, match="cancelled after 1 of 5 criteria") as info:
+        hooks.check(1, 5, "criteria")
+    assert (info.value.done, info.value.total, info.value.unit) == (1, 5, "criteria")
+
+
+def test_sub_maps_fractions_prefixes_messages_and_keeps_the_outer_count():
+    seen, published = [], []
+    outer = Hooks(progress=lambda f, m: seen.append((f, m)), should_stop=lambda: True, partial=published.append)
+    inner = outer.sub(0.5, 0.25, "stage", count=(2, 4, "data sets"))
+    inner.report(0.0, "start")
+    inner.report(1.0, "")
+    inner.sub(0.5, 0.5, "deeper").report(0.5, "x")   # 0.5 + 0.25 * (0.5 + 0.5 * 0.5)
+    assert seen == [(0.5, "stage: start"), (0.75, "stage"), (0.6875, "stage: deeper: x")]
+    inner.publish("not the outer result")               # nested partial results go nowhere by default
+    assert published == []
+    with pytest.raises(Cancelled, match="after 2 of 4 data sets"):
+        inner.sub(0.0, 1.0, count=(7, 9, "restarts")).check(3, 16, "restarts")   # the outermost count wins
+
+
+def test_hooks_do_not_change_monte_carlo_numbers(rng):
+    X = rng.normal(size=(12, 1))
+    K, y = make_kernel("se", 1)(X), np.sin(3 * X[:, 0])
+    seen = []
+    with_hooks = montecarlo.bootstrap_learning_curve(K, y, 0.1, [6, 12], 20, rng=3, batch_size=7,
+                                                     hooks=Hooks(progress=lambda f, m: seen.append(f),
+                                                                 should_stop=lambda: False))
+    plain = montecarlo.bootstrap_learning_curve(K, y, 0.1, [6, 12], 20, rng=3, batch_size=7)
+    np.testing.assert_array_equal(with_hooks.value, plain.value)
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) == 6   # 3 batches per S, 2 values of S
+
+
+def test_learning_curve_cancellation_counts_samples_over_the_curve(rng):
+    X = rng.normal(size=(8, 1))
+    K, y = make_kernel("se", 1)(X), np.sin(3 * X[:, 0])
+    checks = iter([False, False, True])
+    with pytest.raises(Cancelled, match="after 20 of 40 samples"):
+        montecarlo.bootstrap_learning_curve(K, y, 0.1, [4, 8], 20, rng=0, batch_size=10,
+                                            hooks=Hooks(should_stop=lambda: next(checks)))
+
+
+def test_model_selection_stops_between_restarts_and_publishes_per_criterion(rng):
+    X = rng.normal(size=(15, 1))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=15)
+    kernel = make_kernel("se", 1)
+    published = []
+    results = selection.select_hyperparameters(X, y, kernel, ("evidence", "loo"), rng=0, n_restarts=2, max_iter=4,
+                                               hooks=Hooks(partial=published.append))
+    plain = selection.select_hyperparameters(X, y, kernel, ("evidence", "loo"), rng=0, n_restarts=2, max_iter=4)
+    assert [r.value for r in results] == [r.value for r in plain]
+    assert [len(p) for p in published] == [1, 2] and published[-1] == results
+    checks = iter([False, False, True])   # criterion 1, its restart 1, then stop before its restart 2
+    with pytest.raises(Cancelled, match="after 0 of 2 criteria"):
+        selection.select_hyperparameters(X, y, kernel, ("evidence", "loo"), rng=0, n_restarts=2, max_iter=4,
+                                         hooks=Hooks(should_stop=lambda: next(checks)))
+    crit = selection.make_criterion("evidence", 15)
+    with pytest.raises(Cancelled, match="after 0 of 3 restarts"):
+        selection.optimize_hyperparameters(crit, kernel, X, y, n_restarts=3, hooks=Hooks(should_stop=lambda: True))
+
+
+def test_ranking_publishes_rows_without_ranks(rng):
+    X = rng.normal(size=(15, 1))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=15)
+    published = []
+    rows = selection.rank_functional_forms(X, y, ("se", "exponential"), rank_by=("evidence",), rng=1,
+                                           n_restarts=1, max_iter=3, hooks=Hooks(partial=published.append))
+    assert [[r.kernel_name for r in p] for p in published] == [["se"], ["se", "exponential"]]
+    assert all(r.ranks == {} for p in published for r in p) and {r.ranks["evidence"] for r in rows} == {1, 2}
+
+
+def test_experiments_report_and_stop_at_their_own_units():
+    seen = []
+    sx.beta_experiment(n_datasets=2, n=12, betas=[0.5, 1.0, 2.0], n_objects=3, rng=0,
+                       hooks=Hooks(progress=lambda f, m: seen.append((f, m))))
+    assert seen == [(0.0, "data set 1"), (0.5, "data set 2"), (1.0, "done")]
+    checks = iter([False, True])
+    with pytest.raises(Cancelled, match="after 1 of 2 data sets"):
+        sx.beta_experiment(n_datasets=2, n=12, betas=[0.5, 1.0], n_objects=3, rng=0,
+                           hooks=Hooks(should_stop=lambda: next(checks)))
+
+
+def test_gp_experiment_messages_name_the_stage():
+    problem = gx.regression_problem(datasets.load("toy", n=30, rng=1), holdout=5)
+    seen = []
+    gx.holdout_comparison(problem, 1.0, 20, rng=0, hooks=Hooks(progress=lambda f, m: seen.append((f, m))))
+    assert seen[0] == (0.0, "solving the replica theory") and seen[-1] == (1.0, "done")
+    assert seen[1][1] == "Monte-Carlo: 20/20 samples" and seen[1][0] == pytest.approx(1.0)
+
+
+def test_fast_bootstrap_progress_in_models_and_cancel_between_replications():
+    data = datasets.load("toy", n=40, rng=0)
+    setting = fe.Setting((2, 8, 1), 3, (2, 8, 2), 2)
+    seen = []
+    fe.compare_bootstraps(data, "rbfn", setting, rng=0, with_replica=False,
+                          hooks=Hooks(progress=lambda f, m: seen.append((f, m))))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and max(fractions[:-1]) <= 0.99 and seen[-1] == (1.0, "done")
+    assert any(m == "full bootstrap: 3/3 replications" for _, m in seen)
+    checks = iter([False, False, True])
+    with pytest.raises(Cancelled, match="after 0 of 3 replications"):  # the 2 fast ones ran, the full one stops
+        fe.compare_bootstraps(data, "rbfn", setting, rng=0, with_replica=False,
+                              hooks=Hooks(should_stop=lambda: next(checks)))
+
+
+def test_replica_grid_and_estimates():
+    grid = np.arange(10.0)
+    np.testing.assert_array_equal(fe.replica_grid(grid, 4), [0.0, 3.0, 6.0, 9.0])
+    np.testing.assert_array_equal(fe.replica_grid(grid, 40), grid)
+    assert fe.estimated_seconds("replica", "ls-svm", 400, fe.TABLE_1["ls-svm"], points=10) == pytest.approx(
+        fe.CALIBRATION["replica"] * 10 * 8)
