@@ -24,7 +24,8 @@ from scipy.spatial.distance import cdist
 
 __all__ = [
     "Dataset", "DatasetError", "TEACHER_KERNELS", "available", "load", "load_csv", "find_csv_files",
-    "toy_function", "gp_teacher", "nar_embedding", "load_series_csv",
+    "toy_function", "gp_teacher", "nar_embedding", "load_series_csv", "STANDARDIZE_DDOF", "Standardization",
+    "standardization",
 ]
 
 TASKS = ("regression", "classification")
@@ -90,19 +91,103 @@ class Dataset:
         index = np.atleast_1d(index)
         return replace(self, inputs=self.inputs[index], targets=self.targets[index])
 
-    def standardized(self) -> Dataset:
-        """Inputs shifted to mean 0 and scaled to sample sd 1 (ddof=1); constant columns become 0."""
-        x = self.inputs
-        constant = np.ptp(x, axis=0) == 0 if self.n else np.ones(self.d, dtype=bool)  # sd 0: leave at 0
-        scale = np.ones(self.d)
-        scale[~constant] = x[:, ~constant].std(axis=0, ddof=1)
-        z = (x - (x.mean(axis=0) if self.n else 0.0)) / scale
-        z[:, constant] = 0.0
-        return replace(self, inputs=z, description=f"{self.description} Inputs standardized (mean 0, sd 1).")
+    def standardized(self, *, targets: bool = False) -> Dataset:
+        """Inputs (and, with ``targets=True``, the target) standardised by :func:`standardization` over all rows.
+
+        Mean 0 and sample sd 1 (divisor n − 1, ``STANDARDIZE_DDOF``); constant columns become exactly 0.
+        Classification targets (-1 / +1) cannot be standardised.
+        """
+        if targets and self.task != "regression":
+            raise DatasetError(f"only regression targets can be standardised; {self.name!r} is a {self.task} "
+                               "data set. Standardise its inputs only (targets=False).")
+        scaling = standardization(self.inputs, self.targets if targets else None)
+        what = "Inputs and target" if targets else "Inputs"
+        return replace(self, inputs=scaling.inputs(self.inputs), targets=scaling.targets(self.targets),
+                       description=f"{self.description} {what} standardized (mean 0, sd 1).")
 
     def __repr__(self) -> str:
         return (f"Dataset(name={self.name!r}, task={self.task!r}, n={self.n}, d={self.d}, "
                 f"target_name={self.target_name!r})")
+
+
+#: Divisor n − ddof of the standard deviation that standardises data: the sample sd (n − 1), as for the
+#: v_j of seed 000's paper kernel (:func:`explorer.kernels.paper_rbf`) and R's ``scale()``. Every
+#: standardisation of the project (CLI ``select --standardize``, the app's "Standardise" box, the SVM and
+#: fast-bootstrap data) goes through :func:`standardization`.
+STANDARDIZE_DDOF = 1
+
+
+@dataclass(frozen=True, eq=False)
+class Standardization:
+    """Shift and scale fitted on training rows, z = (x − mean) / sd, applied to any rows with the same columns.
+
+    Attributes
+    ----------
+    input_mean, input_sd : ndarray of shape (d,)
+        Column means and sample sds (ddof = ``STANDARDIZE_DDOF``); a constant column has sd 1 and its
+        value as mean, so it becomes exactly 0.
+    target_mean, target_sd : float
+        The same for the target; 0 and 1 (no change) when the target is not standardised.
+    """
+
+    input_mean: np.ndarray
+    input_sd: np.ndarray
+    target_mean: float = 0.0
+    target_sd: float = 1.0
+
+    def inputs(self, X: np.ndarray) -> np.ndarray:
+        """Standardised inputs, ndarray of shape (m, d)."""
+        return (np.asarray(X, dtype=float) - self.input_mean) / self.input_sd
+
+    def targets(self, y: np.ndarray) -> np.ndarray:
+        """Standardised targets, ndarray of shape (m,)."""
+        return (np.asarray(y, dtype=float) - self.target_mean) / self.target_sd
+
+
+def standardization(X: np.ndarray, y: np.ndarray | None = None) -> Standardization:
+    """The statistics that standardise ``X`` (and ``y``, if given) to mean 0 and sample sd 1.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Training inputs; the statistics come from these rows only.
+    y : ndarray of shape (n,), optional
+        Training targets; None leaves targets unchanged.
+
+    Returns
+    -------
+    Standardization
+        Apply it with ``.inputs(X)`` / ``.targets(y)`` to the training rows and to test rows alike.
+
+    Examples
+    --------
+    >>> s = standardization(np.array([[1.0], [2.0], [3.0]]))
+    >>> s.inputs(np.array([[1.0], [3.0]])).ravel().tolist()
+    [-1.0, 1.0]
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise DatasetError(f"`X` must be a 2-D array of shape (n, d), got shape {X.shape}. "
+                           "Reshape a single feature with x[:, None].")
+    if y is not None and np.shape(y) != (X.shape[0],):
+        raise DatasetError(f"`y` must have shape (n,) = ({X.shape[0]},) to match `X`, got shape {np.shape(y)}.")
+    mean, sd = _location_scale(X)
+    if y is None:
+        return Standardization(mean, sd)
+    y_mean, y_sd = _location_scale(np.asarray(y, dtype=float)[:, None])
+    return Standardization(mean, sd, float(y_mean[0]), float(y_sd[0]))
+
+
+def _location_scale(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and sample sds; a constant column (or fewer than 2 rows) gets its value and sd 1."""
+    n, d = X.shape
+    if n == 0:
+        return np.zeros(d), np.ones(d)
+    constant = np.ptp(X, axis=0) == 0
+    mean, sd = X.mean(axis=0), np.ones(d)
+    mean[constant] = X[0, constant]  # x − mean is exactly 0
+    sd[~constant] = X[:, ~constant].std(axis=0, ddof=STANDARDIZE_DDOF)
+    return mean, sd
 
 
 def _frozen(values) -> np.ndarray:

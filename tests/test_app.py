@@ -20,7 +20,6 @@ from bokeh.server.contexts import BokehSessionContext, _RequestProxy  # noqa: E4
 from panel.io.state import set_curdoc  # noqa: E402
 from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine  # noqa: E402
 
-from explorer import cli  # noqa: E402
 from explorer.app import create_app  # noqa: E402
 from explorer.views import TAB_TITLES, URL_PARAMETERS  # noqa: E402
 from explorer.views.gp_bootstrap.state import clear_caches  # noqa: E402
@@ -164,19 +163,6 @@ def test_url_parameters_cover_the_controls():
             "curve_mc_samples", "mc_samples", "seed", "tab"} <= set(URL_PARAMETERS)
 
 
-def test_serve_help_lists_the_options(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        cli.main(["serve", "--help"])
-    assert exit_info.value.code == 0
-    text = capsys.readouterr().out
-    for option in ("--port", "--address", "--allow-websocket-origin", "--data-dir", "--show", "--no-show"):
-        assert option in text
-    assert "127.0.0.1" in text and "5006" in text
-
-
-def test_serve_rejects_a_missing_data_dir(capsys):
-    assert cli.main(["serve", "--data-dir", "/no/such/folder"]) == 2
-    assert "not a directory" in capsys.readouterr().err
 
 
 def test_explorer_serve_answers_on_localhost(tmp_path):

@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 from explorer import datasets
-from explorer.datasets import Dataset, DatasetError, gp_teacher, load, load_csv, toy_function
+from explorer.datasets import (
+    STANDARDIZE_DDOF,
+    Dataset,
+    DatasetError,
+    gp_teacher,
+    load,
+    load_csv,
+    standardization,
+    toy_function,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_PROVENANCE = REPO.parent / "shared" / "datasets" / "PROVENANCE.md"
@@ -211,6 +220,37 @@ def test_subset_and_standardized():
     np.testing.assert_allclose(z[:, 0].mean(), 0.0, atol=1e-15)
     np.testing.assert_allclose(z[:, 0].std(ddof=1), 1.0, rtol=1e-14)
     np.testing.assert_array_equal(z[:, 1], 0.0)
+
+
+def test_standardization_fits_training_rows_with_the_sample_sd(rng):
+    X, y = rng.normal(3.0, 2.0, size=(15, 2)), rng.normal(-1.0, 5.0, size=15)
+    s = standardization(X, y)
+    # independent: the textbook sample sd, sqrt(sum (x - mean)^2 / (n - 1))
+    sd = np.sqrt(((X - X.sum(axis=0) / 15) ** 2).sum(axis=0) / 14)
+    np.testing.assert_allclose(s.input_sd, sd, rtol=1e-13)
+    np.testing.assert_allclose(s.inputs(X).std(axis=0, ddof=1), 1.0, rtol=1e-13)
+    np.testing.assert_allclose(s.targets(y).mean(), 0.0, atol=1e-14)
+    np.testing.assert_allclose(s.targets(y).std(ddof=1), 1.0, rtol=1e-13)
+    X_new = rng.normal(size=(4, 2))
+    np.testing.assert_allclose(s.inputs(X_new), (X_new - X.mean(axis=0)) / sd, rtol=1e-13)
+    assert STANDARDIZE_DDOF == 1
+    unchanged = standardization(X)
+    np.testing.assert_array_equal(unchanged.targets(y), y)
+
+
+def test_standardized_targets_and_its_validation():
+    x = np.column_stack([np.arange(12.0), np.full(12, 3.0)])
+    ds = Dataset("d", x, 5.0 + 2.0 * np.arange(12.0), ("a", "c"), "y", "regression", "", "")
+    both = ds.standardized(targets=True)
+    np.testing.assert_allclose(both.targets.std(ddof=1), 1.0, rtol=1e-14)
+    np.testing.assert_allclose(both.targets, both.inputs[:, 0], rtol=1e-14)  # y is affine in a
+    np.testing.assert_array_equal(ds.standardized().targets, ds.targets)
+    with pytest.raises(DatasetError, match="only regression targets can be standardised"):
+        load("crabs").standardized(targets=True)
+    with pytest.raises(DatasetError, match="`X` must be a 2-D array"):
+        standardization(np.arange(3.0))
+    with pytest.raises(DatasetError, match=r"`y` must have shape \(n,\) = \(3,\)"):
+        standardization(np.ones((3, 1)), np.ones(4))
 
 
 # ----------------------------------------------------------------------------- user CSV files

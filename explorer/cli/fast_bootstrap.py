@@ -1,12 +1,17 @@
-"""The ``explorer fast-bootstrap`` command: full vs fast bootstrap model-structure selection (seed 002)."""
+"""``fast-bootstrap``: full vs fast bootstrap model-structure selection (seed 002).
+
+The data are prepared by the core (:func:`explorer.fast_bootstrap.experiments.prepare_data`, called inside
+:func:`~explorer.fast_bootstrap.experiments.compare_bootstraps`), as in the app's fast-bootstrap tab.
+"""
 from __future__ import annotations
 
 import argparse
-import sys
 
-from explorer.fast_bootstrap import experiments as fe
 from explorer import datasets
-from explorer.progress import Hooks
+from explorer.cli.common import Output, add_json_option, command, progress
+from explorer.fast_bootstrap import experiments as fe
+
+__all__ = ["register", "format_comparison"]
 
 EPILOG = """defaults: the grids and replication counts of Table 1 of seed 002 (toy example) — or of Table 2 for a
 --series-csv time series — e.g. LS-SVM γ = 5..50 by 0.1 with 100 replications (full) and γ = 5..50 by 5 with 10
@@ -29,8 +34,8 @@ def _yes_no(text: str) -> bool:
     return text.lower() == "yes"
 
 
-def add_parser(sub) -> None:
-    """Register ``fast-bootstrap`` on the CLI's subparsers."""
+def register(sub) -> None:
+    """Add ``fast-bootstrap`` to the CLI's subparsers."""
     p = sub.add_parser(
         "fast-bootstrap", help="bootstrap model-structure selection: full vs fast bootstrap (seed 002)",
         description="Estimate the generalization error (eq. 8) of a family of models over a complexity grid by "
@@ -67,7 +72,8 @@ def add_parser(sub) -> None:
     g.add_argument("--no-full", action="store_true", help="skip the full bootstrap (fast bootstrap only)")
     g.add_argument("--no-replica", action="store_true", help="skip the replica theory (LS-SVM only)")
     g.add_argument("--seed", type=int, default=0, help="seed of the random generator (default 0)")
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+    add_json_option(p)
+    p.set_defaults(handler=command(fast_bootstrap))
 
 
 def _data(args) -> datasets.Dataset:
@@ -82,8 +88,8 @@ def _data(args) -> datasets.Dataset:
     return datasets.load(args.dataset)
 
 
-def run(args, hooks: Hooks | None = None) -> tuple[dict, str]:
-    """Run the command; returns (JSON payload, text)."""
+def fast_bootstrap(args) -> Output:
+    """``explorer fast-bootstrap``: the selected complexity of the full and fast bootstrap (and the replica)."""
     data = _data(args)
     setting = fe.with_overrides(fe.paper_setting(args.model, data), full_grid=args.full_grid,
                                 full_replications=args.full_replications, fast_grid=args.fast_grid,
@@ -92,8 +98,8 @@ def run(args, hooks: Hooks | None = None) -> tuple[dict, str]:
         {"wsf": args.wsf} if args.model == "rbfn" else {"max_epochs": args.max_epochs, "n_init": args.restarts})
     res = fe.compare_bootstraps(data, args.model, setting, rng=args.seed, with_full=not args.no_full,
                                 with_replica=not args.no_replica, kappa0=args.kappa0, kappa1=args.kappa1,
-                                model_options=options, hooks=hooks)
-    return res.as_dict(), format_comparison(res)
+                                model_options=options, hooks=progress())
+    return Output(res.as_dict(), format_comparison(res))
 
 
 def format_comparison(res: fe.BootstrapComparison) -> str:
@@ -114,7 +120,3 @@ def format_comparison(res: fe.BootstrapComparison) -> str:
         lines.append(f"  replica theory: optimism at {res.replica.grid.size} values without refits, "
                      f"{res.seconds['replica']:.2f} s")
     return "\n".join(lines)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit("use: explorer fast-bootstrap ...")

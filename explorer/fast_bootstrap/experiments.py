@@ -99,15 +99,13 @@ def default_lengthscale(data: Dataset) -> float:
 
 
 def prepare_data(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y): the toy data in the paper's units; any other data set standardised (inputs and target)."""
+    """(X, y): the toy data in the paper's units; any other data set standardised, inputs and target, by
+    :meth:`Dataset.standardized` (mean 0, sample sd 1, as everywhere in the project)."""
     if data.task != "regression":
         raise ValueError(f"the fast bootstrap of seed 002 is for regression; {data.name!r} is a "
                          f"{data.task} data set.")
-    if data.name == "toy":
-        return np.asarray(data.inputs), np.asarray(data.targets)
-    X = (data.inputs - data.inputs.mean(axis=0)) / np.where(data.inputs.std(axis=0) > 0, data.inputs.std(axis=0), 1)
-    y = (data.targets - data.targets.mean()) / (data.targets.std() or 1.0)
-    return X, y
+    prepared = data if data.name == "toy" else data.standardized(targets=True)
+    return np.asarray(prepared.inputs), np.asarray(prepared.targets)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ The theory is an approximation, so agreement is only expected where the paper re
 percent for S/N ≥ 1.5 on smooth kernels (at S/N = 1 gaps of 4% occur, at 0.5 of 10%). Tolerances below are about twice the gaps observed on these
 problems (≤ 1.4% in ε, ≤ 0.01 in the mean at targets of order 1) and far above the MC standard errors.
 """
-import json
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ from explorer.gp_bootstrap import l1 as compare
 from explorer.gp_bootstrap import experiments
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap import replica
-from explorer import cli, datasets
+from explorer import datasets
 from explorer.progress import Hooks
 
 NOISE = 0.01
@@ -126,54 +125,6 @@ def test_holdout_comparison_matches_theory_at_training_inputs(toy_problem):
 def test_regression_problem_rejects_classification_data():
     with pytest.raises(ValueError, match="is a classification task"):
         experiments.regression_problem(datasets.load("crabs"))
-
-
-def test_cli_learning_curve_json(capsys):
-    code = cli.main(["learning-curve", "--dataset", "toy", "--s-over-n", "0.5,1", "--mc-samples", "50",
-                     "--seed", "0", "--json"])
-    assert code == 0
-    out = json.loads(capsys.readouterr().out)
-    assert [r["s_over_n"] for r in out["rows"]] == [0.5, 1.0]
-    for row in out["rows"]:
-        assert {"s_over_n", "theory", "theory_approx", "mc_mean", "mc_se"} <= set(row)
-    assert {"theory_s", "mc_sample_s"} <= set(out["timing"])
-
-
-def test_cli_distribution_json(capsys):
-    code = cli.main(["distribution", "--dataset", "toy", "--s-over-n", "1", "--mc-samples", "300", "--json"])
-    assert code == 0
-    out = json.loads(capsys.readouterr().out)
-    assert len(out["l1"]) == 200
-    assert {"frac_le_0_1", "frac_ge_0_2", "max"} <= set(out["summary"])
-
-
-def test_cli_explicit_kernel_and_user_csv(tmp_path, capsys):
-    data = datasets.load("toy", n=40, rng=1)
-    path = tmp_path / "mine.csv"
-    path.write_text("x,y\n" + "\n".join(f"{a},{b}" for a, b in zip(data.inputs[:, 0], data.targets)))
-    code = cli.main(["learning-curve", "--csv", str(path), "--target", "y", "--kernel", "matern52",
-                     "--lengthscale", "0.1", "--noise-var", "0.05", "--s-over-n", "1", "--mc-samples", "30",
-                     "--json"])
-    assert code == 0
-    assert json.loads(capsys.readouterr().out)["n"] == 40
-
-
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["learning-curve", "--csv", "nofile.csv"], "--csv needs --target"),
-        (["learning-curve", "--csv", "/nonexistent/x.csv", "--target", "y"], "error"),
-        (["learning-curve", "--dataset", "crabs"], "classification task"),
-        (["learning-curve", "--dataset", "toy", "--s-over-n", "-1"], "must be positive"),
-        (["learning-curve", "--dataset", "toy", "--mc-samples", "0"], "--mc-samples must be at least 1"),
-        (["distribution", "--dataset", "toy", "--s-over-n", "1,2"], "takes one --s-over-n value"),
-        (["learning-curve", "--dataset", "toy", "--kernel", "se", "--lengthscale", "-1"], "error"),
-    ],
-)
-def test_cli_errors_are_messages_not_tracebacks(capsys, argv, message):
-    code = cli.main(argv)
-    err = capsys.readouterr().err
-    assert code == 2 and message in err and "Traceback" not in err
 
 
 # ----------------------------------------------------------------------------- the paper (slow)

@@ -45,6 +45,7 @@ from explorer import datasets, regression
 from explorer.model_selection import experiments as sx
 from explorer.kernels import KERNEL_NAMES, Kernel, make_kernel
 from explorer.progress import Hooks
+from explorer.model_selection.problem import SelectionProblem, selection_problem
 from explorer.model_selection.criteria import (
     CRITERIA,
     CRITERION_LABELS,
@@ -96,28 +97,6 @@ EXPORT_COLUMNS = {
 
 
 # ------------------------------------------------------------------------------------ result objects
-
-
-@dataclass(frozen=True, eq=False)
-class SelectionProblem:
-    """Training rows (and test rows, possibly none) of one dataset as the view uses them."""
-
-    name: str
-    X: np.ndarray
-    y: np.ndarray
-    X_test: np.ndarray | None
-    y_test: np.ndarray | None
-    feature_names: tuple[str, ...]
-    description: str
-    teacher: bool = False
-
-    @property
-    def n(self) -> int:
-        return int(self.y.size)
-
-    @property
-    def d(self) -> int:
-        return int(self.X.shape[1])
 
 
 @dataclass(frozen=True, eq=False)
@@ -296,8 +275,9 @@ class SelectionState(_BackgroundJobs, param.Parameterized):
                            doc="Test cases for SMSE (eq. 5.1) and MSLL of each selected model: further teacher "
                                "draws, or the rows not used for training (0: no test errors).")
     standardize = param.Boolean(default=False, label="Standardise inputs and target",
-                                doc="Scale every input column and the target to mean 0 and sd 1 (by the training "
-                                    "rows). Recommended for boston and most CSVs; the teacher is already on that scale.")
+                                doc="Scale every input column and the target to mean 0 and sample sd 1 (by the "
+                                    "training rows, as `explorer select --standardize`). Recommended for boston and "
+                                    "most CSVs; the teacher is already on that scale.")
     # --- model
     kernel = param.Selector(default="se", objects=list(KERNEL_NAMES), label="Covariance function",
                             doc="Kernel whose hyperparameters the criteria select: squared exponential (se), "
@@ -395,28 +375,12 @@ class SelectionState(_BackgroundJobs, param.Parameterized):
         return datasets.load_csv(io.StringIO(text), self.target, name=Path(name).stem, task="regression")
 
     def _build_problem(self) -> SelectionProblem:
-        data = self._load()
-        X, y = np.asarray(data.inputs, float), np.asarray(data.targets, float)
-        n = int(self.n_points)
-        if y.size < n + 1:
-            n = y.size - (1 if self.n_test else 0)
-        if n < 8:
-            raise datasets.DatasetError(f"{data.name} has {y.size} rows; model selection needs at least 8.")
-        order = (np.arange(y.size) if self.dataset == "teacher"
-                 else np.random.default_rng(int(self.seed)).permutation(y.size))
-        train, test = order[:n], order[n:n + int(self.n_test)]
-        Xtr, ytr = X[train], y[train]
-        if self.standardize:
-            mx, sx = Xtr.mean(axis=0), Xtr.std(axis=0)
-            sx = np.where(sx > 0, sx, 1.0)
-            my, sy = ytr.mean(), (ytr.std() or 1.0)
-            X, y = (X - mx) / sx, (y - my) / sy
-            Xtr, ytr = X[train], y[train]
-        has_test = test.size >= 2
-        return SelectionProblem(
-            name=data.name, X=Xtr, y=ytr, X_test=X[test] if has_test else None, y_test=y[test] if has_test else None,
-            feature_names=tuple(data.feature_names), description=data.description,
-            teacher=self.dataset == "teacher")
+        """The core's :func:`selection_problem` (as the CLI's ``select``): teacher rows in order, other data
+        split after a permutation drawn from the seed."""
+        teacher = self.dataset == "teacher"
+        return selection_problem(self._load(), n_train=int(self.n_points), n_test=int(self.n_test),
+                                 rng=None if teacher else int(self.seed), standardize=bool(self.standardize),
+                                 teacher=teacher)
 
     # ----------------------------------------------------------------------------- refresh
 

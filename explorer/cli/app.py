@@ -1,0 +1,52 @@
+"""``serve`` (the interactive explorer, :mod:`explorer.app`) and ``datasets`` (what ``--dataset`` accepts).
+
+``serve`` imports the UI stack (Panel, HoloViews, Bokeh) only when it runs; every other command stays on the
+numpy/scipy core.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from explorer import datasets
+from explorer.cli.common import Output, command
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    """Add ``datasets`` and ``serve`` to the CLI's subparsers."""
+    p = sub.add_parser("datasets", help="list the datasets that --dataset accepts")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=command(list_datasets))
+    p = sub.add_parser("serve", help="serve the interactive explorer in the browser (Panel)",
+                       description="Serve the Resampling Explorer dashboard: learning curve, predictive "
+                                   "distribution, L1 map and test inputs, theory vs Monte-Carlo, live.")
+    p.add_argument("--port", type=int, default=5006, help="port to listen on (default 5006)")
+    p.add_argument("--address", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 exposes it to the network)")
+    p.add_argument("--allow-websocket-origin", action="append", default=None, metavar="HOST[:PORT]",
+                   help="extra origin allowed to connect, e.g. myhost.example.org:5006 behind a proxy (repeatable)")
+    p.add_argument("--data-dir", default=None, metavar="DIR",
+                   help="folder whose *.csv files are offered as datasets (default: $EXPLORER_DATA_DIR)")
+    p.add_argument("--show", action=argparse.BooleanOptionalAction, default=False,
+                   help="open the page in a web browser (default --no-show)")
+    p.set_defaults(handler=serve)
+
+
+def list_datasets(args) -> Output:
+    """``explorer datasets``: one name a line (JSON: ``{"datasets": [...]}``)."""
+    names = list(datasets.available())
+    return Output({"datasets": names}, "\n".join(names))
+
+
+def serve(args) -> int:
+    """``explorer serve``: run the Panel server until interrupted; exit code 2 for a missing --data-dir."""
+    if args.data_dir is not None and not os.path.isdir(args.data_dir):
+        print(f"explorer: error: --data-dir {args.data_dir!r} is not a directory.", file=sys.stderr)
+        return 2
+    from explorer.app import serve as serve_app  # the UI stack is imported only for this command
+    serve_app(port=args.port, address=args.address, allow_websocket_origin=args.allow_websocket_origin,
+              data_dir=args.data_dir, show=args.show)
+    return 0

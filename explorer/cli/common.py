@@ -1,0 +1,103 @@
+"""What every command of the CLI shares: option parsers, data loading, progress on stderr, output and exit codes.
+
+A command module registers its subparser with ``set_defaults(handler=command(compute))``: ``compute(args)``
+returns an :class:`Output`; :func:`command` prints its JSON (``--json``) or text and turns the errors a user
+can cause into a one-line message with exit code 2 (3 when the replica theory does not converge).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer import datasets
+from explorer.progress import Hooks
+from explorer.gp_bootstrap import replica
+
+__all__ = ["Output", "command", "floats", "add_json_option", "load_dataset", "progress", "to_json", "jsonable"]
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a command prints: ``payload`` as JSON with ``--json``, else ``text``."""
+
+    payload: dict
+    text: str
+
+
+Compute = Callable[[argparse.Namespace], Output]
+
+#: Errors a user can cause with the options: a message on stderr and exit code 2, never a traceback.
+EXPECTED_ERRORS = (ValueError, OSError, np.linalg.LinAlgError, FloatingPointError)
+
+
+def command(compute: Compute) -> Callable[[argparse.Namespace], int]:
+    """The handler of a command: run ``compute``, print its output, return the exit code (0, 2 or 3)."""
+
+    def handler(args: argparse.Namespace) -> int:
+        try:
+            out = compute(args)
+        except replica.ConvergenceError as err:
+            print(f"explorer: the theory did not converge: {err}", file=sys.stderr)
+            return 3
+        except EXPECTED_ERRORS as err:
+            print(f"explorer: error: {err}", file=sys.stderr)
+            return 2
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")
+        print(to_json(out.payload) if getattr(args, "json", False) else out.text)
+        return 0
+
+    return handler
+
+
+def floats(text: str) -> list[float]:
+    """Argument type: comma-separated numbers."""
+    try:
+        return [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+def add_json_option(p: argparse.ArgumentParser) -> None:
+    """The ``--json`` switch every computing command has."""
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+
+
+def load_dataset(args: argparse.Namespace) -> datasets.Dataset:
+    """``--csv PATH --target COLUMN`` if given, else ``--dataset NAME``."""
+    if args.csv:
+        if not args.target:
+            raise ValueError("--csv needs --target COLUMN (the name of the target column).")
+        return datasets.load_csv(args.csv, args.target)
+    return datasets.load(args.dataset)
+
+
+def progress() -> Hooks | None:
+    """Hooks that print a progress line on stderr when it is a terminal, else None (no output in pipes and tests)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(fraction: float, message: str) -> None:
+        sys.stderr.write(f"\r[{fraction:6.1%}] {message:<60}")
+        sys.stderr.flush()
+
+    return Hooks(progress=show)
+
+
+def jsonable(obj):
+    """``json.dumps`` default: numpy scalars and arrays as Python numbers and lists."""
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def to_json(payload: dict, indent: int | None = None) -> str:
+    """``payload`` as JSON text (numpy values converted)."""
+    return json.dumps(payload, indent=indent, default=jsonable)

@@ -1,0 +1,174 @@
+"""``learning-curve``, ``distribution`` and ``holdout``: the GP-regression bootstrap of seed 000, theory vs MC.
+
+Each builds its problem with :func:`explorer.gp_bootstrap.experiments.regression_problem` (as the app's
+:mod:`explorer.views.gp_bootstrap.state` does) and prints the comparison of
+:mod:`explorer.gp_bootstrap.experiments`: Fig. 1 (learning curve ε(S)), Fig. 3-5 (L1 distances between the
+bootstrap distribution and eq. (60)) and Fig. 2 (mean and variance at held-out inputs).
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from explorer import datasets, kernels
+from explorer.cli.common import Output, add_json_option, command, floats, load_dataset, progress
+from explorer.gp_bootstrap import experiments
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    """Add ``learning-curve``, ``distribution`` and ``holdout`` to the CLI's subparsers."""
+    p = sub.add_parser("learning-curve", help="bootstrap learning curve ε(S): theory vs MC (seed 000 Fig. 1)",
+                       description="Efron's bootstrap test error ε(S) from the ADATAP theory (eq. 45/46), "
+                                   "the approximate ADATAP and Monte-Carlo with standard errors.")
+    _add_data_options(p), _add_model_options(p), _add_run_options(p, "0.5,1,2", 2000)
+    p.add_argument("--loss", choices=["square", "eps-insensitive"], default="square",
+                   help="test loss (default square; eps-insensitive is §5's with --eps and --beta)")
+    p.add_argument("--eps", type=float, default=0.1, help="ε of the ε-insensitive loss (default 0.1)")
+    p.add_argument("--beta", type=float, default=0.1, help="β of the ε-insensitive loss (default 0.1)")
+    p.set_defaults(handler=command(learning_curve))
+    p = sub.add_parser("distribution", help="bootstrap distribution of the predictor: L1 theory vs MC (Fig. 3-5)",
+                       description="L1 distance between MC histograms (bin width 0.2) and the eq. (60) mixture "
+                                   "at every training input, with the MC noise floor.")
+    _add_data_options(p), _add_model_options(p), _add_run_options(p, "1", 20000)
+    p.add_argument("--bin-width", type=float, default=0.2, help="histogram bin width (default 0.2, Fig. 5)")
+    p.set_defaults(handler=command(distribution))
+    p = sub.add_parser("holdout", help="bootstrap mean/variance at held-out inputs (Fig. 2)",
+                       description="Theory (eq. 48) vs MC mean and variance of the predictor at the first "
+                                   "--holdout rows (default 50), bootstrapping the others.")
+    _add_data_options(p), _add_model_options(p), _add_run_options(p, "1", 5000)
+    p.set_defaults(holdout=50, handler=command(holdout))
+
+
+def _add_data_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("data (choose one)")
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--dataset", default="boston",
+                     help=f"a shipped or generated dataset: {', '.join(datasets.available())} (default: boston)")
+    src.add_argument("--csv", metavar="PATH", help="a CSV file of your own (one header row); needs --target")
+    g.add_argument("--target", metavar="COLUMN", help="name of the target column in --csv")
+    g.add_argument("--holdout", type=int, default=0, metavar="K",
+                   help="keep the first K rows as test inputs, bootstrap the rest (Fig. 2 uses 50)")
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model: --preset paper, or an explicit kernel")
+    g.add_argument("--preset", choices=["paper"], default=None,
+                   help="seed 000's Boston setting: σ² = 0.01, K = exp(−Σ_j (x_j−x'_j)²/(v_j l²)), l² = 73.54, "
+                        "v_j = sample sd of input j, raw targets. The default when no --kernel is given.")
+    g.add_argument("--kernel", choices=kernels.KERNEL_NAMES, default=None,
+                   help="covariance function: squared exponential (se), rational quadratic (rq), exponential, "
+                        "Matérn 3/2 or 5/2, periodic")
+    g.add_argument("--lengthscale", type=floats, default=None, metavar="L[,L2,...]",
+                   help="lengthscale(s); one value per input column for ARD (default 1)")
+    g.add_argument("--signal-var", type=float, default=None, help="signal variance of the kernel (default 1)")
+    g.add_argument("--alpha", type=float, default=None, help="shape parameter of the rational quadratic kernel")
+    g.add_argument("--period", type=float, default=None, help="period of the periodic kernel")
+    g.add_argument("--l2", type=float, default=experiments.PAPER_L2,
+                   help="l² of the paper preset (default 73.54)")
+    g.add_argument("--noise-var", type=float, default=experiments.PAPER_NOISE_VAR,
+                   help="noise variance σ² of the GP (default 0.01, the paper's)")
+
+
+def _add_run_options(p: argparse.ArgumentParser, s_default: str, mc_default: int) -> None:
+    g = p.add_argument_group("bootstrap")
+    g.add_argument("--s-over-n", type=floats, default=floats(s_default), metavar="V[,V2,...]",
+                   help=f"bootstrap size(s) S/N; S is the mean sample size (default {s_default})")
+    g.add_argument("--mc-samples", type=int, default=mc_default,
+                   help=f"number of Monte-Carlo bootstrap samples (default {mc_default})")
+    g.add_argument("--seed", type=int, default=0, help="seed of the random generator (default 0)")
+    g.add_argument("--tol", type=float, default=1e-3,
+                   help="ADATAP stopping tolerance: largest relative change of Δλ(i) (default 1e-3, the paper's; "
+                        "it gives ε(S) to about 1e-6 relative)")
+    add_json_option(p)
+
+
+# ----------------------------------------------------------------------------- settings → problem
+
+
+def _kernel(args, X: np.ndarray) -> kernels.Kernel:
+    if args.kernel is None:
+        return kernels.paper_rbf(X, l2=args.l2, scale="sd")
+    if args.preset is not None:
+        raise ValueError("Give either --preset or --kernel, not both.")
+    hyper = {k: v for k, v in (("lengthscale", args.lengthscale), ("signal_var", args.signal_var),
+                               ("alpha", args.alpha), ("period", args.period)) if v is not None}
+    if "lengthscale" in hyper:
+        ls = hyper["lengthscale"]
+        hyper["lengthscale"] = ls[0] if len(ls) == 1 else np.array(ls)
+    return kernels.make_kernel(args.kernel, X.shape[1], **hyper)
+
+
+def _problem(args) -> experiments.RegressionProblem:
+    if args.mc_samples < 1:
+        raise ValueError(f"--mc-samples must be at least 1, got {args.mc_samples}.")
+    data = load_dataset(args)
+    X = data.inputs[args.holdout:]
+    return experiments.regression_problem(data, _kernel(args, X), args.noise_var, holdout=args.holdout)
+
+
+def _one_size(args) -> float:
+    if len(args.s_over_n) != 1:
+        raise ValueError(f"`{args.command}` takes one --s-over-n value, got {args.s_over_n}.")
+    return args.s_over_n[0]
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def learning_curve(args) -> Output:
+    """``explorer learning-curve``: ε(S) from the theory and from Monte-Carlo (Fig. 1)."""
+    problem = _problem(args)
+    params = {"eps": args.eps, "beta": args.beta} if args.loss == "eps-insensitive" else {}
+    res = experiments.learning_curve_comparison(
+        problem, args.s_over_n, args.mc_samples, loss=args.loss, loss_params=params, rng=args.seed,
+        tol=args.tol, hooks=progress())
+    return Output(res.as_dict(), format_curve(res))
+
+
+def distribution(args) -> Output:
+    """``explorer distribution``: L1 distances between MC histograms and eq. (60) (Fig. 3-5)."""
+    problem = _problem(args)
+    res = experiments.distribution_comparison(problem, _one_size(args), args.mc_samples, bin_width=args.bin_width,
+                                              rng=args.seed, tol=args.tol, hooks=progress())
+    return Output(res.as_dict(), format_distribution(res))
+
+
+def holdout(args) -> Output:
+    """``explorer holdout``: bootstrap mean and variance at held-out inputs (Fig. 2)."""
+    problem = _problem(args)
+    res = experiments.holdout_comparison(problem, _one_size(args), args.mc_samples, rng=args.seed, tol=args.tol,
+                                         hooks=progress())
+    return Output(res.as_dict(), format_holdout(res))
+
+
+def format_curve(res: experiments.LearningCurveComparison) -> str:
+    """The learning curve as a table: S/N, theory, approximate theory, MC ± se, iterations."""
+    lines = [f"{res.problem}: N = {res.n}, loss = {res.loss}",
+             f"{'S/N':>6} {'theory':>10} {'approx':>10} {'MC':>10} {'± se':>8} {'iter':>5}"]
+    for r in res.rows:
+        lines.append(f"{r.s_over_n:6.3g} {r.theory:10.4g} {r.theory_approx:10.4g} {r.mc_mean:10.4g} "
+                     f"{r.mc_se:8.2g} {r.n_iter:5d}")
+    lines.append(f"theory solve at S = N: {res.theory_s * 1e3:.1f} ms = "
+                 f"{res.theory_s / res.mc_sample_s:.1f} MC samples ({res.mc_sample_s * 1e3:.2f} ms each)")
+    return "\n".join(lines)
+
+
+def format_distribution(res: experiments.DistributionComparison) -> str:
+    """Fractions of inputs with small and large L1 distance, the noise floor and the worst inputs."""
+    s, f = res.l1, res.noise_floor
+    return (f"{res.problem}: N = {res.solution.n}, S/N = {res.solution.s_over_n:g}, {s.n_samples} MC samples\n"
+            f"L1 ≤ 0.1: {s.frac_le_0_1:.1%}   L1 ≥ 0.2: {s.frac_ge_0_2:.1%}   max L1: {s.max:.4f}\n"
+            f"noise floor (theory vs its own samples): L1 ≤ 0.1: {f.frac_le_0_1:.1%}, max {f.max:.4f}\n"
+            f"worst inputs: {', '.join(map(str, s.worst(10)))}")
+
+
+def format_holdout(res: experiments.HoldoutComparison) -> str:
+    """Mean and variance at each held-out input: theory vs MC ± se."""
+    lines = [f"{'x':>4} {'mean th':>9} {'mean MC':>9} {'± se':>7} {'var th':>9} {'var MC':>9} {'± se':>7}"]
+    for j in range(res.theory_mean.size):
+        lines.append(f"{j:4d} {res.theory_mean[j]:9.4g} {res.mc_mean[j]:9.4g} {res.mc_mean_se[j]:7.2g} "
+                     f"{res.theory_var[j]:9.4g} {res.mc_var[j]:9.4g} {res.mc_var_se[j]:7.2g}")
+    return "\n".join(lines)

@@ -1,0 +1,230 @@
+"""``select`` and ``select-experiment``: GP model selection of seed 001.
+
+``select`` builds its :class:`~explorer.model_selection.problem.SelectionProblem` with the core's
+:func:`~explorer.model_selection.problem.selection_problem` (as the app's model-selection tab does), so
+``--standardize`` scales the data exactly as the tab's "Standardise" box; ``select-experiment`` runs the thesis
+experiments of :mod:`explorer.model_selection.experiments`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from explorer import datasets
+from explorer.cli.common import Output, add_json_option, command, progress, to_json
+from explorer.kernels import KERNEL_NAMES
+from explorer.model_selection import criteria as selection
+from explorer.model_selection import experiments as selection_experiments
+from explorer.model_selection.problem import SelectionProblem, selection_problem
+
+__all__ = ["register", "SELECT_CRITERIA"]
+
+SELECT_CRITERIA = "evidence,loo,kfold,asc-boltzmann,asc-beta-noise,asc-bayes"
+
+
+def register(sub) -> None:
+    """Add ``select`` and ``select-experiment`` to the CLI's subparsers."""
+    p = sub.add_parser("select", help="GP model selection: optimise a kernel under each criterion (seed 001)",
+                       description="Optimise the kernel hyperparameters and the noise under each criterion: negative "
+                                   "log evidence (eq. 2.11), LOO and K-fold CV (eq. 2.12), approximation set coding "
+                                   "(Boltzmann, β-noise, Bayesian; eqs. 4.1-4.4) and the replica bootstrap .632 "
+                                   "error (bootstrap632); L-BFGS-B from Cauchy-distributed restarts (§5.1.1).")
+    g = p.add_argument_group("data (choose one source)")
+    src = g.add_mutually_exclusive_group(required=True)
+    src.add_argument("--dataset", help=f"a shipped or generated data set: {', '.join(datasets.available())} "
+                                       "(generated ones are drawn with --seed)")
+    src.add_argument("--csv", metavar="PATH", help="a CSV file of your own (one header row); needs --target")
+    g.add_argument("--target", metavar="COLUMN", help="target column of --csv (and --test-csv)")
+    g.add_argument("--inputs", metavar="COL[,COL2,...]", help="input columns (default: every other column)")
+    g.add_argument("--test-csv", metavar="PATH", help="test data with the same columns: adds the test SMSE "
+                                                      "(eq. 5.1) and MSLL of each selected model")
+    g.add_argument("--standardize", action="store_true",
+                   help="shift and scale inputs and targets to mean 0, sd 1 with the training statistics "
+                        "(default: use them as given; hyperparameters are then in standardized units)")
+    g = p.add_argument_group("model and criteria")
+    g.add_argument("--kernel", choices=KERNEL_NAMES, default="se", help="covariance function (default se)")
+    g.add_argument("--criteria", default=SELECT_CRITERIA,
+                   help=f"comma-separated criteria (default {SELECT_CRITERIA}; also bootstrap632)")
+    g.add_argument("--rank", metavar="K1,K2,...",
+                   help="rank these covariance functions instead (§5.3), e.g. se,rq,exponential,periodic,matern52: "
+                        "each is optimised by --select-by, then ranked by every --criteria (and test SMSE)")
+    g.add_argument("--select-by", choices=selection.CRITERIA, default="loo",
+                   help="with --rank: the criterion that optimises each covariance function (default loo)")
+    _add_selection_options(p, objects=8)
+    p.set_defaults(handler=command(select))
+    p = sub.add_parser("select-experiment", help="seed 001 model-selection experiments at small repetition counts",
+                       description="Experiment 2 (curves), 3/4 (hyperparameters: test SMSE per criterion), 6/7/8 "
+                                   "(functional-forms: rankings) and 10 (beta: ASC mutual information vs β) of "
+                                   "Fischer (2016), on GP teacher draws or, with --temperature-csv, on the "
+                                   "day-of-year temperature series (Experiments 4 and 8).")
+    p.add_argument("experiment", choices=["curves", "hyperparameters", "functional-forms", "beta"])
+    p.add_argument("--teacher", choices=list(selection_experiments.TEACHERS), default="squared_exponential",
+                   help="teacher covariance (default squared_exponential)")
+    p.add_argument("--repetitions", type=int, default=4, help="data sets or random splits (default 4; thesis 256)")
+    p.add_argument("--criteria", default=",".join(selection_experiments.SYNTHETIC_CRITERIA),
+                   help="comma-separated criteria compared (curves, hyperparameters) or ranking by (functional-forms)")
+    p.add_argument("--parameter", choices=["lengthscale", "signal_std", "noise_std"], default="lengthscale",
+                   help="hyperparameter swept by `curves` (default lengthscale)")
+    p.add_argument("--select-by", choices=selection.CRITERIA, default="loo",
+                   help="criterion optimising each functional form (default loo: Experiment 6; evidence: 7)")
+    p.add_argument("--noise-std", type=float, default=0.1, help="teacher noise σ_n (default 0.1)")
+    p.add_argument("--temperature-csv", metavar="PATH",
+                   help="CSV with day_of_year and mean_anomaly_by_file_doy columns: Experiments 4 and 8")
+    _add_selection_options(p, objects=None)
+    p.set_defaults(handler=command(select_experiment))
+
+
+def _add_selection_options(p, objects) -> None:
+    g = p.add_argument_group("optimisation and criterion settings")
+    g.add_argument("--seed", type=int, default=0, help="seed of every random part (default 0)")
+    g.add_argument("--restarts", type=int, default=16, help="L-BFGS-B runs from Cauchy starts (default 16)")
+    g.add_argument("--max-iter", type=int, default=16, help="iterations per run (default 16)")
+    g.add_argument("--folds", type=int, default=10, help="K of K-fold CV (default 10)")
+    g.add_argument("--partitions", type=int, default=32, help="ASC partitions J (default 32)")
+    g.add_argument("--subsets", type=int, default=2, help="ASC subsets L per partition (default 2)")
+    g.add_argument("--objects", type=int, default=objects,
+                   help="ASC objects M (default " + ("8" if objects else "the experiment's: 4 or 8") + ")")
+    g.add_argument("--asc-entropy", choices=["zero", "prior"], default="zero",
+                   help="ASC h(τ): 0 (eq. 3.3) or the prior entropy (eq. 4.2) (default zero)")
+    add_json_option(p)
+
+
+# ----------------------------------------------------------------------------- options → problem
+
+
+def _check_counts(args) -> None:
+    for flag in ("restarts", "max_iter", "partitions", "subsets", "folds"):
+        if getattr(args, flag) < 1:
+            raise ValueError(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}.")
+
+
+def _criteria_list(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in selection.CRITERIA]
+    if bad or not names:
+        raise ValueError(f"--criteria: unknown {', '.join(map(repr, bad)) or 'empty list'}; choose from "
+                         f"{', '.join(selection.CRITERIA)}.")
+    return names
+
+
+def _load(args) -> datasets.Dataset:
+    if args.csv:
+        if not args.target:
+            raise ValueError("--csv needs --target COLUMN (the name of the target column).")
+        return datasets.load_csv(args.csv, args.target)
+    name = args.dataset.strip().lower()
+    return datasets.load(name, rng=args.seed) if name in datasets._GENERATORS else datasets.load(name)
+
+
+def problem_from_options(args) -> SelectionProblem:
+    """The data of ``select``: --dataset or --csv, --inputs, --test-csv and --standardize, by the core's
+    :func:`selection_problem` (the flags are checked first so that the messages name them)."""
+    data = _load(args)
+    if data.task != "regression":
+        raise ValueError(f"{data.name!r} has a classification target; GP regression model selection needs "
+                         "real-valued targets. Choose a regression data set or another --target.")
+    cols = data.feature_names if not args.inputs else tuple(c.strip() for c in args.inputs.split(",") if c.strip())
+    missing = [c for c in cols if c not in data.feature_names]
+    if missing:
+        raise ValueError(f"--inputs names unknown column(s) {missing}; available: {', '.join(data.feature_names)}.")
+    test = None
+    if args.test_csv:
+        test = datasets.load_csv(args.test_csv, data.target_name, task="regression")
+        absent = [c for c in cols if c not in test.feature_names]
+        if absent:
+            raise ValueError(f"--test-csv lacks the input column(s) {absent} of the training data.")
+    return selection_problem(data, inputs=cols, test=test, standardize=args.standardize)
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def select(args) -> Output:
+    """``explorer select``: the hyperparameters each criterion selects (or, with --rank, a ranking)."""
+    _check_counts(args)
+    criteria = _criteria_list(args.criteria)
+    problem = problem_from_options(args)
+    data = {"name": problem.name, "n": problem.n, "d": problem.d, "inputs": list(problem.feature_names),
+            "target": problem.target_name, "standardized": problem.standardized,
+            "n_test": problem.n_test if problem.n_test else None}
+    if args.rank:
+        return _select_ranking(args, criteria, data, problem)
+    X, y = problem.X, problem.y
+    start = selection.initial_hyperparameters(args.kernel, X, y)
+    results = selection.select_hyperparameters(
+        X, y, start.kernel, criteria, noise_var=start.noise_var, rng=args.seed, n_restarts=args.restarts, max_iter=args.max_iter,
+        X_test=problem.X_test, y_test=problem.y_test, n_folds=args.folds, n_partitions=args.partitions,
+        n_subsets=args.subsets, n_objects=args.objects, entropy=args.asc_entropy)
+    per = {}
+    for r in results:
+        per[r.criterion] = {"label": selection.CRITERION_LABELS[r.criterion], "hyperparameters": r.hyperparameters,
+                            "value": r.value, "converged": r.converged, "n_restarts": r.n_restarts,
+                            "n_failed": r.n_failed, "n_evaluations": r.n_evaluations, "n_excluded": r.n_excluded}
+        if r.test is not None:
+            per[r.criterion].update(smse=r.test.smse, msll=r.test.msll)
+    payload = {"data": data, "kernel": args.kernel, "seed": args.seed, "criteria": per}
+    return Output(payload, format_select(payload))
+
+
+def _select_ranking(args, criteria, data: dict, problem: SelectionProblem) -> Output:
+    names = [k.strip() for k in args.rank.split(",") if k.strip()]
+    bad = [k for k in names if k not in KERNEL_NAMES]
+    if bad or not names:
+        raise ValueError(f"--rank: unknown covariance function(s) {bad or 'none given'}; choose from "
+                         f"{', '.join(KERNEL_NAMES)}.")
+    rows = selection.rank_functional_forms(
+        problem.X, problem.y, names, select_by=args.select_by, rank_by=criteria, rng=args.seed,
+        n_restarts=args.restarts, max_iter=args.max_iter, X_test=problem.X_test, y_test=problem.y_test,
+        n_folds=args.folds, n_partitions=args.partitions, n_subsets=args.subsets, n_objects=args.objects,
+        entropy=args.asc_entropy)
+    ranking = [{"kernel": r.kernel_name, "hyperparameters": r.selection.hyperparameters, "values": r.values,
+                "ranks": r.ranks, **({"smse": r.test.smse, "msll": r.test.msll} if r.test else {})} for r in rows]
+    payload = {"data": data, "select_by": args.select_by, "seed": args.seed, "ranking": ranking}
+    keys = list(rows[0].ranks)
+    lines = [f"{data['name']}: N = {data['n']}; each covariance function optimised by {args.select_by}; rank (value)",
+             f"{'kernel':<12}" + "".join(f" {k:>22}" for k in keys)]
+    for r in rows:
+        lines.append(f"{r.kernel_name:<12}" + "".join(f" {r.ranks[k]:>3} ({r.values[k]:>15.6g})" for k in keys))
+    return Output(payload, "\n".join(lines))
+
+
+def format_select(payload: dict) -> str:
+    """One line per criterion: its value, the selected hyperparameters and the test errors."""
+    d = payload["data"]
+    lines = [f"{d['name']}: N = {d['n']}, inputs {', '.join(d['inputs'])} -> {d['target']}, kernel {payload['kernel']}"
+             + (" (standardized)" if d["standardized"] else "")]
+    for name, r in payload["criteria"].items():
+        hyper = ", ".join(f"{k} = {np.round(v, 4).tolist() if isinstance(v, list) else f'{v:.4g}'}"
+                          for k, v in r["hyperparameters"].items())
+        test = f"   SMSE {r['smse']:.4g}, MSLL {r['msll']:.4g}" if "smse" in r else ""
+        flag = "" if r["converged"] else " (not converged)"
+        lines.append(f"{name:<15} value {r['value']:<11.5g} {hyper}{test}{flag}")
+    return "\n".join(lines)
+
+
+def select_experiment(args) -> Output:
+    """``explorer select-experiment``: one thesis experiment at small repetition counts (JSON in both modes)."""
+    _check_counts(args)
+    sx = selection_experiments
+    if args.repetitions < 1:
+        raise ValueError(f"--repetitions must be at least 1, got {args.repetitions}.")
+    data = sx.load_temperature(args.temperature_csv) if args.temperature_csv else None
+    common = {"n_partitions": args.partitions, "entropy": args.asc_entropy, "rng": args.seed, "hooks": progress()}
+    if args.objects is not None:
+        common["n_objects"] = args.objects
+    criteria = _criteria_list(args.criteria)
+    fit = {"n_restarts": args.restarts, "max_iter": args.max_iter}
+    if args.experiment == "curves":
+        res = sx.curves_experiment(args.parameter, criteria, n_datasets=args.repetitions, **common)
+    elif args.experiment == "hyperparameters":
+        res = sx.hyperparameter_experiment(criteria, teacher=args.teacher, data=data, n_datasets=args.repetitions,
+                                           sigma_n=args.noise_std, **fit, **common)
+    elif args.experiment == "functional-forms":
+        teachers = {} if data is not None else {"teachers": (args.teacher,) if args.teacher != "squared_exponential"
+                                                 else tuple(sx.TEACHERS)}
+        res = sx.functional_form_experiment(args.select_by, criteria, data=data, n_datasets=args.repetitions,
+                                            **({"n": 64} if data is not None else {}), **teachers, **fit, **common)
+    else:
+        common.pop("n_partitions")
+        res = sx.beta_experiment(args.teacher, n_datasets=args.repetitions, **common)
+    payload = res.as_dict()
+    return Output(payload, to_json(payload, indent=1))

@@ -1,0 +1,71 @@
+"""``svm-curve``: the hard-margin SVM bootstrap of seed 004, replica theory vs Monte-Carlo (Fig. 1).
+
+The problem comes from :func:`explorer.svm_bootstrap.experiments.svm_problem` (standardised inputs), as in the
+app's SVM tab.
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from explorer.cli.common import Output, add_json_option, command, floats, load_dataset, progress
+from explorer.svm_bootstrap import experiments as svm_experiments
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    """Add ``svm-curve`` to the CLI's subparsers."""
+    p = sub.add_parser("svm-curve", help="hard-margin SVM bootstrap error ε(S): theory vs MC (seed 004 Fig. 1)",
+                       description="Efron's bootstrap classification error of the hard-margin SVM without bias: "
+                                   "replica/ADATAP theory (eq. 17) vs Monte-Carlo with standard errors, the S → ∞ "
+                                   "limits (eq. 20 and literal leave-one-out), and the cost of the theory in SVM "
+                                   "fits. Inputs are standardised; K = exp(−|x − x'|²/(2L²)).")
+    g = p.add_argument_group("data (choose one)")
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--dataset", default="crabs", help="a shipped classification dataset: crabs, pima, wisconsin "
+                                                        "(default: crabs)")
+    src.add_argument("--csv", metavar="PATH", help="a CSV file of your own (one header row); needs --target")
+    g.add_argument("--target", metavar="COLUMN", help="name of the two-class target column in --csv")
+    g = p.add_argument_group("model and bootstrap")
+    g.add_argument("--lengthscale", type=floats, default=[svm_experiments.BROAD_LENGTHSCALE], metavar="L[,L2,...]",
+                   help="RBF lengthscale(s) on standardised inputs, one or one per input (default √10 ≈ 3.1623)")
+    g.add_argument("--s-over-n", type=floats, default=floats("0.25,0.5,1,2,4"), metavar="V[,V2,...]",
+                   help="bootstrap sizes S/N (default 0.25,0.5,1,2,4)")
+    g.add_argument("--mc-samples", type=int, default=1000, help="Monte-Carlo samples per S (default 1000)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the random generator (default 0)")
+    g.add_argument("--tol", type=float, default=1e-6, help="ADATAP tolerance on the moment mismatch (default 1e-6)")
+    g.add_argument("--exact-loo", action=argparse.BooleanOptionalAction, default=True,
+                   help="also retrain for the literal leave-one-out error (one SVM per support vector)")
+    add_json_option(p)
+    p.set_defaults(handler=command(svm_curve))
+
+
+def svm_curve(args) -> Output:
+    """``explorer svm-curve``: ε(S) of the theory and of Monte-Carlo, with the S → ∞ limits."""
+    if args.mc_samples < 1:
+        raise ValueError(f"--mc-samples must be at least 1, got {args.mc_samples}.")
+    data = load_dataset(args)
+    ls = args.lengthscale[0] if len(args.lengthscale) == 1 else np.array(args.lengthscale)
+    problem = svm_experiments.svm_problem(data, ls)
+    res = svm_experiments.svm_learning_curve(problem, args.s_over_n, args.mc_samples, rng=args.seed, tol=args.tol,
+                                             exact_loo=args.exact_loo, hooks=progress())
+    return Output(res.as_dict(), format_svm_curve(res))
+
+
+def format_svm_curve(res: svm_experiments.SVMLearningCurve) -> str:
+    """The learning curve as a table, then the S → ∞ limits and the cost of the theory."""
+    lines = [f"{res.problem}: N = {res.n} ({res.n_sites} distinct inputs), hard-margin SVM, L = {res.lengthscale}",
+             f"{'S/N':>6} {'theory':>10} {'MC':>10} {'± se':>8} {'(th−MC)/se':>10} {'sweeps':>6} {'residual':>9}"]
+    for r in res.rows:
+        theory = f"{r.theory:10.4g}" if r.theory is not None else f"{'failed':>10}"
+        gap = f"{(r.theory - r.mc_mean) / r.mc_se:10.1f}" if r.theory is not None and r.mc_se > 0 else f"{'':>10}"
+        lines.append(f"{r.s_over_n:6.3g} {theory} {r.mc_mean:10.4g} {r.mc_se:8.2g} {gap} {r.n_iter:6d} "
+                     f"{r.residual:9.1e}")
+    exact = "not computed" if res.loo_exact is None else f"{res.loo_exact:.4g}"
+    lines.append(f"S → ∞: approximate leave-one-out (eq. 20, the theory's limit) {res.loo_approximate:.4g}, "
+                 f"literal leave-one-out (the bootstrap's limit) {exact}")
+    lines.append(f"theory solve at S = N: {res.theory_s * 1e3:.1f} ms = {res.theory_s / res.svm_train_s:.1f} SVM fits "
+                 f"on D0 ({res.svm_train_s * 1e3:.2f} ms each)")
+    return "\n".join(lines)

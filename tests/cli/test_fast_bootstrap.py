@@ -1,0 +1,56 @@
+"""The seed-002 command fast-bootstrap: JSON equal to the core's result, a time-series CSV, error messages."""
+import json
+import re
+
+import numpy as np
+import pytest
+
+from explorer import datasets
+from explorer.fast_bootstrap import experiments as fe
+
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
+
+def _cli(capsys, *argv):
+    from explorer import cli
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_fast_bootstrap_json(capsys):
+    code, out, _ = _cli(capsys, "fast-bootstrap", "--dataset", "toy", "--model", "ls-svm", "--seed", "0",
+                        "--full-grid", "5,50,1", "--full-replications", "6", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    for key in ("grid", "optimism", "generalization_error", "selected", "models_trained"):
+        assert key in payload["full"] and key in payload["fast"]
+    assert {"F", "p_value", "degree"} <= set(payload["fast"])
+    assert payload["fast"]["sample_grid"] == list(range(5, 51, 5))  # Table 1's reduced grid
+    direct = fe.compare_bootstraps(datasets.toy_function(rng=0), "ls-svm",
+                                   fe.with_overrides(fe.TABLE_1["ls-svm"], full_grid=(5, 50, 1), full_replications=6),
+                                   rng=0)
+    assert payload["fast"]["selected"] == direct.fast.selected and payload["fast"]["F"] == direct.fast.f_test.F
+    assert payload["replica"]["optimism"] == pytest.approx(direct.replica.optimism.tolist())
+
+
+def test_cli_fast_bootstrap_series_csv(capsys, tmp_path):
+    path = tmp_path / "series.csv"
+    t = np.arange(60)
+    path.write_text("t,value\n" + "\n".join(f"{i},{np.sin(0.3 * i):.6f}" for i in t))
+    code, out, _ = _cli(capsys, "fast-bootstrap", "--series-csv", str(path), "--model", "rbfn", "--no-full",
+                        "--fast-grid", "2,8,2", "--fast-replications", "2", "--full-grid", "2,8,1")
+    assert code == 0 and "rbfn on series" in out and "F(1,1)" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--fast-grid", "1,3,1", "--model", "mlp"], "needs K ≥ κ1 \\+ 2"),
+    (["--full-grid", "1,3,0"], "step > 0"),
+    (["--dataset", "crabs"], "for regression"),
+    (["--csv", "nowhere.csv", "--target", "y"], "nowhere.csv"),
+    (["--full-replications", "0"], "at least 1"),
+])
+def test_cli_fast_bootstrap_errors_exit_2(capsys, argv, message):
+    code, _, err = _cli(capsys, "fast-bootstrap", *argv)
+    assert code == 2
+    assert re.search(message, err)
