@@ -224,7 +224,60 @@ def fast_bootstrap(model, X, y, grid, sample_grid, n_replications: int = 10, *, 
                    kappa1: int = 2, alpha: float = 0.05, log_complexity: bool = False, rng=None,
                    apparent: np.ndarray | None = None, hooks: Hooks | None = None) -> FastBootstrapCurve:
     """The fast bootstrap of §4: optimism on ``sample_grid`` with J = ``n_replications``, a polynomial in q
-    (or log q) of the order the F test of eq. (11) chooses, evaluated on ``grid`` and added to eq. (7)."""
+    (or log q) of the order the F test of eq. (11) chooses, evaluated on ``grid`` and added to eq. (7).
+
+    Parameters
+    ----------
+    model : LSSVM, RBFN, MLP or any model family with ``predict_path``
+        The model family indexed by the complexity q (see the module docstring).
+    X : ndarray of shape (N, d)
+        Inputs.
+    y : ndarray of shape (N,)
+        Targets.
+    grid : ndarray of shape (Q,)
+        The full grid of complexities, strictly increasing, on which eq. (8) is minimised.
+    sample_grid : ndarray of shape (K,)
+        The reduced grid on which the optimism is measured, strictly increasing; K ≥ κ1 + 2.
+    n_replications : int
+        J, the number of bootstrap resamples (eq. 6).
+    kappa0, kappa1 : int
+        Polynomial orders under H0 and H1 of the F test (eqs. 10-11), 0 ≤ κ0 < κ1.
+    alpha : float
+        Level of the F test.
+    log_complexity : bool
+        Fit the polynomial in log q instead of q (all complexities must then be positive).
+    rng : Generator, int or None
+        Seed of the resamples and of the model training; split into two independent streams.
+    apparent : ndarray of shape (Q,), optional
+        E^{I,I}(q) of eq. (7) already computed on ``grid`` (reused, not recomputed).
+    hooks : Hooks, optional
+        Progress and stop hooks, passed to :func:`bootstrap_optimism`.
+
+    Returns
+    -------
+    FastBootstrapCurve
+        The measured optimism on ``sample_grid``, the chosen polynomial and F test, and the apparent
+        error and fitted optimism on ``grid``; ``selected`` is the complexity minimising eq. (8).
+
+    Raises
+    ------
+    ValueError
+        If X and y do not match or are not finite, N < 3, a grid is not strictly increasing, a complexity
+        is ≤ 0 with ``log_complexity=True``, J < 1, or κ0, κ1, K, ``alpha`` do not allow the F test.
+    Cancelled
+        If ``hooks`` asks to stop between replications.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from explorer.fast_bootstrap.networks import RBFN
+    >>> X = np.linspace(-1, 1, 40)[:, None]
+    >>> y = np.sin(3 * X[:, 0]) + 0.2 * np.random.default_rng(1).standard_normal(40)
+    >>> curve = fast_bootstrap(RBFN(), X, y, complexity_grid(1, 12, 1), complexity_grid(2, 12, 2),
+    ...                        n_replications=5, rng=0)
+    >>> curve.selected, curve.degree, round(float(curve.generalization_error.min()), 3)
+    (6.0, 1, 0.047)
+    """
     X, y, grid = _data_iv(X, y, grid)
     sample_grid = _grid_iv(sample_grid, "sample_grid")
     if log_complexity and (np.any(grid <= 0) or np.any(sample_grid <= 0)):

@@ -410,6 +410,15 @@ def solve_replica(
     IndefiniteKernelError
         If K is not positive semi-definite even with the largest jitter of ``JITTER_LADDER``; a smaller
         jitter that made it work is reported in ``ReplicaSolution.jitter``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.linspace(0, 1, 20)[:, None]
+    >>> K = np.exp(-(X - X.T) ** 2 / 0.1)
+    >>> sol = solve_replica(K, np.sin(6 * X[:, 0]), 0.01, S=20.0)
+    >>> sol.converged, round(bootstrap_test_error(sol), 4)
+    (True, 0.0016)
     """
     K, y, noise_var, S = _validate(K, y, noise_var, S)
     if precision not in ("mixed", "double"):

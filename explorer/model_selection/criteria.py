@@ -682,6 +682,58 @@ def select_hyperparameters(X, y, kernel: Kernel, criteria: Sequence[str] = ("evi
     ``n_objects``, ``entropy``, ``tol``). One generator drives every random part, in the order given.
     ``hooks``: ``check`` between criteria and restarts (:class:`~explorer.progress.Cancelled` counts
     criteria); ``publish`` receives the tuple of results so far after every criterion.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Training inputs.
+    y : ndarray of shape (n,)
+        Training targets.
+    kernel : Kernel
+        The covariance function whose free log hyperparameters are optimised; its current values start
+        the first run.
+    criteria : sequence of str
+        Names from ``CRITERIA``, optimised one after the other.
+    noise_var : float
+        Starting noise variance σ².
+    rng : Generator, int or None
+        Seed of the criteria's random parts (folds, ASC partitions) and of the Cauchy restarts.
+    n_restarts, max_iter : int
+        L-BFGS-B runs per criterion and iterations per run (§5.1.1; the thesis uses 16 and 16).
+    X_test : ndarray of shape (n_test, d), optional
+        Test inputs; with ``y_test`` fills in ``SelectionResult.test``.
+    y_test : ndarray of shape (n_test,), optional
+        Test targets.
+    hooks : Hooks, optional
+        Progress, stop and partial-result hooks.
+    **criterion_options
+        Passed to :func:`make_criterion`.
+
+    Returns
+    -------
+    tuple of SelectionResult
+        One result per criterion, in the order of ``criteria``.
+
+    Raises
+    ------
+    ValueError
+        If a criterion is unknown or none is given, only one of ``X_test``, ``y_test`` is given, or the
+        data, ``noise_var``, ``n_restarts``, ``max_iter`` or ``criterion_options`` are invalid.
+    numpy.linalg.LinAlgError
+        If a criterion cannot be evaluated at any point of its optimisation runs.
+    Cancelled
+        If ``hooks`` asks to stop.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from explorer.kernels import make_kernel
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, (30, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(30)
+    >>> (res,) = select_hyperparameters(X, y, make_kernel("se", 1), ["evidence"], rng=0, n_restarts=2)
+    >>> res.converged, {k: round(v, 2) for k, v in res.hyperparameters.items()}
+    (True, {'lengthscale': 1.57, 'signal_std': 1.04, 'noise_std': 0.08})
     """
     y = np.asarray(y, dtype=float)
     unknown = [c for c in criteria if c not in CRITERIA]

@@ -471,6 +471,16 @@ def solve_svm_replica(K: ArrayLike, y: ArrayLike, S: float, *, counts: ArrayLike
     ------
     ConvergenceError
         If the residual does not fall below ``tol`` in ``max_iter`` sweeps; ``.last`` is the last iterate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.linspace(-1, 1, 20)[:, None]
+    >>> K = np.exp(-(X - X.T) ** 2 / 0.5)
+    >>> y = np.where(X[:, 0] > 0.1, 1.0, -1.0)
+    >>> sol = solve_svm_replica(K, y, S=20.0)
+    >>> sol.converged, round(classification_error(sol), 3)
+    (True, 0.07)
     """
     K, y, counts, S = _validate(K, y, counts, S)
     tol, max_iter, method, damping = _options_iv(tol, max_iter, method, damping)
