@@ -139,7 +139,8 @@ def replica_optimism(model: LSSVM, X: np.ndarray, y: np.ndarray, grid: np.ndarra
     for k, gamma in enumerate(grid):
         hooks.check(k, grid.size, "values of γ")
         previous = _replica_solution(K, yc, 1.0 / gamma, y.size, tol, previous)
-        rows.append((*bootstrap_optimism(previous), previous.converged))
+        errors = bootstrap_optimism(previous)
+        rows.append((errors.validation, errors.training, previous.converged))
         hooks.report((k + 1) / grid.size, f"replica theory γ = {gamma:g}")
     v, t, ok = (np.array(c) for c in zip(*rows))
     return ReplicaOptimism(grid=grid, validation_error=v, training_error=t, converged=ok.astype(bool))

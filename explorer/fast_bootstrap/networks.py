@@ -28,7 +28,7 @@ import numpy as np
 from scipy import optimize
 from scipy.spatial.distance import cdist
 
-__all__ = ["kmeans", "RBFN", "MLP"]
+__all__ = ["kmeans", "Clustering", "RBFN", "MLP"]
 
 
 def _weights(n: int, weights) -> np.ndarray:
@@ -38,10 +38,52 @@ def _weights(n: int, weights) -> np.ndarray:
     return c
 
 
+@dataclass(frozen=True)
+class Clustering:
+    """The result of :func:`kmeans`.
+
+    Attributes
+    ----------
+    centres : ndarray of shape (P, d)
+        The cluster centres.
+    labels : ndarray of int, shape (n,)
+        The centre each point belongs to.
+    """
+
+    centres: np.ndarray
+    labels: np.ndarray
+
+
 def kmeans(X: np.ndarray, n_clusters: int, *, weights: np.ndarray | None = None, rng=None,
-           n_init: int = 1, max_iter: int = 300) -> tuple[np.ndarray, np.ndarray]:
+           n_init: int = 1, max_iter: int = 300) -> Clustering:
     """Weighted k-means: the best (lowest Σ c_i ‖x_i − c_label‖²) of ``n_init`` Lloyd runs from k-means++
-    starts. Returns (centres (P, d), labels (n,))."""
+    starts.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The distinct points.
+    n_clusters : int
+        P, the number of centres, 1 ≤ P ≤ n.
+    weights : ndarray of shape (n,), optional
+        Multiplicities c_i of the points; default 1.
+    rng : Generator, int or None
+        Seed of the k-means++ starts.
+    n_init : int
+        Number of Lloyd runs; the best one is returned.
+    max_iter : int
+        Largest number of Lloyd iterations per run.
+
+    Returns
+    -------
+    Clustering
+        ``centres`` of shape (P, d) and ``labels`` of shape (n,).
+
+    Raises
+    ------
+    ValueError
+        If P is not between 1 and n, or the weights are invalid.
+    """
     X = np.asarray(X, dtype=float)
     c = _weights(X.shape[0], weights)
     if not 1 <= n_clusters <= X.shape[0]:
@@ -49,7 +91,8 @@ def kmeans(X: np.ndarray, n_clusters: int, *, weights: np.ndarray | None = None,
                          f"got {n_clusters}.")
     gen = np.random.default_rng(rng)
     runs = [_lloyd(X, c, _kmeans_plus_plus(X, n_clusters, c, gen), max_iter) for _ in range(max(int(n_init), 1))]
-    return min(runs, key=lambda run: float(c @ np.sum((X - run[0][run[1]]) ** 2, axis=1)))
+    centres, labels = min(runs, key=lambda run: float(c @ np.sum((X - run[0][run[1]]) ** 2, axis=1)))
+    return Clustering(centres=centres, labels=labels)
 
 
 def _lloyd(X, c, centres, max_iter) -> tuple[np.ndarray, np.ndarray]:
@@ -120,8 +163,9 @@ class RBFN:
         out = np.empty((len(grid), X_eval.shape[0]))
         for k, P in enumerate(grid):
             P = _units(P, X.shape[0])
-            centres, labels = kmeans(X, P, weights=c, rng=gen, n_init=self.n_init)
-            sigma = _cluster_widths(X, centres, labels, c)
+            clusters = kmeans(X, P, weights=c, rng=gen, n_init=self.n_init)
+            centres = clusters.centres
+            sigma = _cluster_widths(X, centres, clusters.labels, c)
             r = np.sqrt(c)
             lam = np.linalg.lstsq(r[:, None] * self.design(X, centres, sigma), r * y, rcond=None)[0]
             out[k] = self.design(X_eval, centres, sigma) @ lam

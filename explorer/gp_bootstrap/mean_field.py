@@ -43,6 +43,7 @@ from explorer.gp_bootstrap.replica import (
 
 __all__ = [
     "MFSolution",
+    "PriorPrecisionDiagonal",
     "mf_learning_curve",
     "mf_per_input_error",
     "mf_test_error",
@@ -110,15 +111,42 @@ class MFSolution:
         return mu**2 @ p
 
 
-def prior_precision_diagonal(K: np.ndarray) -> tuple[np.ndarray, float]:
+@dataclass(frozen=True)
+class PriorPrecisionDiagonal:
+    """diag J = diag K⁻¹ and the jitter it needed.
+
+    Attributes
+    ----------
+    J_diag : ndarray of shape (N,)
+        (K⁻¹)_ii, of K + jitter·I.
+    jitter : float
+        The jitter added to K's diagonal (0 when K factorises as given).
+    """
+
+    J_diag: np.ndarray
+    jitter: float
+
+
+def prior_precision_diagonal(K: np.ndarray) -> PriorPrecisionDiagonal:
     """diag J = diag K⁻¹ from the inverse of K's Cholesky factor (K⁻¹ itself is never formed).
 
     (K⁻¹)_ii = Σ_k (L⁻¹)_ki² for K = L Lᵀ. If round-off makes K numerically indefinite, the smallest jitter
     of ``replica.JITTER_LADDER`` (times the mean diagonal of K) that factorises is added and returned.
 
+    Parameters
+    ----------
+    K : ndarray of shape (N, N)
+        Kernel matrix of the training inputs.
+
     Returns
     -------
-    (J_diag, jitter) : ndarray of shape (N,), float
+    PriorPrecisionDiagonal
+        ``J_diag`` (ndarray of shape (N,)) and the ``jitter`` used.
+
+    Raises
+    ------
+    IndefiniteKernelError
+        If K does not factorise even with the largest jitter of ``replica.JITTER_LADDER``.
     """
     K = np.asarray(K, dtype=float)
     scale = float(np.mean(np.diag(K)))
@@ -129,7 +157,7 @@ def prior_precision_diagonal(K: np.ndarray) -> tuple[np.ndarray, float]:
             continue
         L_inv, info = linalg.lapack.dtrtri(L, lower=1)
         if info == 0:
-            return np.einsum("ki,ki->i", L_inv, L_inv), jitter
+            return PriorPrecisionDiagonal(J_diag=np.einsum("ki,ki->i", L_inv, L_inv), jitter=jitter)
     raise IndefiniteKernelError(
         f"The kernel matrix is not positive definite, even with a jitter of {jitter:.1e} on its diagonal; "
         "the mean-field approximation needs K⁻¹. Check the kernel and its hyperparameters.")
@@ -194,8 +222,8 @@ def solve_mean_field(K: np.ndarray, y: np.ndarray, noise_var: float, S: float) -
     True
     """
     K, y, noise_var, S = _validate(K, y, noise_var, S)
-    J_diag, jitter = prior_precision_diagonal(K)
-    return _solve(K + jitter * np.eye(K.shape[0]), y, noise_var, S, J_diag, jitter)
+    prec = prior_precision_diagonal(K)
+    return _solve(K + prec.jitter * np.eye(K.shape[0]), y, noise_var, S, prec.J_diag, prec.jitter)
 
 
 def mf_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float,
@@ -220,9 +248,9 @@ def mf_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float,
     K, y, noise_var, _ = _validate(K, y, noise_var, float(S_arr[0]))
     for S in S_arr:
         _validate(K, y, noise_var, S)
-    J_diag, jitter = prior_precision_diagonal(K)
-    K_j = K + jitter * np.eye(K.shape[0])
-    return [_solve(K_j, y, noise_var, float(S), J_diag, jitter) for S in S_arr]
+    prec = prior_precision_diagonal(K)
+    K_j = K + prec.jitter * np.eye(K.shape[0])
+    return [_solve(K_j, y, noise_var, float(S), prec.J_diag, prec.jitter) for S in S_arr]
 
 
 def mf_per_input_error(sol: MFSolution) -> np.ndarray:

@@ -31,6 +31,7 @@ __all__ = [
     "bootstrap_test_error",
     "bootstrap_loss_error",
     "bootstrap_optimism",
+    "OptimismErrors",
     "bootstrap_moments",
     "BootstrapMoments",
     "mixture_components",
@@ -144,7 +145,22 @@ def _validate(K, y, noise_var, S) -> tuple[np.ndarray, np.ndarray, float, float]
 def poisson_weights(v: float, tail: float = SERIES_TAIL) -> np.ndarray:
     """Weights p_k = v^k e^(−v)/k!, k = 0..k_max, with the dropped tail mass below ``tail`` (eq. 11).
 
-    Returns ndarray of shape (k_max + 1,), renormalised to sum to one.
+    Parameters
+    ----------
+    v : float
+        The Poisson mean S/N, positive.
+    tail : float
+        Largest tail mass P(k > k_max) that is dropped.
+
+    Returns
+    -------
+    ndarray of shape (k_max + 1,)
+        p_0 .. p_k_max, renormalised to sum to one.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` is not a positive finite number.
     """
     if not (np.isfinite(v) and v > 0):
         raise ValueError(f"`v` = S/N must be positive, got {v}.")
@@ -240,6 +256,25 @@ def initial_delta_lambda(
 
     With G(Δλ) = (P/N) Σ_k ω_k/(1 + ω_k Δλ) (eq. 61; P = N/subset when the eigenvalues ω come from a
     random subset of the data) and a(Δλ) = 1 − G Δλ, eq. (62) reads Σ_k p_k/(a + G k/σ²) = 1.
+
+    Parameters
+    ----------
+    K : ndarray of shape (N, N)
+        Kernel matrix of the training inputs.
+    noise_var : float
+        Noise variance σ².
+    S : float
+        Mean bootstrap sample size.
+    subset : int, "auto" or None
+        Size of the random subset whose eigenvalues ω_k are used (as ``init_subset`` of
+        :func:`solve_replica`); None uses all of K.
+    rng : Generator, int or None
+        Seed of the subset.
+
+    Returns
+    -------
+    float
+        The start value Δλ > 0.
     """
     K, _, noise_var, S = _validate(K, np.zeros(len(K)), noise_var, S)
     omega, P = _kernel_spectrum(K, subset, rng)
@@ -403,6 +438,11 @@ def solve_replica(
         Size of the random subset whose kernel eigenvalues start the iteration (Appendix A.2); "auto"
         uses N/4 points (the paper's P = 4) when N ≥ 400 and all of them below; None uses all.
 
+    Returns
+    -------
+    ReplicaSolution
+        The converged site parameters Δλ, γ, λ, their cavities and the convergence record.
+
     Raises
     ------
     ConvergenceError
@@ -501,6 +541,25 @@ def approximate_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float
     """The "approximate ADATAP" of seed 000 §5: no iteration of eqs. (54)-(55).
 
     Δλ(i) = the scalar start value of Appendix A.2; Δλ_c(i) = 1/G_ii − Δλ; then eqs. (56)-(59).
+
+    Parameters
+    ----------
+    K, y, noise_var, S
+        As in :func:`solve_replica`.
+    init_subset : int, "auto" or None
+        Subset for the start value, as in :func:`solve_replica` (default: all of K).
+
+    Returns
+    -------
+    ReplicaSolution
+        With ``method="approximate"``, ``n_iter=0`` and ``converged=True``.
+
+    Raises
+    ------
+    ValueError
+        If the inputs are invalid (as in :func:`solve_replica`).
+    IndefiniteKernelError
+        If K is not positive semi-definite even with the largest jitter of ``JITTER_LADDER``.
     """
     K, y, noise_var, S = _validate(K, y, noise_var, S)
     dl = np.full(K.shape[0], initial_delta_lambda(K, noise_var, S, subset=init_subset))
@@ -510,7 +569,27 @@ def approximate_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float
 
 
 def replica_learning_curve(K, y, noise_var, S_values, **options) -> list[ReplicaSolution]:
-    """Solutions along a grid of S (sorted ascending), each warm-started from its neighbour."""
+    """Solutions along a grid of S (sorted ascending), each warm-started from its neighbour.
+
+    Parameters
+    ----------
+    K, y, noise_var
+        As in :func:`solve_replica`.
+    S_values : sequence of float
+        Mean bootstrap sample sizes; solved in ascending order.
+    **options
+        Passed to :func:`solve_replica`.
+
+    Returns
+    -------
+    list of ReplicaSolution
+        One solution per entry of ``S_values``, in the order given.
+
+    Raises
+    ------
+    ConvergenceError
+        If the solve at one value of S fails (as in :func:`solve_replica`).
+    """
     order = np.argsort(np.asarray(S_values, dtype=float))
     solutions: dict[int, ReplicaSolution] = {}
     previous = None
@@ -526,14 +605,40 @@ def replica_learning_curve(K, y, noise_var, S_values, **options) -> list[Replica
 
 
 def bootstrap_test_error(sol: ReplicaSolution) -> float:
-    """Efron's bootstrap square-loss test error ε(S), eq. (45) of seed 000."""
+    """Efron's bootstrap square-loss test error ε(S), eq. (45) of seed 000.
+
+    Parameters
+    ----------
+    sol : ReplicaSolution
+        The replica solution at S.
+
+    Returns
+    -------
+    float
+        (1/N) Σ_i ((γ_c(i) − y_i Δλ_c(i))² − λ_c(i)) / Δλ_c(i)².
+    """
     per_input = ((sol.gam_c - sol.y * sol.dl_c) ** 2 - sol.lam_c) / sol.dl_c**2  # eq. (45)
     return float(np.mean(per_input))
 
 
 def bootstrap_loss_error(sol: ReplicaSolution, loss: Callable[[np.ndarray, np.ndarray], np.ndarray],
                          n_nodes: int = 40) -> float:
-    """Efron's bootstrap test error for any loss g(f, y), eq. (46), by Gauss-Hermite quadrature in u."""
+    """Efron's bootstrap test error for any loss g(f, y), eq. (46), by Gauss-Hermite quadrature in u.
+
+    Parameters
+    ----------
+    sol : ReplicaSolution
+        The replica solution at S.
+    loss : callable
+        g(f, y) on broadcast arrays f of shape (N, n_nodes) and y of shape (N, 1).
+    n_nodes : int
+        Number of Gauss-Hermite nodes.
+
+    Returns
+    -------
+    float
+        The error averaged over the N training inputs.
+    """
     u, w = special.roots_hermitenorm(n_nodes)
     w = w / np.sqrt(2 * np.pi)
     f = (sol.gam_c[:, None] + u[None, :] * np.sqrt(np.maximum(-sol.lam_c, 0.0))[:, None]) / sol.dl_c[:, None]
@@ -541,7 +646,28 @@ def bootstrap_loss_error(sol: ReplicaSolution, loss: Callable[[np.ndarray, np.nd
     return float(np.mean(values @ w))
 
 
-def bootstrap_optimism(sol: ReplicaSolution, tail_mass: float = SERIES_TAIL) -> tuple[float, float]:
+@dataclass(frozen=True)
+class OptimismErrors:
+    """The two bootstrap-averaged errors whose difference is Efron's optimism (seed 002 eqs. 3-6).
+
+    Attributes
+    ----------
+    validation : float
+        E^{A,I}, the error of the retrained predictor on the original set (eq. 4).
+    training : float
+        E^{A,A}, the error on the bootstrap sample itself (eq. 3).
+    """
+
+    validation: float
+    training: float
+
+    @property
+    def optimism(self) -> float:
+        """E^{A,I} − E^{A,A}, the optimism of eqs. (5)-(6)."""
+        return self.validation - self.training
+
+
+def bootstrap_optimism(sol: ReplicaSolution, tail_mass: float = SERIES_TAIL) -> OptimismErrors:
     """Bootstrap averages of the two errors whose difference is Efron's optimism (seed 002 eqs. 3-5).
 
     With the eq. (60) mixture of seed 000 — given k copies of point i in the sample, the retrained
@@ -551,7 +677,19 @@ def bootstrap_optimism(sol: ReplicaSolution, tail_mass: float = SERIES_TAIL) -> 
         E^{A,I} = (1/N) Σ_i Σ_k p_k E[(h − y_i)² | k]     (validation error on the original set, eq. 4)
         E^{A,A} = (1/N) Σ_i Σ_k k p_k E[(h − y_i)² | k]   (training error on the sample, eq. 3; S = N)
 
-    Returns (E^{A,I}, E^{A,A}); the optimism of eq. (5)-(6) is their difference. No refits.
+    No refits.
+
+    Parameters
+    ----------
+    sol : ReplicaSolution
+        The replica solution at S = N.
+    tail_mass : float
+        Poisson tail mass dropped from the series over k.
+
+    Returns
+    -------
+    OptimismErrors
+        E^{A,I} (``validation``) and E^{A,A} (``training``); ``optimism`` is their difference (eqs. 5-6).
     """
     p = poisson_weights(sol.S / sol.n, tail=tail_mass)
     k = np.arange(p.size)
@@ -560,7 +698,7 @@ def bootstrap_optimism(sol: ReplicaSolution, tail_mass: float = SERIES_TAIL) -> 
     sq = mean_gap**2 + np.maximum(-sol.lam_c, 0.0)[:, None] / prec**2
     validation = float(np.mean(sq @ p))
     training = float(np.sum(sq @ (k * p)) / sol.S)
-    return validation, training
+    return OptimismErrors(validation=validation, training=training)
 
 
 @dataclass(frozen=True)
@@ -614,6 +752,11 @@ def bootstrap_moments(sol: ReplicaSolution, K: np.ndarray, K_cross: np.ndarray) 
     -------
     BootstrapMoments
         ``mean`` and ``var``, each of shape (M,).
+
+    Raises
+    ------
+    ValueError
+        If ``K_cross`` does not have one column per training input.
     """
     K_cross = np.atleast_2d(np.asarray(K_cross, dtype=float))
     if K_cross.shape[1] != sol.n:
@@ -644,6 +787,11 @@ def mixture_components(sol: ReplicaSolution, i: int, tail_mass: float = 1e-6) ->
     -------
     MixtureComponents
         ``weights``, ``means`` and ``sds``, each of shape (k_max + 1,).
+
+    Raises
+    ------
+    IndexError
+        If ``i`` is not in 0..N − 1.
     """
     if not 0 <= i < sol.n:
         raise IndexError(f"Input index must be in 0..{sol.n - 1}, got {i}.")
@@ -655,14 +803,48 @@ def mixture_components(sol: ReplicaSolution, i: int, tail_mass: float = 1e-6) ->
 
 
 def predictive_density(sol: ReplicaSolution, i: int, h: np.ndarray, tail_mass: float = 1e-6) -> np.ndarray:
-    """Theory density ρ_i(h) of the bootstrapped predictor at training input i, eq. (60)."""
+    """Theory density ρ_i(h) of the bootstrapped predictor at training input i, eq. (60).
+
+    Parameters
+    ----------
+    sol : ReplicaSolution
+        The replica solution at S.
+    i : int
+        Index of the training input.
+    h : ndarray of any shape
+        Predictor values at which to evaluate the density.
+    tail_mass : float
+        Poisson tail mass dropped from the mixture.
+
+    Returns
+    -------
+    ndarray of the shape of ``h``
+        ρ_i(h).
+    """
     mix = mixture_components(sol, i, tail_mass)
     h = np.asarray(h, dtype=float)
     return (mix.weights * stats.norm.pdf(h[..., None], mix.means, mix.sds)).sum(axis=-1)
 
 
 def bin_probabilities(sol: ReplicaSolution, i: int, edges: np.ndarray, tail_mass: float = 1e-6) -> np.ndarray:
-    """Mass of the eq. (60) mixture in each histogram bin (the k ≥ 1 components are narrower than a bin)."""
+    """Mass of the eq. (60) mixture in each histogram bin (the k ≥ 1 components are narrower than a bin).
+
+    Parameters
+    ----------
+    sol : ReplicaSolution
+        The replica solution at S.
+    i : int
+        Index of the training input.
+    edges : ndarray of shape (n_bins + 1,)
+        Increasing bin edges.
+    tail_mass : float
+        Poisson tail mass dropped from the mixture.
+
+    Returns
+    -------
+    ndarray of shape (n_bins,)
+        The probability of each bin.
+    """
     mix = mixture_components(sol, i, tail_mass)
     w, mu, sd = mix.weights, mix.means, mix.sds
     edges = np.asarray(edges, dtype=float)
@@ -679,6 +861,19 @@ def self_consistency_residuals(sol: ReplicaSolution, K: np.ndarray) -> dict[str,
     Each moment — M − Q, m, Q − m² — is computed three ways: from the tilted-likelihood side (30)-(32),
     the Gaussian side (33)-(35) with G = (K⁻¹ + diag Δλ)⁻¹ formed independently by a dense solve, and the
     exact local average over occupation numbers (51)-(53); the residuals compare them pairwise.
+
+    Parameters
+    ----------
+    sol : ReplicaSolution
+        The solution to check.
+    K : ndarray of shape (N, N)
+        The kernel matrix it was computed with.
+
+    Returns
+    -------
+    dict of str to float
+        The largest relative residual of each pairwise comparison, keyed by the equations compared,
+        e.g. ``"(30)-(33)"``; each is scaled by the largest magnitude of the first moment of its pair.
     """
     K = np.asarray(K, dtype=float)
     G = np.linalg.solve(np.eye(sol.n) + K * sol.dl[None, :], K)  # (I + K D)⁻¹ K = (K⁻¹ + D)⁻¹

@@ -32,6 +32,7 @@ __all__ = [
     "SVMFieldComparison",
     "svm_field_comparison",
     "time_theory_and_training",
+    "FitTimes",
 ]
 
 #: The "broad" kernel of the issue for crabs and wisconsin: L = √10 on standardised inputs.
@@ -112,12 +113,41 @@ def _lengthscale_iv(lengthscale, d: int):
     return float(L[0]) if L.size == 1 else L
 
 
-def time_theory_and_training(problem: SVMProblem, *, tol: float = 1e-6, repeats: int = 3
-                             ) -> tuple[float, float]:
-    """(theory_s, svm_train_s): a cold ADATAP solve at S = N and one SVM fit on all of D0, in seconds.
+@dataclass(frozen=True)
+class FitTimes:
+    """Wall-clock seconds of one cold ADATAP solve at S = N and of one SVM fit on all of D0.
+
+    Attributes
+    ----------
+    theory_seconds : float
+        The replica theory (``solve_svm_replica``), best of the repeats.
+    training_seconds : float
+        One hard-margin SVM fit (``fit_hard_margin``), best of the repeats.
+    """
+
+    theory_seconds: float
+    training_seconds: float
+
+
+def time_theory_and_training(problem: SVMProblem, *, tol: float = 1e-6, repeats: int = 3) -> FitTimes:
+    """Time a cold ADATAP solve at S = N and one SVM fit on all of D0, in seconds.
 
     Both are the best of ``repeats`` runs measured back to back, so that their ratio is meaningful.
     A theory solve that fails to converge is timed all the same.
+
+    Parameters
+    ----------
+    problem : SVMProblem
+        The data set, kernel matrix and sites.
+    tol : float
+        Tolerance of the replica solve.
+    repeats : int
+        Runs of each; the fastest counts.
+
+    Returns
+    -------
+    FitTimes
+        The two times in seconds.
     """
     def theory():
         try:
@@ -125,7 +155,8 @@ def time_theory_and_training(problem: SVMProblem, *, tol: float = 1e-6, repeats:
         except svm_replica.ConvergenceError:
             pass
 
-    return _best_time(theory, repeats), _best_time(lambda: svm.fit_hard_margin(problem.K, problem.y_sites), repeats)
+    return FitTimes(theory_seconds=_best_time(theory, repeats),
+                    training_seconds=_best_time(lambda: svm.fit_hard_margin(problem.K, problem.y_sites), repeats))
 
 
 def _best_time(fn, repeats: int) -> float:
@@ -223,10 +254,10 @@ def svm_learning_curve(
     approx = svm_replica.loo_limit(problem.K, problem.y_sites, counts=problem.sites.counts, solution=d0).error
     exact = svm.leave_one_out(problem.K, problem.y_sites, counts=problem.sites.counts, solution=d0).error \
         if exact_loo else None
-    theory_s, train_s = time_theory_and_training(problem, tol=tol)
+    times = time_theory_and_training(problem, tol=tol)
     hooks.report(1.0, "done")
     return SVMLearningCurve(problem.name, problem.n, problem.n_sites, problem.kernel.params.get("lengthscale"),
-                            tuple(rows), approx, exact, theory_s, train_s)
+                            tuple(rows), approx, exact, times.theory_seconds, times.training_seconds)
 
 
 @dataclass(frozen=True)

@@ -467,8 +467,16 @@ def solve_svm_replica(K: ArrayLike, y: ArrayLike, S: float, *, counts: ArrayLike
     init : SVMReplicaSolution, optional
         Warm start (e.g. the solution at a neighbouring S); default the appendix's start values.
 
+    Returns
+    -------
+    SVMReplicaSolution
+        The converged site parameters Δλ, γ, λ, their cavities, the matched moments χ, m, V and the
+        convergence record.
+
     Raises
     ------
+    ValueError
+        If K, y, ``counts``, S or an option is invalid, or ``init`` has a different number of sites.
     ConvergenceError
         If the residual does not fall below ``tol`` in ``max_iter`` sweeps; ``.last`` is the last iterate.
 
@@ -520,6 +528,25 @@ def svm_replica_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, 
     """Solutions along a grid of S (solved in ascending order, each warm-started from its neighbour).
 
     A failed solve raises ConvergenceError; use ``solve_svm_replica`` point by point to keep going.
+
+    Parameters
+    ----------
+    K, y
+        As in :func:`solve_svm_replica`.
+    S_values : ndarray of shape (n_S,)
+        Mean bootstrap sample sizes.
+    **options
+        Passed to :func:`solve_svm_replica`.
+
+    Returns
+    -------
+    list of SVMReplicaSolution
+        One solution per entry of ``S_values``, in the order given.
+
+    Raises
+    ------
+    ConvergenceError
+        If the solve at one value of S fails.
     """
     S_values = np.atleast_1d(np.asarray(S_values, dtype=float))
     solutions: dict[int, SVMReplicaSolution] = {}
@@ -539,6 +566,16 @@ def classification_error(sol: SVMReplicaSolution) -> float:
     """Efron's bootstrap classification error, eq. (17): (1/N) Σ_rows e^(−(k−1)S/N) Φ(−y γ_c/√(−λ_c)).
 
     A row whose input has k − 1 twins is a test point only when none of them is drawn either.
+
+    Parameters
+    ----------
+    sol : SVMReplicaSolution
+        The replica solution at S.
+
+    Returns
+    -------
+    float
+        ε(S), the bootstrap classification error.
     """
     weight = sol.counts * np.exp(-(sol.counts - 1) * sol.s_over_n)
     return float(np.sum(weight * special.ndtr(-sol.y * sol.gam_c / np.sqrt(-sol.lam_c))) / sol.n_rows)
@@ -611,7 +648,18 @@ def fields_at(sol: SVMReplicaSolution, K: ArrayLike, K_cross: ArrayLike, k_diag:
 
 
 def probability_negative(fields: InputFields) -> np.ndarray:
-    """p(−1|x) = Φ(−mean/√var): bootstrap probability that the SVM predicts −1 at x (seed 004, Fig. 1)."""
+    """p(−1|x) = Φ(−mean/√var): bootstrap probability that the SVM predicts −1 at x (seed 004, Fig. 1).
+
+    Parameters
+    ----------
+    fields : InputFields
+        Bootstrap mean and variance of the field at M inputs (:func:`fields_at`).
+
+    Returns
+    -------
+    ndarray of shape (M,)
+        p(−1|x) at each input.
+    """
     return special.ndtr(-fields.mean / np.sqrt(fields.var))
 
 
@@ -623,6 +671,22 @@ def loo_limit(K: ArrayLike, y: ArrayLike, *, counts: ArrayLike | None = None,
 
     with the leave-one-out margin y_i f^{\\i}_i ≈ y_i f_i − α_i/[K_SV⁻¹]_ii of a support vector (its
     neighbours stay support vectors) and y_i f_i for the others. Rows with twins are never errors.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_sites, n_sites)
+        Kernel matrix of the distinct training inputs.
+    y : ndarray of shape (n_sites,)
+        Labels -1 / +1.
+    counts : ndarray of int, shape (n_sites,), optional
+        Data rows per site; default one.
+    solution : SVMSolution, optional
+        The hard-margin SVM on D0, if already fitted.
+
+    Returns
+    -------
+    LeaveOneOut
+        The approximate leave-one-out margins per site and the error (``error``).
     """
     K, y, counts, _ = _validate(K, y, counts, 1.0)
     sol = svm.fit_hard_margin(K, y) if solution is None else solution
@@ -636,7 +700,20 @@ def loo_limit(K: ArrayLike, y: ArrayLike, *, counts: ArrayLike | None = None,
 
 
 def self_consistency_residual(sol: SVMReplicaSolution, K: ArrayLike) -> float:
-    """Largest mismatch of eqs. (21)-(23) for a solution, with G formed independently by a dense solve."""
+    """Largest mismatch of eqs. (21)-(23) for a solution, with G formed independently by a dense solve.
+
+    Parameters
+    ----------
+    sol : SVMReplicaSolution
+        The solution to check.
+    K : ndarray of shape (n_sites, n_sites)
+        The kernel matrix it was computed with.
+
+    Returns
+    -------
+    float
+        The residual in the units of ``tol`` of :func:`solve_svm_replica`.
+    """
     K = np.asarray(K, dtype=float)
     G = np.linalg.solve(np.eye(sol.n_sites) + K * sol.dl[None, :], K)  # (I + K D)⁻¹ K = (K⁻¹ + D)⁻¹
     chi, m, V = _marginals(G, sol.gam, sol.lam)

@@ -81,8 +81,8 @@ def test_weighted_kmeans_equals_kmeans_on_duplicated_points(rng):
     centres = np.array([[0.0, 0.0], [5.0, 0.0], [0.0, 5.0]])
     X = np.repeat(centres, 5, axis=0) + rng.normal(0, 0.1, size=(15, 2))
     c = rng.integers(1, 4, size=15)
-    got, _ = kmeans(X, 3, weights=c, rng=0, n_init=3)
-    ref, _ = kmeans(np.repeat(X, c, axis=0), 3, rng=1, n_init=3)
+    got = kmeans(X, 3, weights=c, rng=0, n_init=3).centres
+    ref = kmeans(np.repeat(X, c, axis=0), 3, rng=1, n_init=3).centres
     order = lambda a: a[np.lexsort(a.T)]  # noqa: E731
     np.testing.assert_allclose(order(got), order(ref), atol=1e-12)
     np.testing.assert_allclose(got[np.argmin(np.linalg.norm(got, axis=1))], np.average(X[:5], axis=0, weights=c[:5]), atol=1e-12)
@@ -282,7 +282,8 @@ def test_replica_optimism_is_exact_for_a_diagonal_kernel(rng):
     n, a, noise = 40, 1.7, 0.3
     y = rng.normal(size=n)
     sol = replica.solve_replica(a * np.eye(n), y, noise, float(n), tol=1e-12, precision="double")
-    got_v, got_t = replica.bootstrap_optimism(sol)
+    got = replica.bootstrap_optimism(sol)
+    got_v, got_t = got.validation, got.training
     k = np.arange(60)
     p = stats.poisson.pmf(k, 1.0)
     h = (a * k / noise)[None, :] * y[:, None] / (1 + a * k / noise)[None, :]  # retrained mean with k copies
