@@ -20,7 +20,18 @@ __all__ = ["Loss", "square_loss", "eps_insensitive_loss", "get_loss", "LOSSES"]
 
 
 def square_loss(f: ArrayLike, y: ArrayLike) -> np.ndarray:
-    """Square loss g(f, y) = (f - y)^2, the test error of eqs. (17) and (45) of seed 000."""
+    """Square loss g(f, y) = (f - y)^2, the test error of eqs. (17) and (45) of seed 000.
+
+    Parameters
+    ----------
+    f, y : array_like
+        Predictions and targets, broadcastable against each other.
+
+    Returns
+    -------
+    ndarray
+        (f - y)^2, of the broadcast shape of ``f`` and ``y``.
+    """
     return np.square(np.subtract(f, y))
 
 
@@ -45,6 +56,16 @@ def eps_insensitive_loss(f: ArrayLike, y: ArrayLike, eps: float = 0.1,
         Half-width of the insensitive tube, > 0.
     beta : float
         Relative half-width of the quadratic smoothing zone, 0 < beta <= 1.
+
+    Returns
+    -------
+    ndarray
+        g(f, y), of the broadcast shape of ``f`` and ``y``.
+
+    Raises
+    ------
+    ValueError
+        If ``eps`` is not positive and finite or ``beta`` is not in (0, 1].
     """
     eps, beta = _eps_insensitive_iv(eps, beta)
     a = np.abs(np.subtract(f, y))
@@ -72,6 +93,26 @@ def get_loss(loss: str | Loss, **params: float) -> Loss:
 
     ``params`` are bound to the loss (e.g. ``get_loss("eps-insensitive", eps=0.2, beta=0.05)``) and
     validated now, not at the first call. A callable is returned as is (with ``params`` bound).
+
+    Parameters
+    ----------
+    loss : str or callable
+        ``"square"`` or ``"eps-insensitive"`` (underscores and upper case accepted), or a callable
+        ``g(f, y)``.
+    **params : float
+        Keyword arguments bound to the loss: none for ``"square"``, ``eps`` and ``beta`` for
+        ``"eps-insensitive"``, anything the callable takes.
+
+    Returns
+    -------
+    callable
+        ``g(f, y) -> ndarray``.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown, ``params`` are given for the square loss, the eps-insensitive loss
+        gets a parameter other than ``eps``/``beta``, or ``eps``/``beta`` are out of range.
     """
     if callable(loss):
         return functools.partial(loss, **params) if params else loss

@@ -55,17 +55,47 @@ class Hooks:
     count: tuple[int, int, str] | None = None
 
     def report(self, fraction: float, message: str = "") -> None:
-        """Call ``progress`` with ``fraction`` clipped to [0, 1]."""
+        """Call ``progress`` with ``fraction`` clipped to [0, 1]; nothing if ``progress`` is None.
+
+        Parameters
+        ----------
+        fraction : float
+            Fraction of the work done; clipped to [0, 1].
+        message : str, optional
+            Short description of the current step.
+        """
         if self.progress is not None:
             self.progress(min(max(float(fraction), 0.0), 1.0), message)
 
     def check(self, done: int, total: int, unit: str = "samples") -> None:
-        """Raise :class:`Cancelled` (``done`` of ``total`` ``unit``, or the outer count) if asked to stop."""
+        """Raise :class:`Cancelled` (``done`` of ``total`` ``unit``, or the outer count) if asked to stop.
+
+        Parameters
+        ----------
+        done : int
+            Units of work finished so far.
+        total : int
+            Units of work in all.
+        unit : str, optional
+            What a unit is (``"samples"``, ``"replications"``, ...), for the message.
+
+        Raises
+        ------
+        Cancelled
+            If ``should_stop`` is set and returns True. It carries ``count`` (set by :meth:`sub`)
+            if there is one, else (``done``, ``total``, ``unit``).
+        """
         if self.should_stop is not None and self.should_stop():
             raise Cancelled(*(self.count or (done, total, unit)))
 
     def publish(self, value) -> None:
-        """Hand ``value`` (a partial result) to ``partial``."""
+        """Hand ``value`` (a partial result) to ``partial``; nothing if ``partial`` is None.
+
+        Parameters
+        ----------
+        value : object
+            The partial result (the calling function's documentation says what it is).
+        """
         if self.partial is not None:
             self.partial(value)
 
@@ -76,6 +106,25 @@ class Hooks:
         Messages of the nested work are prefixed with ``label``; ``count`` (done, total, unit) of this
         level is what a cancellation inside reports (the outermost count wins); the nested work's partial
         results go to ``partial`` (default: nowhere, they are not this level's results).
+
+        Parameters
+        ----------
+        start : float
+            Outer fraction at which the nested work starts.
+        span : float
+            Width of the outer range the nested fractions [0, 1] are mapped to.
+        label : str, optional
+            Prefix of the nested messages (``"label: message"``).
+        count : tuple of (int, int, str), optional
+            (done, total, unit) of this level, reported by a :class:`Cancelled` raised inside unless an
+            outer count is already set.
+        partial : callable(value), optional
+            Receiver of the nested work's partial results.
+
+        Returns
+        -------
+        Hooks
+            Hooks sharing ``should_stop`` with these; ``progress`` is None if this level has none.
         """
         progress = None if self.progress is None else _Scaled(self, float(start), float(span), label)
         return Hooks(progress, self.should_stop, partial, self.count or count)

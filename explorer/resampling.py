@@ -26,9 +26,30 @@ def occupation_numbers(n_inputs: int, S: float, n_samples: int, *, scheme: str =
     seed 000 (sample size Poisson with mean S). ``"multinomial"``: S points drawn with replacement,
     sum_i s_i = S exactly (S must be a whole number).
 
+    Parameters
+    ----------
+    n_inputs : int
+        Number N of training points, >= 1.
+    S : float
+        Mean bootstrap sample size, > 0 (the fixed sample size for ``"multinomial"``); S = N is the
+        classical bootstrap.
+    n_samples : int
+        Number of bootstrap samples, >= 1.
+    scheme : {"poisson", "multinomial"}, optional
+        Resampling model.
+    rng : Generator, int or None, optional
+        Random generator or seed, passed to ``np.random.default_rng``.
+
     Returns
     -------
-    ndarray of int, shape (n_samples, n_inputs)
+    ndarray of int of shape (n_samples, n_inputs)
+        Row b holds the occupation numbers s_1, ..., s_N of sample b.
+
+    Raises
+    ------
+    ValueError
+        If ``n_inputs`` or ``n_samples`` is not a positive integer, ``S`` is not positive and finite,
+        ``scheme`` is unknown, or ``S`` is not whole with ``scheme="multinomial"``.
     """
     n_inputs, S, n_samples, scheme = _occupation_iv(n_inputs, S, n_samples, scheme)
     return _draw_occupations(n_inputs, S, n_samples, scheme, np.random.default_rng(rng))
