@@ -81,7 +81,24 @@ class Kernel:
         return self._eval(X, Y, eval_gradient)
 
     def diag(self, X):
-        """Diagonal of k(X, X), ndarray of shape (n,), without forming the matrix."""
+        """Diagonal of k(X, X), without forming the matrix.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, n_features)
+            Inputs, one per row.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            k(x_a, x_a) for every row a of ``X``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not 2-D or not finite, or a per-column hyperparameter does not have
+            ``n_features`` entries.
+        """
         X = _as_2d(X, "X")
         self._check_features(X.shape[1])
         return self._diag(X)
@@ -543,6 +560,23 @@ def paper_rbf(X, l2=73.54, scale="sd", *, signal_var=1.0, bounds=None, fixed=())
         l², the squared global lengthscale.
     scale : {"sd", "var"}
         Whether v_j is the sample standard deviation or the sample variance of column j.
+    signal_var : float, optional
+        Signal variance k(x, x); 1 in the paper.
+    bounds : (lower, upper) or dict name -> (lower, upper), optional
+        Natural-unit bounds, as for :class:`SquaredExponential`.
+    fixed : sequence of str, optional
+        Names of hyperparameters kept out of theta.
+
+    Returns
+    -------
+    SquaredExponential
+        With ARD lengthscale of shape (n_features,), ℓ_j = sqrt(v_j l² / 2).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a finite 2-D array, ``scale`` is not "sd"/"var", ``l2`` is not positive and
+        finite, or a column of ``X`` is constant (or ``X`` has one row), so that v_j = 0.
     """
     X = _as_2d(X, "X")
     if scale not in ("sd", "var"):
@@ -579,6 +613,17 @@ def make_kernel(name, n_features, *, ard=False, **hyperparameters):
         If True, a scalar (or default) lengthscale is repeated once per input column.
     **hyperparameters
         Passed to the kernel class (e.g. ``lengthscale``, ``signal_var``, ``fixed``, ``bounds``).
+
+    Returns
+    -------
+    Kernel
+        An instance of the named class (:class:`SquaredExponential` for ``"se"`` and ``"rbf"``).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown, ``n_features`` is not a positive integer, or an array
+        hyperparameter does not have ``n_features`` entries.
     """
     cls = _KERNELS.get(str(name).lower())
     if cls is None:

@@ -81,6 +81,14 @@ class GPPosterior:
         Returns
         -------
         mean : ndarray of shape (m,); with ``return_var`` the tuple (mean, var).
+
+        Raises
+        ------
+        ValueError
+            If ``Xs`` is not a finite 2-D array or its number of columns differs from the
+            training inputs'.
+        FloatingPointError
+            If the mean or variance comes out NaN or infinite (ill-conditioned A).
         """
         Xs = _as_2d(Xs, "Xs")
         if Xs.shape[1] != self.X.shape[1]:
@@ -193,6 +201,24 @@ def fit(kernel, X, y, noise_var) -> GPPosterior:
     y : array of shape (n,)
     noise_var : float
         σ² >= 0; with σ² = 0 a jitter may be needed (recorded in the result).
+
+    Returns
+    -------
+    GPPosterior
+        Holds the Cholesky factor L of A = K + σ² I (+ jitter) and α = A⁻¹ y; read-only copies
+        of ``X`` and ``y``.
+
+    Raises
+    ------
+    TypeError
+        If ``kernel`` is not a :class:`~explorer.kernels.Kernel`.
+    ValueError
+        If ``X`` is not a finite 2-D array, ``y`` is not finite of shape (n,), or ``noise_var`` is
+        not a finite number >= 0.
+    CholeskyError
+        If A stays numerically singular after every jitter of ``JITTER_LADDER``.
+    FloatingPointError
+        If the kernel matrix or α is NaN or infinite.
     """
     X, y, noise_var = _check_data(kernel, X, y, noise_var)
     return _condition(kernel, X, y, noise_var, False)[0]
@@ -203,12 +229,32 @@ def log_evidence(kernel, X, y, noise_var, eval_gradient=False):
 
     :math:`\log p = -\tfrac12 y^\top A^{-1} y - \tfrac12 \log|A| - \tfrac n2 \log 2\pi`.
 
+    Parameters
+    ----------
+    kernel : Kernel
+        Prior covariance k; its ``theta`` are the first p entries of the gradient.
+    X : array_like of shape (n, d)
+        Training inputs.
+    y : array_like of shape (n,)
+        Training targets.
+    noise_var : float
+        σ² >= 0 (> 0 with ``eval_gradient``, whose last entry is w.r.t. log σ²).
+    eval_gradient : bool, optional
+        Also return the gradient.
+
     Returns
     -------
     float, or (float, ndarray of shape (p + 1,)) with ``eval_gradient``: the gradient w.r.t.
     ``np.append(kernel.theta, log(noise_var))``,
     :math:`\tfrac12 \mathrm{tr}((\alpha\alpha^\top - A^{-1})\,\partial A/\partial\theta_j)`,
     eq. (5.9).
+
+    Raises
+    ------
+    TypeError, ValueError, CholeskyError
+        As :func:`fit`; ValueError also for ``eval_gradient=True`` with ``noise_var=0``.
+    FloatingPointError
+        If the value or gradient comes out NaN or infinite.
     """
     X, y, noise_var = _check_data(kernel, X, y, noise_var, eval_gradient)
     post, dA = _condition(kernel, X, y, noise_var, eval_gradient)
@@ -244,6 +290,29 @@ def loo_predictions(kernel, X, y, noise_var) -> LeaveOneOut:
 
     μ_i = y_i − α_i / [A⁻¹]_ii and σ_i² = 1 / [A⁻¹]_ii, the distribution of y_i (noise included)
     under the GP conditioned on the other n − 1 points — without n refits.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Prior covariance k.
+    X : array_like of shape (n, d)
+        Training inputs, n >= 2.
+    y : array_like of shape (n,)
+        Training targets.
+    noise_var : float
+        σ² >= 0.
+
+    Returns
+    -------
+    LeaveOneOut
+        ``mean`` μ and ``var`` σ², each ndarray of shape (n,).
+
+    Raises
+    ------
+    TypeError, ValueError, CholeskyError
+        As :func:`fit`; ValueError also for n < 2.
+    FloatingPointError
+        If a mean or variance comes out NaN or infinite.
     """
     a, c, _, _ = _loo_terms(kernel, X, y, noise_var, False)
     y = np.asarray(y, dtype=float)
@@ -256,6 +325,30 @@ def loo_squared_error(kernel, X, y, noise_var, eval_gradient=False):
     Equal to :math:`\frac1n\sum_i (\alpha_i/c_i)^2` with c = diag(A⁻¹), μ_i from eq. (5.12).
     With ``eval_gradient`` also the gradient, ndarray of shape (p + 1,), w.r.t.
     ``np.append(kernel.theta, log(noise_var))``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Prior covariance k.
+    X : array_like of shape (n, d)
+        Training inputs, n >= 2.
+    y : array_like of shape (n,)
+        Training targets.
+    noise_var : float
+        σ² >= 0 (> 0 with ``eval_gradient``).
+    eval_gradient : bool, optional
+        Also return the gradient.
+
+    Returns
+    -------
+    float, or (float, ndarray of shape (p + 1,)) with ``eval_gradient``.
+
+    Raises
+    ------
+    TypeError, ValueError, CholeskyError
+        As :func:`fit`; ValueError also for n < 2 or ``eval_gradient=True`` with ``noise_var=0``.
+    FloatingPointError
+        If the value or gradient comes out NaN or infinite.
     """
     a, c, da, dc = _loo_terms(kernel, X, y, noise_var, eval_gradient)
     r = a / c                                                          # residual y_i − μ_i
@@ -272,6 +365,30 @@ def loo_neg_log_predictive(kernel, X, y, noise_var, eval_gradient=False):
     :math:`\frac1n\sum_i [\tfrac12\log(2\pi/c_i) + \alpha_i^2/(2c_i)]`, c = diag(A⁻¹). With
     ``eval_gradient`` also the gradient (−1/n times eq. 5.13), ndarray of shape (p + 1,), w.r.t.
     ``np.append(kernel.theta, log(noise_var))``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Prior covariance k.
+    X : array_like of shape (n, d)
+        Training inputs, n >= 2.
+    y : array_like of shape (n,)
+        Training targets.
+    noise_var : float
+        σ² >= 0 (> 0 with ``eval_gradient``).
+    eval_gradient : bool, optional
+        Also return the gradient.
+
+    Returns
+    -------
+    float, or (float, ndarray of shape (p + 1,)) with ``eval_gradient``.
+
+    Raises
+    ------
+    TypeError, ValueError, CholeskyError
+        As :func:`fit`; ValueError also for n < 2 or ``eval_gradient=True`` with ``noise_var=0``.
+    FloatingPointError
+        If the value or gradient comes out NaN or infinite.
     """
     a, c, da, dc = _loo_terms(kernel, X, y, noise_var, eval_gradient)
     value = _finite(np.mean(0.5 * (_LOG_2PI - np.log(c)) + 0.5 * a**2 / c), "LOO log predictive")
