@@ -82,7 +82,23 @@ class Dataset:
         return self.inputs.shape[1]
 
     def subset(self, rows) -> Dataset:
-        """The rows selected by ``rows`` (integer indices, boolean mask of shape (n,), or slice)."""
+        """The rows selected by ``rows`` (integer indices, boolean mask of shape (n,), or slice).
+
+        Parameters
+        ----------
+        rows : int, array_like of int, ndarray of bool of shape (n,), or slice
+            Rows to keep, in the order given (repeats allowed); a single index keeps one row.
+
+        Returns
+        -------
+        Dataset
+            The same data set (name, feature names, task, ...) restricted to the selected rows.
+
+        Raises
+        ------
+        DatasetError
+            If ``rows`` cannot index the n rows (out of range, wrong mask length, wrong type).
+        """
         try:
             index = np.arange(self.n)[rows]
         except (IndexError, TypeError, ValueError) as err:
@@ -96,6 +112,21 @@ class Dataset:
 
         Mean 0 and sample sd 1 (divisor n − 1, ``STANDARDIZE_DDOF``); constant columns become exactly 0.
         Classification targets (-1 / +1) cannot be standardised.
+
+        Parameters
+        ----------
+        targets : bool, optional
+            Also standardise the target.
+
+        Returns
+        -------
+        Dataset
+            Standardised copy whose description says what was standardised.
+
+        Raises
+        ------
+        DatasetError
+            If ``targets=True`` for a classification data set.
         """
         if targets and self.task != "regression":
             raise DatasetError(f"only regression targets can be standardised; {self.name!r} is a {self.task} "
@@ -136,11 +167,31 @@ class Standardization:
     target_sd: float = 1.0
 
     def inputs(self, X: np.ndarray) -> np.ndarray:
-        """Standardised inputs, ndarray of shape (m, d)."""
+        """Standardised inputs (x − input_mean) / input_sd.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, d)
+            Any rows with the columns the statistics were fitted on.
+
+        Returns
+        -------
+        ndarray of shape (m, d)
+        """
         return (np.asarray(X, dtype=float) - self.input_mean) / self.input_sd
 
     def targets(self, y: np.ndarray) -> np.ndarray:
-        """Standardised targets, ndarray of shape (m,)."""
+        """Standardised targets (y − target_mean) / target_sd.
+
+        Parameters
+        ----------
+        y : array_like of shape (m,)
+            Any targets of the same kind as the training targets.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+        """
         return (np.asarray(y, dtype=float) - self.target_mean) / self.target_sd
 
 
@@ -158,6 +209,11 @@ def standardization(X: np.ndarray, y: np.ndarray | None = None) -> Standardizati
     -------
     Standardization
         Apply it with ``.inputs(X)`` / ``.targets(y)`` to the training rows and to test rows alike.
+
+    Raises
+    ------
+    DatasetError
+        If ``X`` is not 2-D or ``y`` is not of shape (n,).
 
     Examples
     --------
@@ -347,8 +403,33 @@ def load_csv(source: str | os.PathLike | IO[str], target: str, *, name: str | No
 
 
 def nar_embedding(series: np.ndarray, lags: int = 6, *, name: str = "series", provenance: str = "") -> Dataset:
-    """Nonlinear auto-regressive (NAR) regression data of eq. (20) of seed 002: predict x(t+1) from
-    (x(t), x(t−1), ..., x(t−lags+1)). Returns inputs of shape (T − lags, lags) and targets (T − lags,)."""
+    """Nonlinear auto-regressive (NAR) regression data of eq. (20) of seed 002.
+
+    Predict x(t+1) from (x(t), x(t−1), ..., x(t−lags+1)), for every t with a full window.
+
+    Parameters
+    ----------
+    series : array_like of shape (T,)
+        The time series x(1), ..., x(T), in time order.
+    lags : int, optional
+        Number of past values per example (6 in seed 002); a whole number >= 1.
+    name : str, optional
+        Data set name.
+    provenance : str, optional
+        Where the series comes from; default ``"Time series <name>."``.
+
+    Returns
+    -------
+    Dataset
+        Regression data with inputs of shape (T − lags, lags) (columns ``x(t)``, ``x(t-1)``, ...) and
+        targets x(t+1) of shape (T − lags,).
+
+    Raises
+    ------
+    DatasetError
+        If ``series`` is not 1-D or not finite, ``lags`` is not a whole number >= 1, or fewer than 10
+        examples remain.
+    """
     x = np.asarray(series, dtype=float)
     _require(x.ndim == 1, f"`series` must be one-dimensional, got shape {x.shape}.")
     _require(float(lags) == int(lags) and int(lags) >= 1, f"`lags` must be a whole number ≥ 1, got {lags}.")
@@ -368,7 +449,30 @@ def nar_embedding(series: np.ndarray, lags: int = 6, *, name: str = "series", pr
 def load_series_csv(source: str | os.PathLike | IO[str], column: str, lags: int = 6, *,
                     name: str | None = None) -> Dataset:
     """Read one numeric column of a CSV as a time series (rows in time order) and embed it by
-    :func:`nar_embedding` — e.g. the Santa Fe laser series A with ``column="value"`` (seed 002 §5.3)."""
+    :func:`nar_embedding` — e.g. the Santa Fe laser series A with ``column="value"`` (seed 002 §5.3).
+
+    Parameters
+    ----------
+    source : path (str or PathLike) or text file object
+        CSV with a header row.
+    column : str
+        Name of the column holding the series.
+    lags : int, optional
+        Number of past values per example, as for :func:`nar_embedding`.
+    name : str, optional
+        Data set name; defaults to the file's stem.
+
+    Returns
+    -------
+    Dataset
+        Inputs of shape (T − lags, lags) and targets of shape (T − lags,), T the number of rows.
+
+    Raises
+    ------
+    DatasetError
+        If the file cannot be read as CSV, has no column ``column``, the column holds an empty,
+        non-numeric or non-finite value, or :func:`nar_embedding` rejects the series.
+    """
     table = _read_table(source)
     _require(column in table.header, f"column {column!r} is not in {table.label}. "
                                      f"Available columns: {_names(table.header)}.")
@@ -441,7 +545,22 @@ def _user_provenance(source, label: str) -> str:
 
 
 def find_csv_files(directory: str | os.PathLike) -> list[Path]:
-    """The ``*.csv`` files directly inside ``directory`` (not hidden, case-insensitive suffix), sorted."""
+    """The ``*.csv`` files directly inside ``directory`` (not hidden, case-insensitive suffix), sorted.
+
+    Parameters
+    ----------
+    directory : str or PathLike
+        Folder to list (not searched recursively).
+
+    Returns
+    -------
+    list of Path
+
+    Raises
+    ------
+    DatasetError
+        If ``directory`` is not an existing directory.
+    """
     folder = Path(directory)
     _require(folder.is_dir(), f"data directory {str(folder)!r} does not exist or is not a directory. "
                               "Pass a folder that holds .csv files.")
@@ -545,7 +664,26 @@ def toy_function(n: int = 200, noise: float = 0.5, rng: np.random.Generator | in
         x_i ~ U(0, 1),   y_i = sin(5 x_i) + sin(15 x_i) + sin(25 x_i) + eps_i,   eps_i ~ U(-noise, noise)
 
     The paper draws n = 200 inputs uniformly in [0, 1] and i.i.d. uniform noise in [-0.5, 0.5]
-    (``noise`` is the half-width). Returns inputs of shape (n, 1) and targets of shape (n,).
+    (``noise`` is the half-width).
+
+    Parameters
+    ----------
+    n : int, optional
+        Number of samples, >= 1.
+    noise : float, optional
+        Half-width of the uniform noise, >= 0.
+    rng : Generator, int or None, optional
+        Random generator or seed, passed to ``np.random.default_rng``.
+
+    Returns
+    -------
+    Dataset
+        Inputs of shape (n, 1) and targets of shape (n,).
+
+    Raises
+    ------
+    DatasetError
+        If ``n`` is not an integer >= 1 or ``noise`` is not a finite number >= 0.
     """
     _check_count(n, "n", "the number of samples")
     _check_real(noise, "noise", positive=False)
@@ -594,7 +732,41 @@ def gp_teacher(n: int = 64, rng: np.random.Generator | int | None = None, *, d: 
 
     K_f is numerically singular for smooth kernels (eigenvalues decay fast, §4.4.2), so its Cholesky factor
     is taken of K_f + jitter * sigma_f^2 I; this adds variance jitter * sigma_f^2 (1e-8 by default) to each f,
-    negligible next to sigma_n^2 = 1e-2. Returns inputs of shape (n, d) and targets of shape (n,).
+    negligible next to sigma_n^2 = 1e-2.
+
+    Parameters
+    ----------
+    n : int, optional
+        Number of cases N, >= 1.
+    rng : Generator, int or None, optional
+        Random generator or seed, passed to ``np.random.default_rng``.
+    d : int, optional
+        Input dimension D, >= 1 (1 for ``"periodic"``).
+    kernel : str, optional
+        One of ``TEACHER_KERNELS``.
+    length_scale : float, optional
+        ell > 0.
+    sigma_f : float, optional
+        Signal standard deviation, > 0.
+    sigma_n : float, optional
+        Noise standard deviation, >= 0.
+    alpha : float, optional
+        Shape of the rational quadratic, > 0 (ignored by the other kernels).
+    period : float, optional
+        Period T of the periodic kernel, > 0 (ignored by the other kernels).
+    jitter : float, optional
+        Relative diagonal jitter of the Cholesky factor, >= 0.
+
+    Returns
+    -------
+    Dataset
+        Inputs of shape (n, d) and targets of shape (n,).
+
+    Raises
+    ------
+    DatasetError
+        If an argument is out of range, ``kernel`` is unknown, ``kernel="periodic"`` with d > 1, or
+        K_f + jitter * sigma_f^2 I is not numerically positive definite.
     """
     _teacher_iv(n, d, kernel, length_scale, sigma_f, sigma_n, alpha, period, jitter)
     gen = np.random.default_rng(rng)
@@ -640,7 +812,13 @@ _GENERATORS: dict[str, Callable[..., Dataset]] = {"toy": toy_function, "teacher"
 
 
 def available() -> tuple[str, ...]:
-    """Names accepted by :func:`load`: the shipped tables, then the generated sets."""
+    """Names accepted by :func:`load`: the shipped tables, then the generated sets.
+
+    Returns
+    -------
+    tuple of str
+        ``("boston", "crabs", "pima", "wisconsin", "toy", "teacher")``.
+    """
     return (*_SHIPPED, *_GENERATORS)
 
 
@@ -648,7 +826,24 @@ def load(name: str, **options) -> Dataset:
     """Load a shipped table by name, or draw a generated set (``options`` go to the generator).
 
     ``load("toy", n=200, rng=0)`` calls :func:`toy_function`; ``load("teacher", ...)`` calls
-    :func:`gp_teacher`. Shipped tables take no options. Returns a :class:`Dataset`.
+    :func:`gp_teacher`. Shipped tables take no options.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`available` (case and surrounding spaces ignored).
+    **options
+        Keyword arguments of the generator (:func:`toy_function` or :func:`gp_teacher`).
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    DatasetError
+        If ``name`` is unknown, options are given for a shipped table, an option is not an argument
+        of the generator, or the shipped file is missing or was modified.
     """
     key = name.strip().lower() if isinstance(name, str) else name
     _require(key in available(), f"unknown data set {name!r}. Available: {_names(available())}. "
