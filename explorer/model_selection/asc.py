@@ -162,6 +162,30 @@ def draw_partitions(n: int, n_partitions: int = 32, n_subsets: int = 2, n_object
 
     Each partition splits a random permutation of the N cases into L subsets of sizes differing by at
     most one, and picks M distinct inputs as objects X̃ uniformly without replacement (§4.1).
+
+    Parameters
+    ----------
+    n : int
+        Number of cases N, >= 2.
+    n_partitions : int, optional
+        Number J of random partitions, >= 1.
+    n_subsets : int, optional
+        Number L of subsets per partition, >= 1.
+    n_objects : int, optional
+        Number M of objects, >= 1 and at most N // L.
+    rng : Generator, int or None, optional
+        Random generator or seed, passed to ``np.random.default_rng``.
+
+    Returns
+    -------
+    AscPartitions
+        ``subsets``: L read-only arrays, the l-th of shape (J, N_l) with sorted case indices;
+        ``objects``: read-only ndarray of shape (J, M), sorted.
+
+    Raises
+    ------
+    ValueError
+        If a count is not an integer of the allowed range, or M > N // L (or L > N).
     """
     n = _count(n, "n", "the number of cases N", 2)
     J = _count(n_partitions, "n_partitions", "the number J of random partitions")
@@ -442,10 +466,24 @@ def mutual_information(kernel: Kernel, X, y, noise_var: float, partitions: AscPa
     eval_gradient : bool
         Also return the gradient w.r.t. ``np.append(kernel.theta, log noise_var)``.
 
+    Returns
+    -------
+    AscValue
+        The mean I over the partitions that could be evaluated, I and β of each partition, the number
+        excluded, and the gradient of shape (p + 1,) with ``eval_gradient`` (else None).
+
     Raises
     ------
+    TypeError
+        If ``kernel`` is not a Kernel or ``partitions`` not an :class:`AscPartitions`.
+    ValueError
+        If the data are invalid, ``noise_var`` <= 0, ``partitions`` were drawn for another N,
+        ``variant`` or ``entropy`` is unknown, or ``beta`` is given for a variant other than
+        "boltzmann" or is not > 0.
     SingularPartitionsError
         If no partition could be evaluated.
+    FloatingPointError
+        If the gradient is not finite.
     """
     X, y, noise_var = _check_asc(kernel, X, y, noise_var, partitions, variant, entropy, eval_gradient)
     if beta is not None and (variant != "boltzmann" or not (np.isfinite(beta) and beta > 0)):
@@ -499,8 +537,35 @@ def mutual_information_vs_beta(kernel: Kernel, X, y, noise_var: float, partition
                                betas, entropy: str = "zero") -> BetaCurve:
     """Boltzmann ASC I_β = h(τ) + log η_β (eqs. 4.1, 4.3) on a grid of β (Fig. 4.1, 5.15).
 
-    ``betas`` : array of shape (n_beta,), positive. The hyperparameters stay fixed; β* of each partition
-    is found as in :func:`mutual_information`.
+    The hyperparameters stay fixed; β* of each partition is found as in :func:`mutual_information`.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : array of shape (N, d)
+    y : array of shape (N,)
+    noise_var : float
+        σ² > 0.
+    partitions : AscPartitions
+        From :func:`draw_partitions` with the same N.
+    betas : array_like of shape (n_beta,)
+        The grid of β, positive and finite.
+    entropy : one of ``ENTROPIES``
+
+    Returns
+    -------
+    BetaCurve
+        I_β per partition and averaged over the partitions whose whole curve is finite, and β* of each.
+
+    Raises
+    ------
+    TypeError
+        If ``kernel`` is not a Kernel or ``partitions`` not an :class:`AscPartitions`.
+    ValueError
+        If the data are invalid, ``noise_var`` <= 0, ``partitions`` were drawn for another N, ``entropy``
+        is unknown, or ``betas`` is not a non-empty 1-D array of positive numbers.
+    SingularPartitionsError
+        If no partition could be evaluated.
     """
     X, y, noise_var = _check_asc(kernel, X, y, noise_var, partitions, "boltzmann", entropy, False)
     betas = np.asarray(betas, dtype=float)

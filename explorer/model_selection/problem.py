@@ -121,6 +121,15 @@ def selection_problem(data: Dataset, *, inputs: Sequence[str] | None = None, n_t
     -------
     SelectionProblem
 
+    Raises
+    ------
+    ValueError
+        If ``data`` (or ``test``) is not a regression data set, ``inputs`` names an unknown column (or
+        none), ``n_train`` < 1, ``n_test`` < 0, both ``n_test`` and ``test`` are given, or ``test`` lacks
+        an input column.
+    DatasetError
+        If fewer than ``MIN_TRAINING_ROWS`` training rows remain.
+
     Examples
     --------
     >>> from explorer import datasets
