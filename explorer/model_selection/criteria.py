@@ -182,7 +182,29 @@ class CriterionCurve:
 
 
 def negative_log_evidence(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = False) -> CriterionValue:
-    """R_ME = −log N(y | 0, K_y), eq. (2.11) of seed 001, via :func:`regression.log_evidence`."""
+    """R_ME = −log N(y | 0, K_y), eq. (2.11) of seed 001, via :func:`regression.log_evidence`.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Prior covariance k; K_y = k(X, X) + σ² I.
+    X : array_like of shape (N, d)
+    y : array_like of shape (N,)
+    noise_var : float
+        σ² >= 0 (> 0 with ``eval_gradient``).
+    eval_gradient : bool, optional
+        Also compute the gradient w.r.t. ``np.append(kernel.theta, log noise_var)``.
+
+    Returns
+    -------
+    CriterionValue
+        ``criterion="evidence"``, the value in nats and the gradient of shape (p + 1,) (or None).
+
+    Raises
+    ------
+    TypeError, ValueError, CholeskyError, FloatingPointError
+        As :func:`explorer.regression.log_evidence`.
+    """
     out = regression.log_evidence(kernel, X, y, noise_var, eval_gradient)
     if eval_gradient:
         return CriterionValue("evidence", -out[0], -out[1])
@@ -190,13 +212,56 @@ def negative_log_evidence(kernel: Kernel, X, y, noise_var: float, eval_gradient:
 
 
 def loo_cv(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = False) -> CriterionValue:
-    """Mean negative LOO log predictive probability −L_LOO/N (R&W eq. 5.10), the K = N case of eq. (2.12)."""
+    """Mean negative LOO log predictive probability −L_LOO/N (R&W eq. 5.10), the K = N case of eq. (2.12).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Prior covariance k.
+    X : array_like of shape (N, d)
+        N >= 2 inputs.
+    y : array_like of shape (N,)
+    noise_var : float
+        σ² >= 0 (> 0 with ``eval_gradient``).
+    eval_gradient : bool, optional
+        Also compute the gradient w.r.t. ``np.append(kernel.theta, log noise_var)``.
+
+    Returns
+    -------
+    CriterionValue
+        ``criterion="loo"``, the value per case and the gradient of shape (p + 1,) (or None).
+
+    Raises
+    ------
+    TypeError, ValueError, CholeskyError, FloatingPointError
+        As :func:`explorer.regression.loo_neg_log_predictive`.
+    """
     out = regression.loo_neg_log_predictive(kernel, X, y, noise_var, eval_gradient)
     return CriterionValue("loo", *(out if eval_gradient else (out, None)))
 
 
 def draw_folds(n: int, n_folds: int = 10, rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, ...]:
-    """A random partition of range(n) into ``n_folds`` folds of sizes differing by at most one (§2.4.2)."""
+    """A random partition of range(n) into ``n_folds`` folds of sizes differing by at most one (§2.4.2).
+
+    Parameters
+    ----------
+    n : int
+        Number of cases N.
+    n_folds : int, optional
+        Number of folds K, 2 <= K <= N (K = N is leave-one-out).
+    rng : Generator, int or None, optional
+        Random generator or seed, passed to ``np.random.default_rng``.
+
+    Returns
+    -------
+    tuple of ndarray
+        K sorted index arrays of sizes N // K or N // K + 1.
+
+    Raises
+    ------
+    ValueError
+        If ``n_folds`` is not an integer in [2, N].
+    """
     if not (isinstance(n_folds, (int, np.integer)) and 2 <= n_folds <= n):
         raise ValueError(f"`n_folds` must be an integer between 2 and N = {n}, got {n_folds!r}. "
                          "K = N is leave-one-out.")
@@ -220,6 +285,32 @@ def kfold_cv(kernel: Kernel, X, y, noise_var: float, folds, eval_gradient: bool 
     covariance C_k⁻¹ and residual y_k − μ_k = C_k⁻¹α_k (block form of R&W eq. 5.12), so
     log p_k = −½ α_kᵀC_k⁻¹α_k + ½ log|C_k| − (n_k/2) log 2π. The gradient is tr(∂K_y Σ_k M_k) with
     M_k = sym(α b_kᵀ) − ½ b_k b_kᵀ − ½ E_k C_k⁻¹ E_kᵀ, E_k = [K_y⁻¹]_{:,k}, b_k = E_k C_k⁻¹ α_k (Prop. 13).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Prior covariance k.
+    X : array_like of shape (N, d)
+    y : array_like of shape (N,)
+    noise_var : float
+        σ² >= 0 (> 0 with ``eval_gradient``).
+    folds : sequence of array_like of int
+        At least 2 index sets that partition range(N), e.g. from :func:`draw_folds`.
+    eval_gradient : bool, optional
+        Also compute the gradient w.r.t. ``np.append(kernel.theta, log noise_var)``.
+
+    Returns
+    -------
+    CriterionValue
+        ``criterion="kfold"``, R_CV (per fold) and the gradient of shape (p + 1,) (or None).
+
+    Raises
+    ------
+    TypeError, ValueError, CholeskyError
+        As :func:`explorer.regression.fit`; ValueError also if ``folds`` is not a partition of range(N)
+        into at least 2 sets.
+    FloatingPointError
+        If the value or gradient is not finite.
     """
     X, y, noise_var = regression._check_data(kernel, X, y, noise_var, eval_gradient)
     folds = _check_folds(folds, y.size)
@@ -244,7 +335,36 @@ def kfold_cv(kernel: Kernel, X, y, noise_var: float, folds, eval_gradient: bool 
 
 def asc_criterion(kernel: Kernel, X, y, noise_var: float, partitions: asc.AscPartitions,
                   variant: str = "beta-noise", entropy: str = "zero", eval_gradient: bool = False) -> CriterionValue:
-    """−I of ASC (eq. 4.1) averaged over the partitions (Algorithm 2); see :func:`asc.mutual_information`."""
+    """−I of ASC (eq. 4.1) averaged over the partitions (Algorithm 2); see :func:`asc.mutual_information`.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Prior covariance k.
+    X : array_like of shape (N, d)
+    y : array_like of shape (N,)
+    noise_var : float
+        σ² > 0.
+    partitions : AscPartitions
+        From :func:`asc.draw_partitions` with the same N.
+    variant : {"boltzmann", "beta-noise", "bayes"}, optional
+        ASC variant (eq. 4.3 with β*, β = 1, eq. 4.4).
+    entropy : {"zero", "prior"}, optional
+        h(τ): 0 or the prior entropy (eq. 4.2).
+    eval_gradient : bool, optional
+        Also compute the gradient w.r.t. ``np.append(kernel.theta, log noise_var)``.
+
+    Returns
+    -------
+    CriterionValue
+        ``criterion="asc-<variant>"``, −I in nats, its gradient of shape (p + 1,) (or None), the number of
+        excluded partitions and the β of each partition.
+
+    Raises
+    ------
+    TypeError, ValueError, SingularPartitionsError, FloatingPointError
+        As :func:`asc.mutual_information`.
+    """
     res = asc.mutual_information(kernel, X, y, noise_var, partitions, variant, entropy,
                                  eval_gradient=eval_gradient)
     name = "asc-" + variant
@@ -271,6 +391,35 @@ def bootstrap_632(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = 
     Both terms see only the posterior mean, which is unchanged when K and σ² are scaled together: the
     criterion is constant along that ray (see :func:`optimize_hyperparameters` for how the scale is set).
     ``init`` warm-starts the fixed point with a previous Δλ.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Prior covariance k.
+    X : array_like of shape (N, d)
+    y : array_like of shape (N,)
+    noise_var : float
+        σ² > 0.
+    eval_gradient : bool, optional
+        Also compute the gradient w.r.t. ``np.append(kernel.theta, log noise_var)``.
+    tol : float, optional
+        Tolerance of the replica fixed point.
+    init : ndarray of shape (N,), optional
+        Starting Δλ of the fixed-point iteration.
+
+    Returns
+    -------
+    CriterionValue
+        ``criterion="bootstrap632"``, the .632 estimate and its gradient of shape (p + 1,) (or None).
+
+    Raises
+    ------
+    TypeError, ValueError, CholeskyError
+        As :func:`explorer.regression.fit`; ValueError also for ``noise_var`` <= 0.
+    FloatingPointError
+        If the replica equations break down (NaN) or the value or gradient is not finite.
+    ConvergenceError
+        If the replica fixed point does not converge (from :func:`replica.solve_replica`).
     """
     return _bootstrap_632(kernel, X, y, noise_var, eval_gradient, tol, init)[0]
 
@@ -469,6 +618,34 @@ def make_criterion(name: str, n: int, *, rng: np.random.Generator | int | None =
     ``n_folds`` K of K-fold CV (capped at n); ``n_partitions`` J, ``n_subsets`` L, ``n_objects`` M and
     ``entropy`` h(τ) of ASC (Algorithm 2; the thesis uses J = 32, L = 2, M = 4 or 8); ``tol`` the replica
     tolerance of ``bootstrap632``. Random parts come from ``rng``.
+
+    Parameters
+    ----------
+    name : str
+        One of ``CRITERIA``.
+    n : int
+        Number of cases N, >= 3.
+    rng : Generator, int or None, optional
+        Seed of the folds (``"kfold"``) or partitions (ASC); unused by the other criteria.
+    n_folds : int, optional
+        K of K-fold CV, capped at N.
+    n_partitions, n_subsets, n_objects : int, optional
+        J, L and M of ASC (:func:`asc.draw_partitions`).
+    entropy : {"zero", "prior"}, optional
+        h(τ) of ASC.
+    tol : float, optional
+        Replica tolerance of ``"bootstrap632"``, in (0, 0.01).
+
+    Returns
+    -------
+    Criterion
+        Callable as ``crit(kernel, X, y, noise_var, eval_gradient)`` on data with N cases.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown, ``n`` is not an integer >= 3, ``entropy`` is unknown, ``tol`` is out of
+        range, or :func:`draw_folds` / :func:`asc.draw_partitions` reject their counts.
     """
     if name not in CRITERIA:
         raise ValueError(f"unknown criterion {name!r}; choose one of {CRITERIA}.")
@@ -493,6 +670,18 @@ def hyperparameter_dict(kernel: Kernel, noise_var: float) -> dict:
     """Hyperparameters in natural units: variances as standard deviations (``signal_std``), ``noise_std``.
 
     Arrays (ARD lengthscales) become lists. Sums and products keep the ``k1.``/``k2.`` prefixes.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Its ``params`` are reported; every ``...signal_var`` becomes ``...signal_std``.
+    noise_var : float
+        σ², reported as ``noise_std`` = σ.
+
+    Returns
+    -------
+    dict
+        Name -> float, or list of float for an array hyperparameter.
     """
     out = {}
     for name, value in kernel.params.items():
@@ -537,6 +726,12 @@ def initial_hyperparameters(kernel_name: str, X, y) -> StartingPoint:
     -------
     StartingPoint
         ``kernel`` and ``noise_var``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a finite 2-D array, ``y`` is not of shape (n,), n < 2, or ``kernel_name`` is not
+        a name of :func:`explorer.kernels.make_kernel`.
     """
     X, y = _as_2d(X, "X"), np.asarray(y, dtype=float)
     if X.shape[0] < 2 or y.shape != (X.shape[0],):
@@ -601,6 +796,44 @@ def optimize_hyperparameters(criterion: Criterion, kernel: Kernel, X, y, noise_v
     moved along that ray to the scale c = yᵀK_y⁻¹y/N that maximises the evidence (exact, one solve), when
     the kernel has a free top-level ``signal_var``. ``hooks``: ``check`` before and ``report`` after every
     restart (:class:`~explorer.progress.Cancelled` counts restarts).
+
+    Parameters
+    ----------
+    criterion : Criterion
+        From :func:`make_criterion`, for N = len(y) cases.
+    kernel : Kernel
+        Its current hyperparameters start run 1; its bounds bound the search.
+    X : array_like of shape (N, d)
+    y : array_like of shape (N,)
+    noise_var : float, optional
+        Starting σ² > 0 (clipped to ``noise_bounds``).
+    n_restarts : int, optional
+        Number of L-BFGS-B runs, >= 1.
+    max_iter : int, optional
+        Iterations per run, >= 1.
+    rng : Generator, int or None, optional
+        Seed of the Cauchy starts.
+    noise_bounds : (float, float), optional
+        0 < lower < upper bounds of σ².
+    hooks : Hooks, optional
+        Progress and stop hooks.
+
+    Returns
+    -------
+    SelectionResult
+        The best point over all runs, without ``test``.
+
+    Raises
+    ------
+    TypeError
+        If ``criterion`` is not a :class:`Criterion` or ``kernel`` not a Kernel.
+    ValueError
+        If the data or ``noise_var`` are invalid, ``n_restarts`` or ``max_iter`` is not an integer >= 1,
+        or ``noise_bounds`` is not 0 < lower < upper.
+    numpy.linalg.LinAlgError
+        If the criterion could not be evaluated at any point of any run.
+    Cancelled
+        If ``hooks`` asks to stop.
     """
     X, y, noise_var = _check_optimisation(criterion, kernel, X, y, noise_var, n_restarts, max_iter, noise_bounds)
     gen = np.random.default_rng(rng)
@@ -656,6 +889,32 @@ def test_error(kernel: Kernel, noise_var: float, X, y, X_test, y_test) -> TestEr
 
     MSLL is the mean over test cases of −log p(y*_i | D) + log N(y*_i | mean(y), var(y)), the predictive
     density including the noise σ², standardized by the trivial Gaussian fitted to the training targets.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Covariance of the selected model.
+    noise_var : float
+        σ² of the selected model, >= 0.
+    X : array_like of shape (N, d)
+        Training inputs.
+    y : array_like of shape (N,)
+        Training targets.
+    X_test : array_like of shape (N*, d)
+        Test inputs.
+    y_test : array_like of shape (N*,)
+        Test targets, N* >= 2.
+
+    Returns
+    -------
+    TestError
+        ``smse`` and ``msll``.
+
+    Raises
+    ------
+    ValueError
+        If the training data are invalid (as :func:`explorer.regression.fit`), ``X_test`` is not a
+        finite 2-D array with d columns, or ``y_test`` is not of shape (N*,) with N* >= 2.
     """
     post = regression.fit(kernel, X, y, noise_var)
     X_test, y_test = _as_2d(X_test, "X_test"), np.asarray(y_test, dtype=float)
@@ -792,6 +1051,43 @@ def rank_functional_forms(X, y, kernel_names: Sequence[str] = ("se", "rq", "expo
     objects (same folds, same ASC partitions) score every functional form. ``hooks``: ``check`` between
     functional forms and restarts (:class:`~explorer.progress.Cancelled` counts functional forms);
     ``publish`` receives the rows so far, without ranks (empty ``ranks``), after every functional form.
+
+    Parameters
+    ----------
+    X : array_like of shape (N, d)
+        Training inputs.
+    y : array_like of shape (N,)
+        Training targets.
+    kernel_names : sequence of str, optional
+        Functional forms, names of :func:`explorer.kernels.make_kernel`.
+    select_by : str, optional
+        Criterion (of ``CRITERIA``) that selects each form's hyperparameters.
+    rank_by : sequence of str, optional
+        Criteria that score the selected models; a value that cannot be evaluated is NaN (ranked last).
+    rng : Generator, int or None, optional
+        One generator for the criteria's random parts and the Cauchy restarts.
+    n_restarts, max_iter : int, optional
+        L-BFGS-B runs per form and iterations per run.
+    X_test : array_like of shape (N*, d), optional
+        Test inputs; with ``y_test`` adds the ``"smse"`` ranking and ``RankingRow.test``.
+    y_test : array_like of shape (N*,), optional
+        Test targets.
+    hooks : Hooks, optional
+        Progress, stop and partial-result hooks.
+    **criterion_options
+        Passed to :func:`make_criterion` (for the selecting and the ranking criteria).
+
+    Returns
+    -------
+    tuple of RankingRow
+        One row per functional form, in the order of ``kernel_names``.
+
+    Raises
+    ------
+    ValueError, TypeError, numpy.linalg.LinAlgError
+        As :func:`make_criterion`, :func:`initial_hyperparameters` and :func:`optimize_hyperparameters`.
+    Cancelled
+        If ``hooks`` asks to stop.
     """
     X, y = _as_2d(X, "X"), np.asarray(y, dtype=float)
     gen = np.random.default_rng(rng)
@@ -830,6 +1126,36 @@ def criterion_curve(criterion: Criterion, kernel: Kernel, X, y, noise_var: float
     ``parameter`` is one of ``kernel.hyperparameter_names``, ``"noise_var"``, or the standard deviations
     ``"signal_std"`` / ``"noise_std"`` (then ``grid`` holds standard deviations). ``grid`` in natural units.
     ``hooks``: ``check`` before and ``report`` after every grid value.
+
+    Parameters
+    ----------
+    criterion : Criterion
+        From :func:`make_criterion`.
+    kernel : Kernel
+        Fixes every hyperparameter but ``parameter``.
+    X : array_like of shape (N, d)
+    y : array_like of shape (N,)
+    noise_var : float
+        σ², unless ``parameter`` is the noise.
+    parameter : str
+        The hyperparameter swept.
+    grid : array_like of shape (n_grid,)
+        Positive, finite values of ``parameter``.
+    hooks : Hooks, optional
+        Progress and stop hooks.
+
+    Returns
+    -------
+    CriterionCurve
+        ``values`` of shape (n_grid,), NaN where the criterion could not be evaluated, and ``best``.
+
+    Raises
+    ------
+    ValueError
+        If ``parameter`` names neither a hyperparameter of ``kernel`` (``"signal_std"`` stands for
+        ``signal_var``) nor the noise, or ``grid`` is not a non-empty 1-D array of positive values.
+    Cancelled
+        If ``hooks`` asks to stop.
     """
     grid = np.asarray(grid, dtype=float)
     names = kernel.hyperparameter_names
