@@ -50,7 +50,28 @@ def _step(hooks: Hooks, done: int, total: int, unit: str, message: str) -> Hooks
 
 
 def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1):
-    """The teacher's covariance as an :mod:`explorer.kernels` kernel and its noise variance σ_n²."""
+    """The teacher's covariance as an :mod:`explorer.kernels` kernel and its noise variance σ_n².
+
+    Parameters
+    ----------
+    teacher : str, optional
+        A key of ``TEACHERS``.
+    sigma_n : float, optional
+        Noise standard deviation σ_n (thesis: 1/10).
+
+    Returns
+    -------
+    kernel : Kernel
+        The student kernel of the same form on D = 1 inputs at the teacher's values (ℓ = 1, σ_f² = 1,
+        α = 1/2 for the rational quadratic, T = 2 for the periodic).
+    noise_var : float
+        σ_n².
+
+    Raises
+    ------
+    ValueError
+        If ``teacher`` is not a key of ``TEACHERS``.
+    """
     if teacher not in TEACHERS:
         raise ValueError(f"`teacher` must be one of {tuple(TEACHERS)}, got {teacher!r}.")
     extra = {"rq": {"alpha": 0.5}, "periodic": {"period": 2.0}}.get(TEACHERS[teacher], {})
@@ -62,6 +83,26 @@ def load_temperature(path, *, target: str = "mean_anomaly_by_file_doy", inputs: 
 
     ``path`` is a CSV with a day-of-year column ``inputs`` and the anomaly column ``target`` (the project's
     tests read ``../shared/datasets/berkeley_tavg_doy_mean_1880_2014.csv``). Other columns are ignored.
+
+    Parameters
+    ----------
+    path : str or PathLike or text file object
+        The CSV, read by :func:`explorer.datasets.load_csv`.
+    target : str, optional
+        Name of the anomaly column.
+    inputs : str, optional
+        Name of the day-of-year column.
+
+    Returns
+    -------
+    Dataset
+        Regression data named "temperature" with inputs of shape (N, 1) and targets of shape (N,).
+
+    Raises
+    ------
+    ValueError
+        If the CSV has no column ``inputs``; :class:`~explorer.datasets.DatasetError` (a ValueError) if
+        :func:`~explorer.datasets.load_csv` cannot read it or it has no column ``target``.
     """
     data = load_csv(path, target, name="temperature")
     if inputs not in data.feature_names:
@@ -137,6 +178,14 @@ class CurvesExperiment:
     true_value: float
 
     def as_dict(self) -> dict:
+        """JSON-ready summary.
+
+        Returns
+        -------
+        dict
+            ``parameter``, ``true_value``, ``grid``, ``criteria``, ``mean`` (NaN for no finite value) and,
+            per criterion, the quartiles of ``argmin`` over the data sets.
+        """
         return {"experiment": "curves", "parameter": self.parameter, "true_value": self.true_value,
                 "grid": self.grid.tolist(), "criteria": list(self.criteria), "mean": _nan_list(self.mean),
                 "argmin_summary": dict(zip(self.criteria, _rows(_summary(self.argmin))))}
@@ -161,6 +210,39 @@ def curves_experiment(parameter: str = "lengthscale", criteria: Sequence[str] = 
     """Experiment 2: SE teacher (ℓ = 1, σ_f = 1, σ_n = 1/10), N = 64; one hyperparameter varies on ``grid``
     (default 32 log-spaced values over a factor 10 either side), the others stay at the teacher's values.
     ASC uses L = 2, M = ``n_objects`` (thesis: 8) and J = ``n_partitions`` partitions per data set.
+
+    Parameters
+    ----------
+    parameter : {"lengthscale", "signal_std", "noise_std"}, optional
+        The hyperparameter swept (teacher values 1, 1 and 0.1).
+    criteria : sequence of str, optional
+        Names from ``selection.CRITERIA``.
+    n_datasets : int, optional
+        Number of teacher data sets, >= 1.
+    n : int, optional
+        Cases N per data set.
+    grid : array_like of shape (n_grid,), optional
+        Positive values of ``parameter``, natural units.
+    n_partitions, n_objects : int, optional
+        J and M of ASC.
+    entropy : {"zero", "prior"}, optional
+        h(τ) of ASC.
+    rng : Generator, int or None, optional
+        One generator for the teacher draws and the criteria's random parts.
+    hooks : Hooks, optional
+        Progress and stop hooks (``check`` counts data set × criterion curves).
+
+    Returns
+    -------
+    CurvesExperiment
+
+    Raises
+    ------
+    ValueError
+        If ``parameter`` is not one of the three, ``n_datasets`` is not an integer >= 1, a criterion is
+        unknown or none is given, or ``grid`` is not a non-empty 1-D array of positive values.
+    Cancelled
+        If ``hooks`` asks to stop.
     """
     if parameter not in _CURVE_DEFAULTS:
         raise ValueError(f"`parameter` must be one of {tuple(_CURVE_DEFAULTS)}, got {parameter!r}.")
@@ -212,12 +294,26 @@ class HyperparameterExperiment:
         return self.smse.shape[1]
 
     def wins(self) -> dict:
-        """Fraction of repetitions in which each criterion had the lowest test SMSE (ties shared)."""
+        """Fraction of repetitions in which each criterion had the lowest test SMSE (ties shared).
+
+        Returns
+        -------
+        dict
+            Criterion -> fraction in [0, 1]; a failed optimisation (NaN SMSE) never wins.
+        """
         s = np.where(np.isfinite(self.smse), self.smse, np.inf)
         best = s == s.min(axis=0, keepdims=True)
         return dict(zip(self.criteria, (best / best.sum(axis=0)).mean(axis=1).tolist()))
 
     def as_dict(self) -> dict:
+        """JSON-ready summary.
+
+        Returns
+        -------
+        dict
+            ``setting``, ``kernel``, ``n_repetitions``, ``criteria``, per criterion the quartiles of
+            ``smse`` and ``msll`` over the repetitions, and :meth:`wins` as ``wins_smse``.
+        """
         return {"experiment": "hyperparameters", "setting": self.setting, "kernel": self.kernel,
                 "n_repetitions": self.n_repetitions, "criteria": list(self.criteria),
                 "smse": dict(zip(self.criteria, _rows(_summary(self.smse)))),
@@ -236,6 +332,46 @@ def hyperparameter_experiment(criteria: Sequence[str] = SYNTHETIC_CRITERIA, *, t
     With ``data`` (Experiment 4, thesis: the temperature series, 64 training / 301 test cases, M = 8) each
     repetition is a random split of ``data`` into ``n`` training cases and the rest as test cases, and the
     student is the squared exponential (or the ``teacher``'s form).
+
+    Parameters
+    ----------
+    criteria : sequence of str, optional
+        Names from ``selection.CRITERIA``.
+    teacher : str, optional
+        A key of ``TEACHERS``; also sets the student's form.
+    data : Dataset, optional
+        Real regression data for Experiment 4 (instead of teacher draws).
+    n_datasets : int, optional
+        Number of repetitions, >= 1.
+    n : int, optional
+        Training cases N (with ``data``: 3 <= n <= data.n − 2).
+    n_test : int, optional
+        Test cases per teacher draw (unused with ``data``).
+    sigma_n : float, optional
+        Teacher noise standard deviation.
+    n_partitions, n_objects : int, optional
+        J and M of ASC.
+    entropy : {"zero", "prior"}, optional
+        h(τ) of ASC.
+    n_restarts, max_iter : int, optional
+        L-BFGS-B runs per optimisation and iterations per run.
+    rng : Generator, int or None, optional
+        One generator for the draws or splits, the criteria's random parts and the restarts.
+    hooks : Hooks, optional
+        Progress and stop hooks (``check`` counts repetition × criterion optimisations).
+
+    Returns
+    -------
+    HyperparameterExperiment
+        An optimisation in which every run failed leaves NaN SMSE and MSLL and None hyperparameters.
+
+    Raises
+    ------
+    ValueError
+        If ``n_datasets`` is not an integer >= 1, a criterion or ``teacher`` is unknown, or (with
+        ``data``) ``n`` is out of range.
+    Cancelled
+        If ``hooks`` asks to stop.
     """
     _check_repetitions(n_datasets)
     criteria = _check_criteria(criteria)
@@ -303,6 +439,14 @@ class FunctionalFormExperiment:
         return out
 
     def as_dict(self) -> dict:
+        """JSON-ready summary.
+
+        Returns
+        -------
+        dict
+            ``select_by``, ``settings``, ``students``, ``keys``, ``n_repetitions``, ``mean_rank``
+            (n_settings × n_keys × n_students nested lists) and ``hit_rate`` (NaN where undefined).
+        """
         return {"experiment": "functional-forms", "select_by": self.select_by, "settings": list(self.settings),
                 "students": list(self.students), "keys": list(self.keys),
                 "n_repetitions": self.ranks.shape[1], "mean_rank": self.mean_rank.tolist(),
@@ -322,6 +466,47 @@ def functional_form_experiment(select_by: str = "loo",
 
     With ``data`` (Experiment 8: temperature series, 64 training / 301 test cases) each repetition is a
     random split into ``n`` training cases and test cases, and the test SMSE is one more ranking key.
+
+    Parameters
+    ----------
+    select_by : str, optional
+        Criterion (of ``selection.CRITERIA``) that selects each student's hyperparameters.
+    rank_by : sequence of str, optional
+        Criteria that rank the selected students.
+    teachers : sequence of str, optional
+        Keys of ``TEACHERS``, one setting each (ignored with ``data``).
+    data : Dataset, optional
+        Real regression data for Experiment 8.
+    students : sequence of str, optional
+        Student kernel names of :func:`explorer.kernels.make_kernel`.
+    n_datasets : int, optional
+        Repetitions per setting, >= 1.
+    n : int, optional
+        Training cases N (with ``data``: 3 <= n <= data.n − 2).
+    n_partitions, n_objects : int, optional
+        J and M of ASC.
+    entropy : {"zero", "prior"}, optional
+        h(τ) of ASC.
+    n_restarts, max_iter : int, optional
+        L-BFGS-B runs per optimisation and iterations per run.
+    rng : Generator, int or None, optional
+        One generator for the draws or splits, the criteria's random parts and the restarts.
+    hooks : Hooks, optional
+        Progress and stop hooks (``check`` counts setting × repetition data sets).
+
+    Returns
+    -------
+    FunctionalFormExperiment
+
+    Raises
+    ------
+    ValueError
+        If ``n_datasets`` is not an integer >= 1, a criterion or teacher is unknown, or (with ``data``)
+        ``n`` is out of range.
+    numpy.linalg.LinAlgError
+        If a student's selecting criterion cannot be evaluated in any optimisation run.
+    Cancelled
+        If ``hooks`` asks to stop.
     """
     _check_repetitions(n_datasets)
     rank_by = _check_criteria(rank_by)
@@ -368,6 +553,14 @@ class BetaExperiment:
     n_failed: int
 
     def as_dict(self) -> dict:
+        """JSON-ready summary.
+
+        Returns
+        -------
+        dict
+            ``teacher``, ``betas``, the ``mean`` curve (NaN where no data set was finite), ``n_failed`` and
+            the quartiles of ``beta_star`` over the data sets.
+        """
         return {"experiment": "beta", "teacher": self.teacher, "betas": self.betas.tolist(),
                 "mean": _nan_list(self.mean), "n_failed": self.n_failed,
                 "beta_star": _rows(_summary(self.beta_star[None, :]))[0]}
@@ -379,6 +572,39 @@ def beta_experiment(teacher: str = "squared_exponential", *, n_datasets: int = 8
     """Experiment 10: per data set (N = 64 from ``teacher``) I_β on a grid of β (default 64 log-spaced values
     in [10⁻², 10²]) with h(τ) = 0, L = 2, M = 8 and one partition ("one drawn objective function").
     The thesis finds the mean curve peaking near β = 1 for every covariance function.
+
+    Parameters
+    ----------
+    teacher : str, optional
+        A key of ``TEACHERS``; I_β is evaluated at its hyperparameters (σ_n = 1/10).
+    n_datasets : int, optional
+        Number of data sets, >= 1.
+    n : int, optional
+        Cases N per data set.
+    betas : array_like of shape (n_beta,), optional
+        Positive grid of β.
+    n_partitions, n_objects : int, optional
+        J and M of ASC (L = 2).
+    entropy : {"zero", "prior"}, optional
+        h(τ) of ASC.
+    rng : Generator, int or None, optional
+        One generator for the teacher draws and the partitions.
+    hooks : Hooks, optional
+        Progress and stop hooks (``check`` counts data sets).
+
+    Returns
+    -------
+    BetaExperiment
+        ``beta_star[d]`` is the median over data set d's partitions of their maximiser; data sets whose
+        partitions were all singular are counted in ``n_failed`` and left NaN.
+
+    Raises
+    ------
+    ValueError
+        If ``n_datasets`` is not an integer >= 1, ``teacher`` is unknown, ``betas`` is not a non-empty
+        1-D positive array, or the ASC counts are out of range.
+    Cancelled
+        If ``hooks`` asks to stop.
     """
     _check_repetitions(n_datasets)
     kernel, noise_var = teacher_kernel(teacher)
