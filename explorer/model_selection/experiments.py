@@ -49,7 +49,7 @@ def _step(hooks: Hooks, done: int, total: int, unit: str, message: str) -> Hooks
     return hooks.sub(done / total, 1 / total, message, count=(done, total, unit))
 
 
-def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1):
+def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1) -> selection.StartingPoint:
     """The teacher's covariance as an :mod:`explorer.kernels` kernel and its noise variance σ_n².
 
     Parameters
@@ -61,11 +61,9 @@ def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1):
 
     Returns
     -------
-    kernel : Kernel
-        The student kernel of the same form on D = 1 inputs at the teacher's values (ℓ = 1, σ_f² = 1,
-        α = 1/2 for the rational quadratic, T = 2 for the periodic).
-    noise_var : float
-        σ_n².
+    StartingPoint
+        ``kernel``: the student kernel of the same form on D = 1 inputs at the teacher's values (ℓ = 1,
+        σ_f² = 1, α = 1/2 for the rational quadratic, T = 2 for the periodic); ``noise_var``: σ_n².
 
     Raises
     ------
@@ -75,7 +73,8 @@ def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1):
     if teacher not in TEACHERS:
         raise ValueError(f"`teacher` must be one of {tuple(TEACHERS)}, got {teacher!r}.")
     extra = {"rq": {"alpha": 0.5}, "periodic": {"period": 2.0}}.get(TEACHERS[teacher], {})
-    return make_kernel(TEACHERS[teacher], 1, lengthscale=1.0, signal_var=1.0, **extra), sigma_n**2
+    return selection.StartingPoint(make_kernel(TEACHERS[teacher], 1, lengthscale=1.0, signal_var=1.0, **extra),
+                                   sigma_n**2)
 
 
 def load_temperature(path, *, target: str = "mean_anomaly_by_file_doy", inputs: str = "day_of_year") -> Dataset:
@@ -250,7 +249,8 @@ def curves_experiment(parameter: str = "lengthscale", criteria: Sequence[str] = 
     criteria = _check_criteria(criteria)
     true, (lo, hi) = _CURVE_DEFAULTS[parameter]
     grid = np.geomspace(lo, hi, 32) if grid is None else np.asarray(grid, dtype=float)
-    kernel, noise_var = teacher_kernel()
+    start = teacher_kernel()
+    kernel, noise_var = start.kernel, start.noise_var
     gen = np.random.default_rng(rng)
     values = np.full((len(criteria), n_datasets, grid.size), np.nan)
     hooks = hooks or NO_HOOKS
@@ -607,7 +607,8 @@ def beta_experiment(teacher: str = "squared_exponential", *, n_datasets: int = 8
         If ``hooks`` asks to stop.
     """
     _check_repetitions(n_datasets)
-    kernel, noise_var = teacher_kernel(teacher)
+    start = teacher_kernel(teacher)
+    kernel, noise_var = start.kernel, start.noise_var
     betas = np.geomspace(1e-2, 1e2, 64) if betas is None else np.asarray(betas, dtype=float)
     gen = np.random.default_rng(rng)
     curves, star, failed = np.full((n_datasets, betas.size), np.nan), np.full(n_datasets, np.nan), 0
