@@ -59,7 +59,8 @@ from scipy import optimize, special
 from explorer.gp_bootstrap import replica
 from explorer.svm_bootstrap import montecarlo as svm
 
-__all__ = ["ConvergenceError", "SVMReplicaSolution", "InputFields", "local_moments", "site_parameters",
+__all__ = ["ConvergenceError", "SVMReplicaSolution", "InputFields", "LocalMoments", "SiteParameters",
+           "local_moments", "site_parameters",
            "initial_delta_lambda", "solve_svm_replica", "svm_replica_learning_curve", "classification_error",
            "field_density", "fields_at", "probability_negative", "loo_limit", "self_consistency_residual"]
 
@@ -146,13 +147,51 @@ class SVMReplicaSolution:
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class LocalMoments:
+    """Eq. (21): moments of the field at a site over bootstrap samples (arrays broadcast together).
+
+    ``a`` = χ/χ^c = 1 − pΦ(Δ), ``m`` the mean and ``V`` the variance of the field, Δ = (1 − y m^c)/√V^c.
+    """
+
+    a: np.ndarray
+    m: np.ndarray
+    V: np.ndarray
+
+
+@dataclass(frozen=True)
+class SiteParameters:
+    """Site parameters Δλ (``dl``), γ (``gam``), λ (``lam``) whose Gaussian marginal matches eq. (21)."""
+
+    dl: np.ndarray
+    gam: np.ndarray
+    lam: np.ndarray
+
+
 def local_moments(cav_mean: ArrayLike, cav_var: ArrayLike, y: ArrayLike, p: ArrayLike,
-                  q: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  q: ArrayLike | None = None) -> LocalMoments:
     """Eq. (21): moments of the field when the site is absent (prob. 1 − p) or clipped to y f ≥ 1.
 
-    Returns (a, m, V) with a = χ/χ^c = 1 − pΦ(Δ), m the mean and V the variance of the field over
-    bootstrap samples, Δ = (1 − y m^c)/√V^c. Arrays broadcast together; ``q`` = 1 − p if known more
-    accurately.
+    Parameters
+    ----------
+    cav_mean : ndarray of shape (n,)
+        Cavity mean m^c = γ_c/Δλ_c.
+    cav_var : ndarray of shape (n,)
+        Cavity variance V^c = −λ_c/Δλ_c² (positive).
+    y : ndarray of shape (n,)
+        Labels -1 / +1.
+    p : ndarray of shape (n,)
+        Probability 1 − e^(−kS/N) that the site is in a bootstrap sample.
+    q : ndarray of shape (n,), optional
+        1 − p, if known more accurately (e^(−kS/N) at large S); default ``1 - p``.
+
+    All arrays broadcast together (scalars are fine).
+
+    Returns
+    -------
+    LocalMoments
+        ``a`` = χ/χ^c = 1 − pΦ(Δ), ``m`` the mean and ``V`` the variance of the field over bootstrap
+        samples, Δ = (1 − y m^c)/√V^c; arrays of the broadcast shape.
     """
     mc, Vc, y, p = (np.asarray(v, dtype=float) for v in (cav_mean, cav_var, y, p))
     q = 1.0 - p if q is None else np.asarray(q, dtype=float)
@@ -163,16 +202,33 @@ def local_moments(cav_mean: ArrayLike, cav_var: ArrayLike, y: ArrayLike, p: Arra
     u = p * s * (D * Phi + phi)  # y m − y m^c ≥ 0
     m = mc + y * u  # = m^c a + y p (Φ + √V^c φ), eq. (21)
     V = Vc * a + (s * D - u) * u  # V^c a + (1 − y m)(y m − y m^c), eq. (21)
-    return a, m, V
+    return LocalMoments(a, m, V)
 
 
 def site_parameters(dl_c: ArrayLike, gam_c: ArrayLike, lam_c: ArrayLike, y: ArrayLike, p: ArrayLike,
-                    q: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    q: ArrayLike | None = None) -> SiteParameters:
     """Site parameters (Δλ, γ, λ) that make the Gaussian marginal match eq. (21), via eq. (23).
 
     Closed forms (module docstring): Δλ = Δλ_c pΦ/a, γ = Δλ_c y p (Φ + √V^c φ)/a,
-    λ = −Δλ_c² (V^c pΦ/a + (1 − y m)(y m − y m^c)/a²). ``q`` = 1 − p if known more accurately
-    (e^(−kS/N) at large S).
+    λ = −Δλ_c² (V^c pΦ/a + (1 − y m)(y m − y m^c)/a²).
+
+    Parameters
+    ----------
+    dl_c, gam_c, lam_c : ndarray of shape (n,)
+        Cavity parameters Δλ_c (> 0), γ_c and λ_c (< 0) of the sites.
+    y : ndarray of shape (n,)
+        Labels -1 / +1.
+    p : ndarray of shape (n,)
+        Probability 1 − e^(−kS/N) that the site is in a bootstrap sample.
+    q : ndarray of shape (n,), optional
+        1 − p, if known more accurately (e^(−kS/N) at large S); default ``1 - p``.
+
+    All arrays broadcast together (scalars are fine).
+
+    Returns
+    -------
+    SiteParameters
+        ``dl`` = Δλ (≥ 0), ``gam`` = γ, ``lam`` = λ; arrays of the broadcast shape.
     """
     dl_c, gam_c, lam_c, y, p = (np.asarray(v, dtype=float) for v in (dl_c, gam_c, lam_c, y, p))
     q = 1.0 - p if q is None else np.asarray(q, dtype=float)
@@ -185,7 +241,7 @@ def site_parameters(dl_c: ArrayLike, gam_c: ArrayLike, lam_c: ArrayLike, y: Arra
     dl = dl_c * p * Phi / a
     gam = dl_c * y * p * (Phi + s * phi) / a
     lam = -dl_c**2 * (Vc * p * Phi / a + (s * D - u) * u / a**2)
-    return dl, gam, lam
+    return SiteParameters(dl, gam, lam)
 
 
 def _site_parameters_scalar(dl_c: float, gam_c: float, lam_c: float, y: float, p: float, q: float
@@ -247,7 +303,8 @@ def _mismatch(chi, m, V, dl_c, gam_c, lam_c, y, pq) -> float:
     if not np.all(valid):
         return math.inf
     Vc = -lam_c / dl_c**2
-    a, m_loc, V_loc = local_moments(gam_c / dl_c, Vc, y, *pq)
+    local = local_moments(gam_c / dl_c, Vc, y, *pq)
+    a, m_loc, V_loc = local.a, local.m, local.V
     scale = np.maximum(Vc, V_loc)  # V^c → 0 at isolated inputs, while V stays ~ p(1 − p)
     r = np.maximum.reduce([np.abs(chi * dl_c - a), np.abs(m - m_loc) / np.sqrt(scale), np.abs(V - V_loc) / scale])
     return float(np.max(r)) if np.all(np.isfinite(r)) else math.inf
@@ -345,7 +402,7 @@ def _parallel_step(state: _State, y: np.ndarray, pq: tuple, eta: float) -> int:
         valid = (dl_c > 0) & (lam_c < 0) & np.isfinite(dl_c + gam_c + lam_c)
         new = site_parameters(np.where(valid, dl_c, 1.0), np.where(valid, gam_c, 0.0),
                               np.where(valid, lam_c, -1.0), y, *pq)
-    for old, target in zip((state.dl, state.gam, state.lam), new):
+    for old, target in zip((state.dl, state.gam, state.lam), (new.dl, new.gam, new.lam)):
         old += np.where(valid, eta * (target - old), 0.0)
     return int(np.count_nonzero(~valid))
 

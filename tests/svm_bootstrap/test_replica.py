@@ -62,7 +62,8 @@ def clipped_moments_by_quadrature(mc, Vc, y, p):
 @pytest.mark.parametrize("mc, Vc, y, p", CAVITIES)
 def test_local_moments_eq21_match_quadrature(mc, Vc, y, p):
     """χ/χ^c = 1 - p P(y f_c < 1) (a clipped field has no thermal variance), m and V of the mixture."""
-    a, m, V = svm_replica.local_moments(mc, Vc, y, p)
+    local = svm_replica.local_moments(mc, Vc, y, p)
+    a, m, V = local.a, local.m, local.V
     a_q, m_q, V_q = clipped_moments_by_quadrature(mc, Vc, y, p)
     assert a == pytest.approx(a_q, abs=1e-9)
     assert m == pytest.approx(m_q, abs=1e-9)
@@ -75,7 +76,8 @@ def test_local_moments_eq21_match_sampling_of_clipped_cavity_field(rng, mc, Vc, 
     f_c = rng.normal(mc, math.sqrt(Vc), n)
     present = rng.random(n) < p
     f = np.where(present, y * np.maximum(y * f_c, 1.0), f_c)
-    a, m, V = svm_replica.local_moments(mc, Vc, y, p)
+    local = svm_replica.local_moments(mc, Vc, y, p)
+    a, m, V = local.a, local.m, local.V
     assert abs(m - f.mean()) < 5 * f.std() / math.sqrt(n)
     dev2 = (f - f.mean()) ** 2
     assert abs(V - dev2.mean()) < 5 * dev2.std() / math.sqrt(n)
@@ -87,8 +89,10 @@ def test_local_moments_eq21_match_sampling_of_clipped_cavity_field(rng, mc, Vc, 
 def test_site_parameters_make_eq23_reproduce_eq21(mc, Vc, y, p):
     dl_c = 2.5
     gam_c, lam_c = mc * dl_c, -Vc * dl_c**2
-    dl, gam, lam = svm_replica.site_parameters(dl_c, gam_c, lam_c, y, p)
-    a, m, V = svm_replica.local_moments(mc, Vc, y, p)
+    site = svm_replica.site_parameters(dl_c, gam_c, lam_c, y, p)
+    dl, gam, lam = site.dl, site.gam, site.lam
+    local = svm_replica.local_moments(mc, Vc, y, p)
+    a, m, V = local.a, local.m, local.V
     chi = 1 / (dl + dl_c)
     assert dl >= 0
     assert chi * dl_c == pytest.approx(a, rel=1e-12)                      # χ = 1/(Δλ + Δλ_c)
