@@ -22,7 +22,7 @@ from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.gp_bootstrap.replica import ConvergenceError, bootstrap_optimism, solve_replica
 from explorer.progress import NO_HOOKS, Hooks
 
-__all__ = ["MODELS", "Setting", "TABLE_1", "TABLE_2", "TOY_LENGTHSCALE", "paper_setting", "make_model",
+__all__ = ["MODELS", "Grids", "Setting", "PreparedData", "TABLE_1", "TABLE_2", "TOY_LENGTHSCALE", "paper_setting", "make_model",
            "prepare_data", "ReplicaOptimism", "replica_optimism", "BootstrapComparison", "compare_bootstraps",
            "replica_grid", "CALIBRATION", "estimated_seconds"]
 
@@ -39,6 +39,15 @@ BIAS_VARIANCE = 100.0
 
 
 @dataclass(frozen=True)
+class Grids:
+    """The complexity grids of a :class:`Setting` as arrays: ``full`` (full bootstrap, §3) and ``fast``
+    (the reduced grid of the fast bootstrap, §4); ndarrays of shape (Q,) and (Q_fast,)."""
+
+    full: np.ndarray
+    fast: np.ndarray
+
+
+@dataclass(frozen=True)
 class Setting:
     """Grids (start, stop, step) and replication counts of the full and fast bootstrap (Tables 1-2)."""
 
@@ -48,9 +57,20 @@ class Setting:
     fast_replications: int
     log_complexity: bool = False
 
-    def grids(self) -> tuple[np.ndarray, np.ndarray]:
-        """(full grid, reduced grid) as arrays."""
-        return fastboot.complexity_grid(*self.full_grid), fastboot.complexity_grid(*self.fast_grid)
+    def grids(self) -> Grids:
+        """The full and the reduced grid as arrays (:func:`~explorer.fast_bootstrap.bootstrap.complexity_grid`).
+
+        Returns
+        -------
+        Grids
+            ``full`` from ``full_grid`` and ``fast`` from ``fast_grid``.
+
+        Raises
+        ------
+        ValueError
+            If a (start, stop, step) triple does not describe a grid (see ``complexity_grid``).
+        """
+        return Grids(fastboot.complexity_grid(*self.full_grid), fastboot.complexity_grid(*self.fast_grid))
 
 
 #: Table 1 of seed 002 (toy example): full bootstrap 100 replications, fast bootstrap 10.
@@ -94,18 +114,25 @@ def default_lengthscale(data: Dataset) -> float:
     """TOY_LENGTHSCALE for the toy data; the median pairwise distance of the prepared inputs otherwise."""
     if data.name == "toy":
         return TOY_LENGTHSCALE
-    X, _ = prepare_data(data)
-    return float(np.median(pdist(X[:1000])))
+    return float(np.median(pdist(prepare_data(data).X[:1000])))
 
 
-def prepare_data(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class PreparedData:
+    """Inputs and targets as the bootstrap sees them (:func:`prepare_data`)."""
+
+    X: np.ndarray  # inputs, shape (N, d)
+    y: np.ndarray  # targets, shape (N,)
+
+
+def prepare_data(data: Dataset) -> PreparedData:
     """(X, y): the toy data in the paper's units; any other data set standardised, inputs and target, by
     :meth:`Dataset.standardized` (mean 0, sample sd 1, as everywhere in the project)."""
     if data.task != "regression":
         raise ValueError(f"the fast bootstrap of seed 002 is for regression; {data.name!r} is a "
                          f"{data.task} data set.")
     prepared = data if data.name == "toy" else data.standardized(targets=True)
-    return np.asarray(prepared.inputs), np.asarray(prepared.targets)
+    return PreparedData(np.asarray(prepared.inputs), np.asarray(prepared.targets))
 
 
 @dataclass(frozen=True)
@@ -215,8 +242,8 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
     """
     setting = setting or paper_setting(model, data)
     fam = make_model(model, data, **(model_options or {}))
-    X, y = prepare_data(data)
-    grid, sample_grid = setting.grids()
+    prepared, grids = prepare_data(data), setting.grids()
+    X, y, grid, sample_grid = prepared.X, prepared.y, grids.full, grids.fast
     fastboot._f_test_iv(sample_grid, sample_grid, kappa0, kappa1, 0.05)  # fail before any training
     gen_app, gen_full, gen_fast = np.random.default_rng(rng).spawn(3)
     hooks = hooks or NO_HOOKS
@@ -296,7 +323,7 @@ def estimated_seconds(kind: str, model: str, n: int, setting: Setting, options: 
     J = setting.full_replications
     if model == "ls-svm":
         return CALIBRATION["ls-svm"] * J * (n / 200) ** 2
-    units = J * n * float(setting.grids()[0].sum())
+    units = J * n * float(setting.grids().full.sum())
     if model == "rbfn":
         return CALIBRATION["rbfn"] * units
     options = options or {}

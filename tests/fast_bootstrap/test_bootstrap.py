@@ -261,7 +261,8 @@ def test_fast_bootstrap_uses_the_polynomial_on_the_full_grid(toy):
     ("mlp", (1300, 50), 0.962, 2), ("rbfn", (1000, 40), 0.96, 1), ("ls-svm", (45100, 100), 0.998, 7)])
 def test_table_1_counts_gains_and_degrees_of_freedom(model, experiments, gain, df):
     s = fe.TABLE_1[model]
-    grid, sample = s.grids()
+    grids = s.grids()
+    grid, sample = grids.full, grids.fast
     assert (s.full_replications * grid.size, s.fast_replications * sample.size) == experiments
     assert 1 - experiments[1] / experiments[0] == pytest.approx(gain, abs=5e-4)
     assert sample.size - 2 - 1 == df  # F_{1, K-3} with κ0 = 1, κ1 = 2
@@ -270,7 +271,7 @@ def test_table_1_counts_gains_and_degrees_of_freedom(model, experiments, gain, d
 @pytest.mark.parametrize("model, experiments, df", [("mlp", 60, 3), ("rbfn", 100, 2), ("ls-svm", 190, 16)])
 def test_table_2_counts_and_degrees_of_freedom(model, experiments, df):
     s = fe.TABLE_2[model]
-    sample = s.grids()[1]
+    sample = s.grids().fast
     assert s.fast_replications * sample.size == experiments
     assert sample.size - 3 == df
 
@@ -295,7 +296,8 @@ def test_replica_optimism_is_exact_for_a_diagonal_kernel(rng):
 @pytest.mark.parametrize("bias", [False, True])
 def test_replica_optimism_matches_monte_carlo_refits(bias, one_blas_thread):
     d = datasets.toy_function(n=200, rng=0)
-    X, y = fe.prepare_data(d)
+    prepared = fe.prepare_data(d)
+    X, y = prepared.X, prepared.y
     model = dataclasses.replace(fe.make_model("ls-svm", d), bias=bias)
     grid = np.array([5.0, 50.0])
     theory = fe.replica_optimism(model, X, y, grid).optimism

@@ -150,9 +150,9 @@ def _comparison(data, model, setting, kappa, options, seed, with_full: bool, job
 def _replica(data, options, points: np.ndarray, job: Job) -> ReplicaRun:
     """Worker thread: the replica optimism of the LS-SVM at ``points`` (cancellable between values of γ)."""
     model = fe.make_model("ls-svm", data, **options)
-    X, y = fe.prepare_data(data)
+    prepared = fe.prepare_data(data)
     start = time.perf_counter()
-    rep = fe.replica_optimism(model, X, y, points, hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+    rep = fe.replica_optimism(model, prepared.X, prepared.y, points, hooks=Hooks(progress=job.report, should_stop=job.should_stop))
     return ReplicaRun(rep, time.perf_counter() - start)
 
 
@@ -397,7 +397,8 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
     def _setting(self, n: int) -> fe.Setting:
         setting = fe.Setting(self._grid("full"), int(self.full_replications), self._grid("fast"),
                              int(self.fast_replications), bool(self.log_complexity))
-        grid, sample = setting.grids()
+        grids = setting.grids()
+        grid, sample = grids.full, grids.fast
         both = np.concatenate([grid, sample])
         check_f_test(sample.size, int(self.kappa0), int(self.kappa1))
         if self.model == "ls-svm" or self.log_complexity:
@@ -426,7 +427,7 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
 
     def _refresh_outputs(self) -> None:
         data_key, data = self._load()
-        X, _ = fe.prepare_data(data)  # refuses classification data
+        X = fe.prepare_data(data).X  # refuses classification data
         if X.shape[0] > MAX_POINTS:
             raise ValueError(f"{data.name} has {X.shape[0]} examples; the fast bootstrap here takes at most "
                              f"{MAX_POINTS} (an N × N kernel matrix per replication). Use a shorter series.")
@@ -450,7 +451,7 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
         elif not self.with_replica:
             self._skip("replica", "switched off: tick 'Replica theory (LS-SVM)' or press 'Run replica theory'.")
         else:
-            points = replica_grid(setting.grids()[0], int(self.replica_points))
+            points = replica_grid(setting.grids().full, int(self.replica_points))
             rkey = (data_key, options["lengthscale"], tuple(points.tolist()))
             estimate = estimated_seconds("replica", model, X.shape[0], setting, points=points.size)
             self._request_kind("replica", rkey, "replica", _REPLICA, partial(_replica, data, options, points),
