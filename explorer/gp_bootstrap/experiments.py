@@ -59,7 +59,18 @@ class RegressionProblem:
         return self.y.shape[0]
 
     def cross(self, X_other: np.ndarray) -> np.ndarray:
-        """k(X_other, X): ndarray of shape (M, N)."""
+        """Cross-kernel k(X_other, X) between other inputs and the training inputs.
+
+        Parameters
+        ----------
+        X_other : ndarray of shape (M, d)
+            Inputs (a single input of shape (d,) is taken as M = 1).
+
+        Returns
+        -------
+        ndarray of shape (M, N)
+            k(x_m, x_i) for every other input m and training input i.
+        """
         return self.kernel(np.atleast_2d(X_other), self.X)
 
 
@@ -74,6 +85,28 @@ def regression_problem(
 
     ``holdout`` > 0 keeps the first ``holdout`` rows as test inputs (Fig. 2: the first 50 of boston),
     the rest is D0.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        A regression data set.
+    kernel : Kernel, optional
+        Covariance function; default ``paper_rbf(X, l2=PAPER_L2, scale="sd")`` on the training rows (Fig. 1).
+    noise_var : float
+        Noise variance σ²; default ``PAPER_NOISE_VAR`` = 0.01 (Fig. 1).
+    holdout : int
+        Number of leading rows kept as test inputs (``X_test``, ``y_test``); 0 keeps none.
+
+    Returns
+    -------
+    RegressionProblem
+        D0, the kernel, σ² and K = k(X, X) of shape (N, N), N = n − ``holdout``.
+
+    Raises
+    ------
+    ValueError
+        If the data set is not a regression task, ``holdout`` leaves fewer than 10 training rows or is
+        negative, or ``noise_var`` is not positive.
     """
     if dataset.task != "regression":
         raise ValueError(f"Dataset {dataset.name!r} is a {dataset.task} task; the GP-regression bootstrap "
@@ -184,6 +217,14 @@ class LearningCurveComparison:
     mc_sample_s: float
 
     def as_dict(self) -> dict:
+        """The comparison for JSON.
+
+        Returns
+        -------
+        dict
+            ``problem``, ``n``, ``loss``, ``rows`` (one dict of :class:`LearningCurveRow` fields per S) and
+            ``timing`` (``theory_s``, ``mc_sample_s`` and their ratio ``theory_in_mc_samples``).
+        """
         return {
             "problem": self.problem, "n": self.n, "loss": self.loss,
             "rows": [row.__dict__ for row in self.rows],
@@ -207,6 +248,35 @@ def learning_curve_comparison(
 
     ``theory_s`` is a cold ADATAP solve at S = N and ``mc_sample_s`` the time of one MC bootstrap
     sample at S = N, both measured in this call so that their ratio is meaningful.
+
+    Parameters
+    ----------
+    problem : RegressionProblem
+        Training data, kernel and noise.
+    s_over_n : sequence of float, length n_S
+        Bootstrap sizes per data point, S/N (positive).
+    mc_samples : int
+        Monte-Carlo bootstrap samples per S.
+    loss : str
+        A name of :func:`explorer.losses.get_loss`: eq. (45) for ``"square"``, eq. (46) otherwise.
+    loss_params : dict, optional
+        Parameters of that loss.
+    rng : Generator, int or None
+        Random source of the Monte-Carlo bootstrap (one generator for all S in turn).
+    tol : float
+        Tolerance of the ADATAP solves.
+    hooks : Hooks, optional
+        Progress and cancellation.
+
+    Returns
+    -------
+    LearningCurveComparison
+        One :class:`LearningCurveRow` per S/N, in the order given, and the two timings.
+
+    Raises
+    ------
+    ValueError
+        If ``s_over_n`` holds a non-positive or non-finite value or ``mc_samples`` < 1.
     """
     grid = _check_grid(s_over_n)
     if mc_samples < 1:
@@ -265,6 +335,14 @@ class DistributionComparison:
     noise_floor: L1Summary
 
     def as_dict(self) -> dict:
+        """The comparison for JSON (without the samples).
+
+        Returns
+        -------
+        dict
+            ``problem``, ``n``, ``s_over_n``, the per-input ``l1``, its ``summary``, the ``noise_floor``
+            summary and the 10 ``worst_inputs``.
+        """
         return {"problem": self.problem, "n": self.solution.n, "s_over_n": self.solution.s_over_n,
                 "l1": self.l1.l1.tolist(), "summary": self.l1.as_dict(),
                 "noise_floor": self.noise_floor.as_dict(),
@@ -281,7 +359,35 @@ def distribution_comparison(
     tol: float = 1e-3,
     hooks: Hooks | None = None,
 ) -> DistributionComparison:
-    """L1 between MC histograms and the eq. (60) mixture at all inputs, and the MC noise floor."""
+    """L1 between MC histograms and the eq. (60) mixture at all inputs, and the MC noise floor.
+
+    Parameters
+    ----------
+    problem : RegressionProblem
+        Training data, kernel and noise.
+    s_over_n : float
+        Bootstrap size per data point, S/N (Fig. 3-5: 1).
+    mc_samples : int
+        Monte-Carlo bootstrap samples B (also the draws of the noise floor).
+    bin_width : float
+        Histogram bin width Δh; default 0.2 (Fig. 5).
+    rng : Generator, int or None
+        Random source of the Monte-Carlo bootstrap and of the noise floor.
+    tol : float
+        Tolerance of the ADATAP solve.
+    hooks : Hooks, optional
+        Progress and cancellation.
+
+    Returns
+    -------
+    DistributionComparison
+        The solution, the (B, N) MC samples, their L1 summary and the noise floor (:func:`l1_noise_floor`).
+
+    Raises
+    ------
+    ValueError
+        If ``s_over_n`` is not a positive finite number.
+    """
     v = float(_check_grid([s_over_n])[0])
     rng = np.random.default_rng(rng)
     hooks = hooks or NO_HOOKS
@@ -312,6 +418,13 @@ class HoldoutComparison:
     mc_samples: int
 
     def as_dict(self) -> dict:
+        """The comparison for JSON.
+
+        Returns
+        -------
+        dict
+            Every field by name, arrays as lists.
+        """
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
 
 
@@ -325,7 +438,36 @@ def holdout_comparison(
     tol: float = 1e-3,
     hooks: Hooks | None = None,
 ) -> HoldoutComparison:
-    """Theory (eq. 48) and MC bootstrap mean/variance at test inputs (default: the problem's holdout)."""
+    """Theory (eq. 48) and MC bootstrap mean/variance at test inputs (default: the problem's holdout).
+
+    Parameters
+    ----------
+    problem : RegressionProblem
+        Training data, kernel and noise.
+    s_over_n : float
+        Bootstrap size per data point, S/N (Fig. 2: 1).
+    mc_samples : int
+        Monte-Carlo bootstrap samples.
+    X_test : ndarray of shape (M, d), optional
+        Test inputs; default ``problem.X_test``.
+    rng : Generator, int or None
+        Random source of the Monte-Carlo bootstrap.
+    tol : float
+        Tolerance of the ADATAP solve.
+    hooks : Hooks, optional
+        Progress and cancellation.
+
+    Returns
+    -------
+    HoldoutComparison
+        Theory and MC mean and variance (with MC standard errors), ndarrays of shape (M,).
+
+    Raises
+    ------
+    ValueError
+        If there are no test inputs or ``s_over_n`` is not a positive finite number.
+    """
+
     X_test = problem.X_test if X_test is None else X_test
     if X_test is None or len(X_test) == 0:
         raise ValueError("No test inputs: build the problem with `holdout` > 0 or pass `X_test`.")

@@ -39,10 +39,28 @@ class L1Summary:
         return float(np.max(self.l1))
 
     def worst(self, k: int = 10) -> np.ndarray:
-        """Indices of the k inputs with the largest L1, worst first."""
+        """Indices of the k inputs with the largest L1, worst first.
+
+        Parameters
+        ----------
+        k : int
+            How many inputs to return (fewer if there are fewer inputs).
+
+        Returns
+        -------
+        ndarray of int, shape (min(k, N),)
+            Training-input indices, largest L1 first.
+        """
         return np.argsort(self.l1)[::-1][:k]
 
     def as_dict(self) -> dict:
+        """The summary for JSON (the per-input distances left out).
+
+        Returns
+        -------
+        dict
+            ``frac_le_0_1``, ``frac_ge_0_2``, ``max``, ``bin_width`` and ``n_samples``.
+        """
         return {"frac_le_0_1": self.frac_le_0_1, "frac_ge_0_2": self.frac_ge_0_2, "max": self.max,
                 "bin_width": self.bin_width, "n_samples": self.n_samples}
 
@@ -52,6 +70,23 @@ def histogram_edges(samples: np.ndarray, sol: ReplicaSolution, i: int, bin_width
 
     Bins are centred on multiples of the width, so the prior mean 0 (the prediction of an empty
     sample) sits in the middle of a bin, never on an edge.
+
+    Parameters
+    ----------
+    samples : ndarray of shape (B,)
+        Monte-Carlo bootstrap samples of the predictor f_i at training input i.
+    sol : ReplicaSolution
+        The replica solution whose eq. (60) mixture at input i the bins must also cover (±8 sd of every
+        component with mass above 1e-9).
+    i : int
+        Training-input index.
+    bin_width : float
+        Δh, the width of the bins.
+
+    Returns
+    -------
+    ndarray of shape (n_bins + 1,)
+        Increasing bin edges, bin_width·(j + ½) for consecutive integers j.
     """
     mix = mixture_components(sol, i, tail_mass=1e-9)
     mu, sd = mix.means, mix.sds
@@ -63,7 +98,29 @@ def histogram_edges(samples: np.ndarray, sol: ReplicaSolution, i: int, bin_width
 
 def l1_distance(samples: np.ndarray, sol: ReplicaSolution, i: int, bin_width: float = PAPER_BIN_WIDTH) -> float:
     """L1 between the histogram of bootstrap samples of f_i and the eq. (60) density integrated over the
-    same bins (Fig. 5 caption: L1 ≈ (Δh/2) Σ_h |ρ₀(h) − ρ(h)|)."""
+    same bins (Fig. 5 caption: L1 ≈ (Δh/2) Σ_h |ρ₀(h) − ρ(h)|).
+
+    Parameters
+    ----------
+    samples : ndarray of shape (B,)
+        Monte-Carlo bootstrap samples of the predictor f_i at training input i.
+    sol : ReplicaSolution
+        The replica solution at the same S.
+    i : int
+        Training-input index.
+    bin_width : float
+        Δh; default 0.2 (``PAPER_BIN_WIDTH``, Fig. 5).
+
+    Returns
+    -------
+    float
+        ½ Σ_bins |histogram fraction − theory bin probability|, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``samples`` is not a non-empty finite 1-D array or ``bin_width`` is not positive.
+    """
     samples = np.asarray(samples, dtype=float)
     if samples.ndim != 1 or samples.size == 0 or not np.all(np.isfinite(samples)):
         raise ValueError(f"`samples` must be a non-empty finite 1-D array, got shape {samples.shape}.")
@@ -75,7 +132,27 @@ def l1_distance(samples: np.ndarray, sol: ReplicaSolution, i: int, bin_width: fl
 
 
 def l1_all_inputs(train_samples: np.ndarray, sol: ReplicaSolution, bin_width: float = PAPER_BIN_WIDTH) -> L1Summary:
-    """L1 at every training input; train_samples has shape (B, N) (MC predictor at each input)."""
+    """L1 (:func:`l1_distance`) at every training input.
+
+    Parameters
+    ----------
+    train_samples : ndarray of shape (B, N)
+        Monte-Carlo bootstrap samples of the predictor at each of the N training inputs.
+    sol : ReplicaSolution
+        The replica solution at the same S.
+    bin_width : float
+        Δh; default 0.2 (``PAPER_BIN_WIDTH``, Fig. 5).
+
+    Returns
+    -------
+    L1Summary
+        The N distances, the bin width and B.
+
+    Raises
+    ------
+    ValueError
+        If ``train_samples`` does not have shape (B, N), or as :func:`l1_distance`.
+    """
     train_samples = np.asarray(train_samples, dtype=float)
     if train_samples.ndim != 2 or train_samples.shape[1] != sol.n:
         raise ValueError(f"`train_samples` must have shape (B, {sol.n}), got {train_samples.shape}.")
@@ -86,7 +163,22 @@ def l1_all_inputs(train_samples: np.ndarray, sol: ReplicaSolution, bin_width: fl
 def sample_mixture(sol: ReplicaSolution, n_samples: int, rng=None) -> np.ndarray:
     """Draws from the eq. (60) mixture at every input: k ~ Poisson(S/N), then the k-th Gaussian.
 
-    Returns ndarray of shape (n_samples, N).
+    The k-th component has precision Δλ_c + k/σ², mean (γ_c + y k/σ²)/(Δλ_c + k/σ²) and standard deviation
+    √(−λ_c)/(Δλ_c + k/σ²); inputs are drawn independently.
+
+    Parameters
+    ----------
+    sol : ReplicaSolution
+        The replica solution at S.
+    n_samples : int
+        Number of draws per input.
+    rng : Generator, int or None
+        Random source (``np.random.default_rng(rng)``).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, N)
+        Draws of the predictor at each training input.
     """
     rng = np.random.default_rng(rng)
     k = rng.poisson(sol.S / sol.n, size=(n_samples, sol.n))
@@ -97,5 +189,23 @@ def sample_mixture(sol: ReplicaSolution, n_samples: int, rng=None) -> np.ndarray
 
 def l1_noise_floor(sol: ReplicaSolution, n_samples: int, bin_width: float = PAPER_BIN_WIDTH, rng=None) -> L1Summary:
     """L1 of histograms drawn from the theory itself with the same sample count: the part of the
-    MC-vs-theory L1 that is pure sampling noise."""
+    MC-vs-theory L1 that is pure sampling noise.
+
+    Parameters
+    ----------
+    sol : ReplicaSolution
+        The replica solution at S.
+    n_samples : int
+        Draws per input (:func:`sample_mixture`), as many as the Monte-Carlo run had.
+    bin_width : float
+        Δh; default 0.2 (``PAPER_BIN_WIDTH``, Fig. 5).
+    rng : Generator, int or None
+        Random source of the draws.
+
+    Returns
+    -------
+    L1Summary
+        L1 of the theory's own draws against the theory at every training input.
+    """
+
     return l1_all_inputs(sample_mixture(sol, n_samples, rng), sol, bin_width)

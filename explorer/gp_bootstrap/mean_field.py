@@ -104,7 +104,18 @@ class MFSolution:
         return self.theta / self.J_diag
 
     def second_moment(self, tail: float = 1e-16) -> np.ndarray:
-        """Q_ii = Σ_k p_k μ_ik², μ_ik = (θ_i + k y_i/σ²)/A_ik: MF's bootstrap mean of the squared predictor."""
+        """Q_ii = Σ_k p_k μ_ik², μ_ik = (θ_i + k y_i/σ²)/A_ik: MF's bootstrap mean of the squared predictor.
+
+        Parameters
+        ----------
+        tail : float
+            Poisson mass left out of the sum over occupations k (``poisson_weights``).
+
+        Returns
+        -------
+        ndarray of shape (N,)
+            Q_ii at every training input.
+        """
         p = poisson_weights(self.s_over_n, tail)
         k = np.arange(p.size) / self.noise_var
         mu = (self.theta[:, None] + k * self.y[:, None]) / (self.J_diag[:, None] + k)
@@ -240,6 +251,13 @@ def mf_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float,
     Returns
     -------
     list of MFSolution, one per entry of ``S_values``.
+
+    Raises
+    ------
+    ValueError
+        If ``S_values`` is empty or not 1-D, or K, y, σ² or some S is invalid (as ``solve_mean_field``).
+    IndefiniteKernelError
+        If K cannot be factorised even with the largest jitter (as ``solve_mean_field``).
     """
     S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
     if S_arr.ndim != 1 or S_arr.size == 0:
@@ -254,10 +272,33 @@ def mf_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float,
 
 
 def mf_per_input_error(sol: MFSolution) -> np.ndarray:
-    """ε_i of eq. (45) with MF's cavity (λ_c = 0): (θ_i/J_ii − y_i)². ndarray of shape (N,)."""
+    """ε_i of eq. (45) with MF's cavity (λ_c = 0): (θ_i/J_ii − y_i)².
+
+    Parameters
+    ----------
+    sol : MFSolution
+        The mean-field solution at S.
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        The squared error of the cavity mean at every training input.
+    """
     return (sol.gam_c - sol.y * sol.dl_c) ** 2 / sol.dl_c**2  # eq. (45) with λ_c = 0
 
 
 def mf_test_error(sol: MFSolution) -> float:
-    """Efron's bootstrap square-loss test error ε(S) under MF: the mean of eq. (45) over the inputs."""
+    """Efron's bootstrap square-loss test error ε(S) under MF: the mean of eq. (45) over the inputs.
+
+    Parameters
+    ----------
+    sol : MFSolution
+        The mean-field solution at S.
+
+    Returns
+    -------
+    float
+        ε(S), the mean of :func:`mf_per_input_error`.
+    """
+
     return float(np.mean(mf_per_input_error(sol)))

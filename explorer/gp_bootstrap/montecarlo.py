@@ -168,6 +168,13 @@ def bootstrap_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, S: float
     hooks : Hooks, optional
         ``report`` after every batch ("done/total samples"), ``check`` before every batch
         (``Cancelled`` counts samples).
+
+    Returns
+    -------
+    BootstrapPredictions
+        ``occupations`` (n_samples, N), the predictors ``train`` at the training inputs, ndarray of shape
+        (n_samples, N), and ``test`` at the test inputs, ndarray of shape (n_samples, M) (None without
+        ``K_test``).
     """
     K, y, noise_var, K_test, S, n_samples, batch_size = _predictions_iv(
         K, y, noise_var, K_test, S, n_samples, scheme, batch_size)
@@ -336,6 +343,12 @@ def bootstrap_test_error(predictions: BootstrapPredictions, y: ArrayLike,
         ``"square"``, ``"eps-insensitive"`` (eps = beta = 0.1 as in Fig. 1) or a vectorised
         ``g(f, y)``; use ``losses.get_loss("eps-insensitive", eps=..., beta=...)`` for other
         parameters.
+
+    Returns
+    -------
+    BootstrapError
+        ``value`` = epsilon and its standard error ``se``, the per-input ratios ``per_input`` and the
+        number of samples ``n_test`` that leave each input out, ndarrays of shape (N,).
     """
     y, g = _test_error_iv(predictions, y, loss)
     return _efron(predictions.occupations, predictions.train, y, g)
@@ -366,8 +379,32 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, noise_var: float, S_val
     """Monte-Carlo bootstrap learning curve epsilon(S), eq. (17) at every S in ``S_values``.
 
     The simulation side of Fig. 1 of seed 000. One generator (``rng``) is used for all S in turn;
-    ``hooks`` count samples over the whole curve, total = len(S_values) * n_samples. Other arguments
-    as in ``bootstrap_predictions`` and ``bootstrap_test_error``.
+    ``hooks`` count samples over the whole curve, total = len(S_values) * n_samples.
+
+    Parameters
+    ----------
+    K, y, noise_var
+        As in ``bootstrap_predictions``.
+    S_values : ndarray of shape (n_S,)
+        Mean (Poisson) or fixed (multinomial) sample sizes, non-empty and 1-D.
+    n_samples : int
+        Bootstrap samples per S.
+    loss : str or callable
+        As in ``bootstrap_test_error``.
+    scheme, rng, batch_size, hooks
+        As in ``bootstrap_predictions``.
+
+    Returns
+    -------
+    LearningCurve
+        ``s_values``, the estimates ``value`` and standard errors ``se`` (ndarrays of shape (n_S,)) and
+        the :class:`BootstrapError` of every S.
+
+    Raises
+    ------
+    ValueError
+        If ``S_values`` is empty or not 1-D, or K, y, σ², an S, ``n_samples``, ``scheme``,
+        ``batch_size`` or ``loss`` is invalid.
     """
     K, y, noise_var, S_values, n_samples, batch_size, g = _learning_curve_iv(
         K, y, noise_var, S_values, n_samples, scheme, batch_size, loss)
@@ -398,7 +435,13 @@ def predictive_moments(predictions: BootstrapPredictions, *,
     where : {"test", "train"}
         Moments at the test inputs (needs ``K_test`` in ``bootstrap_predictions``) or at the
         training inputs.
+
+    Returns
+    -------
+    PredictiveMoments
+        ``mean``, ``var``, ``mean_se`` and ``var_se``, ndarrays of shape (M,) (test) or (N,) (train).
     """
+
     f = _moments_iv(predictions, where)
     n = f.shape[0]
     mean = f.mean(axis=0)

@@ -302,6 +302,13 @@ def vg_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float, S_values: 
     Returns
     -------
     list of VGSolution, one per entry of ``S_values``.
+
+    Raises
+    ------
+    ValueError
+        If ``S_values`` is empty or not 1-D, or as ``solve_variational`` for K, y, σ², S or an option.
+    ConvergenceError
+        If the solve at one value of S fails (as ``solve_variational``).
     """
     S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
     if S_arr.ndim != 1 or S_arr.size == 0:
@@ -316,10 +323,33 @@ def vg_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float, S_values: 
 
 
 def vg_per_input_error(sol: VGSolution) -> np.ndarray:
-    """ε_i of eq. (45) with VG's cavity: (γ_c − y Δλ_c)²/Δλ_c² − λ_c/Δλ_c². ndarray of shape (N,)."""
+    """ε_i of eq. (45) with VG's cavity: (γ_c − y Δλ_c)²/Δλ_c² − λ_c/Δλ_c².
+
+    Parameters
+    ----------
+    sol : VGSolution
+        The variational solution at S.
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        The expected square error at every training input over samples without it.
+    """
     return ((sol.gam_c - sol.y * sol.dl_c) ** 2 - sol.lam_c) / sol.dl_c**2  # eq. (45)
 
 
 def vg_test_error(sol: VGSolution) -> float:
-    """Efron's bootstrap square-loss test error ε(S) under VG: the mean of eq. (45) over the inputs."""
+    """Efron's bootstrap square-loss test error ε(S) under VG: the mean of eq. (45) over the inputs.
+
+    Parameters
+    ----------
+    sol : VGSolution
+        The variational solution at S.
+
+    Returns
+    -------
+    float
+        ε(S), the mean of :func:`vg_per_input_error`.
+    """
+
     return float(np.mean(vg_per_input_error(sol)))
