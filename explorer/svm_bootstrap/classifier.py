@@ -69,7 +69,23 @@ class SVMSolution:
         return self.y * self.field
 
     def decision_function(self, K_cross: ArrayLike) -> np.ndarray:
-        """f(x) = sum_i y_i alpha_i K(x, x_i) for K_cross = K(X_new, X) of shape (M, n)."""
+        """f(x) = sum_i y_i alpha_i K(x, x_i), eq. (1) (no bias term).
+
+        Parameters
+        ----------
+        K_cross : ndarray of shape (M, n)
+            K(X_new, X) between M new inputs and the n inputs of the solution.
+
+        Returns
+        -------
+        ndarray of shape (M,)
+            The field f(x) at the new inputs; the predicted label is its sign.
+
+        Raises
+        ------
+        ValueError
+            If ``K_cross`` does not have n columns.
+        """
         K_cross = np.atleast_2d(np.asarray(K_cross, dtype=float))
         if K_cross.shape[1] != self.alpha.size:
             raise ValueError(f"`K_cross` must have {self.alpha.size} columns (one per training input), "
@@ -79,8 +95,11 @@ class SVMSolution:
     def kkt_violation(self) -> dict[str, float]:
         """Largest violations of the Kuhn-Tucker conditions on the training set (all 0 when exact).
 
-        ``dual``: max(-alpha_i); ``primal``: max(1 - y_i f_i); ``complementary``: max alpha_i |y_i f_i - 1|
-        relative to max alpha; ``off_training``: max alpha outside the training set.
+        Returns
+        -------
+        dict of str to float
+            ``dual``: max(-alpha_i); ``primal``: max(1 - y_i f_i); ``complementary``: max alpha_i |y_i f_i - 1|
+            relative to max alpha; ``off_training``: max |alpha| outside the training set.
         """
         m, a = self.margins[self.mask], self.alpha[self.mask]
         scale = max(float(a.max(initial=0.0)), 1e-300)
@@ -113,11 +132,20 @@ def fit_hard_margin(K: ArrayLike, y: ArrayLike, *, mask: ArrayLike | None = None
         A solution for the same K on another training set (e.g. all of D0): its weights on this
         training set are a feasible start (warm start). The result does not depend on it.
 
+    Returns
+    -------
+    SVMSolution
+        The weights ``alpha`` (0 outside the training set) and the field f = K (y ∘ alpha) at all n inputs,
+        ndarrays of shape (n,), and the number of support-vector solves ``n_iter``.
+
     Raises
+
     ------
     NotSeparableError
         If the margin constraints cannot be met: identical inputs with different labels, or a kernel
         so broad that a needed support vector is numerically a combination of the others.
+    ValueError
+        If K, y, ``mask`` or ``tol`` is invalid.
     """
     K, y, mask, max_iter = _fit_iv(K, y, mask, tol, max_iter)
     train = np.flatnonzero(mask)

@@ -73,10 +73,33 @@ class SVMProblem:
         return self.sites.y
 
     def cross(self, X_other: np.ndarray) -> np.ndarray:
-        """K(X_other, X_sites): ndarray of shape (M, n_sites)."""
+        """Cross-kernel K(X_other, X_sites) between other inputs and the sites.
+
+        Parameters
+        ----------
+        X_other : ndarray of shape (M, d)
+            Standardised inputs (a single input of shape (d,) is taken as M = 1).
+
+        Returns
+        -------
+        ndarray of shape (M, n_sites)
+            K(x_m, x_i) for every other input m and site i.
+        """
         return self.kernel(np.atleast_2d(X_other), self.X_sites)
 
     def k_diag(self, X_other: np.ndarray) -> np.ndarray:
+        """K(x, x) at other inputs (the prior variance of the field, needed by eq. 19).
+
+        Parameters
+        ----------
+        X_other : ndarray of shape (M, d)
+            Standardised inputs (a single input of shape (d,) is taken as M = 1).
+
+        Returns
+        -------
+        ndarray of shape (M,)
+            K(x_m, x_m).
+        """
         return self.kernel.diag(np.atleast_2d(X_other))
 
 
@@ -87,6 +110,30 @@ def svm_problem(dataset: Dataset, lengthscale: "float | Sequence[float]" = BROAD
     Inputs are standardised (mean 0, sample sd 1) over all rows first; the kernel is
     K(x, x') = exp(−Σ_j (x_j − x'_j)²/(2 L_j²)) with one lengthscale or one per input (or ``kernel``).
     ``holdout`` > 0 keeps the first ``holdout`` rows as test inputs; the rest is D0.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        A two-class data set (labels -1 / +1).
+    lengthscale : float or sequence of float
+        L, one for all inputs or one per input; default √10 (``BROAD_LENGTHSCALE``). Ignored with ``kernel``.
+    holdout : int
+        Number of leading rows kept as test inputs (``X_test``, ``y_test``); 0 keeps none.
+    standardize : bool
+        Standardise the inputs (over all rows, holdout included) before anything else.
+    kernel : Kernel, optional
+        Covariance function to use instead of the squared exponential with ``lengthscale``.
+
+    Returns
+    -------
+    SVMProblem
+        The N data rows, their merged sites (``svm.merge_identical``) and K of shape (n_sites, n_sites).
+
+    Raises
+    ------
+    ValueError
+        If the data set is not a classification task, ``holdout`` leaves fewer than 2 training rows or is
+        negative, or ``lengthscale`` is not one positive number or d of them.
     """
     if dataset.task != "classification":
         raise ValueError(f"Dataset {dataset.name!r} is a {dataset.task} task; the SVM bootstrap needs two classes "
@@ -207,6 +254,15 @@ class SVMLearningCurve:
     svm_train_s: float
 
     def as_dict(self) -> dict:
+        """The learning curve for JSON (non-finite numbers in the rows as None).
+
+        Returns
+        -------
+        dict
+            ``problem``, ``n``, ``n_sites``, ``lengthscale``, ``rows`` (one dict of :class:`SVMCurveRow` fields
+            per S), ``loo`` (``approximate_eq20``, ``exact``) and ``timing`` (``theory_s``, ``svm_train_s`` and
+            their ratio ``theory_in_svm_fits``).
+        """
         ls = self.lengthscale
         return {
             "problem": self.problem, "n": self.n, "n_sites": self.n_sites,
@@ -233,6 +289,33 @@ def svm_learning_curve(
     Monte-Carlo bootstrap with standard errors, eq. (20) and (optionally) the literal leave-one-out error.
 
     ``theory_s`` is a cold theory solve at S = N and ``svm_train_s`` one SVM fit on all of D0.
+
+    Parameters
+    ----------
+    problem : SVMProblem
+        Data rows, sites and kernel matrix.
+    s_over_n : sequence of float, length n_S
+        Bootstrap sizes per data row, S/N (positive).
+    mc_samples : int
+        Monte-Carlo bootstrap samples per S.
+    rng : Generator, int or None
+        Random source of the Monte-Carlo bootstrap (one generator for all S in turn).
+    tol : float
+        Tolerance of the ADATAP solves (:func:`solve_svm_replica`).
+    exact_loo : bool
+        Also compute the literal leave-one-out error (one SVM fit per support vector).
+    hooks : Hooks, optional
+        Progress and cancellation.
+
+    Returns
+    -------
+    SVMLearningCurve
+        One :class:`SVMCurveRow` per S/N in the order given, the two leave-one-out limits and the timings.
+
+    Raises
+    ------
+    ValueError
+        If ``s_over_n`` holds a non-positive or non-finite value or ``mc_samples`` < 1.
     """
     grid = _check_grid(s_over_n)
     if mc_samples < 1:
@@ -278,6 +361,27 @@ def theory_learning_curve(problem: SVMProblem, s_over_n: Sequence[float], *, tol
 
     Solved in ascending S with warm starts; an unconverged warm start is retried cold. A failure is
     reported in the point (``theory`` None, ``converged`` False, the residual), never raised.
+
+    Parameters
+    ----------
+    problem : SVMProblem
+        Data rows, sites and kernel matrix.
+    s_over_n : sequence of float, length n_S
+        Bootstrap sizes per data row, S/N (positive).
+    tol : float
+        Tolerance of the ADATAP solves.
+    max_iter : int
+        Largest number of sweeps per solve.
+
+    Returns
+    -------
+    tuple of TheoryPoint, length n_S
+        ε(S) of eq. (17) and the convergence record at every S/N, in the order given.
+
+    Raises
+    ------
+    ValueError
+        If ``s_over_n`` holds a non-positive or non-finite value.
     """
     grid = _check_grid(s_over_n)
     out: dict[int, TheoryPoint] = {}
@@ -341,6 +445,15 @@ class SVMFieldComparison:
     mc_p_negative_se: np.ndarray
 
     def as_dict(self) -> dict:
+        """The comparison for JSON (MC fields summarised by their mean and variance).
+
+        Returns
+        -------
+        dict
+            ``problem``, ``s_over_n``, ``converged``, ``residual``, ``y_test``, the theory's ``theory_mean``,
+            ``theory_var`` and ``theory_p_negative``, and the MC ``mc_mean``, ``mc_var`` (ddof 1),
+            ``mc_p_negative`` and ``mc_p_negative_se``, lists of length M.
+        """
         return {"problem": self.problem, "s_over_n": self.s_over_n, "converged": self.converged,
                 "residual": self.residual,
                 "y_test": None if self.y_test is None else self.y_test.tolist(),
@@ -362,8 +475,37 @@ def svm_field_comparison(
 ) -> SVMFieldComparison:
     """Theory (eq. 19, Gaussian) and MC bootstrap fields with p(−1|x) at test inputs (default: the holdout).
 
-    Raises ``svm_replica.ConvergenceError`` if the theory does not converge (its ``last`` iterate attached).
+    Parameters
+    ----------
+    problem : SVMProblem
+        Data rows, sites and kernel matrix.
+    s_over_n : float
+        Bootstrap size per data row, S/N.
+    mc_samples : int
+        Monte-Carlo bootstrap samples.
+    X_test : ndarray of shape (M, d), optional
+        Standardised test inputs; default ``problem.X_test`` (then ``y_test`` is kept too).
+    rng : Generator, int or None
+        Random source of the Monte-Carlo bootstrap.
+    tol : float
+        Tolerance of the ADATAP solve.
+    hooks : Hooks, optional
+        Progress and cancellation.
+
+    Returns
+    -------
+    SVMFieldComparison
+        Theory mean, variance and p(−1|x) (eqs. 18-19), the MC fields of shape (mc_samples, M) and the MC
+        p(−1|x) with standard errors.
+
+    Raises
+    ------
+    ValueError
+        If there are no test inputs or ``s_over_n`` is not a positive finite number.
+    svm_replica.ConvergenceError
+        If the theory does not converge (its ``last`` iterate attached).
     """
+
     X_test = problem.X_test if X_test is None else np.atleast_2d(np.asarray(X_test, dtype=float))
     if X_test is None or len(X_test) == 0:
         raise ValueError("No test inputs: build the problem with `holdout` > 0 or pass `X_test`.")

@@ -67,8 +67,23 @@ class Sites:
 def merge_identical(X: ArrayLike, y: ArrayLike) -> Sites:
     """Merge identical input rows (same label) into sites; sites keep the order of first appearance.
 
+    Parameters
+    ----------
+    X : ndarray of shape (N, d)
+        Inputs of the N data rows.
+    y : ndarray of shape (N,)
+        Labels -1 / +1 of the rows.
+
+    Returns
+    -------
+    Sites
+        First row ``index`` and label ``y`` of every site, ndarrays of shape (n_sites,), the site of every
+        row ``row_site``, ndarray of shape (N,), and the rows per site ``counts`` (k).
+
     Raises
     ------
+    ValueError
+        If ``X`` is not 2-D or ``y`` does not have one label per row.
     NotSeparableError
         If identical inputs carry different labels (no classifier can separate them).
     """
@@ -96,7 +111,20 @@ def merge_identical(X: ArrayLike, y: ArrayLike) -> Sites:
 # ----------------------------------------------------------------------------- Monte-Carlo bootstrap
 
 def zero_one_loss(f: ArrayLike, y: ArrayLike) -> np.ndarray:
-    """Classification loss g = Θ(-y f) of seed 004 (Θ(0) = 0: a zero field is not counted as an error)."""
+    """Classification loss g = Θ(-y f) of seed 004 (Θ(0) = 0: a zero field is not counted as an error).
+
+    Parameters
+    ----------
+    f : ndarray
+        Fields (any shape broadcasting with ``y``).
+    y : ndarray
+        Labels -1 / +1.
+
+    Returns
+    -------
+    ndarray of the broadcast shape
+        1.0 where y f < 0, else 0.0.
+    """
     return (np.multiply(f, y) < 0).astype(float)
 
 
@@ -168,8 +196,19 @@ def _fields_of_samples(K, y, row_site, K_test, occupations, S, scheme, batch_siz
 def bootstrap_classification_error(fields: BootstrapPredictions, y_rows: ArrayLike) -> BootstrapError:
     """Efron's bootstrap classification error, eq. (6) of seed 004, with its delta-method standard error.
 
-    (1/N) sum_i E[δ_{s_i,0} Θ(-y_i f_i(D))] / E[δ_{s_i,0}] over the rows left out of at least one sample;
-    ``y_rows`` holds the label of every row (``y_sites[row_site]``).
+    (1/N) sum_i E[δ_{s_i,0} Θ(-y_i f_i(D))] / E[δ_{s_i,0}] over the rows left out of at least one sample.
+
+    Parameters
+    ----------
+    fields : BootstrapPredictions
+        The fields of :func:`bootstrap_fields` (``train`` at every row).
+    y_rows : ndarray of shape (N,)
+        The label of every row (``y_sites[row_site]``).
+
+    Returns
+    -------
+    BootstrapError
+        ε(S) with its standard error, and per row the left-out ratio and the number of samples leaving it out.
     """
     return montecarlo.bootstrap_test_error(fields, y_rows, loss=zero_one_loss)
 
@@ -180,6 +219,29 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
     """Monte-Carlo learning curve ε(S), eq. (6), at every S (the symbols of seed 004's Fig. 1, left).
 
     One generator is used for all S in turn; ``hooks`` count samples over the curve.
+
+    Parameters
+    ----------
+    K, y, row_site
+        As in :func:`bootstrap_fields`.
+    S_values : ndarray of shape (n_S,)
+        Mean (Poisson) or fixed (multinomial) numbers of rows drawn, non-empty and 1-D.
+    n_samples : int
+        Bootstrap samples per S.
+    scheme, rng, batch_size, hooks
+        As in :func:`bootstrap_fields` (every fit warm-started from the SVM on all sites, tolerance 1e-9).
+
+    Returns
+    -------
+    LearningCurve
+        ``s_values``, the estimates ``value`` and standard errors ``se`` (ndarrays of shape (n_S,)) and
+        the :class:`BootstrapError` of every S.
+
+    Raises
+    ------
+    ValueError
+        If ``S_values`` is empty or not 1-D, or K, y, ``row_site``, an S, ``n_samples``, ``scheme`` or
+        ``batch_size`` is invalid.
     """
     K, y, row_site, _ = _fields_iv(K, y, row_site, None)
     S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
@@ -212,7 +274,23 @@ class FieldProbability:
 
 
 def probability_negative(fields: BootstrapPredictions) -> FieldProbability:
-    """p(-1|x) = fraction of bootstrap samples with f(x) < 0 at every test input (binomial se)."""
+    """p(-1|x) = fraction of bootstrap samples with f(x) < 0 at every test input (binomial se).
+
+    Parameters
+    ----------
+    fields : BootstrapPredictions
+        Fields of :func:`bootstrap_fields` computed with ``K_test``.
+
+    Returns
+    -------
+    FieldProbability
+        ``value`` = p(-1|x) and ``se`` = √(p(1 − p)/B), ndarrays of shape (M,).
+
+    Raises
+    ------
+    ValueError
+        If ``fields`` has no test fields.
+    """
     if not isinstance(fields, BootstrapPredictions) or fields.test is None:
         raise ValueError("`fields` must be bootstrap fields with test inputs: pass `K_test` to bootstrap_fields.")
     p = (fields.test < 0).mean(axis=0)
@@ -223,6 +301,23 @@ def left_out_fields(fields: BootstrapPredictions, row: int) -> np.ndarray:
     """Field samples at training row ``row`` from the bootstrap samples that leave it out (s_row = 0).
 
     Their distribution is what eq. (18) of seed 004 predicts.
+
+    Parameters
+    ----------
+    fields : BootstrapPredictions
+        Fields of :func:`bootstrap_fields`.
+    row : int
+        Data-row index.
+
+    Returns
+    -------
+    ndarray of shape (n_left_out,)
+        f_row in every sample with s_row = 0.
+
+    Raises
+    ------
+    IndexError
+        If ``row`` is not a row index.
     """
     if not 0 <= row < fields.train.shape[1]:
         raise IndexError(f"`row` must be in 0..{fields.train.shape[1] - 1}, got {row}.")
@@ -270,6 +365,22 @@ def leave_one_out(K: ArrayLike, y: ArrayLike, *, counts: ArrayLike | None = None
     """Literal leave-one-out by retraining: one SVM per support vector of a single-row site.
 
     Removing a non-support vector (or one copy of a repeated input) leaves the solution unchanged.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_sites, n_sites)
+        Kernel matrix of the sites.
+    y : ndarray of shape (n_sites,)
+        Labels -1 / +1 of the sites.
+    counts : ndarray of int, shape (n_sites,), optional
+        Data rows per site; default one.
+    solution : SVMSolution, optional
+        The hard-margin SVM on all sites, if already fitted.
+
+    Returns
+    -------
+    LeaveOneOut
+        The leave-one-out margins y_i f^{\\i}(x_i) of shape (n_sites,), the error and the number of refits.
     """
     K, y = _kernel_labels_iv(K, y)
     counts = _counts_iv(counts, y.size)
@@ -284,7 +395,21 @@ def leave_one_out(K: ArrayLike, y: ArrayLike, *, counts: ArrayLike | None = None
 
 
 def loo_error(margins: np.ndarray, counts: np.ndarray) -> float:
-    """(1/N) sum over single-row sites of Θ(-margin): the leave-one-out classification error."""
+    """(1/N) sum over single-row sites of Θ(-margin): the leave-one-out classification error.
+
+    Parameters
+    ----------
+    margins : ndarray of shape (n_sites,)
+        Leave-one-out margins y_i f^{\\i}(x_i).
+    counts : ndarray of int, shape (n_sites,)
+        Data rows per site; N = sum(counts).
+
+    Returns
+    -------
+    float
+        The fraction of the N rows that are errors (rows with twins never are).
+    """
+
     return float(np.sum((margins < 0) & (counts == 1)) / counts.sum())
 
 

@@ -319,6 +319,25 @@ def initial_delta_lambda(K: ArrayLike, S: float, *, counts: ArrayLike | None = N
     """Scalar start value Δλ of the appendix: the root of 0 = 1 − (1/n) Σ_i ω_i Δλ/(1 + ω_i Δλ) − (1 − p Φ(−0.5)).
 
     ω_i are the eigenvalues of K (n sites) and p the mean site probability 1 − e^(−kS/N).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_sites, n_sites)
+        Kernel matrix of the distinct training inputs.
+    S : float
+        Mean number of data rows in a bootstrap sample.
+    counts : ndarray of int, shape (n_sites,), optional
+        Data rows per site, k; default one row per site.
+
+    Returns
+    -------
+    float
+        Δλ > 0; the solver starts from Δλ(i) = Δλ, λ(i) = −Δλ, γ(i) = y_i Δλ.
+
+    Raises
+    ------
+    ValueError
+        If K, ``counts`` or S is invalid, or the root cannot be bracketed (K is not a kernel matrix).
     """
     K, _, counts, S = _validate(K, np.ones(len(K)), counts, S)
     return _root_start(np.clip(scipy.linalg.eigvalsh(K), 0.0, None), float(np.mean(_site_p(counts, S)[0])))
@@ -639,7 +658,27 @@ def classification_error(sol: SVMReplicaSolution) -> float:
 
 
 def field_density(sol: SVMReplicaSolution, i: int, h: ArrayLike) -> np.ndarray:
-    """Eq. (18): density of the field at training input i over samples without it, N(m^c_i, V^c_i)."""
+    """Eq. (18): density of the field at training input i over samples without it, N(m^c_i, V^c_i).
+
+    Parameters
+    ----------
+    sol : SVMReplicaSolution
+        The replica solution at S.
+    i : int
+        Site index.
+    h : ndarray of shape (n_h,)
+        Field values.
+
+    Returns
+    -------
+    ndarray of shape (n_h,)
+        The Gaussian density with mean m^c_i = γ_c(i)/Δλ_c(i) and variance V^c_i = −λ_c(i)/Δλ_c(i)² at h.
+
+    Raises
+    ------
+    IndexError
+        If ``i`` is not a site index.
+    """
     if not 0 <= i < sol.n_sites:
         raise IndexError(f"Site index must be in 0..{sol.n_sites - 1}, got {i}.")
     sd = math.sqrt(sol.cavity_var[i])
@@ -666,7 +705,18 @@ class InputFields:
         return -self.lam_c / self.dl_c**2
 
     def density(self, h: ArrayLike) -> np.ndarray:
-        """ρ(h) at every test input: ndarray of shape (M, len(h))."""
+        """ρ(h), the Gaussian density of the field (eqs. 18-19), at every test input.
+
+        Parameters
+        ----------
+        h : ndarray of shape (n_h,)
+            Field values (a scalar is taken as n_h = 1).
+
+        Returns
+        -------
+        ndarray of shape (M, n_h)
+            The density with mean γ_c/Δλ_c and variance −λ_c/Δλ_c² of each test input, at every h.
+        """
         sd = np.sqrt(self.var)[:, None]
         z = (np.atleast_1d(np.asarray(h, dtype=float))[None, :] - self.mean[:, None]) / sd
         return np.exp(-0.5 * z * z) * _INV_SQRT_2PI / sd
@@ -687,7 +737,20 @@ def fields_at(sol: SVMReplicaSolution, K: ArrayLike, K_cross: ArrayLike, k_diag:
     drop : int, optional
         Leave site ``drop`` out (its Δλ, γ, λ set to 0): at x = x_drop this gives back the cavity
         parameters Δλ_c, γ_c, λ_c of that site (the identity eq. (19) generalises).
+
+    Returns
+    -------
+    InputFields
+        Δλ_c(x), γ_c(x), λ_c(x), ndarrays of shape (M,).
+
+    Raises
+    ------
+    ValueError
+        If ``K`` or ``K_cross`` does not have the shape of the solution's sites.
+    IndexError
+        If ``drop`` is not a site index.
     """
+
     K, K_cross, k_diag = _test_iv(sol, K, K_cross, k_diag)
     dl, gam, lam = sol.dl.copy(), sol.gam.copy(), sol.lam.copy()
     if drop is not None:
