@@ -32,7 +32,25 @@ __all__ = ["complexity_grid", "apparent_error", "bootstrap_optimism", "full_boot
 
 
 def complexity_grid(start: float, stop: float, step: float) -> np.ndarray:
-    """The grid start, start + step, ..., ≤ stop (both ends included when on the grid), as in Tables 1-2."""
+    """The grid start, start + step, ..., ≤ stop (both ends included when on the grid), as in Tables 1-2.
+
+    Parameters
+    ----------
+    start, stop : float
+        First complexity and upper bound (start ≤ stop).
+    step : float
+        Spacing, > 0.
+
+    Returns
+    -------
+    ndarray of shape (Q,)
+        The complexities, rounded to 10 decimals (stop counts as on the grid up to a relative 1e-9 step).
+
+    Raises
+    ------
+    ValueError
+        If a value is not finite, ``step`` ≤ 0 or ``stop`` < ``start``.
+    """
     if not (np.isfinite([start, stop, step]).all() and step > 0 and stop >= start):
         raise ValueError(f"a grid needs start ≤ stop and step > 0, got start={start}, stop={stop}, step={step}.")
     n = int(np.floor((stop - start) / step + 1e-9)) + 1
@@ -116,7 +134,26 @@ class FastBootstrapCurve:
 
 
 def apparent_error(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, rng=None) -> np.ndarray:
-    """E^{I,I}(q) = (1/N) Σ_i (h^q(x_i) − y_i)², the models trained on all data, eq. (7). Shape (Q,)."""
+    """E^{I,I}(q) = (1/N) Σ_i (h^q(x_i) − y_i)², the models trained on all data, eq. (7).
+
+    Parameters
+    ----------
+    model : model family
+        Offers ``predict_path`` (module docstring): LSSVM, RBFN or MLP.
+    X : ndarray of shape (N, d)
+        Inputs.
+    y : ndarray of shape (N,)
+        Targets.
+    grid : ndarray of shape (Q,)
+        Complexities q, strictly increasing.
+    rng : Generator, int or None
+        Random source of the training (network initialisation; unused by the LS-SVM).
+
+    Returns
+    -------
+    ndarray of shape (Q,)
+        The apparent error at every q.
+    """
     X, y, grid = _data_iv(X, y, grid)
     return np.mean((model.predict_path(X, y, grid, X, None, np.random.default_rng(rng)) - y) ** 2, axis=1)
 
@@ -129,6 +166,28 @@ def bootstrap_optimism(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, n_
     the distinct points of A_j with multiplicities c, which is training on the duplicated points.
     ``hooks``: ``report`` after each replication ("j/J replications"), ``check`` before each
     (:class:`Cancelled` counts replications).
+
+    Parameters
+    ----------
+    model : model family
+        Offers ``predict_path`` (module docstring).
+    X : ndarray of shape (N, d)
+        Inputs.
+    y : ndarray of shape (N,)
+        Targets.
+    grid : ndarray of shape (Q,)
+        Complexities q, strictly increasing.
+    n_replications : int
+        J, the number of resamples.
+    rng : Generator, int or None
+        Random source of the resamples and of the training.
+    hooks : Hooks, optional
+        Progress and cancellation.
+
+    Returns
+    -------
+    ndarray of shape (J, Q)
+        optimism_j(q), eq. (5), for every resample and complexity.
     """
     X, y, grid = _data_iv(X, y, grid)
     J = _replications_iv(n_replications)
@@ -147,7 +206,33 @@ def bootstrap_optimism(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, n_
 
 def full_bootstrap(model, X, y, grid, n_replications: int = 100, *, rng=None, apparent: np.ndarray | None = None,
                    hooks: Hooks | None = None) -> BootstrapCurve:
-    """The bootstrap of §3 on every complexity of ``grid`` (eqs. 3-8); ``apparent`` reuses eq. (7)."""
+    """The bootstrap of §3 on every complexity of ``grid`` (eqs. 3-8); ``apparent`` reuses eq. (7).
+
+    Parameters
+    ----------
+    model : model family
+        Offers ``predict_path`` (module docstring).
+    X : ndarray of shape (N, d)
+        Inputs.
+    y : ndarray of shape (N,)
+        Targets.
+    grid : ndarray of shape (Q,)
+        Complexities q, strictly increasing.
+    n_replications : int
+        J, the number of resamples (Table 1: 100).
+    rng : Generator, int or None
+        Random source; spawns one child for the resamples and one for the apparent error.
+    apparent : ndarray of shape (Q,), optional
+        E^{I,I}(q) of eq. (7) if already computed (:func:`apparent_error`).
+    hooks : Hooks, optional
+        Progress and cancellation, as in :func:`bootstrap_optimism`.
+
+    Returns
+    -------
+    BootstrapCurve
+        Apparent error, mean optimism (eq. 6) with its standard error over the J resamples, and the
+        model counts; ``generalization_error`` and ``selected`` give eq. (8) and its minimiser.
+    """
     X, y, grid = _data_iv(X, y, grid)
     gen_boot, gen_app = np.random.default_rng(rng).spawn(2)
     opt = bootstrap_optimism(model, X, y, grid, n_replications, rng=gen_boot, hooks=hooks)
@@ -340,7 +425,13 @@ def check_f_test(K: int, kappa0: int, kappa1: int) -> None:
     kappa0, kappa1 : int
         Polynomial orders under H0 and H1; whole numbers with 0 ≤ κ0 < κ1 and K ≥ κ1 + 2
         (K − κ1 − 1 ≥ 1 degrees of freedom).
+
+    Raises
+    ------
+    ValueError
+        If the orders are not whole numbers with 0 ≤ κ0 < κ1, or K < κ1 + 2.
     """
+
     if not (int(kappa0) == kappa0 and int(kappa1) == kappa1 and 0 <= kappa0 < kappa1):
         raise ValueError(f"The F test of eq. (11) compares order κ0 with a higher order κ1: orders must be whole "
                          f"numbers with 0 ≤ κ0 < κ1; set κ0 < κ1, got κ0 = {kappa0}, κ1 = {kappa1}.")

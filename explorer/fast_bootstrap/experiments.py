@@ -90,7 +90,25 @@ TABLE_2 = {
 
 
 def paper_setting(model: str, data: Dataset) -> Setting:
-    """Table 1's setting for the toy data, Table 2's for a time series embedding, Table 1's otherwise."""
+    """Table 1's setting for the toy data, Table 2's for a time series embedding, Table 1's otherwise.
+
+    Parameters
+    ----------
+    model : {"ls-svm", "rbfn", "mlp"}
+        The model family.
+    data : Dataset
+        The data; a NAR embedding (target ``x(t+1)``) selects Table 2.
+
+    Returns
+    -------
+    Setting
+        Grids and replication counts of the paper for this model.
+
+    Raises
+    ------
+    ValueError
+        If ``model`` is not one of :data:`MODELS`.
+    """
     _check_model(model)
     return (TABLE_2 if data.target_name == "x(t+1)" else TABLE_1)[model]
 
@@ -98,7 +116,33 @@ def paper_setting(model: str, data: Dataset) -> Setting:
 def make_model(model: str, data: Dataset, *, lengthscale: float | None = None, wsf: float = 8.0,
                max_epochs: int = 200, n_init: int = 3):
     """The model family: LS-SVM with a Gaussian kernel of width ℓ (default: TOY_LENGTHSCALE on the toy data,
-    the median distance between standardised inputs otherwise), RBFN with width factor WSF, or MLP."""
+    the median distance between standardised inputs otherwise), RBFN with width factor WSF, or MLP.
+
+    Parameters
+    ----------
+    model : {"ls-svm", "rbfn", "mlp"}
+        The model family.
+    data : Dataset
+        The data (for the LS-SVM's default width).
+    lengthscale : float, optional
+        ℓ of the LS-SVM's kernel; default :func:`default_lengthscale`.
+    wsf : float
+        Width scaling factor WSF of the RBFN, eq. (14).
+    max_epochs : int
+        Largest number of Levenberg–Marquardt evaluations per MLP training run.
+    n_init : int
+        Random restarts per MLP training.
+
+    Returns
+    -------
+    LSSVM, RBFN or MLP
+        The family; only the options of the chosen model are used.
+
+    Raises
+    ------
+    ValueError
+        If ``model`` is unknown or the LS-SVM width is not positive (or as the RBFN and MLP constructors).
+    """
     _check_model(model)
     if model == "ls-svm":
         ell = lengthscale if lengthscale is not None else default_lengthscale(data)
@@ -111,7 +155,18 @@ def make_model(model: str, data: Dataset, *, lengthscale: float | None = None, w
 
 
 def default_lengthscale(data: Dataset) -> float:
-    """TOY_LENGTHSCALE for the toy data; the median pairwise distance of the prepared inputs otherwise."""
+    """TOY_LENGTHSCALE for the toy data; the median pairwise distance of the prepared inputs otherwise.
+
+    Parameters
+    ----------
+    data : Dataset
+        A regression data set (:func:`prepare_data`).
+
+    Returns
+    -------
+    float
+        ℓ; the median is over the first 1000 prepared inputs.
+    """
     if data.name == "toy":
         return TOY_LENGTHSCALE
     return float(np.median(pdist(prepare_data(data).X[:1000])))
@@ -126,8 +181,24 @@ class PreparedData:
 
 
 def prepare_data(data: Dataset) -> PreparedData:
-    """(X, y): the toy data in the paper's units; any other data set standardised, inputs and target, by
-    :meth:`Dataset.standardized` (mean 0, sample sd 1, as everywhere in the project)."""
+    """X and y: the toy data in the paper's units; any other data set standardised, inputs and target, by
+    :meth:`Dataset.standardized` (mean 0, sample sd 1, as everywhere in the project).
+
+    Parameters
+    ----------
+    data : Dataset
+        A regression data set.
+
+    Returns
+    -------
+    PreparedData
+        ``X`` of shape (N, d) and ``y`` of shape (N,).
+
+    Raises
+    ------
+    ValueError
+        If the data set is not a regression task.
+    """
     if data.task != "regression":
         raise ValueError(f"the fast bootstrap of seed 002 is for regression; {data.name!r} is a "
                          f"{data.task} data set.")
@@ -157,6 +228,26 @@ def replica_optimism(model: LSSVM, X: np.ndarray, y: np.ndarray, grid: np.ndarra
     the GP's constant kernel of variance BIAS_VARIANCE (y centred) in the limit of a flat prior. Bootstrap
     samples of size S = N (Poisson occupations). Solutions are warm-started along the grid. ``hooks``:
     ``check`` before and ``report`` after every γ.
+
+    Parameters
+    ----------
+    model : LSSVM
+        The family (its kernel and ``bias``).
+    X : ndarray of shape (N, d)
+        Prepared inputs.
+    y : ndarray of shape (N,)
+        Prepared targets.
+    grid : ndarray of shape (G,)
+        Values of γ, strictly increasing.
+    tol : float
+        Tolerance of the ADATAP solves (a failed single-precision solve is redone in double precision).
+    hooks : Hooks, optional
+        Progress and cancellation.
+
+    Returns
+    -------
+    ReplicaOptimism
+        E^{A,I} and E^{A,A} (bootstrap averages of eqs. 4 and 3) and convergence at every γ.
     """
     grid = fastboot._grid_iv(grid)
     K = model.kernel(X) + (Constant(BIAS_VARIANCE)(X) if model.bias else 0.0)
@@ -204,6 +295,14 @@ class BootstrapComparison:
         return None if self.full is None else 1.0 - self.fast.bootstrap_models / self.full.bootstrap_models
 
     def as_dict(self) -> dict:
+        """The comparison for JSON (non-finite F and p-value as None).
+
+        Returns
+        -------
+        dict
+            ``dataset``, ``model``, ``complexity``, the ``fast`` and ``full`` curves (``full`` None when not
+            run), ``gain``, ``paper_gain``, ``seconds`` and, for the LS-SVM, ``replica``.
+        """
         fast = self.fast
         out = {"dataset": self.dataset, "model": self.model, "complexity": self.complexity,
                "fast": {**_curve_dict(fast), "sample_grid": fast.sample_grid.tolist(),
@@ -239,6 +338,40 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
     One generator drives everything; its children go to the apparent error, the full and the fast
     bootstrap, in that order, so switching the full bootstrap off does not change the fast result.
     ``hooks``: progress in models trained; ``check`` between replications and values of γ.
+
+    Parameters
+    ----------
+    data : Dataset
+        A regression data set (:func:`prepare_data`).
+    model : {"ls-svm", "rbfn", "mlp"}
+        The model family (:func:`make_model`).
+    setting : Setting, optional
+        Grids and replications; default :func:`paper_setting`.
+    rng : Generator, int or None
+        Random source of everything.
+    with_full : bool
+        Also run the full bootstrap on the full grid.
+    with_replica : bool
+        Also compute the replica optimism (LS-SVM only).
+    replica_points : int
+        Values of γ of the replica theory (:func:`replica_grid`).
+    kappa0, kappa1 : int
+        Polynomial orders of the F test, eq. (11).
+    model_options : dict, optional
+        Keyword arguments of :func:`make_model`.
+    hooks : Hooks, optional
+        Progress and cancellation.
+
+    Returns
+    -------
+    BootstrapComparison
+        The fast curve, the full curve and the replica optimism (None when not run) and seconds per stage.
+
+    Raises
+    ------
+    ValueError
+        If the data, the model or the F-test orders for the reduced grid are invalid (checked before any
+        training).
     """
     setting = setting or paper_setting(model, data)
     fam = make_model(model, data, **(model_options or {}))
@@ -280,7 +413,20 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
 
 def replica_grid(grid: np.ndarray, points: int) -> np.ndarray:
     """The values of γ of the replica theory in :func:`compare_bootstraps`: ``points`` evenly spaced indices
-    of ``grid`` (all of it when it is shorter). ndarray of shape (min(points, G),)."""
+    of ``grid`` (all of it when it is shorter).
+
+    Parameters
+    ----------
+    grid : ndarray of shape (G,)
+        The full grid of γ.
+    points : int
+        How many values to keep.
+
+    Returns
+    -------
+    ndarray of shape (min(points, G),)
+        A subset of ``grid`` including its ends (for ``points`` ≥ 2), in order.
+    """
     return grid[np.unique(np.linspace(0, grid.size - 1, min(points, grid.size)).round().astype(int))]
 
 
@@ -350,7 +496,26 @@ class _Plan:
 
 
 def with_overrides(setting: Setting, **changes) -> Setting:
-    """A copy of ``setting`` with some fields replaced (validated by building the grids)."""
+    """A copy of ``setting`` with some fields replaced (validated by building the grids).
+
+    Parameters
+    ----------
+    setting : Setting
+        The setting to start from.
+    **changes
+        New values of :class:`Setting` fields; None keeps the old value.
+
+    Returns
+    -------
+    Setting
+        The new setting.
+
+    Raises
+    ------
+    ValueError
+        If a grid is invalid (:func:`complexity_grid`) or a replication count is below 1.
+    """
+
     new = replace(setting, **{k: v for k, v in changes.items() if v is not None})
     new.grids()
     for name in ("full_replications", "fast_replications"):

@@ -30,11 +30,30 @@ def lssvm_path(K: ArrayLike, y: ArrayLike, gammas: ArrayLike, K_eval: ArrayLike,
                weights: ArrayLike | None = None, bias: bool = True) -> np.ndarray:
     """Predictions of the LS-SVM (eq. 18) trained with every γ in ``gammas``, at the evaluation inputs.
 
-    K : ndarray (n, n), kernel matrix of the (distinct) training inputs; y : ndarray (n,);
-    gammas : ndarray (G,), positive regularisation parameters γ of eq. (16);
-    K_eval : ndarray (m, n), k(x, x_i) for the m evaluation inputs;
-    weights : ndarray (n,), positive multiplicities c_i of the training points (default all one).
-    Returns ndarray of shape (G, m).
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Kernel matrix of the (distinct) training inputs.
+    y : ndarray of shape (n,)
+        Targets.
+    gammas : ndarray of shape (G,)
+        Positive regularisation parameters γ of eq. (16).
+    K_eval : ndarray of shape (m, n)
+        k(x, x_i) for the m evaluation inputs.
+    weights : ndarray of shape (n,), optional
+        Positive multiplicities c_i of the training points (default all one).
+    bias : bool
+        Include the bias b (LS-SVM); False gives kernel ridge regression (the GP mean, σ² = 1/γ).
+
+    Returns
+    -------
+    ndarray of shape (G, m)
+        h(x) of eq. (18) for every γ and evaluation input.
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, a γ is not positive and finite or a weight is not positive.
     """
     K, y, gammas, K_eval, c = _path_iv(K, y, gammas, K_eval, weights)
     r = np.sqrt(c)
@@ -72,7 +91,29 @@ class LSSVM:
 
     def predict_path(self, X: np.ndarray, y: np.ndarray, grid: np.ndarray, X_eval: np.ndarray,
                      weights: np.ndarray | None = None, rng=None) -> np.ndarray:
-        """Predictions (len(grid), len(X_eval)) of the models trained on (X, y) with each γ in ``grid``."""
+        """Predictions of the models trained on (X, y) with each γ in ``grid`` (:func:`lssvm_path`).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+            Distinct training inputs.
+        y : ndarray of shape (n,)
+            Targets.
+        grid : ndarray of shape (G,)
+            Values of γ.
+        X_eval : ndarray of shape (m, d)
+            Evaluation inputs.
+        weights : ndarray of shape (n,), optional
+            Multiplicities c_i of the training points (default all one).
+        rng : Generator, int or None
+            Unused (the LS-SVM is deterministic); part of the model-family interface.
+
+        Returns
+        -------
+        ndarray of shape (G, m)
+            h(x) of eq. (18) for every γ and evaluation input.
+        """
+
         del rng  # deterministic
         return lssvm_path(self.kernel(X), y, grid, self.kernel(X_eval, X), weights=weights, bias=self.bias)
 

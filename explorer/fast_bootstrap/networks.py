@@ -153,11 +153,56 @@ class RBFN:
             raise ValueError(f"`wsf` must be positive, got {self.wsf}. It scales the kernel widths, eq. (14).")
 
     def design(self, X: np.ndarray, centres: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-        """Φ_ip = exp(−‖x_i − c_p‖² / (2 WSF σ_p²)), eq. (14). Shape (n, P)."""
+        """Φ_ip = exp(−‖x_i − c_p‖² / (2 WSF σ_p²)), eq. (14).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+            Inputs.
+        centres : ndarray of shape (P, d)
+            Kernel centres c_p.
+        sigma : ndarray of shape (P,)
+            Cluster widths σ_p.
+
+        Returns
+        -------
+        ndarray of shape (n, P)
+            The design matrix Φ.
+        """
         return np.exp(-cdist(X, centres, "sqeuclidean") / (2 * self.wsf * sigma[None, :] ** 2))
 
     def predict_path(self, X, y, grid, X_eval, weights=None, rng=None) -> np.ndarray:
-        """Predictions (len(grid), len(X_eval)) of the networks with P = grid[k] kernels trained on (X, y)."""
+        """Predictions of the networks with P = grid[k] kernels trained on (X, y).
+
+        Centres by weighted k-means (best of ``n_init``), widths σ_p from the clusters, output weights by
+        weighted least squares.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+            Distinct training inputs.
+        y : ndarray of shape (n,)
+            Targets.
+        grid : ndarray of shape (G,)
+            Numbers of kernels P, whole numbers in 1..n.
+        X_eval : ndarray of shape (m, d)
+            Evaluation inputs.
+        weights : ndarray of shape (n,), optional
+            Multiplicities c_i of the training points (default all one).
+        rng : Generator, int or None
+            Random source of k-means.
+
+        Returns
+        -------
+        ndarray of shape (G, m)
+            h(x) of eq. (14) for every P and evaluation input.
+
+        Raises
+        ------
+        ValueError
+            If a P of ``grid`` is not a whole number between 1 and n, or ``weights`` are not n positive
+            multiplicities.
+        """
         gen = np.random.default_rng(rng)
         c = _weights(X.shape[0], weights)
         out = np.empty((len(grid), X_eval.shape[0]))
@@ -196,24 +241,88 @@ class MLP:
 
     @staticmethod
     def unpack(theta: np.ndarray, P: int, d: int):
-        """(W (P, d), b (P,), w (P,), b0) from the flat parameter vector."""
+        """Split the flat parameter vector θ into the weights of eq. (13).
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P (d + 2) + 1,)
+            Flat parameters in the order (W, b, w, b0).
+        P : int
+            Number of hidden units.
+        d : int
+            Number of inputs.
+
+        Returns
+        -------
+        tuple
+            Views (W of shape (P, d), b of shape (P,), w of shape (P,), b0 a scalar) into ``theta``.
+        """
         W = theta[:P * d].reshape(P, d)
         return W, theta[P * d:P * (d + 1)], theta[P * (d + 1):P * (d + 2)], theta[-1]
 
     def forward(self, theta: np.ndarray, X: np.ndarray, P: int) -> np.ndarray:
-        """h(x) for every row of X, eq. (13) with biases."""
+        """h(x) = Σ_p w_p tanh(W_p · x + b_p) + b0 for every row of X, eq. (13) with biases.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P (d + 2) + 1,)
+            Flat parameters (:meth:`unpack`).
+        X : ndarray of shape (n, d)
+            Inputs.
+        P : int
+            Number of hidden units.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The network output at every input.
+        """
         W, b, w, b0 = self.unpack(theta, P, X.shape[1])
         return np.tanh(X @ W.T + b) @ w + b0
 
     def jacobian(self, theta: np.ndarray, X: np.ndarray, P: int) -> np.ndarray:
-        """∂h(x_i)/∂θ, shape (n, len(θ)), in the order (W, b, w, b0) of :meth:`unpack`."""
+        """∂h(x_i)/∂θ in the order (W, b, w, b0) of :meth:`unpack`.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P (d + 2) + 1,)
+            Flat parameters.
+        X : ndarray of shape (n, d)
+            Inputs.
+        P : int
+            Number of hidden units.
+
+        Returns
+        -------
+        ndarray of shape (n, P (d + 2) + 1)
+            The Jacobian of :meth:`forward` with respect to θ.
+        """
         W, b, w, _ = self.unpack(theta, P, X.shape[1])
         T = np.tanh(X @ W.T + b)
         dT = (1 - T**2) * w[None, :]  # ∂h/∂(pre-activation), (n, P)
         return np.hstack([(dT[:, :, None] * X[:, None, :]).reshape(X.shape[0], -1), dT, T, np.ones((X.shape[0], 1))])
 
     def fit(self, X: np.ndarray, y: np.ndarray, P: int, weights=None, rng=None) -> np.ndarray:
-        """Parameters θ of the best of ``n_init`` Levenberg–Marquardt runs on Σ c_i (h(x_i) − y_i)²."""
+        """Parameters θ of the best of ``n_init`` Levenberg–Marquardt runs on Σ c_i (h(x_i) − y_i)².
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+            Distinct training inputs.
+        y : ndarray of shape (n,)
+            Targets.
+        P : int
+            Number of hidden units.
+        weights : ndarray of shape (n,), optional
+            Multiplicities c_i of the training points (default all one).
+        rng : Generator, int or None
+            Random source of the initial weights.
+
+        Returns
+        -------
+        ndarray of shape (P (d + 2) + 1,)
+            θ of the run with the lowest cost (each run at most ``max_epochs`` function evaluations).
+        """
         gen = np.random.default_rng(rng)
         r = np.sqrt(_weights(X.shape[0], weights))
 
@@ -242,7 +351,35 @@ class MLP:
         return np.concatenate([W.ravel(), b, w, [y.mean()]])
 
     def predict_path(self, X, y, grid, X_eval, weights=None, rng=None) -> np.ndarray:
-        """Predictions (len(grid), len(X_eval)) of the MLPs with P = grid[k] hidden units trained on (X, y)."""
+        """Predictions of the MLPs with P = grid[k] hidden units trained on (X, y) (:meth:`fit`).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+            Distinct training inputs.
+        y : ndarray of shape (n,)
+            Targets.
+        grid : ndarray of shape (G,)
+            Numbers of hidden units P, whole numbers in 1..n.
+        X_eval : ndarray of shape (m, d)
+            Evaluation inputs.
+        weights : ndarray of shape (n,), optional
+            Multiplicities c_i of the training points (default all one).
+        rng : Generator, int or None
+            Random source of the initial weights (one generator for all P in turn).
+
+        Returns
+        -------
+        ndarray of shape (G, m)
+            h(x) of eq. (13) for every P and evaluation input.
+
+        Raises
+        ------
+        ValueError
+            If a P of ``grid`` is not a whole number between 1 and n, or ``weights`` are not n positive
+            multiplicities.
+        """
+
         gen = np.random.default_rng(rng)
         return np.stack([self.forward(self.fit(X, y, _units(P, X.shape[0]), weights, gen), X_eval,
                                       _units(P, X.shape[0])) for P in grid])
