@@ -5,10 +5,11 @@ Core module: numpy and scipy only.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["as_float", "show", "finite", "positive_int", "positive_S"]
+__all__ = ["as_float", "show", "finite", "positive_int", "positive_S", "s_over_n_grid", "sample_sizes", "test_inputs"]
 
 
 def as_float(x: object) -> float:
@@ -115,3 +116,35 @@ def positive_S(S) -> float:
         raise ValueError(f"`S` must be positive and finite, got {show(S)}. S is the mean "
                          "bootstrap sample size (eq. 11); S = N is the classical bootstrap.")
     return S_f
+
+
+def s_over_n_grid(s_over_n: Sequence[float], per: str = "data point") -> np.ndarray:
+    """Bootstrap sizes S/N as an ndarray of shape (k,), k >= 1, every one positive and finite.
+
+    ``per`` names what N counts in the message ("data point", "data row").
+    """
+    grid = np.atleast_1d(np.asarray(s_over_n, dtype=float))
+    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+        raise ValueError(f"`s_over_n` must be positive numbers (S/N, the bootstrap size per {per}), "
+                         f"got {list(np.atleast_1d(s_over_n))}.")
+    return grid
+
+
+def sample_sizes(S_values) -> np.ndarray:
+    """Bootstrap sample sizes S of a learning curve as an ndarray of shape (k,), k >= 1 (values unchecked)."""
+    S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
+    if S_arr.ndim != 1 or S_arr.size == 0:
+        raise ValueError(f"`S_values` must be a non-empty 1-D sequence of sample sizes, got shape "
+                         f"{np.shape(S_values)}.")
+    return S_arr
+
+
+def test_inputs(X_test, default: np.ndarray | None) -> np.ndarray:
+    """``X_test`` as an ndarray of shape (M, d), or ``default`` (a problem's held-out inputs) when it is None.
+
+    ``default`` is returned as it is (the same object), so that a caller can tell it was used.
+    """
+    X = default if X_test is None else np.atleast_2d(np.asarray(X_test, dtype=float))
+    if X is None or len(X) == 0:
+        raise ValueError("No test inputs: build the problem with `holdout` > 0 or pass `X_test`.")
+    return X

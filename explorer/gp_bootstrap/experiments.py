@@ -18,7 +18,8 @@ from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, L1Summary, l1_all_inputs, 
 from explorer.datasets import Dataset
 from explorer.kernels import Kernel, paper_rbf
 from explorer.losses import get_loss
-from explorer.progress import NO_HOOKS, Hooks
+from explorer.progress import NO_HOOKS, Hooks, best_time
+from explorer.validation import s_over_n_grid, test_inputs
 
 __all__ = [
     "RegressionProblem",
@@ -158,12 +159,11 @@ def solve_with_timing(problem: RegressionProblem, S: float, repeats: int = 3, **
     -------
     TimedSolution
     """
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, S, **options)
-        best = min(best, time.perf_counter() - t0)
-    return TimedSolution(sol, best)
+    solutions = []
+    seconds = best_time(
+        lambda: solutions.append(replica.solve_replica(problem.K, problem.y, problem.noise_var, S, **options)),
+        repeats)
+    return TimedSolution(solutions[-1], seconds)
 
 
 def theory_error(sol: replica.ReplicaSolution, loss: str, loss_params: dict | None = None) -> float:
@@ -278,7 +278,7 @@ def learning_curve_comparison(
     ValueError
         If ``s_over_n`` holds a non-positive or non-finite value or ``mc_samples`` < 1.
     """
-    grid = _check_grid(s_over_n)
+    grid = s_over_n_grid(s_over_n)
     if mc_samples < 1:
         raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
     loss_params = dict(loss_params or {})
@@ -314,14 +314,6 @@ def _time_mc_sample(problem: RegressionProblem, rng, n_samples: int = 100) -> fl
     t0 = time.perf_counter()
     montecarlo.bootstrap_predictions(problem.K, problem.y, problem.noise_var, problem.n, n_samples, rng=rng)
     return (time.perf_counter() - t0) / n_samples
-
-
-def _check_grid(s_over_n: Sequence[float]) -> np.ndarray:
-    grid = np.atleast_1d(np.asarray(s_over_n, dtype=float))
-    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
-        raise ValueError(f"`s_over_n` must be positive numbers (S/N, the bootstrap size per data point), "
-                         f"got {list(np.atleast_1d(s_over_n))}.")
-    return grid
 
 
 @dataclass(frozen=True)
@@ -388,7 +380,7 @@ def distribution_comparison(
     ValueError
         If ``s_over_n`` is not a positive finite number.
     """
-    v = float(_check_grid([s_over_n])[0])
+    v = float(s_over_n_grid([s_over_n])[0])
     rng = np.random.default_rng(rng)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
@@ -467,11 +459,8 @@ def holdout_comparison(
     ValueError
         If there are no test inputs or ``s_over_n`` is not a positive finite number.
     """
-
-    X_test = problem.X_test if X_test is None else X_test
-    if X_test is None or len(X_test) == 0:
-        raise ValueError("No test inputs: build the problem with `holdout` > 0 or pass `X_test`.")
-    v = float(_check_grid([s_over_n])[0])
+    X_test = test_inputs(X_test, problem.X_test)
+    v = float(s_over_n_grid([s_over_n])[0])
     K_cross = problem.cross(X_test)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")

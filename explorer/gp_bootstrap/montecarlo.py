@@ -26,6 +26,7 @@ from explorer.losses import Loss, get_loss
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.resampling import _draw_occupations, _occupation_iv, occupation_numbers
 from explorer.validation import as_float as _as_float, finite as _finite, show as _show, positive_int as _positive_int
+from explorer.validation import sample_sizes
 
 __all__ = ["Cancelled", "BootstrapPredictions", "BootstrapError", "LearningCurve",
            "PredictiveMoments", "occupation_numbers", "bootstrap_predictions",
@@ -463,10 +464,7 @@ def _predictions_iv(K, y, noise_var, K_test, S, n_samples, scheme, batch_size):
 
 def _learning_curve_iv(K, y, noise_var, S_values, n_samples, scheme, batch_size, loss):
     K, y, noise_var, _ = _gp_iv(K, y, noise_var, None)
-    S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
-    if S_arr.ndim != 1 or S_arr.size == 0:
-        raise ValueError(f"`S_values` must be a non-empty 1-D sequence of sample sizes, got shape "
-                         f"{np.shape(S_values)}.")
+    S_arr = sample_sizes(S_values)
     for S in S_arr:
         _, _, n_samples, _ = _occupation_iv(K.shape[0], S, n_samples, scheme)
     batch_size = _positive_int(batch_size, "batch_size", "It is the number of samples per batch.")

@@ -8,7 +8,6 @@ their kernel matrix), runs the replica/ADATAP theory (``svm_replica``) and the M
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Sequence
 
@@ -18,7 +17,8 @@ from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import replica as svm_replica
 from explorer.datasets import Dataset
 from explorer.kernels import Kernel, SquaredExponential
-from explorer.progress import NO_HOOKS, Hooks
+from explorer.progress import NO_HOOKS, Hooks, best_time
+from explorer.validation import s_over_n_grid, test_inputs
 
 __all__ = [
     "BROAD_LENGTHSCALE",
@@ -202,17 +202,8 @@ def time_theory_and_training(problem: SVMProblem, *, tol: float = 1e-6, repeats:
         except svm_replica.ConvergenceError:
             pass
 
-    return FitTimes(theory_seconds=_best_time(theory, repeats),
-                    training_seconds=_best_time(lambda: svm.fit_hard_margin(problem.K, problem.y_sites), repeats))
-
-
-def _best_time(fn, repeats: int) -> float:
-    best = math.inf
-    for _ in range(max(repeats, 1)):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return FitTimes(theory_seconds=best_time(theory, repeats),
+                    training_seconds=best_time(lambda: svm.fit_hard_margin(problem.K, problem.y_sites), repeats))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,8 +212,8 @@ def _best_time(fn, repeats: int) -> float:
 
 
 @dataclass(frozen=True)
-class SVMCurveRow:
-    """One bootstrap size: theory eq. (17) (None when unconverged), convergence report and MC ± se."""
+class TheoryPoint:
+    """The theory at one bootstrap size: ε(S) of eq. (17), or None when the solver did not converge."""
 
     s_over_n: float
     S: float
@@ -230,6 +221,15 @@ class SVMCurveRow:
     converged: bool
     n_iter: int
     residual: float
+
+
+@dataclass(frozen=True)
+class SVMCurveRow(TheoryPoint):
+    """One bootstrap size: theory eq. (17) (None when unconverged), convergence report and MC ± se.
+
+    The fields of :class:`TheoryPoint`, in its order, then the Monte-Carlo estimate.
+    """
+
     mc_mean: float
     mc_se: float
     mc_samples: int
@@ -317,7 +317,7 @@ def svm_learning_curve(
     ValueError
         If ``s_over_n`` holds a non-positive or non-finite value or ``mc_samples`` < 1.
     """
-    grid = _check_grid(s_over_n)
+    grid = s_over_n_grid(s_over_n, per="data row")
     if mc_samples < 1:
         raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
     rng = np.random.default_rng(rng)
@@ -341,18 +341,6 @@ def svm_learning_curve(
     hooks.report(1.0, "done")
     return SVMLearningCurve(problem.name, problem.n, problem.n_sites, problem.kernel.params.get("lengthscale"),
                             tuple(rows), approx, exact, times.theory_seconds, times.training_seconds)
-
-
-@dataclass(frozen=True)
-class TheoryPoint:
-    """The theory at one bootstrap size: ε(S) of eq. (17), or None when the solver did not converge."""
-
-    s_over_n: float
-    S: float
-    theory: float | None
-    converged: bool
-    n_iter: int
-    residual: float
 
 
 def theory_learning_curve(problem: SVMProblem, s_over_n: Sequence[float], *, tol: float = 1e-6,
@@ -383,7 +371,7 @@ def theory_learning_curve(problem: SVMProblem, s_over_n: Sequence[float], *, tol
     ValueError
         If ``s_over_n`` holds a non-positive or non-finite value.
     """
-    grid = _check_grid(s_over_n)
+    grid = s_over_n_grid(s_over_n, per="data row")
     out: dict[int, TheoryPoint] = {}
     previous = None
     for j in np.argsort(grid):
@@ -407,14 +395,6 @@ def _solve_or_last(problem: SVMProblem, S: float, tol: float, max_iter: int, ini
                                              max_iter=max_iter, init=init)
     except svm_replica.ConvergenceError as err:
         return err.last
-
-
-def _check_grid(s_over_n: Sequence[float]) -> np.ndarray:
-    grid = np.atleast_1d(np.asarray(s_over_n, dtype=float))
-    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
-        raise ValueError(f"`s_over_n` must be positive numbers (S/N, the bootstrap size per data row), "
-                         f"got {list(np.atleast_1d(s_over_n))}.")
-    return grid
 
 
 # ---------------------------------------------------------------------------------------------
@@ -505,11 +485,8 @@ def svm_field_comparison(
     svm_replica.ConvergenceError
         If the theory does not converge (its ``last`` iterate attached).
     """
-
-    X_test = problem.X_test if X_test is None else np.atleast_2d(np.asarray(X_test, dtype=float))
-    if X_test is None or len(X_test) == 0:
-        raise ValueError("No test inputs: build the problem with `holdout` > 0 or pass `X_test`.")
-    v = float(_check_grid([s_over_n])[0])
+    X_test = test_inputs(X_test, problem.X_test)
+    v = float(s_over_n_grid([s_over_n], per="data row")[0])
     K_cross = problem.cross(X_test)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")

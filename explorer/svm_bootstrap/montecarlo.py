@@ -23,6 +23,7 @@ from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap.montecarlo import BootstrapError, BootstrapPredictions, LearningCurve
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.svm_bootstrap.classifier import NotSeparableError, SVMSolution, _kernel_labels_iv, fit_hard_margin
+from explorer.validation import sample_sizes
 
 __all__ = ["NotSeparableError", "SVMSolution", "Sites", "LeaveOneOut", "FieldProbability",
            "Cancelled", "fit_hard_margin", "merge_identical", "zero_one_loss", "bootstrap_fields",
@@ -244,10 +245,7 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
         ``batch_size`` is invalid.
     """
     K, y, row_site, _ = _fields_iv(K, y, row_site, None)
-    S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
-    if S_arr.ndim != 1 or S_arr.size == 0:
-        raise ValueError(f"`S_values` must be a non-empty 1-D sequence of sample sizes, got shape "
-                         f"{np.shape(S_values)}.")
+    S_arr = sample_sizes(S_values)
     sizes = [montecarlo._occupation_iv(row_site.size, S, n_samples, scheme)[1] for S in S_arr]
     n_samples = montecarlo._positive_int(n_samples, "n_samples", "It is the number of bootstrap samples.")
     batch_size = montecarlo._positive_int(batch_size, "batch_size", "It is the number of samples per batch.")
