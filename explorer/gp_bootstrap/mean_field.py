@@ -35,11 +35,13 @@ from scipy import linalg
 
 from explorer.gp_bootstrap.replica import (
     JITTER_LADDER,
+    BootstrapSize,
     IndefiniteKernelError,
     _factor_B,
     _validate,
     poisson_weights,
 )
+from explorer.validation import sample_sizes
 
 __all__ = [
     "MFSolution",
@@ -53,7 +55,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class MFSolution:
+class MFSolution(BootstrapSize):
     """Mean-field parameters of the replica model at one bootstrap size S (VG_MF.md §2).
 
     All arrays have shape (N,). ``m`` is MF's bootstrap mean of the predictor at the training inputs,
@@ -74,14 +76,6 @@ class MFSolution:
     d: np.ndarray
     jitter: float = 0.0
     method: str = "mean-field"
-
-    @property
-    def n(self) -> int:
-        return self.y.shape[0]
-
-    @property
-    def s_over_n(self) -> float:
-        return self.S / self.n
 
     @property
     def dl_c(self) -> np.ndarray:
@@ -259,10 +253,7 @@ def mf_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float,
     IndefiniteKernelError
         If K cannot be factorised even with the largest jitter (as ``solve_mean_field``).
     """
-    S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
-    if S_arr.ndim != 1 or S_arr.size == 0:
-        raise ValueError(f"`S_values` must be a non-empty 1-D sequence of sample sizes, got shape "
-                         f"{np.shape(S_values)}.")
+    S_arr = sample_sizes(S_values)
     K, y, noise_var, _ = _validate(K, y, noise_var, float(S_arr[0]))
     for S in S_arr:
         _validate(K, y, noise_var, S)

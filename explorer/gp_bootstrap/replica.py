@@ -12,13 +12,15 @@ Symbols in code: ``dl`` = Δλ, ``dl_c`` = Δλ_c, ``lam`` = λ, ``lam_c`` = λ_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, TypeVar
 
 import numpy as np
 from scipy import linalg, optimize, special, stats
 from scipy.sparse import linalg as sparse_linalg
 
 __all__ = [
+    "BootstrapSize",
+    "CavityMoments",
     "ConvergenceError",
     "IndefiniteKernelError",
     "JITTER_LADDER",
@@ -40,6 +42,8 @@ __all__ = [
     "bin_probabilities",
     "self_consistency_residuals",
 ]
+
+_Solution = TypeVar("_Solution")
 
 #: Tail mass of the Poisson occupation distribution dropped from the series of eqs. (51), (55), (60).
 SERIES_TAIL = 1e-16
@@ -64,8 +68,44 @@ class ConvergenceError(RuntimeError):
         self.last = last
 
 
+class BootstrapSize:
+    """``n`` and ``s_over_n`` of a GP-regression solution with fields ``S`` and ``y`` (one target per input).
+
+    Mixed into :class:`ReplicaSolution`, ``variational.VGSolution`` and ``mean_field.MFSolution``.
+    """
+
+    @property
+    def n(self) -> int:
+        """N, the number of training inputs."""
+        return self.y.shape[0]
+
+    @property
+    def s_over_n(self) -> float:
+        """S/N, the mean bootstrap sample size per training input."""
+        return self.S / self.n
+
+
+class CavityMoments:
+    """Cavity mean and variance of every site from the fields ``dl_c``, ``gam_c``, ``lam_c``.
+
+    The cavity field of site i is Gaussian over the bootstrap samples that do not contain i, with mean
+    γ_c(i)/Δλ_c(i) and variance −λ_c(i)/Δλ_c(i)² (eqs. 44, 46 of seed 000; eq. 18 of seed 004). Mixed
+    into :class:`ReplicaSolution`, ``variational.VGSolution`` and ``svm_bootstrap.replica.SVMReplicaSolution``.
+    """
+
+    @property
+    def cavity_mean(self) -> np.ndarray:
+        """γ_c(i)/Δλ_c(i): mean of the predictor (field) at site i over samples without i."""
+        return self.gam_c / self.dl_c
+
+    @property
+    def cavity_var(self) -> np.ndarray:
+        """−λ_c(i)/Δλ_c(i)²: variance of the predictor (field) at site i over samples without i."""
+        return -self.lam_c / self.dl_c**2
+
+
 @dataclass(frozen=True)
-class ReplicaSolution:
+class ReplicaSolution(BootstrapSize, CavityMoments):
     """ADATAP parameters of the replica model at one bootstrap size S (seed 000, eqs. 54-59).
 
     All arrays have shape (N,). ``m`` is the bootstrap mean of the predictor at the training inputs
@@ -92,21 +132,8 @@ class ReplicaSolution:
     jitter: float = 0.0
 
     @property
-    def n(self) -> int:
-        return self.y.shape[0]
-
-    @property
-    def s_over_n(self) -> float:
-        return self.S / self.n
-
-    @property
-    def cavity_mean(self) -> np.ndarray:
-        """Mean of the predictor at i over samples without i: γ_c(i)/Δλ_c(i) (eqs. 44, 46)."""
-        return self.gam_c / self.dl_c
-
-    @property
     def cavity_var(self) -> np.ndarray:
-        """Variance of the predictor at i over samples without i: −λ_c(i)/Δλ_c(i)² (eq. 46)."""
+        """Variance of the predictor at i over samples without i: −λ_c(i)/Δλ_c(i)² (eq. 46), λ_c clipped at 0."""
         return np.maximum(-self.lam_c, 0.0) / self.dl_c**2
 
 
@@ -590,13 +617,22 @@ def replica_learning_curve(K, y, noise_var, S_values, **options) -> list[Replica
     ConvergenceError
         If the solve at one value of S fails (as in :func:`solve_replica`).
     """
-    order = np.argsort(np.asarray(S_values, dtype=float))
-    solutions: dict[int, ReplicaSolution] = {}
+    return warm_started(lambda S, init: solve_replica(K, y, noise_var, S, init=init, **options), S_values)
+
+
+def warm_started(solve: Callable[[float, object], _Solution], S_values) -> list[_Solution]:
+    """``solve(S, init)`` at every S of ``S_values``, in ascending order of S, each warm-started from the
+    solution at the previous S (``init`` None for the smallest); the solutions in the order of ``S_values``.
+
+    Shared by the learning curves of ADATAP, VG (``variational``) and the SVM replica theory.
+    """
+    S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
+    solutions: dict[int, _Solution] = {}
     previous = None
-    for j in order:
-        previous = solve_replica(K, y, noise_var, float(S_values[j]), init=previous, **options)
+    for j in np.argsort(S_arr):
+        previous = solve(float(S_arr[j]), previous)
         solutions[int(j)] = previous
-    return [solutions[j] for j in range(len(order))]
+    return [solutions[j] for j in range(S_arr.size)]
 
 
 # ---------------------------------------------------------------------------------------------

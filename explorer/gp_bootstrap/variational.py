@@ -30,12 +30,16 @@ from scipy import linalg
 
 from explorer.gp_bootstrap.replica import (
     JITTER_LADDER,
+    BootstrapSize,
+    CavityMoments,
     ConvergenceError,
     IndefiniteKernelError,
     _G_diag,
     _G_full,
     _validate,
+    warm_started,
 )
+from explorer.validation import sample_sizes
 
 __all__ = [
     "VGSolution",
@@ -47,7 +51,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class VGSolution:
+class VGSolution(BootstrapSize, CavityMoments):
     """Variational-Gaussian parameters of the replica model at one bootstrap size S (VG_MF.md §1).
 
     All arrays have shape (N,). Site parameters: ``dl`` = Δλ (VG-1), ``gam`` = γ = y Δλ (VG-2),
@@ -76,24 +80,6 @@ class VGSolution:
     tol: float
     jitter: float = 0.0
     method: str = "variational"
-
-    @property
-    def n(self) -> int:
-        return self.y.shape[0]
-
-    @property
-    def s_over_n(self) -> float:
-        return self.S / self.n
-
-    @property
-    def cavity_mean(self) -> np.ndarray:
-        """γ_c(i)/Δλ_c(i): VG's mean of the predictor at i over samples without i (eq. 44)."""
-        return self.gam_c / self.dl_c
-
-    @property
-    def cavity_var(self) -> np.ndarray:
-        """−λ_c(i)/Δλ_c(i)²: VG's variance of the predictor at i over samples without i (eq. 44)."""
-        return -self.lam_c / self.dl_c**2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,16 +296,8 @@ def vg_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float, S_values: 
     ConvergenceError
         If the solve at one value of S fails (as ``solve_variational``).
     """
-    S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
-    if S_arr.ndim != 1 or S_arr.size == 0:
-        raise ValueError(f"`S_values` must be a non-empty 1-D sequence of sample sizes, got shape "
-                         f"{np.shape(S_values)}.")
-    solutions: dict[int, VGSolution] = {}
-    previous = None
-    for j in np.argsort(S_arr):
-        previous = solve_variational(K, y, noise_var, float(S_arr[j]), init=previous, **options)
-        solutions[int(j)] = previous
-    return [solutions[j] for j in range(S_arr.size)]
+    S_arr = sample_sizes(S_values)
+    return warm_started(lambda S, init: solve_variational(K, y, noise_var, S, init=init, **options), S_arr)
 
 
 def vg_per_input_error(sol: VGSolution) -> np.ndarray:

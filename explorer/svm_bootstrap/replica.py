@@ -79,7 +79,7 @@ class ConvergenceError(replica.ConvergenceError):
 
 
 @dataclass(frozen=True)
-class SVMReplicaSolution:
+class SVMReplicaSolution(replica.CavityMoments):
     """ADATAP parameters of the SVM replica model at one bootstrap size S (seed 004, eqs. 21-23).
 
     All arrays have shape (n_sites,); a site is a distinct training input holding ``counts`` data rows.
@@ -125,16 +125,6 @@ class SVMReplicaSolution:
     def p(self) -> np.ndarray:
         """Probability that site i is in a bootstrap sample, 1 − e^(−k_i S/N)."""
         return -np.expm1(-self.counts * self.s_over_n)
-
-    @property
-    def cavity_mean(self) -> np.ndarray:
-        """m^c_i = γ_c(i)/Δλ_c(i): mean field at input i over samples without it (eq. 18)."""
-        return self.gam_c / self.dl_c
-
-    @property
-    def cavity_var(self) -> np.ndarray:
-        """V^c_ii = −λ_c(i)/Δλ_c(i)²: variance of the field at input i over samples without it (eq. 18)."""
-        return -self.lam_c / self.dl_c**2
 
     @property
     def alpha(self) -> np.ndarray:
@@ -624,13 +614,7 @@ def svm_replica_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, 
     ConvergenceError
         If the solve at one value of S fails.
     """
-    S_values = np.atleast_1d(np.asarray(S_values, dtype=float))
-    solutions: dict[int, SVMReplicaSolution] = {}
-    previous = None
-    for j in np.argsort(S_values):
-        previous = solve_svm_replica(K, y, float(S_values[j]), init=previous, **options)
-        solutions[int(j)] = previous
-    return [solutions[j] for j in range(S_values.size)]
+    return replica.warm_started(lambda S, init: solve_svm_replica(K, y, S, init=init, **options), S_values)
 
 
 # ---------------------------------------------------------------------------------------------
