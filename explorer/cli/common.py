@@ -18,7 +18,7 @@ from explorer import datasets
 from explorer.progress import Hooks
 from explorer.gp_bootstrap import replica
 
-__all__ = ["Output", "command", "floats", "add_json_option", "load_dataset", "progress", "to_json", "jsonable"]
+__all__ = ["Output", "command", "floats", "add_json_option", "add_data_source", "load_dataset", "progress", "to_json", "jsonable"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,22 @@ def floats(text: str) -> list[float]:
 def add_json_option(p: argparse.ArgumentParser) -> None:
     """The ``--json`` switch every computing command has."""
     p.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+
+
+def add_data_source(p: argparse.ArgumentParser, *, dataset_help: str, target_help: str, dataset_default=None,
+                    required: bool = False, csv_help: str = "a CSV file of your own (one header row); needs --target",
+                    series_csv_help: str | None = None) -> argparse._ArgumentGroup:
+    """The ``data (choose one source)`` group: ``--dataset NAME`` or ``--csv PATH`` (or, given its help,
+    ``--series-csv PATH``), and ``--target COLUMN``. Returns the group, for a command's further data options.
+    """
+    g = p.add_argument_group("data (choose one source)")
+    src = g.add_mutually_exclusive_group(required=required)
+    src.add_argument("--dataset", default=dataset_default, help=dataset_help)
+    src.add_argument("--csv", metavar="PATH", help=csv_help)
+    if series_csv_help is not None:
+        src.add_argument("--series-csv", metavar="PATH", help=series_csv_help)
+    g.add_argument("--target", metavar="COLUMN", help=target_help)
+    return g
 
 
 def load_dataset(args: argparse.Namespace) -> datasets.Dataset:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from explorer import datasets
-from explorer.cli.common import Output, add_json_option, command, progress
+from explorer.cli.common import Output, add_data_source, add_json_option, command, progress
 from explorer.fast_bootstrap import experiments as fe
 
 __all__ = ["register", "format_comparison"]
@@ -42,14 +42,12 @@ def register(sub) -> None:
                     "the full bootstrap (§3) and by the fast bootstrap (§4: optimism on a reduced grid, polynomial "
                     "fit checked by the F test of eq. 11); for the LS-SVM also the replica theory's optimism "
                     "without refits (seed 000).", epilog=EPILOG)
-    g = p.add_argument_group("data (choose one source)")
-    src = g.add_mutually_exclusive_group()
-    src.add_argument("--dataset", default="toy", help="toy (eq. 19, drawn with --seed; the default) or a shipped "
-                                                      f"regression set: {', '.join(datasets.available())}")
-    src.add_argument("--csv", metavar="PATH", help="a regression CSV of your own; needs --target")
-    src.add_argument("--series-csv", metavar="PATH", help="a time series CSV (rows in time order), embedded as "
-                                                          "NAR(--lags), e.g. the Santa Fe laser series A")
-    g.add_argument("--target", metavar="COLUMN", help="target column of --csv")
+    g = add_data_source(p, dataset_default="toy", target_help="target column of --csv",
+                        csv_help="a regression CSV of your own; needs --target",
+                        series_csv_help="a time series CSV (rows in time order), embedded as NAR(--lags), e.g. the "
+                                        "Santa Fe laser series A",
+                        dataset_help="toy (eq. 19, drawn with --seed; the default) or a shipped "
+                                     f"regression set: {', '.join(datasets.available())}")
     g.add_argument("--column", default="value", help="series column of --series-csv (default value)")
     g.add_argument("--lags", type=int, default=6, help="NAR order for --series-csv (default 6, eq. 20)")
     g = p.add_argument_group("model")

@@ -12,7 +12,8 @@ import argparse
 import numpy as np
 
 from explorer import datasets, kernels
-from explorer.cli.common import Output, add_json_option, command, floats, load_dataset, progress
+from explorer.cli.common import (Output, add_data_source, add_json_option, command, floats, load_dataset,
+                                 progress)
 from explorer.gp_bootstrap import experiments
 
 __all__ = ["register"]
@@ -20,35 +21,37 @@ __all__ = ["register"]
 
 def register(sub) -> None:
     """Add ``learning-curve``, ``distribution`` and ``holdout`` to the CLI's subparsers."""
-    p = sub.add_parser("learning-curve", help="bootstrap learning curve ε(S): theory vs MC (seed 000 Fig. 1)",
-                       description="Efron's bootstrap test error ε(S) from the ADATAP theory (eq. 45/46), "
-                                   "the approximate ADATAP and Monte-Carlo with standard errors.")
-    _add_data_options(p), _add_model_options(p), _add_run_options(p, "0.5,1,2", 2000)
+    p = _add_command(sub, "learning-curve", learning_curve, "0.5,1,2", 2000,
+                     help="bootstrap learning curve ε(S): theory vs MC (seed 000 Fig. 1)",
+                     description="Efron's bootstrap test error ε(S) from the ADATAP theory (eq. 45/46), "
+                                 "the approximate ADATAP and Monte-Carlo with standard errors.")
     p.add_argument("--loss", choices=["square", "eps-insensitive"], default="square",
                    help="test loss (default square; eps-insensitive is §5's with --eps and --beta)")
     p.add_argument("--eps", type=float, default=0.1, help="ε of the ε-insensitive loss (default 0.1)")
     p.add_argument("--beta", type=float, default=0.1, help="β of the ε-insensitive loss (default 0.1)")
-    p.set_defaults(handler=command(learning_curve))
-    p = sub.add_parser("distribution", help="bootstrap distribution of the predictor: L1 theory vs MC (Fig. 3-5)",
-                       description="L1 distance between MC histograms (bin width 0.2) and the eq. (60) mixture "
-                                   "at every training input, with the MC noise floor.")
-    _add_data_options(p), _add_model_options(p), _add_run_options(p, "1", 20000)
+    p = _add_command(sub, "distribution", distribution, "1", 20000,
+                     help="bootstrap distribution of the predictor: L1 theory vs MC (Fig. 3-5)",
+                     description="L1 distance between MC histograms (bin width 0.2) and the eq. (60) mixture "
+                                 "at every training input, with the MC noise floor.")
     p.add_argument("--bin-width", type=float, default=0.2, help="histogram bin width (default 0.2, Fig. 5)")
-    p.set_defaults(handler=command(distribution))
-    p = sub.add_parser("holdout", help="bootstrap mean/variance at held-out inputs (Fig. 2)",
-                       description="Theory (eq. 48) vs MC mean and variance of the predictor at the first "
-                                   "--holdout rows (default 50), bootstrapping the others.")
-    _add_data_options(p), _add_model_options(p), _add_run_options(p, "1", 5000)
-    p.set_defaults(holdout=50, handler=command(holdout))
+    p = _add_command(sub, "holdout", holdout, "1", 5000, help="bootstrap mean/variance at held-out inputs (Fig. 2)",
+                     description="Theory (eq. 48) vs MC mean and variance of the predictor at the first "
+                                 "--holdout rows (default 50), bootstrapping the others.")
+    p.set_defaults(holdout=50)
+
+
+def _add_command(sub, name: str, compute, s_default: str, mc_default: int, **texts) -> argparse.ArgumentParser:
+    """A command with the data, model and bootstrap options every GP-bootstrap command has."""
+    p = sub.add_parser(name, **texts)
+    _add_data_options(p), _add_model_options(p), _add_run_options(p, s_default, mc_default)
+    p.set_defaults(handler=command(compute))
+    return p
 
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("data (choose one)")
-    src = g.add_mutually_exclusive_group()
-    src.add_argument("--dataset", default="boston",
-                     help=f"a shipped or generated dataset: {', '.join(datasets.available())} (default: boston)")
-    src.add_argument("--csv", metavar="PATH", help="a CSV file of your own (one header row); needs --target")
-    g.add_argument("--target", metavar="COLUMN", help="name of the target column in --csv")
+    g = add_data_source(p, dataset_default="boston", target_help="name of the target column in --csv",
+                        dataset_help=f"a shipped or generated dataset: {', '.join(datasets.available())} "
+                                     "(default: boston)")
     g.add_argument("--holdout", type=int, default=0, metavar="K",
                    help="keep the first K rows as test inputs, bootstrap the rest (Fig. 2 uses 50)")
 

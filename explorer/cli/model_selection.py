@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer import datasets
-from explorer.cli.common import Output, add_json_option, command, progress, to_json
+from explorer.cli.common import Output, add_data_source, add_json_option, command, progress, to_json
 from explorer.kernels import KERNEL_NAMES
 from explorer.model_selection import criteria as selection
 from explorer.model_selection import experiments as selection_experiments
@@ -28,12 +28,9 @@ def register(sub) -> None:
                                    "log evidence (eq. 2.11), LOO and K-fold CV (eq. 2.12), approximation set coding "
                                    "(Boltzmann, β-noise, Bayesian; eqs. 4.1-4.4) and the replica bootstrap .632 "
                                    "error (bootstrap632); L-BFGS-B from Cauchy-distributed restarts (§5.1.1).")
-    g = p.add_argument_group("data (choose one source)")
-    src = g.add_mutually_exclusive_group(required=True)
-    src.add_argument("--dataset", help=f"a shipped or generated data set: {', '.join(datasets.available())} "
-                                       "(generated ones are drawn with --seed)")
-    src.add_argument("--csv", metavar="PATH", help="a CSV file of your own (one header row); needs --target")
-    g.add_argument("--target", metavar="COLUMN", help="target column of --csv (and --test-csv)")
+    g = add_data_source(p, required=True, target_help="target column of --csv (and --test-csv)",
+                        dataset_help=f"a shipped or generated data set: {', '.join(datasets.available())} "
+                                     "(generated ones are drawn with --seed)")
     g.add_argument("--inputs", metavar="COL[,COL2,...]", help="input columns (default: every other column)")
     g.add_argument("--test-csv", metavar="PATH", help="test data with the same columns: adds the test SMSE "
                                                       "(eq. 5.1) and MSLL of each selected model")

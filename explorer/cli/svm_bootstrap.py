@@ -9,7 +9,8 @@ import argparse
 
 import numpy as np
 
-from explorer.cli.common import Output, add_json_option, command, floats, load_dataset, progress
+from explorer.cli.common import (Output, add_data_source, add_json_option, command, floats, load_dataset,
+                                 progress)
 from explorer.svm_bootstrap import experiments as svm_experiments
 
 __all__ = ["register"]
@@ -22,12 +23,8 @@ def register(sub) -> None:
                                    "replica/ADATAP theory (eq. 17) vs Monte-Carlo with standard errors, the S → ∞ "
                                    "limits (eq. 20 and literal leave-one-out), and the cost of the theory in SVM "
                                    "fits. Inputs are standardised; K = exp(−|x − x'|²/(2L²)).")
-    g = p.add_argument_group("data (choose one)")
-    src = g.add_mutually_exclusive_group()
-    src.add_argument("--dataset", default="crabs", help="a shipped classification dataset: crabs, pima, wisconsin "
-                                                        "(default: crabs)")
-    src.add_argument("--csv", metavar="PATH", help="a CSV file of your own (one header row); needs --target")
-    g.add_argument("--target", metavar="COLUMN", help="name of the two-class target column in --csv")
+    add_data_source(p, dataset_default="crabs", target_help="name of the two-class target column in --csv",
+                    dataset_help="a shipped classification dataset: crabs, pima, wisconsin (default: crabs)")
     g = p.add_argument_group("model and bootstrap")
     g.add_argument("--lengthscale", type=floats, default=[svm_experiments.BROAD_LENGTHSCALE], metavar="L[,L2,...]",
                    help="RBF lengthscale(s) on standardised inputs, one or one per input (default √10 ≈ 3.1623)")
