@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["as_float", "show", "finite", "positive_int", "positive_S", "s_over_n_grid", "sample_sizes", "test_inputs"]
+__all__ = ["as_float", "show", "finite", "positive_int", "positive_S", "s_over_n_grid", "sample_sizes",
+           "held_out_inputs"]
 
 
 def as_float(x: object) -> float:
@@ -139,7 +140,7 @@ def sample_sizes(S_values) -> np.ndarray:
     return S_arr
 
 
-def test_inputs(X_test, default: np.ndarray | None) -> np.ndarray:
+def held_out_inputs(X_test, default: np.ndarray | None) -> np.ndarray:
     """``X_test`` as an ndarray of shape (M, d), or ``default`` (a problem's held-out inputs) when it is None.
 
     ``default`` is returned as it is (the same object), so that a caller can tell it was used.

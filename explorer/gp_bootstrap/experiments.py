@@ -19,7 +19,7 @@ from explorer.datasets import Dataset
 from explorer.kernels import Kernel, paper_rbf
 from explorer.losses import get_loss
 from explorer.progress import NO_HOOKS, Hooks, best_time
-from explorer.validation import s_over_n_grid, test_inputs
+from explorer.validation import held_out_inputs, s_over_n_grid
 
 __all__ = [
     "RegressionProblem",
@@ -459,7 +459,7 @@ def holdout_comparison(
     ValueError
         If there are no test inputs or ``s_over_n`` is not a positive finite number.
     """
-    X_test = test_inputs(X_test, problem.X_test)
+    X_test = held_out_inputs(X_test, problem.X_test)
     v = float(s_over_n_grid([s_over_n])[0])
     K_cross = problem.cross(X_test)
     hooks = hooks or NO_HOOKS

@@ -18,7 +18,7 @@ from explorer.svm_bootstrap import replica as svm_replica
 from explorer.datasets import Dataset
 from explorer.kernels import Kernel, SquaredExponential
 from explorer.progress import NO_HOOKS, Hooks, best_time
-from explorer.validation import s_over_n_grid, test_inputs
+from explorer.validation import held_out_inputs, s_over_n_grid
 
 __all__ = [
     "BROAD_LENGTHSCALE",
@@ -485,7 +485,7 @@ def svm_field_comparison(
     svm_replica.ConvergenceError
         If the theory does not converge (its ``last`` iterate attached).
     """
-    X_test = test_inputs(X_test, problem.X_test)
+    X_test = held_out_inputs(X_test, problem.X_test)
     v = float(s_over_n_grid([s_over_n], per="data row")[0])
     K_cross = problem.cross(X_test)
     hooks = hooks or NO_HOOKS

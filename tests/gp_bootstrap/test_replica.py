@@ -221,3 +221,14 @@ def test_clearly_indefinite_matrix_is_rejected(rng):
     w[0] = -1.0
     with pytest.raises(R.IndefiniteKernelError, match="not positive semi-definite"):
         R.solve_replica((V * w) @ V.T, y, NOISE, 20.0)
+
+
+def test_warm_started_solves_in_ascending_order_from_the_previous_solution():
+    calls = []
+
+    def solve(S, init):
+        calls.append((S, init))
+        return f"solution at {S:g}"
+
+    assert R.warm_started(solve, [4.0, 1.0, 2.0]) == ["solution at 4", "solution at 1", "solution at 2"]
+    assert calls == [(1.0, None), (2.0, "solution at 1"), (4.0, "solution at 2")]
