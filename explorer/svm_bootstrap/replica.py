@@ -680,13 +680,9 @@ class InputFields:
     gam_c: np.ndarray
     lam_c: np.ndarray
 
-    @property
-    def mean(self) -> np.ndarray:
-        return self.gam_c / self.dl_c
-
-    @property
-    def var(self) -> np.ndarray:
-        return -self.lam_c / self.dl_c**2
+    # A test input is in no bootstrap sample: its field is the cavity field, γ_c/Δλ_c and −λ_c/Δλ_c².
+    mean = replica.CavityMoments.cavity_mean
+    var = replica.CavityMoments.cavity_var
 
     def density(self, h: ArrayLike) -> np.ndarray:
         """ρ(h), the Gaussian density of the field (eqs. 18-19), at every test input.
