@@ -13,7 +13,8 @@ from functools import partial
 
 import panel as pn
 
-from explorer.views import URL_PARAMETERS, ExplorerState, ExplorerView, session_dispatcher
+from explorer.views import URL_PARAMETERS, GPBootstrapState, GPBootstrapView
+from explorer.views.common.session import bind_to_session
 from explorer.views.fast_bootstrap.tab import FastBootstrapState, FastBootstrapTab
 from explorer.views.model_selection.tab import SelectionState, SelectionTab
 from explorer.views.svm_bootstrap.tab import SVMState, SVMTab
@@ -42,17 +43,17 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
 
     ``data_dir`` (default: the ``EXPLORER_DATA_DIR`` environment variable) is a folder whose CSV files
     are offered as datasets next to the shipped ones. ``settings`` are initial values of
-    :class:`~explorer.views.ExplorerState` parameters (e.g. ``dataset="teacher"``); parameters in the
-    page URL override them. The view is reachable as ``template.explorer`` (an ``ExplorerView``).
+    :class:`~explorer.views.GPBootstrapState` parameters (e.g. ``dataset="teacher"``); parameters in the
+    page URL override them. The view is reachable as ``template.explorer`` (a ``GPBootstrapView``).
 
     In a served session the background jobs start once the browser has shown the page (Panel's onload):
     the first paint does not share the CPU with Monte-Carlo, and a page that is fetched but never shown
     starts none. The synchronous work is the ADATAP solve at the current S/N (~0.1 s).
     """
     data_dir = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
-    state = ExplorerState(data_dir=None if data_dir is None else str(data_dir), **settings)
-    state.dispatch = session_dispatcher(pn.state.curdoc)
-    view = ExplorerView(state=state)
+    state = GPBootstrapState(data_dir=None if data_dir is None else str(data_dir), **settings)
+    bind_to_session(state)  # job updates on the session's event loop, in order; closed with the session
+    view = GPBootstrapView(state=state)
     # seed 004, seed 001 and seed 002 tabs: their own state; their jobs start when the page is built (results are
     # cached across sessions), so that a tab opened later shows finished figures
     others = {"SVM bootstrap": SVMTab(state=SVMState()), "Model selection": SelectionTab(state=SelectionState()),
@@ -60,7 +61,6 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
     view.tabs.extend(list(others.items()))
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         state.defer_jobs()  # background jobs start once the browser shows the page (_on_load)
-        pn.state.on_session_destroyed(lambda context: state.close())
         if pn.state.location is not None:
             pn.state.location.sync(state, {name: name for name in URL_PARAMETERS}, on_error=state.apply_url)
         pn.state.onload(partial(_on_load, state))
@@ -74,14 +74,14 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
     return template
 
 
-def _on_load(state: ExplorerState) -> None:
+def _on_load(state: GPBootstrapState) -> None:
     """The browser shows the page: complete the URL, start the background jobs, show what is ready."""
     if pn.state.location is not None:
         _write_url(state)
     state.start_jobs()
 
 
-def _write_url(state: ExplorerState) -> None:
+def _write_url(state: GPBootstrapState) -> None:
     """Put every synced control into the URL once the page has loaded, so that a bookmark is complete."""
     query = {}
     for name in URL_PARAMETERS:

@@ -35,17 +35,11 @@ def one_blas_thread():
 def empty_view_caches():
     """Empty the result caches of every view before and after a test (they are shared by all sessions of a
     server, so one test's results would otherwise be served to the next)."""
-    from explorer.views.fast_bootstrap import tab as fast_bootstrap
-    from explorer.views.gp_bootstrap import state as gp_bootstrap
-    from explorer.views.model_selection import tab as model_selection
-    from explorer.views.svm_bootstrap import tab as svm_bootstrap
+    from explorer.views.common.caches import clear_caches
 
-    views = (gp_bootstrap, svm_bootstrap, model_selection, fast_bootstrap)
-    for view in views:
-        view.clear_caches()
+    clear_caches()
     yield
-    for view in views:
-        view.clear_caches()
+    clear_caches()
 
 
 def rbf(X: np.ndarray, Y: np.ndarray, length: float = 1.0) -> np.ndarray:

@@ -21,8 +21,7 @@ from panel.io.state import set_curdoc  # noqa: E402
 from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine  # noqa: E402
 
 from explorer.app import create_app  # noqa: E402
-from explorer.views import TAB_TITLES, URL_PARAMETERS  # noqa: E402
-from explorer.views.gp_bootstrap.state import clear_caches  # noqa: E402
+from explorer.views import GP_TAB_TITLES, URL_PARAMETERS, clear_caches  # noqa: E402
 from tests.conftest import free_port
 
 
@@ -43,7 +42,7 @@ def test_create_app_builds_the_template_with_four_tabs(app):
     view = app.explorer
     assert view.tabs._names == ["Learning curve", "Predictive distribution", "L1 map", "Test inputs",
                                 "SVM bootstrap", "Model selection", "Fast bootstrap"]
-    assert list(TAB_TITLES.values()) == view.tabs._names[:4]
+    assert list(GP_TAB_TITLES.values()) == view.tabs._names[:4]
     assert "explorer-tabs" in view.tabs.css_classes
     assert any("explorer-controls" in column.css_classes for item in app.sidebar.objects
                for column in item.select(pn.Column))
@@ -110,8 +109,8 @@ def test_state_error_shows_in_an_alert(app):
 def test_download_callbacks_return_content(app):
     curve = app.explorer.tab_views["curve"]
     assert app.explorer.state.wait(60)
-    assert curve._csv().getvalue().splitlines()[1].startswith("s_over_n,theory")
-    assert "<html" in curve._html().getvalue()[:200].lower()
+    assert curve.csv.callback().getvalue().splitlines()[1].startswith("s_over_n,theory")
+    assert "<html" in curve.html.callback().getvalue()[:200].lower()
 
 
 LINK = "/?dataset=teacher&tab=distribution&mc_samples=200&s_over_n=2.0"

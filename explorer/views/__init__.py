@@ -1,25 +1,27 @@
 """Views of the Resampling Explorer: session state (param), figures (HoloViews) and panels (Panel).
 
-``state`` holds the controls and the core results and starts the background jobs (``jobs``: threads,
-progress, cancellation, the shared result caches); ``plots`` turns the results into seed 000's figures
-and tables; ``panels`` lays them out as Panel viewers. The served page is assembled in
-:func:`explorer.app.create_app`.
+One subpackage per paper mirrors the core (``gp_bootstrap``: seed 000, ``svm_bootstrap``: seed 004,
+``model_selection``: seed 001, ``fast_bootstrap``: seed 002); ``common`` holds what every tab shares: the
+background jobs (``jobs``), the result caches (``caches``), session plumbing (``session``), widgets
+(``widgets``), downloads (``exports``), uploads (``uploads``) and the base tab (``tab``). The served page is
+assembled in :func:`explorer.app.create_app`.
 """
 
+from explorer.views.common.caches import clear_caches
+from explorer.views.common.jobs import JobStatus
 from explorer.views.gp_bootstrap.panels import (
-    CSS,
-    TAB_TITLES,
-    Controls,
+    GP_CSS,
+    GP_TAB_TITLES,
     DistributionTab,
-    ExplorerView,
+    GPBootstrapView,
+    GPControls,
     HoldoutTab,
     L1Tab,
     LearningCurveTab,
-    session_dispatcher,
 )
-from explorer.views.gp_bootstrap.state import TABS, URL_PARAMETERS, ExplorerState, JobStatus, clear_caches
+from explorer.views.gp_bootstrap.state import GP_TABS, URL_PARAMETERS, GPBootstrapState
 
 __all__ = [
-    "ExplorerState", "JobStatus", "ExplorerView", "Controls", "LearningCurveTab", "DistributionTab", "L1Tab",
-    "HoldoutTab", "session_dispatcher", "clear_caches", "TABS", "TAB_TITLES", "URL_PARAMETERS", "CSS",
+    "GPBootstrapState", "JobStatus", "GPBootstrapView", "GPControls", "LearningCurveTab", "DistributionTab",
+    "L1Tab", "HoldoutTab", "clear_caches", "GP_TABS", "GP_TAB_TITLES", "URL_PARAMETERS", "GP_CSS",
 ]

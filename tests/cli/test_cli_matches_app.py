@@ -14,18 +14,9 @@ from explorer.model_selection.criteria import CRITERIA  # noqa: E402
 from explorer.views.gp_bootstrap import state as gp_views  # noqa: E402
 from explorer.views.model_selection import tab as selection_views  # noqa: E402
 
-pytestmark = pytest.mark.usefixtures("one_blas_thread")
+pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 
 TIMEOUT = 120
-
-
-@pytest.fixture(autouse=True)
-def _clean_caches():
-    selection_views.clear_caches()
-    gp_views.clear_caches()
-    yield
-    selection_views.clear_caches()
-    gp_views.clear_caches()
 
 
 def _cli_json(capsys, *argv) -> dict:
@@ -79,7 +70,7 @@ def test_learning_curve_theory_equals_the_explorer_state(capsys, kernel_args, ke
     the app solves cold); the help of --tol says this gives ε to about 1e-6 relative, so rel 1e-5."""
     payload = _cli_json(capsys, "learning-curve", "--dataset", "boston", "--s-over-n", "1", "--mc-samples", "2",
                         *kernel_args)
-    state = gp_views.ExplorerState(dataset="boston", s_over_n=1.0, auto_mc=False, **kernel_params)
+    state = gp_views.GPBootstrapState(dataset="boston", s_over_n=1.0, auto_mc=False, **kernel_params)
     state.refresh()
     assert state.wait(TIMEOUT) and state.error == ""
     assert payload["n"] == state.solution.n == 506

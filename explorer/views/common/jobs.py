@@ -1,10 +1,10 @@
-"""Background jobs and result caches of the explorer's session state (no widgets, no plots).
+"""Background jobs of the explorer's session states (no widgets, no plots).
 
 A :class:`Job` runs on a daemon thread of its own, checks a stop flag between Monte-Carlo batches
 (``should_stop``), reports throttled progress and partial results through callbacks, and marks itself
-done; its session shows it through a :class:`JobStatus`. :class:`LRU` is the result cache shared by all
-sessions of a server. :class:`BackgroundJobs` is the machinery a tab's state mixes in to run its jobs
-(cache lookup, start, cancel, progress, results handed to the session's event loop).
+done; its session shows it through a :class:`JobStatus`. :class:`BackgroundJobs` is the machinery every
+tab's state mixes in to run its jobs (lookup in a shared :class:`~explorer.views.common.caches.LRU`,
+start, deferred start, cancel, progress, results handed to the session's event loop in order).
 """
 
 from __future__ import annotations
@@ -12,60 +12,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
 from functools import partial
 from typing import Callable
 
-import numpy as np
 import param
 
 from explorer.progress import Cancelled
+from explorer.views.common.caches import LRU
 
-__all__ = ["LRU", "Job", "JobStatus", "BackgroundJobs", "call_now"]
+__all__ = ["Job", "JobStatus", "BackgroundJobs", "call_now"]
 
 log = logging.getLogger(__name__)
-
-
-class LRU:
-    """A small thread-safe least-recently-used cache shared by all sessions.
-
-    At most ``maxsize`` entries and, if ``weigh`` is given, at most ``max_weight`` in total (the newest
-    entry is always kept).
-    """
-
-    def __init__(self, maxsize: int, weigh: Callable[[object], float] | None = None, max_weight: float = np.inf):
-        self.maxsize, self.weigh, self.max_weight = maxsize, weigh, max_weight
-        self._data: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key):
-        with self._lock:
-            if key not in self._data:
-                return None
-            self._data.move_to_end(key)
-            return self._data[key]
-
-    def put(self, key, value) -> None:
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > 1 and (len(self._data) > self.maxsize or self._weight() > self.max_weight):
-                self._data.popitem(last=False)
-
-    def _weight(self) -> float:
-        return sum(map(self.weigh, self._data.values())) if self.weigh else 0.0
-
-    def get_or_compute(self, key, compute: Callable[[], object]):
-        value = self.get(key)
-        if value is None:
-            value = compute()  # outside the lock: other sessions go on meanwhile
-            self.put(key, value)
-        return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
 
 
 class JobStatus(param.Parameterized):
@@ -137,12 +94,19 @@ class BackgroundJobs:
     (progress, cancel between steps); :meth:`refresh` changes the outputs together in one ``param.update``.
     A state names its ``_job_kinds`` and ``_outputs``, calls :meth:`_init_jobs` in ``__init__``, has an
     ``error`` parameter and implements ``_refresh_outputs``, which calls :meth:`_request` per job kind.
+
+    Worker threads never touch the session: they hand their updates to ``dispatch`` (default: apply at once;
+    a served session points it at its event loop, in order: :func:`explorer.views.common.session.bind_to_session`).
     """
 
     _job_kinds: tuple[str, ...] = ()
     _outputs: tuple[str, ...] = ()
+    #: The kinds :meth:`cancel` stops when given none (None: every kind).
+    _cancellable: tuple[str, ...] | None = None
     #: What an optional job that waits for its button says.
     _not_run_message = "not run yet: press 'Run'."
+    #: What a job says while jobs are deferred (:meth:`defer_jobs`).
+    _deferred_message = "starts once the page has loaded"
     #: Errors a user can cause with the controls: shown as :meth:`describe_error` says, never as a traceback.
     expected_errors: tuple[type[BaseException], ...] = (ValueError, OSError, FloatingPointError)
 
@@ -156,7 +120,8 @@ class BackgroundJobs:
         self.jobs = {kind: JobStatus(name=kind) for kind in self._job_kinds}
         self._jobs: dict[str, Job] = {}
         self._wanted: dict[str, object] = {}
-        self._started = self._refreshing = self._dirty = self._closed = self._forced = False
+        self._started = self._refreshing = self._dirty = self._closed = self._forced = self._deferred = False
+        self._forced_kind: str | None = None
         self._pending: dict | None = None
 
     def _auto_run(self) -> bool:
@@ -185,18 +150,23 @@ class BackgroundJobs:
         finally:
             self._refreshing = False
 
-    def run(self) -> None:
-        """Start the jobs that wait for a button (the optional ones), or start again after a cancel or failure."""
-        self._forced = True
+    def run(self, kind: str | None = None) -> None:
+        """Start the jobs that wait for a button (the optional ones), or start again after a cancel or failure:
+        those of ``kind``, or of every kind."""
+        if kind is None:
+            self._forced = True
+        else:
+            self._forced_kind = kind
         try:
             self.refresh()
         finally:
-            self._forced = False
+            self._forced, self._forced_kind = False, None
 
     def cancel(self, kind: str | None = None) -> None:
-        """Stop the running job of ``kind`` (default: all) at its next step (criterion, kernel, repetition);
+        """Stop the running job of ``kind`` (default: every kind of ``_cancellable``) at its next step;
         partial results stay."""
-        for k in [kind] if kind else list(self.jobs):
+        kinds = [kind] if kind else list(self._cancellable if self._cancellable is not None else self.jobs)
+        for k in kinds:
             job = self._jobs.get(k)
             if job is not None and job.alive:
                 job.stop.set()
@@ -210,6 +180,20 @@ class BackgroundJobs:
             if not job.done.wait(remaining):
                 return False
         return True
+
+    def defer_jobs(self) -> None:
+        """Start no background job until :meth:`start_jobs` (results already cached are still shown).
+
+        A served page calls this before it is built and :meth:`start_jobs` once the browser shows it: the
+        first paint does not share the CPU with Monte-Carlo, and a page that is requested but never opened
+        (a health check, a link preview) computes nothing in the background.
+        """
+        self._deferred = True
+
+    def start_jobs(self) -> None:
+        """Start the jobs the current settings need and show every result that is ready by now."""
+        self._deferred = False
+        self.refresh()
 
     def close(self) -> None:
         """Cancel every job and drop their updates (the session ended)."""
@@ -234,12 +218,14 @@ class BackgroundJobs:
         self.param.update(**changed, error=error)
 
     def _assign(self, name: str, value) -> None:
+        """Set an output; during a refresh the outputs are set together at its end (one redraw)."""
         if self._pending is not None:
             self._pending[name] = value
         elif getattr(self, name) is not value:
             setattr(self, name, value)
 
     def _clear_outputs(self) -> None:
+        """The settings cannot be computed: show nothing rather than results of other settings."""
         for job in self._jobs.values():
             job.stop.set()
         self._jobs.clear()
@@ -249,28 +235,38 @@ class BackgroundJobs:
         for status in self.jobs.values():
             status.param.update(running=False, progress=0.0, message="", error="")
 
+    def _is_forced(self, kind: str) -> bool:
+        return self._forced or self._forced_kind == kind
+
     def _request(self, kind: str, key, attr: str, cache: LRU, work: Callable[[Job], object],
                  optional: bool = True) -> None:
         """Show the cached result for ``key``, or start (or keep) the job computing it.
 
         A job for the same settings that is running, was cancelled or failed is left alone (its partial
-        result and message stay) unless :meth:`run` forces a new start.
+        result and message stay) unless :meth:`run` forces a new start. A finished job's result is shown from
+        the cache even if the job's own final update never arrived. While jobs are deferred
+        (:meth:`defer_jobs`) nothing starts.
         """
         self._wanted[kind] = key
         status, job = self.jobs[kind], self._jobs.get(kind)
         hit = cache.get(key)
-        if hit is None and job is not None and job.key == key and (job.alive or not self._forced):
+        if hit is None and job is not None and job.key == key and (job.alive or not self._is_forced(kind)):
             return
         if job is not None:
             job.stop.set()
-            del self._jobs[kind]
+            del self._jobs[kind]  # superseded: its updates are dropped from now on
         if hit is not None:
+            # our own job computed it (its final update may still be on its way, or have been lost): "done"
+            own = job is not None and job.key == key and not job.alive
             self._assign(attr, hit)
-            status.param.update(running=False, progress=1.0, message="done (cached)", error="")
+            status.param.update(running=False, progress=1.0, message="done" if own else "done (cached)", error="")
             return
         self._assign(attr, None)
-        if optional and not (self._auto_run() or self._forced):
+        if optional and not (self._auto_run() or self._is_forced(kind)):
             status.param.update(running=False, progress=0.0, error="", message=self._not_run_message)
+            return
+        if self._deferred:
+            status.param.update(running=False, progress=0.0, error="", message=self._deferred_message)
             return
         job = Job(kind, key, attr, status=status, post=self._post, publish=self._publish)
         self._jobs[kind] = job
@@ -295,6 +291,7 @@ class BackgroundJobs:
             self._post(job, partial(self._finish, job, result, "done", ""))
 
     def _post(self, job: Job, callback: Callable[[], None]) -> None:
+        """Run ``callback`` in the session's context, unless ``job`` has been superseded meanwhile."""
         def guarded():
             if not self._closed and self._jobs.get(job.kind) is job:
                 callback()

@@ -55,14 +55,16 @@ from explorer.fast_bootstrap.lssvm import LSSVM
 from explorer.progress import Hooks
 from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.gp_bootstrap.replica import ConvergenceError
-from explorer.views.common.jobs import LRU, BackgroundJobs, Job
-from explorer.views.gp_bootstrap.panels import bind_to_session, job_indicators
+from explorer.views.common.caches import LRU, lru
+from explorer.views.common.jobs import BackgroundJobs, Job
+from explorer.views.common.session import bind_to_session
+from explorer.views.common.widgets import job_indicators
 from explorer.views.common.uploads import read_upload
 
 __all__ = [
     "FastBootstrapState", "FastBootstrapTab", "ReplicaRun", "FASTBOOT_DATASETS", "SERIES", "JOB_KINDS",
     "AUTO_SECONDS", "CALIBRATION", "MAX_GRID_POINTS", "MAX_POINTS", "SUMMARY_COLUMNS",
-    "CURVE_COLUMNS", "clear_caches", "estimated_seconds", "replica_grid", "optimism_plot",
+    "CURVE_COLUMNS", "estimated_seconds", "replica_grid", "optimism_plot",
     "generalization_plot", "summary_frame", "curve_frame", "summary", "settings", "csv_text", "json_text",
 ]
 
@@ -124,17 +126,12 @@ class ReplicaRun:
 
 # ------------------------------------------------------------------------------------ caches
 
-_DATA = LRU(8)       # Dataset per data settings
-_FAST = LRU(32)      # BootstrapComparison without the full bootstrap, per settings and seed
-_FULL = LRU(32)      # BootstrapComparison with the full bootstrap, per settings and seed
-_REPLICA = LRU(16)   # ReplicaRun per (data, kernel width, grid, points)
-_CACHES = (_DATA, _FAST, _FULL, _REPLICA)
-
-
-def clear_caches() -> None:
-    """Empty the fast-bootstrap result caches shared by the sessions (for tests and benchmarks)."""
-    for cache in _CACHES:
-        cache.clear()
+_DATA = lru("fast_bootstrap.data", 8)  # Dataset per data settings
+# BootstrapComparison without the full bootstrap, per settings and seed
+_FAST = lru("fast_bootstrap.fast", 32)
+# BootstrapComparison with the full bootstrap, per settings and seed
+_FULL = lru("fast_bootstrap.full", 32)
+_REPLICA = lru("fast_bootstrap.replica", 16)  # ReplicaRun per (data, kernel width, grid, points)
 
 
 # ------------------------------------------------------------------------------------ computations
@@ -710,8 +707,8 @@ class FastBootstrapTab(pn.viewable.Viewer):
                       for what, figure in (("optimism", optimism_plot), ("generalization", generalization_plot))}
         self.table = pn.pane.DataFrame(_summary_display(s), sizing_mode="stretch_width",
                                        css_classes=["explorer-fastboot-summary"])
-        self.progress, self.job_message, self.job_error = job_indicators(s, "explorer-fastboot", self._on_job,
-                                                                         width=140)
+        indicators = job_indicators(s, "explorer-fastboot", self._on_job, width=140)
+        self.progress, self.job_message, self.job_error = indicators.progress, indicators.message, indicators.error
         self.buttons = {
             "run-full": pn.widgets.Button(label="Run full bootstrap", color="primary",
                                           css_classes=["explorer-fastboot-run-full"]),

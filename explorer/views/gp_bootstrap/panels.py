@@ -7,43 +7,38 @@ so that every session has its own. Every main element carries a stable CSS class
 
 from __future__ import annotations
 
-from functools import partial
-
-import io
-import logging
 import time
-from collections import deque
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import holoviews as hv
 import pandas as pd
 import panel as pn
 import param
-from panel.io.state import set_curdoc
 
+from explorer.views.common.exports import Export
+from explorer.views.common.tab import JobTab
+from explorer.views.common.widgets import LazyTabs, Revision, csv_upload, live, message_alert, param_widget
 from explorer.views.gp_bootstrap import plots
-from explorer.views.gp_bootstrap.state import MC_GRID, TABS, ExplorerState, JobStatus
+from explorer.views.gp_bootstrap.state import GP_TABS, MC_GRID, GPBootstrapState
 
-__all__ = ["Controls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "ExplorerView", "LazyTabs",
-           "session_dispatcher", "bind_to_session", "job_indicators", "TAB_TITLES", "CSS"]
+__all__ = ["GPControls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "GPBootstrapView",
+           "GP_TAB_TITLES", "GP_CSS"]
 
-log = logging.getLogger(__name__)
-
-TAB_TITLES = {"curve": "Learning curve", "distribution": "Predictive distribution", "l1": "L1 map",
+GP_TAB_TITLES = {"curve": "Learning curve", "distribution": "Predictive distribution", "l1": "L1 map",
               "holdout": "Test inputs"}
 
-#: The stable CSS classes of the page, for browser tests and the tour ({tab}: curve, distribution, l1, holdout;
-#: {name}: a parameter of ExplorerState with "_" written "-", e.g. explorer-s-over-n). Panel renders
+#: The stable CSS classes of the Gaussian-process part of the page, for browser tests and the tour ({tab}: curve,
+#: distribution, l1, holdout; {name}: a parameter of GPBootstrapState with "_" written "-", e.g. explorer-s-over-n). Panel renders
 #: each element in a shadow root under the element carrying the class; Playwright's CSS selectors pierce it,
 #: e.g. ".explorer-dataset select", ".explorer-s-over-n input", ".explorer-status-curve div".
-CSS = {
+GP_CSS = {
     "controls": "explorer-controls",            # the sidebar column
     "widget": "explorer-{name}",                # dataset, target, holdout, kernel, l2, lengthscale, signal-var,
                                                 # alpha, period, noise-var, s-over-n, loss, eps, beta,
                                                 # curve-mc-samples, mc-samples, seed, auto-mc, input-index,
                                                 # show-components
     "upload": "explorer-upload",                # FileInput (input[type=file])
-    "tabs": "explorer-tabs",                    # pn.Tabs; headers are .bk-tab with the TAB_TITLES texts
+    "tabs": "explorer-tabs",                    # LazyTabs; headers are .bk-tab with the GP_TAB_TITLES texts
     "tab": "explorer-tab-{tab}",                # the content column of a tab
     "error": "explorer-error",                  # Alert: settings that cannot be computed (hidden when none)
     "notice": "explorer-notice",                # Alert: ignored link parameters, missing data directory
@@ -61,80 +56,19 @@ CSS = {
 }
 
 
-def job_indicators(state, prefix: str, on_job: Callable, width: int = 160) -> tuple[dict, dict, dict]:
-    """Per job kind of ``state``: a progress bar, a message and an error alert (CSS classes
-    ``{prefix}-progress-<kind>``, ``{prefix}-job-message-<kind>``, ``{prefix}-job-error-<kind>``), with
-    ``on_job(kind, *events)`` watching the job's status. Returns (progress, message, error) dicts by kind."""
-    progress, message, error = {}, {}, {}
-    for kind, status in state.jobs.items():
-        progress[kind] = pn.indicators.Progress(value=0, max=100, active=False, width=width,
-                                                css_classes=[f"{prefix}-progress-{kind}"])
-        message[kind] = pn.pane.Str("", css_classes=[f"{prefix}-job-message-{kind}"])
-        error[kind] = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=[f"{prefix}-job-error-{kind}"])
-        status.param.watch(partial(on_job, kind), ["running", "progress", "message", "error"])
-    return progress, message, error
-
-
-def bind_to_session(state) -> None:
-    """In a served session, send ``state``'s job updates to the session's event loop (in order, by
-    :func:`session_dispatcher`) and close the state when the session ends; elsewhere do nothing."""
-    doc = pn.state.curdoc
-    if doc is not None and doc.session_context is not None:
-        state.dispatch = session_dispatcher(doc)
-        pn.state.on_session_destroyed(lambda context: state.close())
-
-
-def session_dispatcher(doc) -> Callable[[Callable[[], None]], None]:
-    """How worker threads hand updates to a served session: on its event loop, in the order they were sent.
-
-    ``pn.state.execute(..., schedule=True)`` adds a next-tick callback to the session's document (Panel's
-    recommended way to touch a session from another thread), but the order of those callbacks is not
-    guaranteed: while the page is still being built (the Bokeh session does not exist yet) the document
-    keeps them in a *set* and the session later schedules them in hash order. A fast job finishing then
-    could see an old progress report applied after its result ("solving the replica theory" for ever).
-    So updates go through a FIFO queue and every scheduled callback applies whatever is queued, oldest
-    first. Outside a server the update runs at once.
-    """
-    if doc is None or doc.session_context is None:
-        return lambda callback: callback()
-    queue: deque[Callable[[], None]] = deque()  # append/popleft are atomic: no lock needed
-
-    def apply_queued() -> None:  # on the session's event loop, with its document lock
-        while queue:
-            callback = queue.popleft()
-            try:
-                callback()
-            except Exception:  # noqa: BLE001 - one failed update must not hold back the later ones
-                log.exception("update of a background job failed")
-
-    def dispatch(callback: Callable[[], None]) -> None:
-        if doc.session_context is None:  # the session has ended meanwhile: nobody to update
-            return
-        queue.append(callback)
-        with set_curdoc(doc):
-            pn.state.execute(apply_queued, schedule=True)
-
-    return dispatch
-
-
-def _css(name: str) -> list[str]:
-    return [f"explorer-{name.replace('_', '-')}"]
-
-
-def _widget(state: ExplorerState, name: str, kind=None, **options) -> pn.widgets.Widget:
+def _widget(state: GPBootstrapState, name: str, kind: type[pn.widgets.Widget] = pn.widgets.FloatInput,
+            **options) -> pn.widgets.Widget:
     """A widget linked to ``state.<name>``, with the stable CSS class ``explorer-<name>``."""
-    kind = kind or pn.widgets.FloatInput
-    options.setdefault("sizing_mode", "stretch_width")
-    return kind.from_param(state.param[name], css_classes=_css(name), **options)
+    return param_widget(state, name, kind, "explorer", **options)
 
 
 # ------------------------------------------------------------------------------------------ controls
 
 
-class Controls(pn.viewable.Viewer):
-    """The sidebar: data, model and bootstrap settings of an :class:`ExplorerState`."""
+class GPControls(pn.viewable.Viewer):
+    """The sidebar: data, model and bootstrap settings of a :class:`GPBootstrapState`."""
 
-    state = param.ClassSelector(class_=ExplorerState, label="State", doc="The session state the controls edit.")
+    state = param.ClassSelector(class_=GPBootstrapState, label="State", doc="The session state the controls edit.")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -146,9 +80,7 @@ class Controls(pn.viewable.Viewer):
             w[name] = _widget(s, name, pn.widgets.IntInput)
         w["s_over_n"] = _widget(s, "s_over_n", pn.widgets.EditableFloatSlider, throttled=True)
         w["auto_mc"] = _widget(s, "auto_mc", pn.widgets.Checkbox)
-        self.upload = pn.widgets.FileInput(accept=".csv", multiple=False, css_classes=["explorer-upload"],
-                                           sizing_mode="stretch_width")
-        self.upload.param.watch(self._on_upload, "value")
+        self.upload = csv_upload("explorer-upload", s.upload_csv)
         self.widgets = w
         s.param.watch(self._update_visibility, ["dataset", "kernel", "loss"])
         self._update_visibility()
@@ -165,10 +97,6 @@ class Controls(pn.viewable.Viewer):
             w["mc_samples"], w["seed"], w["auto_mc"],
             css_classes=["explorer-controls"], sizing_mode="stretch_width",
         )
-
-    def _on_upload(self, event) -> None:
-        if event.new:
-            self.state.upload_csv(self.upload.filename or "upload.csv", event.new)
 
     def _update_visibility(self, *events) -> None:
         s, w = self.state, self.widgets
@@ -192,23 +120,18 @@ class Controls(pn.viewable.Viewer):
 # ------------------------------------------------------------------------------------------ tabs
 
 
-#: Stream whose events make a DynamicMap re-evaluate its figure (the value counts the redraws).
-Revision = hv.streams.Stream.define("Revision", revision=0)
+class _Tab(JobTab):
+    """A Gaussian-process tab: the job row of its Monte-Carlo job, the figure, the status line and the exports
+    (CSS classes ``explorer-<what>-<tab>``); it redraws only while shown, hidden tabs catch up when opened."""
 
-
-def live(figure: Callable[[], hv.Element | hv.Overlay], stream) -> hv.DynamicMap:
-    """A DynamicMap showing ``figure()``; ``stream.event(revision=n)`` updates the plot in place."""
-    return hv.DynamicMap(lambda revision: figure(), streams=[stream], cache_size=1)
-
-
-class _Tab(pn.viewable.Viewer):
-    """Common frame of a tab: job controls and progress, the figure, the status line and the exports."""
-
-    state = param.ClassSelector(class_=ExplorerState, label="State", doc="The session state the tab shows.")
+    state = param.ClassSelector(class_=GPBootstrapState, label="State", doc="The session state the tab shows.")
 
     tab: ClassVar[str]
     kind: ClassVar[str]                       # the Monte-Carlo job kind the tab shows
     redraw_on: ClassVar[tuple[str, ...]]      # state parameters the figure depends on
+    progress_width = 220
+    label_messages = False
+    shows_error = False                       # the view shows the state's error above the tabs
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -220,36 +143,40 @@ class _Tab(pn.viewable.Viewer):
                                       css_classes=[f"explorer-plot-{t}"])
         self.status_line = pn.pane.Markdown("", css_classes=[f"explorer-status-{t}"], sizing_mode="stretch_width")
         self.revision_line = pn.pane.HTML("", css_classes=[f"explorer-revision-{t}"], styles={"color": "#888"})
-        self.progress = pn.indicators.Progress(value=0, max=100, active=False, width=220,
-                                               css_classes=[f"explorer-progress-{t}"])
-        self.job_message = pn.pane.Str("", css_classes=[f"explorer-job-message-{t}"])
-        self.job_error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=[f"explorer-job-error-{t}"])
-        self.run = pn.widgets.Button(label="Run Monte-Carlo", color="primary", css_classes=[f"explorer-run-{t}"])
-        self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=[f"explorer-cancel-{t}"])
-        self.run.on_click(lambda event: self.state.run_mc(self.kind))
-        self.cancel.on_click(lambda event: self.state.cancel(self.kind))
-        self.csv = pn.widgets.FileDownload(callback=self._csv, filename=f"explorer-{t}.csv",
-                                           label="Download data (CSV)",
-                                           color="light", css_classes=[f"explorer-csv-{t}"])
-        self.html = pn.widgets.FileDownload(callback=self._html, filename=f"explorer-{t}.html",
-                                            label="Download plot (HTML)", color="light",
-                                            css_classes=[f"explorer-html-{t}"])
+        self.csv, self.html = self.downloads
         self.state.param.watch(self._on_state, list(self.redraw_on) + ["tab"])
-        self._job = self.state.jobs[self.kind]
-        self._job.param.watch(self._on_job, ["running", "progress", "message", "error"])
-        self._on_job()
         self.redraw()
+
+    def shown_jobs(self) -> dict[str, str]:
+        return {self.tab: self.kind}
+
+    def run_kind(self) -> str:
+        return self.kind
+
+    def exports(self) -> list[Export]:
+        t, s = self.tab, self.state
+        return [Export(f"explorer-{t}.csv", "Download data (CSV)", f"explorer-csv-{t}", lambda: plots.csv_text(s, t)),
+                Export(f"explorer-{t}.html", "Download plot (HTML)", f"explorer-html-{t}",
+                       lambda: plots.html_text(s, t))]
+
+    def _css(self, what: str) -> str:
+        return f"explorer-{what}-{self.tab}"
+
+    @property
+    def progress(self) -> pn.indicators.Progress:
+        return self.indicators.progress[self.tab]
+
+    @property
+    def job_message(self) -> pn.pane.Str:
+        return self.indicators.message[self.tab]
+
+    @property
+    def job_error(self) -> pn.pane.Alert:
+        return self.indicators.error[self.tab]
 
     def figure(self):
         """The live figure: a DynamicMap re-evaluated on every redraw."""
         return live(lambda: plots.figure(self.state, self.tab), self.stream)
-
-    # --- exports (FileDownload callbacks)
-    def _csv(self) -> io.StringIO:
-        return io.StringIO(plots.csv_text(self.state, self.tab))
-
-    def _html(self) -> io.StringIO:
-        return io.StringIO(plots.html_text(self.state, self.tab))
 
     # --- updates
     def _on_state(self, *events) -> None:
@@ -279,23 +206,12 @@ class _Tab(pn.viewable.Viewer):
     def describe(self) -> str:
         return ""
 
-    def _on_job(self, *events) -> None:
-        job: JobStatus = self._job
-        self.progress.param.update(value=int(round(100 * job.progress)), active=job.running)
-        self.job_message.object = job.message
-        self.job_error.param.update(object=job.error, visible=bool(job.error))
-        self.cancel.disabled = not job.running
+    # --- layout
+    def export_row(self, *extra) -> pn.Row:
+        return super().export_row(pn.HSpacer(), self.revision_line, *extra)
 
-    def _job_row(self) -> pn.Row:
-        return pn.Row(self.run, self.cancel, self.progress, self.job_message, align="center",
-                      sizing_mode="stretch_width")
-
-    def _export_row(self) -> pn.Row:
-        return pn.Row(self.csv, self.html, pn.HSpacer(), self.revision_line, sizing_mode="stretch_width")
-
-    def __panel__(self):
-        return pn.Column(self._job_row(), self.job_error, self.status_line, self.plot, self._export_row(),
-                         sizing_mode="stretch_width", css_classes=[f"explorer-tab-{self.tab}"])
+    def layout(self) -> pn.Column:
+        return self.frame(self.status_line, self.plot, css_class=f"explorer-tab-{self.tab}")
 
 
 class LearningCurveTab(_Tab):
@@ -367,13 +283,12 @@ class DistributionTab(_Tab):
             text += f" · L1(MC, theory) = {dist.l1.l1[s.index]:.3f} (noise floor {dist.noise_floor.l1[s.index]:.3f})"
         return text
 
-    def __panel__(self):
-        return pn.Column(
-            self._job_row(), self.job_error, pn.Row(self.index, self.components, align="center"), self.status_line,
-            pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"),
-                   pn.Column(self.inputs, sizing_mode="stretch_width"),
-                   sizing_mode="stretch_width"),
-            self._export_row(), sizing_mode="stretch_width", css_classes=["explorer-tab-distribution"])
+    def layout(self) -> pn.Column:
+        return self.frame(pn.Row(self.index, self.components, align="center"), self.status_line,
+                          pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"),
+                                 pn.Column(self.inputs, sizing_mode="stretch_width"),
+                                 sizing_mode="stretch_width"),
+                          css_class="explorer-tab-distribution")
 
 
 class L1Tab(_Tab):
@@ -400,11 +315,11 @@ class L1Tab(_Tab):
             row = self.worst.value.iloc[event.new[0]]
             self.state.param.update(input_index=int(row["input"]), tab="distribution")
 
-    def __panel__(self):
+    def layout(self) -> pn.Column:
         table = pn.Column("#### Worst inputs (click a row to open it)", self.worst, width=520)
-        return pn.Column(self._job_row(), self.job_error, self.summary,
-                         pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"), table, sizing_mode="stretch_width"),
-                         self._export_row(), sizing_mode="stretch_width", css_classes=["explorer-tab-l1"])
+        return self.frame(self.summary,
+                          pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"), table, sizing_mode="stretch_width"),
+                          css_class="explorer-tab-l1")
 
 
 def _summary_table(summary: dict | None) -> str:
@@ -443,82 +358,29 @@ class HoldoutTab(_Tab):
 # ------------------------------------------------------------------------------------------ the whole view
 
 
-class LazyTabs(pn.Tabs):
-    """``pn.Tabs`` whose tabs are put on the page when first opened and then stay there, hidden, when closed.
+class GPBootstrapView(pn.viewable.Viewer):
+    """The Gaussian-process bootstrap (seed 000) without a page template: sidebar controls and the four tabs
+    (shows in a notebook; the app adds the other papers' tabs to ``tabs``)."""
 
-    Panel's ``dynamic=True`` also builds a tab only when opened, but it detaches a hidden tab's Bokeh models
-    from the page's document. A background job that then updates a pane there (a progress message) makes
-    Panel 1.9 re-render the pane without a document: ``Reactive._get_properties`` falls back to
-    ``CDN_DIST`` and rewrites the page's shared stylesheets (e.g. ``css/loading.css``) to cdn.holoviz.org,
-    which offline fails in the browser console. Here every tab's models stay in the document once built.
-
-    Each tab is an empty column until first opened; ``append``, ``extend`` and ``insert`` take ``(title,
-    object)`` pairs or objects as ``pn.Tabs`` does. Keep ``dynamic`` False (the default).
-    """
-
-    def __init__(self, *tabs, **params):
-        self._contents: dict[int, pn.viewable.Viewable] = {}  # id(placeholder column) -> the tab's content
-        super().__init__(*[self._hold(tab) for tab in tabs], **params)
-        self.param.watch(self._fill, "active")
-        self._fill()
-
-    def _hold(self, tab) -> tuple[str, pn.Column]:
-        name, content = tab if isinstance(tab, tuple) else (None, tab)
-        content = pn.panel(content)
-        placeholder = pn.Column(sizing_mode="stretch_width")
-        self._contents[id(placeholder)] = content
-        return (content.name if name is None else name), placeholder
-
-    def _fill(self, *events) -> None:
-        """Put the active tab's content into its placeholder (once)."""
-        if 0 <= self.active < len(self):
-            placeholder = self.objects[self.active]
-            content = self._contents.pop(id(placeholder), None)
-            if content is not None:
-                placeholder.objects = [content]
-
-    def append(self, tab) -> None:
-        super().append(self._hold(tab))
-        self._fill()
-
-    def extend(self, tabs) -> None:
-        super().extend([self._hold(tab) for tab in tabs])
-        self._fill()
-
-    def insert(self, index: int, tab) -> None:
-        super().insert(index, self._hold(tab))
-        self._fill()
-
-
-class ExplorerView(pn.viewable.Viewer):
-    """The explorer without a page template: sidebar controls and the four tabs (shows in a notebook)."""
-
-    state = param.ClassSelector(class_=ExplorerState, label="State", doc="The session state shown.")
+    state = param.ClassSelector(class_=GPBootstrapState, label="State", doc="The session state shown.")
 
     def __init__(self, **params):
         if params.get("state") is None:
-            params["state"] = ExplorerState()
+            params["state"] = GPBootstrapState()
         super().__init__(**params)
         s = self.state
-        self.controls = Controls(state=s)
+        self.controls = GPControls(state=s)
         self.tab_views = {"curve": LearningCurveTab(state=s), "distribution": DistributionTab(state=s),
                           "l1": L1Tab(state=s), "holdout": HoldoutTab(state=s)}
-        self.tabs = LazyTabs(*[(TAB_TITLES[t], view) for t, view in self.tab_views.items()],
-                             active=TABS.index(s.tab), css_classes=["explorer-tabs"], sizing_mode="stretch_width")
+        self.tabs = LazyTabs(*[(GP_TAB_TITLES[t], view) for t, view in self.tab_views.items()],
+                             active=GP_TABS.index(s.tab), css_classes=["explorer-tabs"], sizing_mode="stretch_width")
         # tabs after the GP ones (SVM, model selection) carry their own state: leave ``tab`` alone there
-        self.tabs.param.watch(lambda e: setattr(s, "tab", TABS[e.new]) if e.new < len(TABS) else None, "active")
-        self.tabs.param.watch(lambda e: self.controls.show_for(e.new < len(TABS)), "active")
-        s.param.watch(lambda e: setattr(self.tabs, "active", TABS.index(e.new)), "tab")
-        self.error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["explorer-error"],
-                                   sizing_mode="stretch_width")
-        self.notice = pn.pane.Alert("", alert_type="warning", visible=False, css_classes=["explorer-notice"],
-                                    sizing_mode="stretch_width")
-        s.param.watch(self._on_messages, ["error", "notice"])
-        self._on_messages()
-
-    def _on_messages(self, *events) -> None:
-        self.error.param.update(object=self.state.error, visible=bool(self.state.error))
-        self.notice.param.update(object=self.state.notice, visible=bool(self.state.notice))
+        self.tabs.param.watch(lambda e: setattr(s, "tab", GP_TABS[e.new]) if e.new < len(GP_TABS) else None,
+                              "active")
+        self.tabs.param.watch(lambda e: self.controls.show_for(e.new < len(GP_TABS)), "active")
+        s.param.watch(lambda e: setattr(self.tabs, "active", GP_TABS.index(e.new)), "tab")
+        self.error = message_alert(s, "error", "explorer-error")
+        self.notice = message_alert(s, "notice", "explorer-notice", alert_type="warning")
 
     @property
     def main(self) -> pn.Column:

@@ -1,4 +1,4 @@
-"""HoloViews figures and tables of the explorer, built from the results an :class:`ExplorerState` holds.
+"""HoloViews figures and tables of the explorer, built from the results an :class:`GPBootstrapState` holds.
 
 Each figure mirrors one of seed 000: the learning curve (Fig. 1), the bootstrap mean and variance at
 held-out inputs (Fig. 2), the bootstrap distribution of the predictor at one input (Fig. 3-4) and the
@@ -12,13 +12,12 @@ import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used below)
 import numpy as np
 import pandas as pd
-from bokeh.embed import file_html
-from bokeh.resources import INLINE
 from scipy import stats
 
 from explorer.gp_bootstrap import replica
 from explorer.gp_bootstrap.l1 import histogram_edges
-from explorer.views.gp_bootstrap.state import BIN_WIDTH, ExplorerState
+from explorer.views.common.exports import html_page
+from explorer.views.gp_bootstrap.state import BIN_WIDTH, GPBootstrapState
 
 __all__ = [
     "learning_curve_plot", "distribution_plot", "inputs_points", "selected_input", "inputs_plot", "l1_plot",
@@ -63,7 +62,7 @@ def _framewise(*elements):
 # computed), so that a DynamicMap can update the plot in place instead of rebuilding it.
 
 
-def learning_curve_plot(state: ExplorerState) -> hv.Overlay:
+def learning_curve_plot(state: GPBootstrapState) -> hv.Overlay:
     """ε(S) of the theory, the approximate theory and Monte-Carlo (± 1 s.e.) vs S/N, seed 000 Fig. 1.
 
     The second y axis shows the expected number of test points N·e^(−S/N) (the paper's top axis); the
@@ -90,12 +89,12 @@ def learning_curve_plot(state: ExplorerState) -> hv.Overlay:
                                    show_grid=True, **_SIZE)
 
 
-def problem_label(state: ExplorerState) -> str:
+def problem_label(state: GPBootstrapState) -> str:
     p = state.problem
     return f"{p.name} (N = {p.n})" if p is not None else state.dataset
 
 
-def curve_frame(state: ExplorerState) -> pd.DataFrame:
+def curve_frame(state: GPBootstrapState) -> pd.DataFrame:
     """Theory on its grid, Monte-Carlo where computed (NaN elsewhere)."""
     theory, mc = state.theory_curve, state.curve_mc
     rows: dict[float, dict] = {}
@@ -109,7 +108,7 @@ def curve_frame(state: ExplorerState) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------------------- Fig. 3-4
 
-def _distribution_data(state: ExplorerState):
+def _distribution_data(state: GPBootstrapState):
     """(solution, i, MC samples at i or None) for the distribution views."""
     dist = state.distribution
     sol = dist.solution if dist is not None else state.solution
@@ -143,7 +142,7 @@ def _h_grid(edges: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
     return np.unique(h[(h >= edges[0]) & (h <= edges[-1])])
 
 
-def distribution_plot(state: ExplorerState) -> hv.Overlay:
+def distribution_plot(state: GPBootstrapState) -> hv.Overlay:
     """MC histogram (bin width 0.2) of f_i(D) vs the eq. (60) mixture: its density, its mass per bin and,
     on demand, its Poisson components (k copies of input i in the sample), seed 000 Fig. 3-4."""
     sol, i, samples = _distribution_data(state)
@@ -186,7 +185,7 @@ def _components(w, mu, sd) -> list[dict]:
     return paths
 
 
-def distribution_frame(state: ExplorerState) -> pd.DataFrame:
+def distribution_frame(state: GPBootstrapState) -> pd.DataFrame:
     """Per bin of width 0.2: the theory's mass (eq. 60) and the MC fraction of samples at input i."""
     sol, i, samples = _distribution_data(state)
     if sol is None:
@@ -197,7 +196,7 @@ def distribution_frame(state: ExplorerState) -> pd.DataFrame:
                         columns=EXPORT_COLUMNS["distribution"])
 
 
-def inputs_points(state: ExplorerState) -> hv.Points:
+def inputs_points(state: GPBootstrapState) -> hv.Points:
     """Every training input: target y_i vs the theory's bootstrap mean of f_i (eq. 34), coloured by L1.
 
     Tap a point to select it (the Points are the source of a ``Selection1D`` stream; index = input).
@@ -214,7 +213,7 @@ def inputs_points(state: ExplorerState) -> hv.Points:
                        show_grid=True, responsive=True, height=430)
 
 
-def selected_input(state: ExplorerState) -> hv.Points:
+def selected_input(state: GPBootstrapState) -> hv.Points:
     """A ring around the selected input in :func:`inputs_points`."""
     sol, problem = state.solution, state.problem
     ok = sol is not None and problem is not None and sol.n == problem.n
@@ -223,7 +222,7 @@ def selected_input(state: ExplorerState) -> hv.Points:
         color="red", size=16, fill_alpha=0, line_width=2, framewise=True)
 
 
-def inputs_plot(state: ExplorerState) -> hv.Overlay:
+def inputs_plot(state: GPBootstrapState) -> hv.Overlay:
     """:func:`inputs_points` with the selected input marked."""
     return inputs_points(state) * selected_input(state)
 
@@ -231,7 +230,7 @@ def inputs_plot(state: ExplorerState) -> hv.Overlay:
 # ---------------------------------------------------------------------------------------- Fig. 5
 
 
-def l1_plot(state: ExplorerState) -> hv.Overlay:
+def l1_plot(state: GPBootstrapState) -> hv.Overlay:
     """Histogram of L1(MC histogram, theory) over all inputs, with the MC noise floor, seed 000 Fig. 5."""
     dist = state.distribution
     measured = floor = np.zeros(0)
@@ -252,7 +251,7 @@ def l1_plot(state: ExplorerState) -> hv.Overlay:
                                    legend_position="top_right", show_grid=True, **_SIZE)
 
 
-def l1_frame(state: ExplorerState) -> pd.DataFrame:
+def l1_frame(state: GPBootstrapState) -> pd.DataFrame:
     """L1 and noise-floor L1 at every training input, with target, theory and MC mean."""
     dist, problem = state.distribution, state.problem
     if dist is None or problem is None or problem.n != dist.l1.l1.size:
@@ -262,7 +261,7 @@ def l1_frame(state: ExplorerState) -> pd.DataFrame:
                          "l1_noise_floor": dist.noise_floor.l1}, columns=EXPORT_COLUMNS["l1"])
 
 
-def worst_inputs_frame(state: ExplorerState, k: int = 20) -> pd.DataFrame:
+def worst_inputs_frame(state: GPBootstrapState, k: int = 20) -> pd.DataFrame:
     """The ``k`` inputs with the largest L1, worst first (the table of the L1 tab)."""
     table = l1_frame(state)
     if table.empty:
@@ -270,7 +269,7 @@ def worst_inputs_frame(state: ExplorerState, k: int = 20) -> pd.DataFrame:
     return table.iloc[state.distribution.l1.worst(k)].reset_index(drop=True)
 
 
-def l1_summary(state: ExplorerState) -> dict | None:
+def l1_summary(state: GPBootstrapState) -> dict | None:
     """Fractions with L1 ≤ 0.1 and ≥ 0.2 and the maximum, for MC vs theory and for the noise floor."""
     dist = state.distribution
     if dist is None:
@@ -281,7 +280,7 @@ def l1_summary(state: ExplorerState) -> dict | None:
 # ---------------------------------------------------------------------------------------- Fig. 2
 
 
-def holdout_overlay(state: ExplorerState, what: str) -> hv.Overlay:
+def holdout_overlay(state: GPBootstrapState, what: str) -> hv.Overlay:
     """Bootstrap ``what`` ("mean" or "var") of the prediction at the held-out inputs: theory (crosses,
     eq. 48) vs Monte-Carlo (circles, ± 1 s.e.), one panel of seed 000 Fig. 2."""
     theory, mc = state.holdout_theory, state.holdout_mc
@@ -302,12 +301,12 @@ def holdout_overlay(state: ExplorerState, what: str) -> hv.Overlay:
                                    height=400)
 
 
-def holdout_plot(state: ExplorerState) -> hv.Layout:
+def holdout_plot(state: GPBootstrapState) -> hv.Layout:
     """Bootstrap mean (left) and variance (right) at the held-out inputs, seed 000 Fig. 2."""
     return (holdout_overlay(state, "mean") + holdout_overlay(state, "var")).cols(2)
 
 
-def holdout_frame(state: ExplorerState) -> pd.DataFrame:
+def holdout_frame(state: GPBootstrapState) -> pd.DataFrame:
     """Theory and MC bootstrap mean and variance at every held-out input."""
     theory, mc = state.holdout_theory, state.holdout_mc
     if theory is None:
@@ -327,28 +326,27 @@ _FIGURES = {"curve": learning_curve_plot, "distribution": distribution_plot, "l1
 _FRAMES = {"curve": curve_frame, "distribution": distribution_frame, "l1": l1_frame, "holdout": holdout_frame}
 
 
-def figure(state: ExplorerState, tab: str):
-    """The main HoloViews figure of ``tab`` (one of ``state.TABS``)."""
+def figure(state: GPBootstrapState, tab: str):
+    """The main HoloViews figure of ``tab`` (one of ``state.GP_TABS``)."""
     return _FIGURES[tab](state)
 
 
-def frame(state: ExplorerState, tab: str) -> pd.DataFrame:
+def frame(state: GPBootstrapState, tab: str) -> pd.DataFrame:
     """The data of ``tab``'s figure as a table with the columns ``EXPORT_COLUMNS[tab]``."""
     return _FRAMES[tab](state)
 
 
-def csv_text(state: ExplorerState, tab: str) -> str:
+def csv_text(state: GPBootstrapState, tab: str) -> str:
     """CSV of :func:`frame`, with a comment line naming the settings."""
     return f"# {settings_line(state)}\n" + frame(state, tab).to_csv(index=False)
 
 
-def html_text(state: ExplorerState, tab: str) -> str:
+def html_text(state: GPBootstrapState, tab: str) -> str:
     """The figure of ``tab`` as a standalone HTML page (Bokeh, resources inlined: works offline)."""
-    plot = hv.render(figure(state, tab), backend="bokeh")
-    return file_html(plot, INLINE, title=f"Resampling Explorer: {tab} — {settings_line(state)}")
+    return html_page(figure(state, tab), f"Resampling Explorer: {tab} — {settings_line(state)}")
 
 
-def settings_line(state: ExplorerState) -> str:
+def settings_line(state: GPBootstrapState) -> str:
     """The controls behind a figure, for the header of its exports."""
     kernel = {"paper": f"paper l2={state.l2:g}", "rq": f"rq alpha={state.alpha:g}",
               "periodic": f"periodic period={state.period:g}"}.get(state.kernel, state.kernel)

@@ -1,27 +1,23 @@
 """Session state of the Resampling Explorer: the controls, the core results for them, background jobs.
 
-Nothing here builds a widget or a plot (STYLE.md, UI layer). :class:`ExplorerState` holds the user's
+Nothing here builds a widget or a plot (STYLE.md, UI layer). :class:`GPBootstrapState` holds the user's
 settings as parameters and, as output parameters, what the compute core returns for them. Fast theory
 (one ADATAP solve, ~50-100 ms at N ≈ 500) runs when a setting changes; the theory learning curve and
 every Monte-Carlo bootstrap run on worker threads, report progress, can be cancelled, publish partial
 results and land in caches shared by all sessions of the server (same settings → instant).
 
 Only the work the active tab needs is done (``tab``); the other tabs catch up when they are opened.
-Worker threads never touch the session directly: they hand their updates to ``dispatch``, which the app
-points at the session's event loop, in order (by default updates are applied at once, e.g. in tests). A
-served page defers its jobs until the browser shows it (:meth:`ExplorerState.defer_jobs`).
+The jobs run on the machinery every tab shares (:class:`~explorer.views.common.jobs.BackgroundJobs`): worker
+threads hand their updates to the session's event loop in order, and a served page defers its jobs until the
+browser shows it (:meth:`~explorer.views.common.jobs.BackgroundJobs.defer_jobs`).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import logging
-import time
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import param
@@ -34,16 +30,15 @@ from explorer.gp_bootstrap.experiments import theory_error
 from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH
 from explorer.losses import get_loss
 from explorer.progress import Hooks
-from explorer.views.common.jobs import LRU, Job, JobStatus, call_now
+from explorer.views.common.caches import lru
+from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.uploads import UPLOAD, csv_columns, read_upload
 
 __all__ = [
-    "ExplorerState", "JobStatus", "TheoryCurve", "CurvePoint", "CurveMC", "HoldoutTheory",
-    "REGRESSION_DATASETS", "UPLOAD", "CSV_PREFIX", "KERNELS", "LOSSES", "TABS", "MC_KINDS",
-    "MC_GRID", "THEORY_GRID", "BIN_WIDTH", "URL_PARAMETERS", "describe_error", "clear_caches", "theory_error",
+    "GPBootstrapState", "TheoryCurve", "CurvePoint", "CurveMC", "HoldoutTheory",
+    "REGRESSION_DATASETS", "UPLOAD", "CSV_PREFIX", "KERNELS", "LOSSES", "GP_TABS", "MC_KINDS",
+    "MC_GRID", "THEORY_GRID", "BIN_WIDTH", "URL_PARAMETERS", "describe_error", "theory_error",
 ]
-
-log = logging.getLogger(__name__)
 
 #: The shipped or generated regression datasets offered in the app (the others are classification sets).
 REGRESSION_DATASETS = ("boston", "toy", "teacher")
@@ -52,7 +47,7 @@ CSV_PREFIX = "file: "
 #: ``paper`` is seed 000's preset (RBF with l² = 73.54 on the sd-scaled inputs, eq. (1) of §5).
 KERNELS = ("paper", *kernels.KERNEL_NAMES)
 LOSSES = ("square", "eps-insensitive")
-TABS = ("curve", "distribution", "l1", "holdout")
+GP_TABS = ("curve", "distribution", "l1", "holdout")
 #: Jobs that run the Monte-Carlo bootstrap (cancellable); "theory" is the ADATAP learning curve.
 MC_KINDS = ("curve", "distribution", "holdout")
 #: S/N of the Monte-Carlo points of the learning curve, and the finer grid of the theory curve.
@@ -147,22 +142,15 @@ def describe_error(err: BaseException) -> str:
 # ------------------------------------------------------------------------------------ caches
 
 
-_PROBLEMS = LRU(16)      # RegressionProblem per (dataset, kernel settings, noise, holdout)
-_SOLUTIONS = LRU(128)    # ReplicaSolution per (problem, S/N)
-_THEORY_SOLUTIONS = LRU(16)  # (ADATAP, approximate ADATAP) solutions along THEORY_GRID per problem
-_THEORY = LRU(32)        # TheoryCurve per (problem, loss)
-_HOLDOUT_THEORY = LRU(64)
-_CURVES = LRU(32)        # CurveMC per (problem, loss, grid, samples, seed)
-_DISTRIBUTIONS = LRU(8, weigh=lambda d: d.samples.nbytes, max_weight=400e6)  # (B, N) samples each
-_HOLDOUTS = LRU(16)
-_CACHES = (_PROBLEMS, _SOLUTIONS, _THEORY_SOLUTIONS, _THEORY, _HOLDOUT_THEORY, _CURVES, _DISTRIBUTIONS,
-           _HOLDOUTS)
-
-
-def clear_caches() -> None:
-    """Empty the result caches shared by the sessions (for tests and benchmarks)."""
-    for cache in _CACHES:
-        cache.clear()
+_PROBLEMS = lru("gp_bootstrap.problems", 16)      # RegressionProblem per (dataset, kernel settings, noise, holdout)
+_SOLUTIONS = lru("gp_bootstrap.solutions", 128)   # ReplicaSolution per (problem, S/N)
+_THEORY_SOLUTIONS = lru("gp_bootstrap.theory_solutions", 16)  # (ADATAP, approximate ADATAP) along THEORY_GRID
+_THEORY = lru("gp_bootstrap.theory", 32)          # TheoryCurve per (problem, loss)
+_HOLDOUT_THEORY = lru("gp_bootstrap.holdout_theory", 64)  # HoldoutTheory per (problem, S/N)
+_CURVES = lru("gp_bootstrap.curves", 32)          # CurveMC per (problem, loss, grid, samples, seed)
+_DISTRIBUTIONS = lru("gp_bootstrap.distributions", 8, weigh=lambda d: d.samples.nbytes,
+                     max_weight=400e6)            # (B, N) samples each
+_HOLDOUTS = lru("gp_bootstrap.holdouts", 16)      # HoldoutComparison per (problem, S/N, samples, seed)
 
 
 # ------------------------------------------------------------------------------------ computations
@@ -209,13 +197,23 @@ def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed
 # ------------------------------------------------------------------------------------ the state
 
 
-class ExplorerState(param.Parameterized):
-    """Controls of the explorer and the core results for them, for one session (or notebook).
+class GPBootstrapState(BackgroundJobs, param.Parameterized):
+    """Controls of the Gaussian-process bootstrap tabs (seed 000) and the core results for them, for one
+    session (or notebook).
 
     Set the controls (``dataset``, ``kernel``, ``s_over_n``, ...); the outputs (``problem``, ``solution``,
     ``theory_curve``, ``curve_mc``, ``distribution``, ``holdout_theory``, ``holdout_mc``, ``error``)
-    follow for the active ``tab``. Call :meth:`wait` to block until background jobs are done.
+    follow for the active ``tab`` (every change refreshes, also before the first :meth:`refresh`). Call
+    :meth:`wait` to block until background jobs are done; ``jobs[kind]`` reports each job ("theory" and
+    ``MC_KINDS``).
     """
+
+    _job_kinds = ("theory", *MC_KINDS)
+    _outputs = _OUTPUTS
+    _cancellable = MC_KINDS
+    _not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
+    expected_errors = EXPECTED_ERRORS
+    describe_error = staticmethod(describe_error)
 
     # --- data
     dataset = param.Selector(default="boston", objects=list(REGRESSION_DATASETS), label="Dataset",
@@ -265,7 +263,7 @@ class ExplorerState(param.Parameterized):
     auto_mc = param.Boolean(default=True, label="Run Monte-Carlo automatically",
                             doc="Start the Monte-Carlo bootstrap of the active tab whenever the settings change.")
     # --- view
-    tab = param.Selector(default="curve", objects=list(TABS), label="Tab",
+    tab = param.Selector(default="curve", objects=list(GP_TABS), label="Tab",
                          doc="The active view: learning curve, predictive distribution, L1 map or test inputs.")
     input_index = param.Integer(default=0, bounds=(0, 100_000), label="Input index i",
                                 doc="Training input whose bootstrap distribution is shown (0-based row of D0).")
@@ -300,15 +298,9 @@ class ExplorerState(param.Parameterized):
     def __init__(self, **params):
         dataset = params.pop("dataset", None)  # may name a file of data_dir: set once the choices are known
         super().__init__(**params)
-        self.dispatch: Callable[[Callable[[], None]], None] = call_now
-        self.jobs = {kind: JobStatus(name=kind) for kind in ("theory", *MC_KINDS)}
-        self._jobs: dict[str, Job] = {}
-        self._wanted: dict[str, object] = {}
+        self._init_jobs()
         self._upload: tuple[str, str, str] | None = None  # (file name, text, sha256)
         self._columns: dict[str, list[str]] = {}
-        self._refreshing = self._dirty = self._closed = self._deferred = False
-        self._forced: str | None = None
-        self._pending: dict | None = None
         self._init_dataset_choices()
         if dataset is not None:
             self.dataset = dataset
@@ -322,67 +314,9 @@ class ExplorerState(param.Parameterized):
         n = self.problem.n if self.problem is not None else 1
         return min(int(self.input_index), n - 1)
 
-    def refresh(self) -> None:
-        """Compute what the active tab needs for the current settings (theory now, jobs in the background)."""
-        if self._closed:
-            return
-        if self._refreshing:
-            self._dirty = True
-            return
-        self._refreshing = True
-        try:
-            self._dirty = True
-            while self._dirty:
-                self._dirty = False
-                self._refresh_once()
-        finally:
-            self._refreshing = False
-
     def run_mc(self, kind: str | None = None) -> None:
         """Start the Monte-Carlo job of ``kind`` (default: the active tab's) even if auto_mc is off."""
-        kind = kind or self.mc_kind
-        self._forced = kind
-        try:
-            self.refresh()
-        finally:
-            self._forced = None
-
-    def cancel(self, kind: str | None = None) -> None:
-        """Stop the running Monte-Carlo job of ``kind`` (default: all of them); partial results stay."""
-        for k in [kind] if kind else list(MC_KINDS):
-            job = self._jobs.get(k)
-            if job is not None and job.alive:
-                job.stop.set()
-                self.jobs[k].message = "cancelling…"
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until the background jobs finish; True if they did within ``timeout`` seconds."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        for job in list(self._jobs.values()):
-            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            if not job.done.wait(remaining):
-                return False
-        return True
-
-    def defer_jobs(self) -> None:
-        """Start no background job until :meth:`start_jobs` (results already cached are still shown).
-
-        A served page calls this before it is built and :meth:`start_jobs` once the browser shows it: the
-        first paint does not share the CPU with Monte-Carlo, and a page that is requested but never opened
-        (a health check, a link preview) computes nothing in the background.
-        """
-        self._deferred = True
-
-    def start_jobs(self) -> None:
-        """Start the jobs the current settings need and show every result that is ready by now."""
-        self._deferred = False
-        self.refresh()
-
-    def close(self) -> None:
-        """Cancel every job and drop their updates (the session ended)."""
-        self._closed = True
-        for job in self._jobs.values():
-            job.stop.set()
+        self.run(kind or self.mc_kind)
 
     @property
     def mc_kind(self) -> str:
@@ -520,41 +454,18 @@ class ExplorerState(param.Parameterized):
     # ----------------------------------------------------------------------------- refresh
 
     def _on_change(self, *events) -> None:
+        """Every change of a control refreshes, also before the first :meth:`refresh` (a link, a notebook)."""
         self.refresh()
 
-    def _assign(self, name: str, value) -> None:
-        """Set an output; during a refresh the outputs are set together at its end (one redraw)."""
-        if self._pending is not None:
-            self._pending[name] = value
-        elif getattr(self, name) is not value:
-            setattr(self, name, value)
+    def _auto_run(self) -> bool:
+        return bool(self.auto_mc)
 
-    def _refresh_once(self) -> None:
-        self._pending = {}
-        try:
-            self._sync_target()
-            if self.tab == "holdout":
-                self._refresh_holdout()
-            else:
-                self._refresh_training()
-            error = ""
-        except EXPECTED_ERRORS as err:
-            self._clear_outputs()
-            error = describe_error(err)
-        changed = {k: v for k, v in self._pending.items() if getattr(self, k) is not v}
-        self._pending = None
-        self.param.update(**changed, error=error)
-
-    def _clear_outputs(self) -> None:
-        """The settings cannot be computed: show nothing rather than results of other settings."""
-        for job in self._jobs.values():
-            job.stop.set()
-        self._jobs.clear()
-        self._wanted.clear()
-        for name in _OUTPUTS:
-            self._assign(name, None)
-        for status in self.jobs.values():
-            status.param.update(running=False, progress=0.0, message="", error="")
+    def _refresh_outputs(self) -> None:
+        self._sync_target()
+        if self.tab == "holdout":
+            self._refresh_holdout()
+        else:
+            self._refresh_training()
 
     def _refresh_training(self) -> None:
         key, problem = self._problem(0)
@@ -572,7 +483,7 @@ class ExplorerState(param.Parameterized):
     def _refresh_curve(self, key, problem) -> None:
         loss, params = self.loss, self.loss_params
         self._request("theory", (key, self._loss_key()), "theory_curve", _THEORY,
-                      lambda job: _theory_curve(problem, key, loss, params), mc=False)
+                      lambda job: _theory_curve(problem, key, loss, params), optional=False)
         grid, samples, seed = MC_GRID, int(self.curve_mc_samples), int(self.seed)
         self._request("curve", (key, self._loss_key(), grid, samples, seed), "curve_mc", _CURVES,
                       lambda job: _mc_curve(problem, grid, samples, loss, params, seed, job))
@@ -598,84 +509,6 @@ class ExplorerState(param.Parameterized):
         sol = self._solution(key, problem, v)
         moments = replica.bootstrap_moments(sol, problem.K, problem.cross(problem.X_test))  # eq. (48)
         return HoldoutTheory(moments.mean, moments.var, np.asarray(problem.y_test), v, problem.n)
-
-    # ----------------------------------------------------------------------------- jobs
-
-    def _status(self, kind: str) -> JobStatus:
-        return self.jobs[kind]
-
-    def _request(self, kind: str, key, attr: str, cache: LRU, work: Callable[[Job], object],
-                 mc: bool = True) -> None:
-        """Show the cached result for ``key``, or start (or keep) the job computing it.
-
-        A job for the same settings that is running, was cancelled or failed is left alone (its partial
-        result and message stay on screen) unless :meth:`run_mc` forces a new start. A finished job's result
-        is shown from the cache even if the job's own final update never arrived. While jobs are deferred
-        (:meth:`defer_jobs`) nothing starts.
-        """
-        self._wanted[kind] = key
-        status, job = self._status(kind), self._jobs.get(kind)
-        hit = cache.get(key)
-        if hit is None and job is not None and job.key == key and (job.alive or self._forced != kind):
-            return  # running for these settings, or cancelled/failed: keep it unless asked to run again
-        if job is not None and (job.key != key or hit is not None or self._forced == kind):
-            job.stop.set()
-            del self._jobs[kind]  # superseded: its updates are dropped from now on
-        if hit is not None:
-            # our own job computed it (its final update may still be on its way, or have been lost): "done"
-            own = job is not None and job.key == key and not job.alive
-            self._assign(attr, hit)
-            status.param.update(running=False, progress=1.0, message="done" if own else "done (cached)", error="")
-            return
-        self._assign(attr, None)
-        if mc and not (self.auto_mc or self._forced == kind):
-            status.param.update(running=False, progress=0.0, error="",
-                                message="Monte-Carlo not run yet: press 'Run Monte-Carlo'.")
-            return
-        if self._deferred:
-            status.param.update(running=False, progress=0.0, error="", message="starts once the page has loaded")
-            return
-        self._start(kind, key, attr, cache, work)
-
-    def _start(self, kind, key, attr, cache, work) -> None:
-        job = Job(kind, key, attr, status=self.jobs[kind], post=self._post, publish=self._publish)
-        self._jobs[kind] = job
-        self._status(kind).param.update(running=True, progress=0.0, message="starting…", error="")
-        job.start(partial(self._execute, job, cache, work))
-
-    def _execute(self, job: Job, cache: LRU, work: Callable[[Job], object]) -> None:
-        """Worker thread: run ``work``, cache its result and hand the outcome to the session."""
-        try:
-            result = work(job)
-        except montecarlo.Cancelled as stop:
-            self._post(job, partial(self._finish, job, None, f"cancelled ({stop})", ""))
-        except EXPECTED_ERRORS as err:
-            self._post(job, partial(self._finish, job, None, "failed", describe_error(err)))
-        except Exception as err:  # noqa: BLE001 - a bug must not kill the session; log it, show it
-            log.exception("background job %s failed", job.kind)
-            self._post(job, partial(self._finish, job, None, "failed",
-                                    f"Unexpected error ({type(err).__name__}: {err}); see the server log."))
-        else:
-            cache.put(job.key, result)
-            self._post(job, partial(self._finish, job, result, "done", ""))
-
-    def _post(self, job: Job, callback: Callable[[], None]) -> None:
-        """Run ``callback`` in the session's context, unless ``job`` has been superseded meanwhile."""
-        def guarded():
-            if not self._closed and self._jobs.get(job.kind) is job:
-                callback()
-        if not self._closed:
-            self.dispatch(guarded)
-
-    def _publish(self, job: Job, value) -> None:
-        if job.attr is not None and self._wanted.get(job.kind) == job.key:
-            self._assign(job.attr, value)
-
-    def _finish(self, job: Job, result, message: str, error: str) -> None:
-        if result is not None:
-            self._publish(job, result)
-        progress = 1.0 if result is not None else self._status(job.kind).progress
-        self._status(job.kind).param.update(running=False, progress=progress, message=message, error=error)
 
 
 def _csv_header(text: str) -> list[str]:

@@ -53,14 +53,16 @@ from explorer.model_selection.criteria import (
     RankingRow,
     SelectionResult,
 )
-from explorer.views.common.jobs import LRU, BackgroundJobs, Job
-from explorer.views.gp_bootstrap.panels import bind_to_session, job_indicators
+from explorer.views.common.caches import lru
+from explorer.views.common.jobs import BackgroundJobs, Job
+from explorer.views.common.session import bind_to_session
+from explorer.views.common.widgets import job_indicators
 from explorer.views.common.uploads import UPLOAD, read_upload, use_uploaded_table
 
 __all__ = [
     "SelectionState", "SelectionTab", "SelectionProblem", "SelectionCurves", "SelectionFits", "SelectionRanking",
     "SELECTION_DATASETS", "UPLOAD", "JOB_KINDS", "CURVE_PARAMETERS", "EXPORT_COLUMNS", "TEACHER_HYPERPARAMETERS",
-    "describe_error", "clear_caches", "criteria_plot", "prediction_plot", "curve_frame", "optima_frame",
+    "describe_error", "criteria_plot", "prediction_plot", "curve_frame", "optima_frame",
     "ranking_frame", "csv_text", "html_text", "settings_line", "normalise",
     "SelectionExperimentState", "SelectionExperimentsPanel", "EXPERIMENTS", "EXPERIMENT_DATA", "EXPERIMENT_COLUMNS",
     "TEMPERATURE_COLUMNS", "experiment_frame", "experiment_plot", "experiment_csv", "experiment_json",
@@ -156,19 +158,16 @@ def describe_error(err: BaseException) -> str:
 
 # ------------------------------------------------------------------------------------ caches
 
-_PROBLEMS = LRU(16)   # SelectionProblem per data settings
-_CURVES = LRU(32)     # SelectionCurves per (problem, kernel, parameter, grid, criteria, options, seed)
-_OPTIMA = LRU(32)     # SelectionFits per (problem, kernel, criteria, options, restarts, seed)
-_RANKINGS = LRU(16)   # SelectionRanking per (problem, kernels, select_by, criteria, options, restarts, seed)
-_EXPERIMENT_RESULTS = LRU(16)  # selection_experiments results per (settings, temperature file hash)
-_TEMPERATURE = LRU(4)          # parsed temperature series per file hash
-_CACHES = (_PROBLEMS, _CURVES, _OPTIMA, _RANKINGS, _EXPERIMENT_RESULTS, _TEMPERATURE)
-
-
-def clear_caches() -> None:
-    """Empty the model-selection result caches shared by the sessions (for tests and benchmarks)."""
-    for cache in _CACHES:
-        cache.clear()
+_PROBLEMS = lru("model_selection.problems", 16)  # SelectionProblem per data settings
+# SelectionCurves per (problem, kernel, parameter, grid, criteria, options, seed)
+_CURVES = lru("model_selection.curves", 32)
+# SelectionFits per (problem, kernel, criteria, options, restarts, seed)
+_OPTIMA = lru("model_selection.optima", 32)
+# SelectionRanking per (problem, kernels, select_by, criteria, options, restarts, seed)
+_RANKINGS = lru("model_selection.rankings", 16)
+# selection_experiments results per (settings, temperature file hash)
+_EXPERIMENT_RESULTS = lru("model_selection.experiment_results", 16)
+_TEMPERATURE = lru("model_selection.temperature", 4)  # parsed temperature series per file hash
 
 
 # ------------------------------------------------------------------------------------ computations
@@ -1038,8 +1037,8 @@ class SelectionTab(pn.viewable.Viewer):
                                                     css_classes=["explorer-selection-ranking"]),
                        "optima": pn.pane.DataFrame(optima_frame(s), index=False, sizing_mode="stretch_width",
                                                    css_classes=["explorer-selection-optima"])}
-        self.progress, self.job_message, self.job_error = job_indicators(s, "explorer-selection", self._on_job,
-                                                                         width=160)
+        indicators = job_indicators(s, "explorer-selection", self._on_job, width=160)
+        self.progress, self.job_message, self.job_error = indicators.progress, indicators.message, indicators.error
         for kind in JOB_KINDS:
             self._on_job(kind)
         self.run = pn.widgets.Button(label="Run", color="primary", css_classes=["explorer-selection-run"])

@@ -17,7 +17,6 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import holoviews as hv
@@ -26,8 +25,6 @@ import numpy as np
 import pandas as pd
 import panel as pn
 import param
-from bokeh.embed import file_html
-from bokeh.resources import INLINE
 
 from explorer.gp_bootstrap import replica
 from explorer.svm_bootstrap import montecarlo as svm
@@ -36,13 +33,17 @@ from explorer.svm_bootstrap import replica as svm_replica
 from explorer import datasets
 from explorer.progress import Hooks
 from explorer.svm_bootstrap.experiments import SVMFieldComparison, SVMProblem, TheoryPoint
-from explorer.views.common.jobs import LRU, BackgroundJobs, Job
-from explorer.views.gp_bootstrap.panels import bind_to_session, job_indicators
+from explorer.views.common.caches import lru
+from explorer.views.common.exports import Export, html_page
+from explorer.views.common.jobs import BackgroundJobs, Job
+from explorer.views.common.session import bind_to_session
+from explorer.views.common.tab import JobTab
 from explorer.views.common.uploads import UPLOAD, use_uploaded_table
+from explorer.views.common.widgets import Revision, csv_upload, live, param_widgets
 
 __all__ = [
     "SVMState", "SVMTab", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD",
-    "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "describe_error", "clear_caches",
+    "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "describe_error",
     "learning_curve_plot", "field_plot", "curve_frame", "field_frame", "curve_summary", "field_summary",
     "csv_text", "html_text", "settings_line",
 ]
@@ -142,17 +143,11 @@ def describe_error(err: BaseException) -> str:
 
 # ------------------------------------------------------------------------------------ caches
 
-_PROBLEMS = LRU(16)    # SVMProblem per (dataset, L, holdout)
-_THEORY = LRU(32)      # SVMTheoryCurve per (problem, grid)
-_CURVES = LRU(32)      # SVMCurveMC per (problem, grid, samples, seed)
-_FIELDS = LRU(16, weigh=lambda f: f.mc_fields.nbytes, max_weight=200e6)  # per (problem, S/N, samples, seed)
-_CACHES = (_PROBLEMS, _THEORY, _CURVES, _FIELDS)
-
-
-def clear_caches() -> None:
-    """Empty the SVM result caches shared by the sessions (for tests and benchmarks)."""
-    for cache in _CACHES:
-        cache.clear()
+_PROBLEMS = lru("svm_bootstrap.problems", 16)  # SVMProblem per (dataset, L, holdout)
+_THEORY = lru("svm_bootstrap.theory", 32)      # SVMTheoryCurve per (problem, grid)
+_CURVES = lru("svm_bootstrap.curves", 32)      # SVMCurveMC per (problem, grid, samples, seed)
+_FIELDS = lru("svm_bootstrap.fields", 16, weigh=lambda f: f.mc_fields.nbytes,
+              max_weight=200e6)                # SVMFieldComparison per (problem, S/N, samples, seed)
 
 
 # ------------------------------------------------------------------------------------ computations
@@ -524,17 +519,15 @@ def csv_text(state: SVMState, what: str) -> str:
 
 def html_text(state: SVMState, what: str) -> str:
     """The ``what`` ("curve" or "field") figure as a standalone HTML page (Bokeh, resources inlined)."""
-    plot = hv.render(_FIGURES[what](state), backend="bokeh")
-    return file_html(plot, INLINE, title=f"Resampling Explorer: SVM {what} — {settings_line(state)}")
+    return html_page(_FIGURES[what](state), f"Resampling Explorer: SVM {what} — {settings_line(state)}")
 
 
 # ------------------------------------------------------------------------------------ the tab
 
-#: Stream whose events make a DynamicMap re-evaluate its figure.
-_Revision = hv.streams.Stream.define("SVMRevision", revision=0)
+_EXPORT_NAMES = {"curve": "Learning curve", "field": "Field"}
 
 
-class SVMTab(pn.viewable.Viewer):
+class SVMTab(JobTab):
     """Seed 004 Fig. 1 as a tab: controls, job progress with Run/Cancel, the learning curve (left), the
     internal-field distribution at a test input (right), CSV/HTML exports. CSS classes ``explorer-svm-…``.
 
@@ -544,6 +537,8 @@ class SVMTab(pn.viewable.Viewer):
 
     state = param.ClassSelector(class_=SVMState, label="State", doc="The SVM session state the tab shows.")
 
+    css_prefix = "explorer-svm"
+
     def __init__(self, **params):
         if params.get("state") is None:
             params["state"] = SVMState()
@@ -551,38 +546,25 @@ class SVMTab(pn.viewable.Viewer):
         s = self.state
         bind_to_session(s)
         self.widgets = self._make_widgets()
-        self.upload = pn.widgets.FileInput(accept=".csv", multiple=False, css_classes=["explorer-svm-upload"],
-                                           sizing_mode="stretch_width")
-        self.upload.param.watch(self._on_upload, "value")
-        self.error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["explorer-svm-error"],
-                                   sizing_mode="stretch_width")
-        self.streams = {"curve": _Revision(), "field": _Revision()}
+        self.upload = csv_upload("explorer-svm-upload", s.upload_csv)
+        self.streams = {"curve": Revision(), "field": Revision()}
         self.plots = {what: pn.pane.HoloViews(
-            hv.DynamicMap(lambda revision, what=what: _FIGURES[what](self.state), streams=[self.streams[what]],
-                          cache_size=1),
+            live(lambda what=what: _FIGURES[what](self.state), self.streams[what]),
             sizing_mode="stretch_width", min_height=430, linked_axes=False, css_classes=[f"explorer-svm-plot-{what}"])
             for what in ("curve", "field")}
         self.status = {what: pn.pane.Markdown("", css_classes=[f"explorer-svm-status-{what}"],
                                               sizing_mode="stretch_width") for what in ("curve", "field")}
-        self.progress, self.job_message, self.job_error = job_indicators(s, "explorer-svm", self._on_job,
-                                                                         width=160)
-        for kind in JOB_KINDS:
-            self._on_job(kind)
-        self.run = pn.widgets.Button(label="Run Monte-Carlo", color="primary", css_classes=["explorer-svm-run"])
-        self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=["explorer-svm-cancel"])
-        self.run.on_click(lambda event: self.state.run_mc())
-        self.cancel.on_click(lambda event: self.state.cancel())
-        self.downloads = [pn.widgets.FileDownload(
-            callback=partial(self._export, fmt, what), filename=f"explorer-svm-{what}.{fmt}",
-            label=f"{'Learning curve' if what == 'curve' else 'Field'} ({fmt.upper()})", color="light",
-            css_classes=[f"explorer-svm-{fmt}-{what}"]) for what in ("curve", "field") for fmt in ("csv", "html")]
         s.param.watch(self._on_curve, ["theory_curve", "curve_mc", "problem"])
         s.param.watch(self._on_field, ["field", "test_index", "test_problem"])
-        s.param.watch(self._on_error, "error")
-        self._update_cancel()
         self._on_curve()
         self._on_field()
-        self._on_error()
+
+    def exports(self) -> list[Export]:
+        def text(fmt: str, what: str):
+            return lambda: csv_text(self.state, what) if fmt == "csv" else html_text(self.state, what)
+        return [Export(f"explorer-svm-{what}.{fmt}", f"{_EXPORT_NAMES[what]} ({fmt.upper()})",
+                       f"explorer-svm-{fmt}-{what}", text(fmt, what))
+                for what in ("curve", "field") for fmt in ("csv", "html")]
 
     def _make_widgets(self) -> dict[str, pn.widgets.Widget]:
         s = self.state
@@ -591,30 +573,16 @@ class SVMTab(pn.viewable.Viewer):
                  "s_over_n": pn.widgets.FloatInput, "mc_samples": pn.widgets.IntInput,
                  "holdout": pn.widgets.IntInput, "test_index": pn.widgets.IntInput, "seed": pn.widgets.IntInput,
                  "auto_mc": pn.widgets.Checkbox}
-        widgets = {name: kind.from_param(s.param[name], sizing_mode="stretch_width",
-                                         css_classes=[f"explorer-svm-{name.replace('_', '-')}"])
-                   for name, kind in kinds.items()}
+        widgets = param_widgets(s, kinds, "explorer-svm")
         widgets["target"].visible = s.dataset == UPLOAD
         s.param.watch(lambda e: setattr(widgets["target"], "visible", e.new == UPLOAD), "dataset")
         return widgets
 
     # --- updates
-    def _on_upload(self, event) -> None:
-        if event.new:
-            self.state.upload_csv(self.upload.filename or "upload.csv", event.new)
-
-    def _on_job(self, kind: str, *events) -> None:
-        job = self.state.jobs[kind]
-        self.progress[kind].param.update(value=int(round(100 * job.progress)), active=job.running)
-        self.job_message[kind].object = f"{kind}: {job.message}" if job.message else ""
-        self.job_error[kind].param.update(object=job.error, visible=bool(job.error))
-        if hasattr(self, "cancel"):
-            self._update_cancel()
-        if kind == "theory" and hasattr(self, "status"):
+    def _on_job(self, name: str, *events) -> None:
+        super()._on_job(name, *events)
+        if name == "theory" and hasattr(self, "status"):
             self._on_curve()
-
-    def _update_cancel(self) -> None:
-        self.cancel.disabled = not any(job.running for job in self.state.jobs.values())
 
     def _on_curve(self, *events) -> None:
         self.streams["curve"].event(revision=self.streams["curve"].revision + 1)
@@ -624,15 +592,7 @@ class SVMTab(pn.viewable.Viewer):
         self.streams["field"].event(revision=self.streams["field"].revision + 1)
         self.status["field"].object = field_summary(self.state)
 
-    def _on_error(self, *events) -> None:
-        self.error.param.update(object=self.state.error, visible=bool(self.state.error))
-
-    def _export(self, fmt: str, what: str) -> io.StringIO:
-        return io.StringIO(csv_text(self.state, what) if fmt == "csv" else html_text(self.state, what))
-
-    def __panel__(self):
-        if not self.state.started:
-            self.state.refresh()  # first shown: compute the settings now
+    def layout(self) -> pn.Row:
         w = self.widgets
         controls = pn.Column(
             "### Data", w["dataset"], pn.pane.Markdown("Upload a two-class CSV (header row, numeric inputs):",
@@ -642,13 +602,8 @@ class SVMTab(pn.viewable.Viewer):
             "### Field at a test input", w["s_over_n"], w["mc_samples"], w["holdout"], w["test_index"],
             "### Monte-Carlo", w["seed"], w["auto_mc"],
             width=300, css_classes=["explorer-svm-controls"])
-        jobs = pn.Row(self.run, self.cancel,
-                      *[pn.Column(self.progress[k], self.job_message[k], margin=(0, 5)) for k in JOB_KINDS],
-                      sizing_mode="stretch_width")
         figures = pn.Row(
             pn.Column(self.status["curve"], self.plots["curve"], sizing_mode="stretch_width"),
             pn.Column(self.status["field"], self.plots["field"], sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
-        main = pn.Column(self.error, jobs, *self.job_error.values(), figures, pn.Row(*self.downloads),
-                         sizing_mode="stretch_width")
-        return pn.Row(controls, main, sizing_mode="stretch_width", css_classes=["explorer-svm-tab"])
+        return pn.Row(controls, self.frame(figures), sizing_mode="stretch_width", css_classes=["explorer-svm-tab"])

@@ -17,16 +17,16 @@ from explorer.gp_bootstrap import experiments  # noqa: E402
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap import replica
 from explorer import datasets
-from explorer.views.common import jobs as jobs_module  # noqa: E402
+from explorer.views.common import caches as caches_module  # noqa: E402
+from explorer.views.common.caches import clear_caches  # noqa: E402
+from explorer.views.common.jobs import JobStatus  # noqa: E402
 from explorer.views.gp_bootstrap import state as state_module  # noqa: E402
 from explorer.views.gp_bootstrap import plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import (
     MC_GRID,
     THEORY_GRID,
     UPLOAD,
-    ExplorerState,
-    JobStatus,
-    clear_caches,
+    GPBootstrapState,
 )
 
 TIMEOUT = 180
@@ -35,14 +35,14 @@ TIMEOUT = 180
 pytestmark = pytest.mark.usefixtures("empty_view_caches")
 
 
-def make_state(**params) -> ExplorerState:
+def make_state(**params) -> GPBootstrapState:
     params = {"dataset": "teacher", "auto_mc": False, "curve_mc_samples": 20, "mc_samples": 200, **params}
-    state = ExplorerState(**params)
+    state = GPBootstrapState(**params)
     state.refresh()
     return state
 
 
-def finished(state: ExplorerState) -> ExplorerState:
+def finished(state: GPBootstrapState) -> GPBootstrapState:
     assert state.wait(TIMEOUT), "background jobs did not finish in time"
     return state
 
@@ -50,7 +50,7 @@ def finished(state: ExplorerState) -> ExplorerState:
 # ----------------------------------------------------------------------------------------- parameters
 
 
-@pytest.mark.parametrize("cls", [ExplorerState, JobStatus])
+@pytest.mark.parametrize("cls", [GPBootstrapState, JobStatus])
 def test_every_parameter_has_label_doc_and_bounds(cls):
     for name, p in cls.param.objects("existing").items():
         if name == "name":
@@ -64,7 +64,7 @@ def test_every_parameter_has_label_doc_and_bounds(cls):
 
 
 def test_choices_and_defaults_follow_the_brief():
-    s = ExplorerState()
+    s = GPBootstrapState()
     assert {"boston", "toy", "teacher"} <= set(s.param.dataset.objects)
     assert s.param.kernel.objects == ["paper", "se", "rq", "exponential", "matern32", "matern52", "periodic"]
     assert s.param.loss.objects == ["square", "eps-insensitive"]
@@ -74,18 +74,18 @@ def test_choices_and_defaults_follow_the_brief():
 
 def test_sessions_do_not_share_choices(tmp_path):
     (tmp_path / "mine.csv").write_text("x,y\n" + "".join(f"{i},{i % 3}.5\n" for i in range(12)))
-    with_dir, without = ExplorerState(data_dir=str(tmp_path)), ExplorerState()
+    with_dir, without = GPBootstrapState(data_dir=str(tmp_path)), GPBootstrapState()
     assert "file: mine.csv" in with_dir.param.dataset.objects
     assert "file: mine.csv" not in without.param.dataset.objects
-    assert "file: mine.csv" not in ExplorerState.param.dataset.objects
+    assert "file: mine.csv" not in GPBootstrapState.param.dataset.objects
 
 
 def test_views_hold_no_widgets_as_class_attributes():
     import panel as pn
 
     from explorer.views.gp_bootstrap import panels
-    for cls in (panels.Controls, panels.LearningCurveTab, panels.DistributionTab, panels.L1Tab, panels.HoldoutTab,
-                panels.ExplorerView):
+    for cls in (panels.GPControls, panels.LearningCurveTab, panels.DistributionTab, panels.L1Tab, panels.HoldoutTab,
+                panels.GPBootstrapView):
         shared = [k for klass in cls.__mro__ for k, v in vars(klass).items() if isinstance(v, pn.viewable.Viewable)]
         assert not shared, f"{cls.__name__} holds widgets as class attributes: {shared}"
 
@@ -251,13 +251,13 @@ def test_invalid_csv_gives_a_message_not_an_exception(content, message):
 
 def test_data_directory_csv(tmp_path):
     (tmp_path / "houses.csv").write_bytes(csv_bytes(20))
-    s = ExplorerState(data_dir=str(tmp_path), auto_mc=False, tab="distribution", dataset="file: houses.csv")
+    s = GPBootstrapState(data_dir=str(tmp_path), auto_mc=False, tab="distribution", dataset="file: houses.csv")
     s.refresh()
     assert s.error == "" and s.target == "price" and s.problem.n == 20
 
 
 def test_missing_data_directory_is_a_notice():
-    s = ExplorerState(data_dir="/no/such/folder")
+    s = GPBootstrapState(data_dir="/no/such/folder")
     assert "does not exist" in s.notice and s.param.dataset.objects == ["boston", "toy", "teacher"]
 
 
@@ -294,7 +294,7 @@ def test_error_in_a_background_job_is_a_message(monkeypatch):
 
 
 def test_deferred_jobs_start_once_the_page_has_loaded():
-    s = ExplorerState(dataset="teacher", tab="distribution", mc_samples=200)
+    s = GPBootstrapState(dataset="teacher", tab="distribution", mc_samples=200)
     s.defer_jobs()  # a served page, not shown yet
     s.refresh()
     status = s.jobs["distribution"]
@@ -306,7 +306,7 @@ def test_deferred_jobs_start_once_the_page_has_loaded():
 
 
 def test_a_finished_job_shows_its_result_on_load_even_if_its_updates_never_arrived():
-    s = ExplorerState(dataset="teacher", tab="distribution", mc_samples=200)
+    s = GPBootstrapState(dataset="teacher", tab="distribution", mc_samples=200)
     s.dispatch = lambda callback: None  # a session that never ran the job's updates
     s.refresh()
     status = finished(s).jobs["distribution"]
@@ -322,7 +322,7 @@ def test_too_many_held_out_rows_is_a_message():
 
 
 def test_invalid_link_parameters_are_skipped():
-    s = ExplorerState(dataset="teacher", auto_mc=False, tab="distribution")
+    s = GPBootstrapState(dataset="teacher", auto_mc=False, tab="distribution")
     s.apply_url({"s_over_n": 99.0, "kernel": "rq", "dataset": "nope"})
     assert s.kernel == "rq" and s.s_over_n == 1.0 and s.dataset == "teacher"
     assert "s_over_n" in s.notice and "dataset" in s.notice
@@ -374,7 +374,7 @@ def test_html_export_is_a_standalone_page(computed, tab):
 @pytest.mark.parametrize("tab", ["curve", "distribution", "l1", "holdout"])
 def test_figures_render_before_and_after_monte_carlo(computed, tab):
     import holoviews as hv
-    empty = ExplorerState(dataset="teacher")  # nothing computed yet
+    empty = GPBootstrapState(dataset="teacher")  # nothing computed yet
     assert hv.render(plots.figure(empty, tab), backend="bokeh") is not None
     assert hv.render(plots.figure(computed, tab), backend="bokeh") is not None
 
@@ -386,7 +386,7 @@ def test_worst_inputs_table_is_sorted(computed):
 
 
 def test_result_cache_is_bounded_by_count_and_size():
-    cache = jobs_module.LRU(3, weigh=lambda v: v, max_weight=10)
+    cache = caches_module.LRU(3, weigh=lambda v: v, max_weight=10)
     for key, weight in enumerate([4, 4, 4]):
         cache.put(key, weight)
     assert cache.get(0) is None and cache.get(2) == 4  # 12 > 10: the oldest went

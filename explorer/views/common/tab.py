@@ -1,0 +1,102 @@
+"""The frame every tab shares: Run/Cancel with the progress, message and error of its jobs, the error of its
+settings, its download buttons, and the layout they sit in. The tabs differ in their controls and figures."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import panel as pn
+
+from explorer.views.common.exports import Export, download_button
+from explorer.views.common.widgets import job_indicators, message_alert
+
+__all__ = ["JobTab"]
+
+
+class JobTab(pn.viewable.Viewer):
+    """Base of the tabs: a ``state`` (a :class:`~explorer.views.common.jobs.BackgroundJobs` state) shown with
+    Run and Cancel buttons, a :class:`~explorer.views.common.widgets.JobIndicators` per job, the state's
+    ``error`` (if ``shows_error``) and download buttons.
+
+    A subclass declares a ``state`` parameter, sets ``css_prefix`` and may override :meth:`shown_jobs` (name →
+    job kind; default every job), :meth:`run_kind` (the kind Run and Cancel act on; default every kind),
+    :meth:`exports` and :meth:`layout`. It calls ``super().__init__`` first, then builds its figures. The
+    state computes when the tab is first rendered (``__panel__``) if nothing refreshed it before.
+    """
+
+    #: CSS classes ``<css_prefix>-run``, ``-cancel``, ``-error``, ``-progress-<name>``, ...
+    css_prefix: ClassVar[str] = "explorer"
+    run_label: ClassVar[str] = "Run Monte-Carlo"
+    progress_width: ClassVar[int] = 160
+    #: Prefix each job message with its kind ("curve: done"), for tabs that show several jobs.
+    label_messages: ClassVar[bool] = True
+    #: Show the state's ``error`` above the jobs (a tab whose page shows it elsewhere says False).
+    shows_error: ClassVar[bool] = True
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.run = pn.widgets.Button(label=self.run_label, color="primary", css_classes=[self._css("run")])
+        self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=[self._css("cancel")])
+        self.run.on_click(lambda event: self.state.run(self.run_kind()))
+        self.cancel.on_click(lambda event: self.state.cancel(self.run_kind()))
+        self.indicators = job_indicators(self.state, self.css_prefix, self._on_job, width=self.progress_width,
+                                         kinds=self.shown_jobs())
+        self.error = (message_alert(self.state, "error", f"{self.css_prefix}-error") if self.shows_error
+                      else None)
+        self.downloads = [download_button(export) for export in self.exports()]
+        for name in self.indicators.kinds:
+            self._on_job(name)
+
+    # --- what a tab declares
+    def shown_jobs(self) -> dict[str, str]:
+        """The jobs the tab shows: indicator name → job kind of the state."""
+        return {kind: kind for kind in self.state.jobs}
+
+    def run_kind(self) -> str | None:
+        """The job kind Run and Cancel act on; None for every kind."""
+        return None
+
+    def exports(self) -> list[Export]:
+        """The tab's downloads."""
+        return []
+
+    def layout(self) -> pn.viewable.Viewable:
+        """The tab's content (e.g. :meth:`frame` around its figures)."""
+        return self.frame()
+
+    def _css(self, what: str) -> str:
+        return f"{self.css_prefix}-{what}"
+
+    # --- updates
+    def _on_job(self, name: str, *events) -> None:
+        kind = self.indicators.kinds[name]
+        self.indicators.show(name, self.state.jobs[kind], label=kind if self.label_messages else "")
+        kinds = [self.run_kind()] if self.run_kind() else list(self.indicators.kinds.values())
+        self.cancel.disabled = not any(self.state.jobs[k].running for k in kinds)
+
+    # --- layout
+    def job_row(self) -> pn.Row:
+        """Run, Cancel and the progress bar and message of each job."""
+        ind = self.indicators
+        if len(ind.kinds) == 1:
+            (name,) = ind.kinds
+            return pn.Row(self.run, self.cancel, ind.progress[name], ind.message[name], align="center",
+                          sizing_mode="stretch_width")
+        return pn.Row(self.run, self.cancel,
+                      *[pn.Column(ind.progress[name], ind.message[name], margin=(0, 5)) for name in ind.kinds],
+                      sizing_mode="stretch_width")
+
+    def export_row(self, *extra) -> pn.Row:
+        """The download buttons (and ``extra`` elements after them)."""
+        return pn.Row(*self.downloads, *extra, sizing_mode="stretch_width")
+
+    def frame(self, *body, css_class: str | None = None) -> pn.Column:
+        """The state's error, the job row, the jobs' errors, ``body`` and the export row, in one column."""
+        head = [self.error] if self.error is not None else []
+        return pn.Column(*head, self.job_row(), *self.indicators.error.values(), *body, self.export_row(),
+                         sizing_mode="stretch_width", css_classes=[css_class] if css_class else [])
+
+    def __panel__(self):
+        if not self.state.started:
+            self.state.refresh()  # first shown: compute the settings now
+        return self.layout()

@@ -1,0 +1,144 @@
+"""Widgets and panes every tab builds the same way: linked controls, uploads, alerts, job indicators, live
+figures and tabs that stay in the page once opened.
+
+Widgets are made per call (per session), never as class attributes; every element carries a stable CSS class
+``<prefix>-…`` for browser tests and the tour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable, Mapping
+
+import holoviews as hv
+import panel as pn
+
+from explorer.views.common.jobs import JobStatus
+
+__all__ = ["JobIndicators", "job_indicators", "param_widget", "param_widgets", "csv_upload", "message_alert",
+           "Revision", "live", "LazyTabs"]
+
+
+@dataclass(frozen=True)
+class JobIndicators:
+    """A progress bar, a message and an error alert per job a tab shows, keyed by the name the tab gives it
+    (``kinds`` maps that name to the state's job kind)."""
+
+    kinds: Mapping[str, str]
+    progress: dict[str, pn.indicators.Progress]
+    message: dict[str, pn.pane.Str]
+    error: dict[str, pn.pane.Alert]
+
+    def show(self, name: str, status: JobStatus, label: str = "") -> None:
+        """Show ``status`` in the indicators of ``name``; a non-empty ``label`` prefixes the message."""
+        self.progress[name].param.update(value=int(round(100 * status.progress)), active=status.running)
+        self.message[name].object = f"{label}: {status.message}" if label and status.message else status.message
+        self.error[name].param.update(object=status.error, visible=bool(status.error))
+
+
+def job_indicators(state, prefix: str, on_job: Callable, width: int = 160,
+                   kinds: Mapping[str, str] | None = None) -> JobIndicators:
+    """The :class:`JobIndicators` of the jobs ``kinds`` (name → job kind; default: every job of ``state`` under
+    its own kind), with CSS classes ``{prefix}-progress-<name>``, ``{prefix}-job-message-<name>`` and
+    ``{prefix}-job-error-<name>``; ``on_job(name, *events)`` watches each job's status."""
+    kinds = dict(kinds) if kinds is not None else {kind: kind for kind in state.jobs}
+    progress, message, error = {}, {}, {}
+    for name, kind in kinds.items():
+        progress[name] = pn.indicators.Progress(value=0, max=100, active=False, width=width,
+                                                css_classes=[f"{prefix}-progress-{name}"])
+        message[name] = pn.pane.Str("", css_classes=[f"{prefix}-job-message-{name}"])
+        error[name] = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=[f"{prefix}-job-error-{name}"])
+        state.jobs[kind].param.watch(partial(on_job, name), ["running", "progress", "message", "error"])
+    return JobIndicators(kinds, progress, message, error)
+
+
+def param_widget(state, name: str, kind: type[pn.widgets.Widget], prefix: str, **options) -> pn.widgets.Widget:
+    """A ``kind`` widget linked to ``state.<name>``, with the CSS class ``{prefix}-<name with - for _>``
+    (stretching to the width of its column unless ``sizing_mode`` says otherwise)."""
+    options.setdefault("sizing_mode", "stretch_width")
+    return kind.from_param(state.param[name], css_classes=[f"{prefix}-{name.replace('_', '-')}"], **options)
+
+
+def param_widgets(state, kinds: Mapping[str, type[pn.widgets.Widget]], prefix: str) -> dict[str, pn.widgets.Widget]:
+    """:func:`param_widget` for every ``name: kind`` of ``kinds``."""
+    return {name: param_widget(state, name, kind, prefix) for name, kind in kinds.items()}
+
+
+def csv_upload(css_class: str, on_file: Callable[[str, bytes], None],
+               default_name: str = "upload.csv") -> pn.widgets.FileInput:
+    """A CSV file input; ``on_file(filename, content)`` gets every file the user picks."""
+    upload = pn.widgets.FileInput(accept=".csv", multiple=False, css_classes=[css_class], sizing_mode="stretch_width")
+    upload.param.watch(lambda event: on_file(upload.filename or default_name, event.new) if event.new else None,
+                       "value")
+    return upload
+
+
+def message_alert(state, name: str, css_class: str, alert_type: str = "danger") -> pn.pane.Alert:
+    """An alert showing the text of ``state.<name>`` (e.g. ``error``), hidden while it is empty."""
+    alert = pn.pane.Alert("", alert_type=alert_type, visible=False, css_classes=[css_class],
+                          sizing_mode="stretch_width")
+
+    def show(*events) -> None:
+        text = getattr(state, name)
+        alert.param.update(object=text, visible=bool(text))
+
+    state.param.watch(show, name)
+    show()
+    return alert
+
+
+#: Stream whose events make a DynamicMap re-evaluate its figure (the value counts the redraws).
+Revision = hv.streams.Stream.define("Revision", revision=0)
+
+
+def live(figure: Callable[[], hv.Element | hv.Overlay], stream) -> hv.DynamicMap:
+    """A DynamicMap showing ``figure()``; ``stream.event(revision=n)`` updates the plot in place."""
+    return hv.DynamicMap(lambda revision: figure(), streams=[stream], cache_size=1)
+
+
+class LazyTabs(pn.Tabs):
+    """``pn.Tabs`` whose tabs are put on the page when first opened and then stay there, hidden, when closed.
+
+    Panel's ``dynamic=True`` also builds a tab only when opened, but it detaches a hidden tab's Bokeh models
+    from the page's document. A background job that then updates a pane there (a progress message) makes
+    Panel 1.9 re-render the pane without a document: ``Reactive._get_properties`` falls back to
+    ``CDN_DIST`` and rewrites the page's shared stylesheets (e.g. ``css/loading.css``) to cdn.holoviz.org,
+    which offline fails in the browser console. Here every tab's models stay in the document once built.
+
+    Each tab is an empty column until first opened; ``append``, ``extend`` and ``insert`` take ``(title,
+    object)`` pairs or objects as ``pn.Tabs`` does. Keep ``dynamic`` False (the default).
+    """
+
+    def __init__(self, *tabs, **params):
+        self._contents: dict[int, pn.viewable.Viewable] = {}  # id(placeholder column) -> the tab's content
+        super().__init__(*[self._hold(tab) for tab in tabs], **params)
+        self.param.watch(self._fill, "active")
+        self._fill()
+
+    def _hold(self, tab) -> tuple[str, pn.Column]:
+        name, content = tab if isinstance(tab, tuple) else (None, tab)
+        content = pn.panel(content)
+        placeholder = pn.Column(sizing_mode="stretch_width")
+        self._contents[id(placeholder)] = content
+        return (content.name if name is None else name), placeholder
+
+    def _fill(self, *events) -> None:
+        """Put the active tab's content into its placeholder (once)."""
+        if 0 <= self.active < len(self):
+            placeholder = self.objects[self.active]
+            content = self._contents.pop(id(placeholder), None)
+            if content is not None:
+                placeholder.objects = [content]
+
+    def append(self, tab) -> None:
+        super().append(self._hold(tab))
+        self._fill()
+
+    def extend(self, tabs) -> None:
+        super().extend([self._hold(tab) for tab in tabs])
+        self._fill()
+
+    def insert(self, index: int, tab) -> None:
+        super().insert(index, self._hold(tab))
+        self._fill()
