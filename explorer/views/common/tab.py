@@ -20,8 +20,9 @@ class JobTab(pn.viewable.Viewer):
 
     A subclass declares a ``state`` parameter, sets ``css_prefix`` and may override :meth:`shown_jobs` (name →
     job kind; default every job), :meth:`run_kind` (the kind Run and Cancel act on; default every kind),
-    :meth:`exports` and :meth:`layout`. It calls ``super().__init__`` first, then builds its figures. The
-    state computes when the tab is first rendered (``__panel__``) if nothing refreshed it before.
+    :meth:`exports` and :meth:`layout`. It calls ``super().__init__`` first, then builds its figures. If the
+    tab ``owns_state``, the state computes when the tab is first rendered (``__panel__``) unless something
+    refreshed it before.
     """
 
     #: CSS classes ``<css_prefix>-run``, ``-cancel``, ``-error``, ``-progress-<name>``, ...
@@ -32,6 +33,8 @@ class JobTab(pn.viewable.Viewer):
     label_messages: ClassVar[bool] = True
     #: Show the state's ``error`` above the jobs (a tab whose page shows it elsewhere says False).
     shows_error: ClassVar[bool] = True
+    #: The tab starts its state (False when a view shares the state among its tabs and starts it itself).
+    owns_state: ClassVar[bool] = True
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -97,6 +100,6 @@ class JobTab(pn.viewable.Viewer):
                          sizing_mode="stretch_width", css_classes=[css_class] if css_class else [])
 
     def __panel__(self):
-        if not self.state.started:
+        if self.owns_state and not self.state.started:
             self.state.refresh()  # first shown: compute the settings now
         return self.layout()

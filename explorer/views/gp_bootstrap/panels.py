@@ -132,6 +132,7 @@ class _Tab(JobTab):
     progress_width = 220
     label_messages = False
     shows_error = False                       # the view shows the state's error above the tabs
+    owns_state = False                        # the view (or the app) starts the shared state
 
     def __init__(self, **params):
         super().__init__(**params)

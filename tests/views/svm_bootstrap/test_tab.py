@@ -191,4 +191,5 @@ def test_tab_builds_without_a_server(rng):
     assert state.wait(timeout=60)
     assert "S → ∞" in tab.status["curve"].object
     assert tab.cancel.disabled
-    assert tab._export("csv", "curve").getvalue().splitlines()[1].startswith("s_over_n,")
+    downloads = {d.filename: d for d in tab.downloads}
+    assert downloads["explorer-svm-curve.csv"].callback().getvalue().splitlines()[1].startswith("s_over_n,")
