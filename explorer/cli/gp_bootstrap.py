@@ -18,15 +18,23 @@ from explorer.gp_bootstrap import experiments
 
 __all__ = ["register"]
 
+_TOL_HELP = ("ADATAP stopping tolerance: largest relative change of Δλ(i) (default 1e-3, the paper's; "
+            "it gives ε(S) to about 1e-6 relative)")
+_VG_TOL_HELP = ("stopping tolerance of ADATAP and VG: largest relative change of Δλ(i) (default 1e-3, "
+                "the paper's; it gives ADATAP's ε(S) to about 1e-6 relative, VG's to about 1e-4 on boston; "
+                "MF is a linear solve)")
+
 
 def register(sub) -> None:
     """Add ``learning-curve``, ``distribution`` and ``holdout`` to the CLI's subparsers."""
-    p = _add_command(sub, "learning-curve", learning_curve, "0.5,1,2", 2000,
+    p = _add_command(sub, "learning-curve", learning_curve, "0.5,1,2", 2000, tol_help=_VG_TOL_HELP,
                      help="bootstrap learning curve ε(S): theory vs MC (seed 000 Fig. 1)",
                      description="Efron's bootstrap test error ε(S) from the ADATAP theory (eq. 45/46), "
-                                 "the approximate ADATAP and Monte-Carlo with standard errors.")
+                                 "the approximate ADATAP, the variational-Gaussian (VG) and mean-field (MF) "
+                                 "approximations and Monte-Carlo with standard errors.")
     p.add_argument("--loss", choices=["square", "eps-insensitive"], default="square",
-                   help="test loss (default square; eps-insensitive is §5's with --eps and --beta)")
+                   help="test loss (default square; eps-insensitive is §5's with --eps and --beta). VG and MF are "
+                        "defined for the square loss only: with eps-insensitive their columns are null (n/a)")
     p.add_argument("--eps", type=float, default=0.1, help="ε of the ε-insensitive loss (default 0.1)")
     p.add_argument("--beta", type=float, default=0.1, help="β of the ε-insensitive loss (default 0.1)")
     p = _add_command(sub, "distribution", distribution, "1", 20000,
@@ -40,10 +48,11 @@ def register(sub) -> None:
     p.set_defaults(holdout=50)
 
 
-def _add_command(sub, name: str, compute, s_default: str, mc_default: int, **texts) -> argparse.ArgumentParser:
+def _add_command(sub, name: str, compute, s_default: str, mc_default: int, tol_help: str = _TOL_HELP,
+                 **texts) -> argparse.ArgumentParser:
     """A command with the data, model and bootstrap options every GP-bootstrap command has."""
     p = sub.add_parser(name, **texts)
-    _add_data_options(p), _add_model_options(p), _add_run_options(p, s_default, mc_default)
+    _add_data_options(p), _add_model_options(p), _add_run_options(p, s_default, mc_default, tol_help)
     p.set_defaults(handler=command(compute))
     return p
 
@@ -75,16 +84,14 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="noise variance σ² of the GP (default 0.01, the paper's)")
 
 
-def _add_run_options(p: argparse.ArgumentParser, s_default: str, mc_default: int) -> None:
+def _add_run_options(p: argparse.ArgumentParser, s_default: str, mc_default: int, tol_help: str = _TOL_HELP) -> None:
     g = p.add_argument_group("bootstrap")
     g.add_argument("--s-over-n", type=floats, default=floats(s_default), metavar="V[,V2,...]",
                    help=f"bootstrap size(s) S/N; S is the mean sample size (default {s_default})")
     g.add_argument("--mc-samples", type=int, default=mc_default,
                    help=f"number of Monte-Carlo bootstrap samples (default {mc_default})")
     g.add_argument("--seed", type=int, default=0, help="seed of the random generator (default 0)")
-    g.add_argument("--tol", type=float, default=1e-3,
-                   help="ADATAP stopping tolerance: largest relative change of Δλ(i) (default 1e-3, the paper's; "
-                        "it gives ε(S) to about 1e-6 relative)")
+    g.add_argument("--tol", type=float, default=1e-3, help=tol_help)
     add_json_option(p)
 
 
@@ -148,15 +155,24 @@ def holdout(args) -> Output:
 
 
 def format_curve(res: experiments.LearningCurveComparison) -> str:
-    """The learning curve as a table: S/N, theory, approximate theory, MC ± se, iterations."""
+    """The learning curve as a table: S/N, theory, approximate theory, VG, MF, MC ± se, ADATAP iterations."""
     lines = [f"{res.problem}: N = {res.n}, loss = {res.loss}",
-             f"{'S/N':>6} {'theory':>10} {'approx':>10} {'MC':>10} {'± se':>8} {'iter':>5}"]
+             f"{'S/N':>6} {'theory':>10} {'approx':>10} {'VG':>10} {'MF':>10} {'MC':>10} {'± se':>8} {'iter':>5}"]
     for r in res.rows:
-        lines.append(f"{r.s_over_n:6.3g} {r.theory:10.4g} {r.theory_approx:10.4g} {r.mc_mean:10.4g} "
-                     f"{r.mc_se:8.2g} {r.n_iter:5d}")
+        lines.append(f"{r.s_over_n:6.3g} {r.theory:10.4g} {r.theory_approx:10.4g} {_number(r.theory_vg, 10)} "
+                     f"{_number(r.theory_mf, 10)} {r.mc_mean:10.4g} {r.mc_se:8.2g} {r.n_iter:5d}")
     lines.append(f"theory solve at S = N: {res.theory_s * 1e3:.1f} ms = "
                  f"{res.theory_s / res.mc_sample_s:.1f} MC samples ({res.mc_sample_s * 1e3:.2f} ms each)")
+    if res.vg_s is None or res.mf_s is None:
+        lines.append(f"VG and MF: n/a (defined for the square loss only, not {res.loss})")
+    else:
+        lines.append(f"VG solve at S = N: {res.vg_s * 1e3:.1f} ms, MF solve: {res.mf_s * 1e3:.1f} ms")
     return "\n".join(lines)
+
+
+def _number(value: float | None, width: int) -> str:
+    """``value`` in ``width`` characters (4 significant digits), or n/a for None."""
+    return f"{'n/a':>{width}}" if value is None else f"{value:{width}.4g}"
 
 
 def format_distribution(res: experiments.DistributionComparison) -> str:

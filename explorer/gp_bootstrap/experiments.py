@@ -12,8 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from explorer.gp_bootstrap import montecarlo
-from explorer.gp_bootstrap import replica
+from explorer.gp_bootstrap import mean_field, montecarlo, replica, variational
 from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, L1Summary, l1_all_inputs, l1_noise_floor
 from explorer.datasets import Dataset
 from explorer.kernels import Kernel, paper_rbf
@@ -190,12 +189,19 @@ def theory_error(sol: replica.ReplicaSolution, loss: str, loss_params: dict | No
 
 @dataclass(frozen=True)
 class LearningCurveRow:
-    """One bootstrap size: theory (ADATAP), approximate ADATAP and MC with its standard error."""
+    """One bootstrap size: theory (ADATAP), approximate ADATAP, VG, MF and MC with its standard error.
+
+    ``theory_vg`` and ``theory_mf`` are ε(S) of the variational-Gaussian and mean-field approximations
+    (``variational``, ``mean_field``); they are defined for the square loss only and None for any other.
+    ``converged``, ``n_iter`` and ``residual`` are ADATAP's.
+    """
 
     s_over_n: float
     S: float
     theory: float
     theory_approx: float
+    theory_vg: float | None
+    theory_mf: float | None
     mc_mean: float
     mc_se: float
     mc_samples: int
@@ -207,7 +213,11 @@ class LearningCurveRow:
 
 @dataclass(frozen=True)
 class LearningCurveComparison:
-    """Bootstrap learning curve ε(S), theory vs MC (seed 000, Fig. 1); timing in seconds."""
+    """Bootstrap learning curve ε(S), theory vs MC (seed 000, Fig. 1); timing in seconds.
+
+    ``theory_s``, ``vg_s`` and ``mf_s`` are cold solves at S = N of ADATAP, VG and MF (``vg_s`` and ``mf_s``
+    None when the loss is not square: VG and MF are then not solved); ``mc_sample_s`` one MC sample at S = N.
+    """
 
     problem: str
     n: int
@@ -215,6 +225,8 @@ class LearningCurveComparison:
     rows: tuple[LearningCurveRow, ...]
     theory_s: float
     mc_sample_s: float
+    vg_s: float | None
+    mf_s: float | None
 
     def as_dict(self) -> dict:
         """The comparison for JSON.
@@ -223,13 +235,15 @@ class LearningCurveComparison:
         -------
         dict
             ``problem``, ``n``, ``loss``, ``rows`` (one dict of :class:`LearningCurveRow` fields per S) and
-            ``timing`` (``theory_s``, ``mc_sample_s`` and their ratio ``theory_in_mc_samples``).
+            ``timing`` (``theory_s``, ``mc_sample_s``, their ratio ``theory_in_mc_samples``, ``vg_s`` and
+            ``mf_s``; the last two None unless the loss is square).
         """
         return {
             "problem": self.problem, "n": self.n, "loss": self.loss,
             "rows": [row.__dict__ for row in self.rows],
             "timing": {"theory_s": self.theory_s, "mc_sample_s": self.mc_sample_s,
-                       "theory_in_mc_samples": self.theory_s / self.mc_sample_s},
+                       "theory_in_mc_samples": self.theory_s / self.mc_sample_s,
+                       "vg_s": self.vg_s, "mf_s": self.mf_s},
         }
 
 
@@ -244,10 +258,13 @@ def learning_curve_comparison(
     tol: float = 1e-3,
     hooks: Hooks | None = None,
 ) -> LearningCurveComparison:
-    """ε(S) from the ADATAP theory (warm-started along S), the approximate ADATAP and Monte-Carlo.
+    """ε(S) from ADATAP, the approximate ADATAP, VG, MF (seed 000 Fig. 1, left) and Monte-Carlo.
 
-    ``theory_s`` is a cold ADATAP solve at S = N and ``mc_sample_s`` the time of one MC bootstrap
-    sample at S = N, both measured in this call so that their ratio is meaningful.
+    ADATAP and VG are warm-started along S, both with tolerance ``tol``; MF is a linear solve. VG and MF
+    define ε(S) for the square loss only (eq. 45 with their cavities, ``/work/shared/VG_MF.md``): for any
+    other loss their row entries and timings are None. ``theory_s``, ``vg_s`` and ``mf_s`` are cold solves
+    at S = N (best of 3) and ``mc_sample_s`` the time of one MC bootstrap sample at S = N, all measured in
+    this call so that their ratios are meaningful.
 
     Parameters
     ----------
@@ -264,14 +281,14 @@ def learning_curve_comparison(
     rng : Generator, int or None
         Random source of the Monte-Carlo bootstrap (one generator for all S in turn).
     tol : float
-        Tolerance of the ADATAP solves.
+        Stopping tolerance of ADATAP and VG: largest relative change of Δλ(i).
     hooks : Hooks, optional
         Progress and cancellation.
 
     Returns
     -------
     LearningCurveComparison
-        One :class:`LearningCurveRow` per S/N, in the order given, and the two timings.
+        One :class:`LearningCurveRow` per S/N, in the order given, and the timings.
 
     Raises
     ------
@@ -288,6 +305,8 @@ def learning_curve_comparison(
     hooks.report(0.0, "solving the replica theory")
     solutions = replica.replica_learning_curve(problem.K, problem.y, problem.noise_var, grid * n, tol=tol)
     theory_s = solve_with_timing(problem, float(n), tol=tol).seconds
+    hooks.report(0.05, "solving the variational-Gaussian and mean-field approximations")
+    vg, mf, vg_s, mf_s = _vg_and_mf(problem, grid * n, loss, tol)
     rows = []
     span = 0.9 / len(grid)
     for j, (v, sol) in enumerate(zip(grid, solutions)):
@@ -299,13 +318,27 @@ def learning_curve_comparison(
         mc = montecarlo.bootstrap_test_error(preds, problem.y, loss=get_loss(loss, **loss_params))
         rows.append(LearningCurveRow(
             s_over_n=float(v), S=float(v * n), theory=theory_error(sol, loss, loss_params),
-            theory_approx=theory_error(approx, loss, loss_params), mc_mean=mc.value, mc_se=mc.se,
+            theory_approx=theory_error(approx, loss, loss_params), theory_vg=vg[j], theory_mf=mf[j],
+            mc_mean=mc.value, mc_se=mc.se,
             mc_samples=mc_samples, converged=sol.converged, n_iter=sol.n_iter, residual=sol.residual,
             expected_test_points=float(n * np.exp(-v)),
         ))
     mc_sample_s = _time_mc_sample(problem, rng)
     hooks.report(1.0, "done")
-    return LearningCurveComparison(problem.name, n, loss, tuple(rows), theory_s, mc_sample_s)
+    return LearningCurveComparison(problem.name, n, loss, tuple(rows), theory_s, mc_sample_s, vg_s, mf_s)
+
+
+def _vg_and_mf(problem: RegressionProblem, S: np.ndarray, loss: str, tol: float):
+    """ε(S) of VG (warm-started, tolerance ``tol``) and MF at every S, and their cold solve times at S = N:
+    ``(vg errors, mf errors, vg seconds, mf seconds)``; all None unless the loss is square."""
+    if loss != "square":  # VG and MF define ε(S) by eq. (45) only (VG_MF.md)
+        return [None] * S.size, [None] * S.size, None, None
+    K, y, noise_var, n = problem.K, problem.y, problem.noise_var, float(problem.n)
+    vg = [variational.vg_test_error(s) for s in variational.vg_learning_curve(K, y, noise_var, S, tol=tol)]
+    mf = [mean_field.mf_test_error(s) for s in mean_field.mf_learning_curve(K, y, noise_var, S)]
+    vg_s = best_time(lambda: variational.solve_variational(K, y, noise_var, n, tol=tol))
+    mf_s = best_time(lambda: mean_field.solve_mean_field(K, y, noise_var, n))
+    return vg, mf, vg_s, mf_s
 
 
 def _time_mc_sample(problem: RegressionProblem, rng, n_samples: int = 100) -> float:

@@ -1,9 +1,11 @@
 """The seed-000 commands (learning-curve, distribution, holdout): JSON fields, user CSVs, error messages."""
 import json
 
+import numpy as np
 import pytest
 
 from explorer import cli, datasets
+from explorer.gp_bootstrap import experiments, mean_field, variational
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
@@ -15,8 +17,69 @@ def test_cli_learning_curve_json(capsys):
     out = json.loads(capsys.readouterr().out)
     assert [r["s_over_n"] for r in out["rows"]] == [0.5, 1.0]
     for row in out["rows"]:
-        assert {"s_over_n", "theory", "theory_approx", "mc_mean", "mc_se"} <= set(row)
-    assert {"theory_s", "mc_sample_s"} <= set(out["timing"])
+        assert {"s_over_n", "theory", "theory_approx", "theory_vg", "theory_mf", "mc_mean", "mc_se"} <= set(row)
+    assert {"theory_s", "mc_sample_s", "vg_s", "mf_s"} <= set(out["timing"])
+    assert out["timing"]["vg_s"] > 0 and out["timing"]["mf_s"] > 0
+
+
+@pytest.fixture
+def toy_csv(tmp_path):
+    """A fixed toy data set as a CSV (``--dataset toy`` draws a new one on every call)."""
+    data = datasets.load("toy", n=60, rng=2)
+    path = tmp_path / "toy.csv"
+    rows = (f"{float(a)!r},{float(b)!r}" for a, b in zip(data.inputs[:, 0], data.targets))
+    path.write_text("x,y\n" + "\n".join(rows))
+    return path
+
+
+def _curve(capsys, path, *options) -> dict:
+    assert cli.main(["learning-curve", "--csv", str(path), "--target", "y", "--s-over-n", "1,0.5",
+                     "--mc-samples", "5", "--json", *options]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_cli_vg_and_mf_columns_equal_the_core_functions(capsys, toy_csv):
+    """theory_vg and theory_mf are variational.vg_learning_curve / mean_field.mf_learning_curve (warm-started VG
+    with the default --tol 1e-3) on the problem the command builds; JSON round-trips floats exactly."""
+    out = _curve(capsys, toy_csv)
+    problem = experiments.regression_problem(datasets.load_csv(toy_csv, "y"))
+    S = np.array([1.0, 0.5]) * problem.n
+    vg = variational.vg_learning_curve(problem.K, problem.y, problem.noise_var, S, tol=1e-3)
+    mf = mean_field.mf_learning_curve(problem.K, problem.y, problem.noise_var, S)
+    assert [r["theory_vg"] for r in out["rows"]] == pytest.approx([variational.vg_test_error(s) for s in vg],
+                                                                  rel=1e-12)
+    assert [r["theory_mf"] for r in out["rows"]] == pytest.approx([mean_field.mf_test_error(s) for s in mf],
+                                                                  rel=1e-12)
+
+
+def test_cli_tol_is_passed_to_vg(capsys, toy_csv):
+    """--tol 0.5 stops VG early (a different ε, equal to the core's with tol 0.5); MF has no tolerance."""
+    default, loose = _curve(capsys, toy_csv), _curve(capsys, toy_csv, "--tol", "0.5")
+    problem = experiments.regression_problem(datasets.load_csv(toy_csv, "y"))
+    vg = variational.vg_learning_curve(problem.K, problem.y, problem.noise_var, np.array([1.0, 0.5]) * problem.n,
+                                       tol=0.5)
+    assert [r["theory_vg"] for r in loose["rows"]] == pytest.approx([variational.vg_test_error(s) for s in vg],
+                                                                    rel=1e-12)
+    for a, b in zip(default["rows"], loose["rows"]):
+        assert a["theory_vg"] != pytest.approx(b["theory_vg"], rel=1e-7)
+        assert a["theory_mf"] == b["theory_mf"]
+
+
+def test_cli_vg_and_mf_are_null_for_the_eps_insensitive_loss(capsys, toy_csv):
+    out = _curve(capsys, toy_csv, "--loss", "eps-insensitive")
+    assert all(r["theory_vg"] is None and r["theory_mf"] is None for r in out["rows"])
+    assert out["timing"]["vg_s"] is None and out["timing"]["mf_s"] is None
+    assert cli.main(["learning-curve", "--dataset", "toy", "--s-over-n", "1", "--mc-samples", "5",
+                     "--loss", "eps-insensitive"]) == 0
+    text = capsys.readouterr().out
+    assert "n/a" in text and "square loss only" in text
+
+
+def test_cli_learning_curve_text_has_vg_and_mf_columns(capsys):
+    assert cli.main(["learning-curve", "--dataset", "toy", "--s-over-n", "1", "--mc-samples", "5"]) == 0
+    header, row = capsys.readouterr().out.splitlines()[1:3]
+    assert header.split() == ["S/N", "theory", "approx", "VG", "MF", "MC", "±", "se", "iter"]
+    assert len(row.split()) == 8 and "n/a" not in row
 
 
 def test_cli_distribution_json(capsys):

@@ -12,6 +12,7 @@ from explorer.gp_bootstrap import l1 as compare
 from explorer.gp_bootstrap import experiments
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap import replica
+from explorer.gp_bootstrap import mean_field, variational
 from explorer import datasets
 from explorer.progress import Hooks
 
@@ -114,6 +115,48 @@ def test_learning_curve_comparison_rows_and_progress(toy_problem):
     assert res.rows[0].expected_test_points == pytest.approx(70 * np.exp(-0.5))
     assert seen[-1] == 1.0 and seen == sorted(seen)
     assert res.theory_s > 0 and res.mc_sample_s > 0
+
+
+def test_learning_curve_vg_and_mf_columns_are_the_core_solvers(toy_problem):
+    """theory_vg/theory_mf are ε(S) of variational/mean_field on the same problem. The grid is unsorted (VG is
+    warm-started in ascending S): with tol 1e-10 each VG value is the cold solve's to 1e-8 (VG's own tests
+    show the fixed point converges monotonically); MF is the same closed-form solve, so equal to round-off."""
+    p, grid = toy_problem, [2.0, 0.5, 1.0]
+    res = experiments.learning_curve_comparison(p, grid, 20, rng=0, tol=1e-10)
+    for row, v in zip(res.rows, grid):
+        cold = variational.solve_variational(p.K, p.y, p.noise_var, v * p.n, tol=1e-10, max_iter=10_000)
+        assert row.theory_vg == pytest.approx(variational.vg_test_error(cold), rel=1e-8)
+        mf = mean_field.solve_mean_field(p.K, p.y, p.noise_var, v * p.n)
+        assert row.theory_mf == pytest.approx(mean_field.mf_test_error(mf), rel=1e-12)
+    assert res.vg_s > 0 and res.mf_s > 0
+    assert {"vg_s", "mf_s", "theory_s", "mc_sample_s"} <= set(res.as_dict()["timing"])
+    assert all({"theory_vg", "theory_mf"} <= set(row) for row in res.as_dict()["rows"])
+
+
+def test_learning_curve_tol_is_vgs_tolerance(toy_problem):
+    """A loose tol stops VG after fewer iterations at a different ε; each equals the warm-started core curve
+    with that tol. MF has no tolerance: its column does not move."""
+    p, grid = toy_problem, [0.5, 1.0]
+    loose = experiments.learning_curve_comparison(p, grid, 20, rng=0, tol=0.5)
+    tight = experiments.learning_curve_comparison(p, grid, 20, rng=0, tol=1e-10)
+    for res, tol in ((loose, 0.5), (tight, 1e-10)):
+        curve = variational.vg_learning_curve(p.K, p.y, p.noise_var, np.array(grid) * p.n, tol=tol, max_iter=10_000)
+        assert [r.theory_vg for r in res.rows] == pytest.approx([variational.vg_test_error(s) for s in curve],
+                                                                rel=1e-12)
+    assert variational.solve_variational(p.K, p.y, p.noise_var, p.n, tol=0.5).n_iter < \
+        variational.solve_variational(p.K, p.y, p.noise_var, p.n, tol=1e-10, max_iter=10_000).n_iter
+    for a, b in zip(loose.rows, tight.rows):
+        assert abs(a.theory_vg / b.theory_vg - 1) > 1e-6
+        assert a.theory_mf == b.theory_mf
+
+
+def test_learning_curve_vg_and_mf_are_none_for_other_losses(toy_problem):
+    """VG and MF define ε(S) for the square loss only (VG_MF.md): with the ε-insensitive loss they are None."""
+    res = experiments.learning_curve_comparison(toy_problem, [1.0], 20, rng=0, loss="eps-insensitive",
+                                                loss_params={"eps": 0.1, "beta": 0.1})
+    row = res.rows[0]
+    assert row.theory_vg is None and row.theory_mf is None and res.vg_s is None and res.mf_s is None
+    assert np.isfinite(row.theory) and np.isfinite(row.theory_approx)
 
 
 def test_holdout_comparison_matches_theory_at_training_inputs(toy_problem):
