@@ -1,0 +1,26 @@
+"""The README's library examples run as printed (docs that match behaviour)."""
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+
+
+def test_readme_has_library_examples():
+    assert len(BLOCKS) >= 2
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_readme_python_block_runs(index, one_blas_thread):
+    namespace: dict = {}
+    exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), namespace)
+    if "sol" in namespace:       # seed 000: the ADATAP solution converged and ε(S = N) lies near Monte-Carlo
+        from explorer.gp_bootstrap import montecarlo, replica
+        assert namespace["sol"].converged
+        mc = montecarlo.bootstrap_test_error(namespace["mc"], namespace["data"].targets)
+        assert abs(replica.bootstrap_test_error(namespace["sol"]) - mc.value) < 0.1 * mc.value
+    if "res" in namespace:       # seed 002: both bootstraps selected a complexity of the grid
+        res = namespace["res"]
+        assert res.full.selected in res.full.grid and 0 < res.gain < 1
