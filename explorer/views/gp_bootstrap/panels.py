@@ -216,14 +216,27 @@ class _Tab(JobTab):
 
 
 class LearningCurveTab(_Tab):
-    """Bootstrap learning curve ε(S): theory, approximate theory and Monte-Carlo (seed 000, Fig. 1)."""
+    """Bootstrap learning curve ε(S): ADATAP, approximate ADATAP, VG, MF and Monte-Carlo (seed 000, Fig. 1),
+    with the table of theory − Monte-Carlo gaps at the Monte-Carlo points."""
 
     tab, kind = "curve", "curve"
-    redraw_on = ("theory_curve", "curve_mc", "solution", "problem")
+    redraw_on = ("theory_curve", "curve_mc", "solution", "problem", "loss")
 
     def __init__(self, **params):
+        self.gaps = pn.pane.Markdown("", css_classes=["explorer-gaps-curve"], sizing_mode="stretch_width")
+        self.note = pn.pane.Markdown("", css_classes=["explorer-note-curve"], sizing_mode="stretch_width",
+                                     visible=False)
         super().__init__(**params)
         self.state.jobs["theory"].param.watch(self._on_state, ["running", "error"])
+
+    def draw(self) -> None:
+        super().draw()
+        self.gaps.object = plots.gap_table(self.state)
+        self.note.object = plots.vg_mf_note(self.state)
+        self.note.visible = bool(self.note.object)
+
+    def layout(self) -> pn.Column:
+        return self.frame(self.status_line, self.note, self.plot, self.gaps, css_class=f"explorer-tab-{self.tab}")
 
     def describe(self) -> str:
         s, theory, mc = self.state, self.state.theory_curve, self.state.curve_mc

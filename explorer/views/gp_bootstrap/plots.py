@@ -17,13 +17,14 @@ from scipy import stats
 from explorer.gp_bootstrap import replica
 from explorer.gp_bootstrap.l1 import histogram_edges
 from explorer.views.common.exports import html_page
-from explorer.views.gp_bootstrap.state import BIN_WIDTH, GPBootstrapState
+from explorer.views.gp_bootstrap.state import BIN_WIDTH, METHODS, GPBootstrapState
 
 __all__ = [
-    "learning_curve_plot", "distribution_plot", "inputs_points", "selected_input", "inputs_plot", "l1_plot",
+    "learning_curve_plot", "gap_frame", "gap_table", "vg_mf_note", "distribution_plot", "inputs_points",
+    "selected_input", "inputs_plot", "l1_plot",
     "holdout_overlay", "holdout_plot", "problem_label", "l1_summary",
     "curve_frame", "distribution_frame", "l1_frame", "worst_inputs_frame", "holdout_frame",
-    "figure", "frame", "csv_text", "html_text", "EXPORT_COLUMNS",
+    "figure", "frame", "csv_text", "html_text", "EXPORT_COLUMNS", "GAP_COLUMNS",
 ]
 
 S_DIM = hv.Dimension("s_over_n", label="S/N")
@@ -35,12 +36,16 @@ L1_DIM = hv.Dimension("l1", label="L1 distance")
 COUNT_DIM = hv.Dimension("count", label="number of inputs")
 
 THEORY_COLOR, APPROX_COLOR, MC_COLOR, TEST_COLOR = "#1f77b4", "#2ca02c", "#d62728", "#7f7f7f"
+VG_COLOR, MF_COLOR = "#9467bd", "#8c564b"
 COMPONENT_COLOR = "#ff7f0e"
 _SIZE = dict(responsive=True, height=430)
 
+#: Columns of :func:`gap_frame`: per theory curve (``METHODS``) the relative gap (theory − MC)/MC in % and the
+#: gap in Monte-Carlo standard errors (theory − MC)/se.
+GAP_COLUMNS = [f"gap_{unit}_{method}" for method in METHODS for unit in ("pct", "se")]
 #: Columns of the CSV export of each tab.
 EXPORT_COLUMNS = {
-    "curve": ["s_over_n", "theory", "theory_approx", "expected_test_points", "mc_mean", "mc_se", "mc_samples"],
+    "curve": ["s_over_n", *METHODS, "expected_test_points", "mc_mean", "mc_se", "mc_samples", *GAP_COLUMNS],
     "distribution": ["input", "h_left", "h_right", "theory_probability", "mc_probability", "mc_samples"],
     "l1": ["input", "target", "theory_mean", "mc_mean", "l1", "l1_noise_floor"],
     "holdout": ["test_input", "target", "theory_mean", "mc_mean", "mc_mean_se", "theory_var", "mc_var",
@@ -62,31 +67,102 @@ def _framewise(*elements):
 # computed), so that a DynamicMap can update the plot in place instead of rebuilding it.
 
 
+#: Style of the theory curves (``METHODS``) in the learning-curve figure.
+_CURVE_STYLE = {"theory": {"color": THEORY_COLOR}, "theory_approx": {"color": APPROX_COLOR, "line_dash": "dashdot"},
+                "theory_vg": {"color": VG_COLOR, "line_dash": "dashed"},
+                "theory_mf": {"color": MF_COLOR, "line_dash": "dotdash"}}
+_CURVE_LABEL = {"theory": "ADATAP theory", "theory_approx": "approximate ADATAP",
+                "theory_vg": "variational Gaussian (VG)", "theory_mf": "mean field (MF)"}
+
+
+def _methods(state: GPBootstrapState) -> tuple[str, ...]:
+    """The theory curves of the current loss: all of ``METHODS`` for the square loss, no VG/MF otherwise."""
+    theory = state.theory_curve
+    if theory is not None:
+        return tuple(theory.method_values())
+    return tuple(m for m in METHODS if state.loss == "square" or m not in ("theory_vg", "theory_mf"))
+
+
 def learning_curve_plot(state: GPBootstrapState) -> hv.Overlay:
-    """ε(S) of the theory, the approximate theory and Monte-Carlo (± 1 s.e.) vs S/N, seed 000 Fig. 1.
+    """ε(S) of ADATAP, approximate ADATAP, VG, MF and Monte-Carlo (± 1 s.e.) vs S/N, seed 000 Fig. 1 (left).
 
     The second y axis shows the expected number of test points N·e^(−S/N) (the paper's top axis); the
-    diamond marks the theory at the current S/N.
+    diamond marks the ADATAP theory at the current S/N. A click on a legend entry hides its layer (Bokeh
+    ``click_policy="mute"`` with zero muted alpha: unlike ``"hide"``, a redraw does not show it again). VG
+    and MF are left out for losses other than square (they define ε(S) by eq. 45 only); HoloViews then hides
+    their layers and drops their legend entries.
     """
     theory, mc, sol = state.theory_curve, state.curve_mc, state.solution
-    s, th, ap, tp = (theory.s_over_n, theory.theory, theory.theory_approx, theory.expected_test_points) \
-        if theory is not None else (_EMPTY,) * 4
+    s, tp = (theory.s_over_n, theory.expected_test_points) if theory is not None else (_EMPTY,) * 2
+    values = theory.method_values() if theory is not None else {}
     points = mc.points if mc is not None else ()
     ms = np.array([p.s_over_n for p in points])
     mean, se = np.array([p.mc_mean for p in points]), np.array([p.mc_se for p in points])
     here = [(sol.s_over_n, state.current_theory_error)] if sol is not None else []
+    mc_label = "Monte-Carlo (± 1 s.e.)"
+    curves = [hv.Curve((s, values.get(m, _EMPTY)), S_DIM, ERR_DIM, label=_CURVE_LABEL[m]).opts(
+        line_width=2, muted_alpha=0, **_CURVE_STYLE[m]) for m in _methods(state)]
     layers = _framewise(
-        hv.Curve((s, th), S_DIM, ERR_DIM, label="ADATAP theory").opts(color=THEORY_COLOR, line_width=2),
-        hv.Curve((s, ap), S_DIM, ERR_DIM, label="approximate ADATAP").opts(
-            color=APPROX_COLOR, line_dash="dashdot", line_width=2),
-        hv.Scatter(here, S_DIM, ERR_DIM, label="theory at the current S/N").opts(
-            color=THEORY_COLOR, marker="diamond", size=12),
-        hv.ErrorBars((ms, mean, se), S_DIM, [ERR_DIM, "se"]).opts(color=MC_COLOR),
-        hv.Scatter((ms, mean), S_DIM, ERR_DIM, label="Monte-Carlo (± 1 s.e.)").opts(color=MC_COLOR, size=8),
-        hv.Curve((s, tp), S_DIM, TEST_DIM, label="test points N·e^(−S/N)").opts(color=TEST_COLOR, line_dash="dotted"),
+        *curves,
+        hv.Scatter(here, S_DIM, ERR_DIM, label="ADATAP at the current S/N").opts(
+            color=THEORY_COLOR, marker="diamond", size=12, muted_alpha=0),
+        hv.Segments((ms, mean - se, ms, mean + se) if ms.size else [], [S_DIM, ERR_DIM, "s_over_n_end", "error_end"],
+                    label=mc_label).opts(color=MC_COLOR, line_width=1.5, muted_alpha=0),
+        hv.Scatter((ms, mean), S_DIM, ERR_DIM, label=mc_label).opts(color=MC_COLOR, size=8, muted_alpha=0),
+        hv.Curve((s, tp), S_DIM, TEST_DIM, label="test points N·e^(−S/N)").opts(
+            color=TEST_COLOR, line_dash="dotted", muted_alpha=0),
     )
     return hv.Overlay(layers).opts(multi_y=True, legend_position="top_right", title="Bootstrap learning curve",
-                                   show_grid=True, **_SIZE)
+                                   legend_opts={"click_policy": "mute"}, show_grid=True, **_SIZE)
+
+
+def gap_frame(state: GPBootstrapState) -> pd.DataFrame:
+    """Theory − Monte-Carlo at the S/N of the Monte-Carlo points computed so far, for every theory curve.
+
+    Columns ``s_over_n``, ``mc_mean``, ``mc_se`` and ``GAP_COLUMNS``: ``gap_pct_<method>`` =
+    100 (ε_theory − ε_MC)/ε_MC and ``gap_se_<method>`` = (ε_theory − ε_MC)/se_MC, NaN for a method not
+    defined for the loss (VG, MF off the square loss) or an S/N off the theory grid.
+    """
+    theory, mc = state.theory_curve, state.curve_mc
+    columns = ["s_over_n", "mc_mean", "mc_se", *GAP_COLUMNS]
+    points = mc.points if mc is not None else ()
+    rows = []
+    for p in points:
+        row = {"s_over_n": p.s_over_n, "mc_mean": p.mc_mean, "mc_se": p.mc_se}
+        j = np.flatnonzero(np.isclose(theory.s_over_n, p.s_over_n, rtol=0, atol=1e-9)) \
+            if theory is not None else ()
+        for method, values in (theory.method_values().items() if theory is not None and len(j) else ()):
+            gap = float(values[j[0]]) - p.mc_mean
+            row[f"gap_pct_{method}"] = 100 * gap / p.mc_mean
+            row[f"gap_se_{method}"] = gap / p.mc_se if p.mc_se > 0 else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns, dtype=float)
+
+
+def gap_table(state: GPBootstrapState) -> str:
+    """:func:`gap_frame` as a Markdown table: one row per S/N, per method "relative gap % (gap in s.e.)"."""
+    table, methods = gap_frame(state), _methods(state)
+    if table.empty:
+        return "**Theory − Monte-Carlo**: waiting for the Monte-Carlo points…"
+    head = "| S/N | " + " | ".join(METHODS[m] for m in methods) + " |"
+    lines = ["**Theory − Monte-Carlo**: relative gap (theory − MC)/MC and, in brackets, in MC standard errors",
+             "", head, "|---:" * (len(methods) + 1) + "|"]
+    for _, row in table.iterrows():
+        cells = [f"{_signed(row[f'gap_pct_{m}'])} % ({_signed(row[f'gap_se_{m}'])} s.e.)" for m in methods]
+        lines.append(f"| {row['s_over_n']:g} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _signed(x: float) -> str:
+    return "—" if not np.isfinite(x) else f"{x:+.1f}"
+
+
+def vg_mf_note(state: GPBootstrapState) -> str:
+    """Why VG and MF are missing for a loss other than square ("" for the square loss)."""
+    if state.loss == "square":
+        return ""
+    return ("VG and MF are not shown: they define the bootstrap error by eq. (45), i.e. for the square loss only "
+            f"(test loss here: {state.loss}).")
 
 
 def problem_label(state: GPBootstrapState) -> str:
@@ -95,14 +171,19 @@ def problem_label(state: GPBootstrapState) -> str:
 
 
 def curve_frame(state: GPBootstrapState) -> pd.DataFrame:
-    """Theory on its grid, Monte-Carlo where computed (NaN elsewhere)."""
+    """Theory curves on their grid (VG, MF NaN off the square loss), Monte-Carlo and the gaps of
+    :func:`gap_frame` where computed (NaN elsewhere)."""
     theory, mc = state.theory_curve, state.curve_mc
     rows: dict[float, dict] = {}
     if theory is not None:
-        for v, t, a, e in zip(theory.s_over_n, theory.theory, theory.theory_approx, theory.expected_test_points):
-            rows[round(float(v), 12)] = {"theory": t, "theory_approx": a, "expected_test_points": e}
+        values = theory.method_values()
+        for j, v in enumerate(theory.s_over_n):
+            rows[round(float(v), 12)] = {"expected_test_points": theory.expected_test_points[j],
+                                         **{m: values[m][j] for m in values}}
     for p in (mc.points if mc is not None else ()):
         rows.setdefault(round(p.s_over_n, 12), {}).update(mc_mean=p.mc_mean, mc_se=p.mc_se, mc_samples=p.mc_samples)
+    for _, gap in gap_frame(state).iterrows():
+        rows[round(gap["s_over_n"], 12)].update({c: gap[c] for c in GAP_COLUMNS})
     return pd.DataFrame([{"s_over_n": v, **r} for v, r in sorted(rows.items())], columns=EXPORT_COLUMNS["curve"])
 
 
@@ -342,8 +423,22 @@ def csv_text(state: GPBootstrapState, tab: str) -> str:
 
 
 def html_text(state: GPBootstrapState, tab: str) -> str:
-    """The figure of ``tab`` as a standalone HTML page (Bokeh, resources inlined: works offline)."""
-    return html_page(figure(state, tab), f"Resampling Explorer: {tab} — {settings_line(state)}")
+    """The figure of ``tab`` as a standalone HTML page (Bokeh, resources inlined: works offline); the learning
+    curve's page adds the theory − Monte-Carlo table (:func:`gap_frame`)."""
+    shown = figure(state, tab)
+    if tab == "curve":
+        shown = (shown + _gap_element(state)).cols(1)
+    return html_page(shown, f"Resampling Explorer: {tab} — {settings_line(state)}")
+
+
+def _gap_element(state: GPBootstrapState) -> hv.Table:
+    """The theory − Monte-Carlo table for the HTML export: the gap columns of the methods of the loss."""
+    gaps = gap_frame(state)
+    keep = ["s_over_n", *(f"gap_{u}_{m}" for m in _methods(state) for u in ("pct", "se"))]
+    title = "Theory − Monte-Carlo: gap_pct = 100 (theory − MC)/MC, gap_se = (theory − MC)/se"
+    note = vg_mf_note(state)
+    return hv.Table(gaps[keep].round(3), kdims=["s_over_n"]).opts(
+        title=f"{title}. {note}" if note else title, width=1000, height=260)
 
 
 def settings_line(state: GPBootstrapState) -> str:

@@ -25,6 +25,8 @@ import param
 from explorer.gp_bootstrap import experiments
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap import replica
+from explorer.gp_bootstrap import mean_field
+from explorer.gp_bootstrap import variational
 from explorer import datasets, kernels
 from explorer.gp_bootstrap.experiments import theory_error
 from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH
@@ -35,7 +37,7 @@ from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.uploads import UPLOAD, csv_columns, read_upload
 
 __all__ = [
-    "GPBootstrapState", "TheoryCurve", "CurvePoint", "CurveMC", "HoldoutTheory",
+    "GPBootstrapState", "TheoryCurve", "METHODS", "VG_MF_LOSSES", "CurvePoint", "CurveMC", "HoldoutTheory",
     "REGRESSION_DATASETS", "UPLOAD", "CSV_PREFIX", "KERNELS", "LOSSES", "GP_TABS", "MC_KINDS",
     "MC_GRID", "THEORY_GRID", "BIN_WIDTH", "URL_PARAMETERS", "describe_error", "theory_error",
 ]
@@ -50,6 +52,10 @@ LOSSES = ("square", "eps-insensitive")
 GP_TABS = ("curve", "distribution", "l1", "holdout")
 #: Jobs that run the Monte-Carlo bootstrap (cancellable); "theory" is the ADATAP learning curve.
 MC_KINDS = ("curve", "distribution", "holdout")
+#: Theory curves of the learning-curve tab (``TheoryCurve`` fields) and their labels; VG and MF: square loss only.
+METHODS = {"theory": "ADATAP", "theory_approx": "approx. ADATAP", "theory_vg": "VG", "theory_mf": "MF"}
+#: Losses for which the VG and MF approximations define ε(S) (eq. 45 with their cavities).
+VG_MF_LOSSES = ("square",)
 #: S/N of the Monte-Carlo points of the learning curve, and the finer grid of the theory curve.
 MC_GRID = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 THEORY_GRID = (0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)
@@ -76,10 +82,13 @@ EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPoin
 
 @dataclass(frozen=True)
 class TheoryCurve:
-    """Bootstrap test error ε(S) of the ADATAP theory and the approximate ADATAP on a grid of S/N.
+    """Bootstrap test error ε(S) of the ADATAP theory, the approximate ADATAP, the variational-Gaussian (VG)
+    and the mean-field (MF) approximations on a grid of S/N.
 
     eq. (45) (square loss) or eq. (46) (other losses) of seed 000; ``expected_test_points`` is N e^(−S/N),
     the mean number of inputs left out of a bootstrap sample (they carry Efron's estimator, eq. 17).
+    ``theory_vg`` and ``theory_mf`` are eq. (45) with the VG and MF cavities (``variational``,
+    ``mean_field``); they are defined for the square loss only and None for any other.
     """
 
     s_over_n: np.ndarray
@@ -88,6 +97,14 @@ class TheoryCurve:
     expected_test_points: np.ndarray
     n: int
     loss: str
+    theory_vg: np.ndarray | None = None
+    theory_mf: np.ndarray | None = None
+
+    def method_values(self) -> dict[str, np.ndarray]:
+        """ε(S) of every method defined for this loss, by name (``METHODS``), in the order of ``METHODS``."""
+        values = {"theory": self.theory, "theory_approx": self.theory_approx,
+                  "theory_vg": self.theory_vg, "theory_mf": self.theory_mf}
+        return {name: v for name, v in values.items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -145,6 +162,7 @@ def describe_error(err: BaseException) -> str:
 _PROBLEMS = lru("gp_bootstrap.problems", 16)      # RegressionProblem per (dataset, kernel settings, noise, holdout)
 _SOLUTIONS = lru("gp_bootstrap.solutions", 128)   # ReplicaSolution per (problem, S/N)
 _THEORY_SOLUTIONS = lru("gp_bootstrap.theory_solutions", 16)  # (ADATAP, approximate ADATAP) along THEORY_GRID
+_VG_MF = lru("gp_bootstrap.vg_mf", 16)          # (VG ε, MF ε) along THEORY_GRID per problem (square loss)
 _THEORY = lru("gp_bootstrap.theory", 32)          # TheoryCurve per (problem, loss)
 _HOLDOUT_THEORY = lru("gp_bootstrap.holdout_theory", 64)  # HoldoutTheory per (problem, S/N)
 _CURVES = lru("gp_bootstrap.curves", 32)          # CurveMC per (problem, loss, grid, samples, seed)
@@ -163,13 +181,28 @@ def _theory_solutions(problem: experiments.RegressionProblem, grid: np.ndarray):
     return exact, approx
 
 
-def _theory_curve(problem, problem_key, loss: str, loss_params: dict) -> TheoryCurve:
+def _vg_mf_errors(problem: experiments.RegressionProblem, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Square-loss ε(S) (eq. 45) of VG, warm-started along the grid, and of MF at S = grid·N."""
+    S = grid * problem.n
+    vg = variational.vg_learning_curve(problem.K, problem.y, problem.noise_var, S)
+    mf = mean_field.mf_learning_curve(problem.K, problem.y, problem.noise_var, S)
+    return (np.array([variational.vg_test_error(s) for s in vg]),
+            np.array([mean_field.mf_test_error(s) for s in mf]))
+
+
+def _theory_curve(problem, problem_key, loss: str, loss_params: dict, job: Job | None = None) -> TheoryCurve:
     grid = np.asarray(THEORY_GRID)
+    report = job.report if job is not None else (lambda fraction, message: None)
+    report(0.0, "ADATAP and approximate ADATAP")
     exact, approx = _THEORY_SOLUTIONS.get_or_compute(problem_key, lambda: _theory_solutions(problem, grid))
+    vg = mf = None
+    if loss in VG_MF_LOSSES:
+        report(0.5, "variational Gaussian and mean field")
+        vg, mf = _VG_MF.get_or_compute(problem_key, lambda: _vg_mf_errors(problem, grid))
     return TheoryCurve(
         s_over_n=grid, theory=np.array([theory_error(s, loss, loss_params) for s in exact]),
         theory_approx=np.array([theory_error(s, loss, loss_params) for s in approx]),
-        expected_test_points=problem.n * np.exp(-grid), n=problem.n, loss=loss)
+        expected_test_points=problem.n * np.exp(-grid), n=problem.n, loss=loss, theory_vg=vg, theory_mf=mf)
 
 
 def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed: int, job: Job) -> CurveMC:
@@ -483,7 +516,7 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
     def _refresh_curve(self, key, problem) -> None:
         loss, params = self.loss, self.loss_params
         self._request("theory", (key, self._loss_key()), "theory_curve", _THEORY,
-                      lambda job: _theory_curve(problem, key, loss, params), optional=False)
+                      lambda job: _theory_curve(problem, key, loss, params, job), optional=False)
         grid, samples, seed = MC_GRID, int(self.curve_mc_samples), int(self.seed)
         self._request("curve", (key, self._loss_key(), grid, samples, seed), "curve_mc", _CURVES,
                       lambda job: _mc_curve(problem, grid, samples, loss, params, seed, job))

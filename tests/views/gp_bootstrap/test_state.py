@@ -353,7 +353,7 @@ def test_csv_export_has_the_expected_columns(computed, tab, rows):
     assert lines[1].split(",") == plots.EXPORT_COLUMNS[tab]
     assert len(lines) == rows + 2
     table = plots.frame(computed, tab)
-    assert not table.drop(columns=[c for c in table if c.startswith("mc_")]).isna().any().any()
+    assert not table.drop(columns=[c for c in table if c.startswith(("mc_", "gap_"))]).isna().any().any()
 
 
 def test_distribution_csv_sums_to_one(computed):
