@@ -11,6 +11,7 @@ import time
 from typing import ClassVar
 
 import holoviews as hv
+import numpy as np
 import pandas as pd
 import panel as pn
 import param
@@ -246,6 +247,8 @@ class LearningCurveTab(_Tab):
             parts.append(f"theory: {theory_job.error or 'computing…'}")
         else:
             parts.append(f"theory on {theory.s_over_n.size} values of S/N")
+            if theory.theory_vg is not None and np.isnan(theory.theory_vg).all():
+                parts.append("VG and MF: computing…")
         if s.solution is not None and theory is not None:
             parts.append(f"ε(S/N = {s.solution.s_over_n:g}) = {s.current_theory_error:.4g} "
                          f"({s.solution.n_iter} ADATAP iterations)")

@@ -150,3 +150,18 @@ def test_square_loss_shows_no_note(square):
     assert plots.vg_mf_note(square) == ""
     tab = LearningCurveTab(state=square)
     assert not tab.note.visible and tab.gaps.object == plots.gap_table(square)
+
+
+def test_adatap_is_published_before_vg_and_mf_are_solved():
+    s = GPBootstrapState(dataset="teacher", tab="curve", auto_mc=False)
+    seen = []
+    s.param.watch(lambda e: seen.append(e.new) if e.new is not None else None, "theory_curve")
+    s.refresh()
+    assert s.wait(TIMEOUT)
+    first, last = seen[0], seen[-1]
+    assert np.all(np.isnan(first.theory_vg)) and np.all(np.isnan(first.theory_mf))
+    np.testing.assert_array_equal(first.theory, last.theory)  # ADATAP does not wait for VG and MF
+    assert np.all(np.isfinite(last.theory_vg)) and last is s.theory_curve
+    partial = GPBootstrapState(dataset="teacher", tab="curve", auto_mc=False)
+    partial.param.update(theory_curve=first)  # what the tab shows meanwhile
+    assert "VG and MF: computing…" in LearningCurveTab(state=partial).describe()
