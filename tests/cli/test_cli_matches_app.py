@@ -12,7 +12,7 @@ pytest.importorskip("panel")
 from explorer import cli  # noqa: E402
 from explorer.model_selection.criteria import CRITERIA  # noqa: E402
 from explorer.views.gp_bootstrap import state as gp_views  # noqa: E402
-from explorer.views.model_selection import tab as selection_views  # noqa: E402
+from explorer.views.model_selection import state as selection_views  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import io
+import json
 from dataclasses import dataclass
 from typing import Callable
 
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh renderer)
+import numpy as np
 import panel as pn
 from bokeh.embed import file_html
 from bokeh.resources import INLINE
 
-__all__ = ["Export", "download_button", "html_page"]
+__all__ = ["Export", "download_button", "html_page", "json_ready", "json_text"]
 
 
 @dataclass(frozen=True)
@@ -34,3 +36,20 @@ def download_button(export: Export) -> pn.widgets.FileDownload:
 def html_page(figure, title: str) -> str:
     """A HoloViews ``figure`` as a standalone HTML page (Bokeh, resources inlined: opens offline)."""
     return file_html(hv.render(figure, backend="bokeh"), INLINE, title=title)
+
+
+def json_ready(value):
+    """``value`` with NaN and infinities as None (JSON null) and numpy scalars and arrays as Python numbers and
+    lists, recursively through dicts, lists and tuples."""
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [json_ready(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def json_text(payload: dict, indent: int | None = 1) -> str:
+    """``payload`` as strict JSON text (:func:`json_ready`: NaN written as null), for a download."""
+    return json.dumps(json_ready(payload), indent=indent)

@@ -43,7 +43,7 @@ class JobTab(pn.viewable.Viewer):
         self.run.on_click(lambda event: self.state.run(self.run_kind()))
         self.cancel.on_click(lambda event: self.state.cancel(self.run_kind()))
         self.indicators = job_indicators(self.state, self.css_prefix, self._on_job, width=self.progress_width,
-                                         kinds=self.shown_jobs())
+                                         kinds=self.shown_jobs(), css=self._job_css)
         self.error = (message_alert(self.state, "error", f"{self.css_prefix}-error") if self.shows_error
                       else None)
         self.downloads = [download_button(export) for export in self.exports()]
@@ -69,6 +69,10 @@ class JobTab(pn.viewable.Viewer):
 
     def _css(self, what: str) -> str:
         return f"{self.css_prefix}-{what}"
+
+    def _job_css(self, what: str, name: str) -> str:
+        """The CSS class of the indicator ``what`` ("progress", "job-message", "job-error") of job ``name``."""
+        return f"{self.css_prefix}-{what}-{name}"
 
     # --- updates
     def _on_job(self, name: str, *events) -> None:

@@ -38,17 +38,20 @@ class JobIndicators:
 
 
 def job_indicators(state, prefix: str, on_job: Callable, width: int = 160,
-                   kinds: Mapping[str, str] | None = None) -> JobIndicators:
+                   kinds: Mapping[str, str] | None = None,
+                   css: Callable[[str, str], str] | None = None) -> JobIndicators:
     """The :class:`JobIndicators` of the jobs ``kinds`` (name → job kind; default: every job of ``state`` under
     its own kind), with CSS classes ``{prefix}-progress-<name>``, ``{prefix}-job-message-<name>`` and
-    ``{prefix}-job-error-<name>``; ``on_job(name, *events)`` watches each job's status."""
+    ``{prefix}-job-error-<name>`` (or ``css(what, name)`` for ``what`` in "progress", "job-message" and
+    "job-error", if given); ``on_job(name, *events)`` watches each job's status."""
     kinds = dict(kinds) if kinds is not None else {kind: kind for kind in state.jobs}
+    css = css or (lambda what, name: f"{prefix}-{what}-{name}")
     progress, message, error = {}, {}, {}
     for name, kind in kinds.items():
         progress[name] = pn.indicators.Progress(value=0, max=100, active=False, width=width,
-                                                css_classes=[f"{prefix}-progress-{name}"])
-        message[name] = pn.pane.Str("", css_classes=[f"{prefix}-job-message-{name}"])
-        error[name] = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=[f"{prefix}-job-error-{name}"])
+                                                css_classes=[css("progress", name)])
+        message[name] = pn.pane.Str("", css_classes=[css("job-message", name)])
+        error[name] = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=[css("job-error", name)])
         state.jobs[kind].param.watch(partial(on_job, name), ["running", "progress", "message", "error"])
     return JobIndicators(kinds, progress, message, error)
 

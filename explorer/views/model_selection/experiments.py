@@ -1,0 +1,478 @@
+"""The "Experiments" sub-panel of the model-selection tab (seed 001): the thesis experiments at small sizes.
+
+:class:`SelectionExperimentState` runs the experiments of :mod:`explorer.model_selection.experiments` (the CLI's
+``select-experiment``) as a background job of the same kind as the other tabs'; :func:`experiment_plot`,
+:func:`experiment_frame`, :func:`experiment_csv` and :func:`experiment_json` show and export its result, and
+:class:`SelectionExperimentsPanel` lays them out with the experiment's controls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from functools import partial
+from pathlib import Path
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+
+from explorer import datasets
+from explorer.model_selection import asc
+from explorer.model_selection import experiments as sx
+from explorer.model_selection.criteria import CRITERIA, CRITERION_LABELS
+from explorer.views.common.caches import lru
+from explorer.views.common.exports import Export, json_text
+from explorer.views.common.jobs import Job
+from explorer.views.common.session import bind_to_session
+from explorer.views.common.tab import JobTab
+from explorer.views.common.uploads import Upload, read_upload
+from explorer.views.common.widgets import csv_upload, param_widgets
+from explorer.views.model_selection.figures import (
+    CRITERION_COLORS,
+    EMPTY,
+    FIGURE_SIZE,
+    NORM_DIM,
+    normalise,
+    param_label,
+)
+from explorer.views.model_selection.state import SelectionJobs, job_hooks
+
+__all__ = [
+    "SelectionExperimentState", "SelectionExperimentsPanel", "EXPERIMENTS", "EXPERIMENT_DATA", "EXPERIMENT_COLUMNS",
+    "TEMPERATURE_EXPERIMENTS", "TEMPERATURE_COLUMNS", "MAX_TEMPERATURE_BYTES", "experiment_frame", "experiment_plot",
+    "experiment_csv", "experiment_json", "experiment_summary", "experiment_settings_line",
+]
+
+#: The experiments of ``explorer select-experiment`` (:mod:`explorer.model_selection.experiments`) and what they show.
+EXPERIMENTS = {
+    "curves": "Experiment 2 (Fig. 5.3-5.5): every criterion along one hyperparameter of the squared-exponential "
+              "teacher, averaged over the data sets; where each data set's curve has its minimum.",
+    "hyperparameters": "Experiments 3 and 4 (Fig. 5.6-5.8): the hyperparameters optimised by each criterion; test "
+                       "SMSE (eq. 5.1) and MSLL, and how often each criterion had the lowest SMSE.",
+    "functional-forms": "Experiments 6-8 (Fig. 5.10-5.12): every covariance function optimised by 'select by', then "
+                        "ranked by each criterion; mean ranks and how often the teacher's own form ranked first.",
+    "beta": "Experiment 10 (Fig. 5.15): Boltzmann ASC mutual information I_β against β at the teacher's "
+            "hyperparameters; the thesis finds the mean curve peaking near β = 1.",
+}
+#: Data of the experiments: GP teacher draws, or the day-of-year temperature series (Experiments 4 and 8).
+EXPERIMENT_DATA = ("teacher", "temperature")
+#: Experiments that can run on the temperature series (the others always use teacher draws).
+TEMPERATURE_EXPERIMENTS = ("hyperparameters", "functional-forms")
+#: A temperature CSV larger than this is refused (the series has 365 rows; a huge file would stall the session).
+MAX_TEMPERATURE_BYTES = 20_000_000
+#: Training cases of a random split of the temperature series (§5.1: 64 training, the rest test cases).
+_TEMPERATURE_TRAIN = 64
+
+#: Columns of the temperature CSV: the input (day of the year) and the target (mean anomaly).
+TEMPERATURE_COLUMNS = ("day_of_year", "mean_anomaly_by_file_doy")
+
+# selection_experiments results per (settings, temperature file hash)
+_EXPERIMENT_RESULTS = lru("model_selection.experiment_results", 16)
+_TEMPERATURE = lru("model_selection.temperature", 4)  # parsed temperature series per file hash
+
+_EXPERIMENT_TYPES = (sx.CurvesExperiment, sx.HyperparameterExperiment, sx.FunctionalFormExperiment,
+                     sx.BetaExperiment)
+
+
+def _read_temperature(path: str) -> str:
+    """The text of the temperature CSV at ``path`` (on the machine running the app), or a readable error."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        where = "" if file.is_absolute() else f" (relative to {Path.cwd()})"
+        raise datasets.DatasetError(f"there is no file {str(file)!r}{where}. Give the path of a CSV with the columns "
+                                    f"{' and '.join(TEMPERATURE_COLUMNS)}, or upload one.")
+    if file.stat().st_size > MAX_TEMPERATURE_BYTES:
+        raise datasets.DatasetError(f"{file.name} has {file.stat().st_size / 1e6:.0f} MB; the temperature series is "
+                                    "one row per day of the year. Average the daily anomalies per day of the year "
+                                    "first.")
+    try:
+        return file.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise datasets.DatasetError(f"{file.name} is not UTF-8 text ({err.reason} at byte {err.start}); save it as "
+                                    "a UTF-8 CSV.") from None
+
+
+def _parse_temperature(text: str) -> datasets.Dataset:
+    data = sx.load_temperature(io.StringIO(text), inputs=TEMPERATURE_COLUMNS[0], target=TEMPERATURE_COLUMNS[1])
+    if data.n < _TEMPERATURE_TRAIN + 2:
+        raise datasets.DatasetError(f"the temperature CSV has {data.n} rows; the experiments split it into "
+                                    f"{_TEMPERATURE_TRAIN} training cases and the rest as test cases, so at least "
+                                    f"{_TEMPERATURE_TRAIN + 2} rows are needed (the series has 365).")
+    return data
+
+
+# ------------------------------------------------------------------------------------ the state
+
+
+class SelectionExperimentState(SelectionJobs, param.Parameterized):
+    """The thesis experiments of seed 001 (as ``explorer select-experiment``) at small repetition counts.
+
+    Choose the experiment and its settings, call :meth:`refresh` (shows a cached result or says "press 'Run'"),
+    then :meth:`run` and :meth:`wait`. The job (kind ``"experiment"`` in ``jobs``) calls the
+    :mod:`explorer.model_selection.experiments` function with these settings and ``rng=seed``; ``result`` is its
+    frozen result, ``error`` why the settings cannot run (e.g. a missing temperature CSV).
+    """
+
+    experiment = param.Selector(default="hyperparameters", objects=list(EXPERIMENTS), label="Experiment",
+                                doc="curves: Experiment 2; hyperparameters: Experiments 3 and 4; functional-forms: "
+                                    "Experiments 6-8; beta: Experiment 10 (the choices of `explorer "
+                                    "select-experiment`).")
+    data = param.Selector(default="teacher", objects=list(EXPERIMENT_DATA), label="Data",
+                          doc="teacher: fresh GP teacher draws per repetition (x ~ N(0, 1), ℓ = 1, σ_f = 1); "
+                              "temperature: random 64/301 splits of the day-of-year temperature series "
+                              "(Experiments 4 and 8; curves and beta always use teacher draws).")
+    temperature_csv = param.String(default="", label="Temperature CSV (path)",
+                                   doc="Path, on the machine running the app, of a CSV with the columns "
+                                       "day_of_year and mean_anomaly_by_file_doy (Berkeley Earth's daily anomaly "
+                                       "averaged per day of the year). Leave empty to use an uploaded file.")
+    teacher = param.Selector(default="squared_exponential", objects=list(sx.TEACHERS), label="Teacher",
+                             doc="Covariance function of the teacher (hyperparameters, beta); the student has "
+                                 "the same form.")
+    teachers = param.ListSelector(default=list(sx.TEACHERS), objects=list(sx.TEACHERS), label="Teachers",
+                                  doc="Functional forms: the teachers whose draws the four students (se, rq, "
+                                      "exponential, periodic) are ranked on, one block of repetitions each.")
+    repetitions = param.Integer(default=2, bounds=(1, 256), softbounds=(1, 16), label="Repetitions",
+                                doc="Data sets drawn (or random splits of the temperature series) per teacher; "
+                                    "the thesis uses 256 (16 to 64 for the slower experiments).")
+    criteria = param.ListSelector(default=list(sx.SYNTHETIC_CRITERIA), objects=list(CRITERIA), label="Criteria",
+                                  doc="The criteria compared (curves, hyperparameters) or ranking the functional "
+                                      "forms; the thesis compares evidence, LOO-CV and the three ASC variants.")
+    parameter = param.Selector(default="lengthscale", objects=["lengthscale", "signal_std", "noise_std"],
+                               label="Hyperparameter swept",
+                               doc="Curves: the hyperparameter varied over a factor 10 either side of the "
+                                   "teacher's value (32 points), the others fixed at the teacher's.")
+    select_by = param.Selector(default="loo", objects=list(CRITERIA), label="Select by",
+                               doc="Functional forms: the criterion that optimises each student (loo: Experiment "
+                                   "6; evidence: Experiment 7).")
+    noise_std = param.Number(default=0.1, bounds=(1e-3, 10.0), softbounds=(0.01, 1.0), step=0.01,
+                             label="Teacher noise σ_n",
+                             doc="Hyperparameters on teacher data: the noise standard deviation of the draws "
+                                 "(the thesis: 0.1).")
+    n_partitions = param.Integer(default=8, bounds=(1, 1000), softbounds=(1, 64), label="ASC: partitions J",
+                                 doc="Random partitions J per ASC evaluation (the thesis: 32; beta uses one, "
+                                     "'one drawn objective function').")
+    n_objects = param.Integer(default=4, bounds=(1, 32), softbounds=(2, 16), label="ASC: objects M",
+                              doc="Objects M per subset of an ASC partition (L = 2; the thesis: 4 for "
+                                  "Experiment 3, 8 for the others).")
+    entropy = param.Selector(default="zero", objects=list(asc.ENTROPIES), label="ASC: h(τ)",
+                             doc="Entropy term of ASC (eq. 4.2): zero (eq. 3.3), or the prior entropy.")
+    n_restarts = param.Integer(default=4, bounds=(1, 200), softbounds=(1, 32), label="Restarts",
+                               doc="L-BFGS runs from Cauchy-distributed starts per optimisation (the thesis: 16).")
+    max_iter = param.Integer(default=16, bounds=(1, 1000), softbounds=(4, 100), label="Iterations per run",
+                             doc="Maximum L-BFGS iterations per run (the thesis: 16).")
+    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
+                         doc="Seed of the teacher draws or splits, the partitions and the restarts (the CLI's "
+                             "--seed): same settings and seed, same numbers.")
+
+    result = param.ClassSelector(class_=_EXPERIMENT_TYPES, default=None, allow_None=True, precedence=-1,
+                                 label="Result", doc="Output: the experiment's result for the current settings.")
+    error = param.String(default="", precedence=-1, label="Error",
+                         doc="Output: why the current settings cannot run; empty when they can.")
+
+    _job_kinds = ("experiment",)
+    _outputs = ("result",)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._init_jobs()
+        self._upload: Upload | None = None
+        self.param.watch(self._on_change, [n for n, p in self.param.objects().items()
+                                           if n != "name" and p.precedence is None])
+
+    def upload_temperature(self, filename: str, content: bytes | str) -> None:
+        """Use an uploaded CSV as the temperature series (clears the path, switches the data to it)."""
+        try:
+            self._upload = read_upload(filename, content)
+        except ValueError as err:
+            self.error = str(err)
+            return
+        self.param.update(temperature_csv="", data="temperature")
+        if self._started:
+            self.refresh()
+
+    def settings(self) -> dict:
+        """The settings the current experiment uses (the rest do not change its result)."""
+        kind, temperature = self.experiment, self._uses_temperature()
+        out = {"experiment": kind, "data": "temperature" if temperature else "teacher",
+               "repetitions": int(self.repetitions)}
+        if kind != "beta":
+            out.update(criteria=[c for c in CRITERIA if c in self.criteria], n_partitions=int(self.n_partitions))
+        if kind == "curves":
+            out["parameter"] = self.parameter
+        if kind in ("hyperparameters", "beta") and not temperature:
+            out["teacher"] = self.teacher
+        if kind == "hyperparameters" and not temperature:
+            out["noise_std"] = float(self.noise_std)
+        if kind == "functional-forms":
+            out["select_by"] = self.select_by
+            if not temperature:
+                out["teachers"] = [t for t in sx.TEACHERS if t in self.teachers]
+        if kind in TEMPERATURE_EXPERIMENTS:
+            out.update(n_restarts=int(self.n_restarts), max_iter=int(self.max_iter))
+        out.update(n_objects=int(self.n_objects), entropy=self.entropy, seed=int(self.seed))
+        return out
+
+    def _uses_temperature(self) -> bool:
+        return self.data == "temperature" and self.experiment in TEMPERATURE_EXPERIMENTS
+
+    def _temperature(self) -> tuple[datasets.Dataset, str]:
+        """The temperature series of the path (or else the upload) and the hash of its text."""
+        if self.temperature_csv.strip():
+            text = _read_temperature(self.temperature_csv.strip())
+        elif self._upload is not None:
+            text = self._upload.text
+        else:
+            raise datasets.DatasetError("give the path of the temperature CSV (columns day_of_year and "
+                                        "mean_anomaly_by_file_doy) or upload it.")
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        return _TEMPERATURE.get_or_compute(digest, lambda: _parse_temperature(text)), digest
+
+    def _refresh_outputs(self) -> None:
+        settings = self.settings()
+        if settings.get("criteria") == [] or settings.get("teachers") == []:
+            raise ValueError("Choose at least one criterion" + (" and one teacher." if "teachers" in settings
+                                                                else "."))
+        data, source = (self._temperature() if settings["data"] == "temperature" else (None, None))
+        key = (json.dumps(settings, sort_keys=True), source)
+        self._request("experiment", key, "result", _EXPERIMENT_RESULTS, partial(_run_experiment, settings, data))
+
+
+def _run_experiment(settings: dict, data: datasets.Dataset | None, job: Job):
+    """Worker thread: the :mod:`~explorer.model_selection.experiments` function of ``settings`` (as the CLI calls it)."""
+    s, reps = settings, settings["repetitions"]
+    common = dict(n_datasets=reps, n_objects=s["n_objects"], entropy=s["entropy"], rng=s["seed"])
+    fit = dict(n_restarts=s.get("n_restarts"), max_iter=s.get("max_iter"), n_partitions=s.get("n_partitions"))
+    kind = s["experiment"]
+    common["hooks"] = job_hooks(job)
+    if kind == "curves":
+        return sx.curves_experiment(s["parameter"], s["criteria"], n_partitions=s["n_partitions"], **common)
+    if kind == "hyperparameters":
+        teacher = dict(teacher=s["teacher"], sigma_n=s["noise_std"]) if data is None else {"data": data}
+        return sx.hyperparameter_experiment(s["criteria"], **teacher, **fit, **common)
+    if kind == "functional-forms":
+        source = {"teachers": s["teachers"]} if data is None else {"data": data, "n": _TEMPERATURE_TRAIN}
+        return sx.functional_form_experiment(s["select_by"], s["criteria"], **source, **fit, **common)
+    return sx.beta_experiment(s["teacher"], **common)
+
+
+# ------------------------------------------------------------------------------------ figures and tables
+
+#: Columns of the experiment tables (and CSV exports), per experiment; functional forms add one column per student.
+EXPERIMENT_COLUMNS = {
+    "curves": ["criterion", "parameter", "true_value", "argmin_q25", "argmin_median", "argmin_q75"],
+    "hyperparameters": ["criterion", "smse_q25", "smse_median", "smse_q75", "msll_q25", "msll_median", "msll_q75",
+                        "wins_smse"],
+    "functional-forms": ["setting", "ranked_by", "select_by", "hit_rate"],
+    "beta": ["teacher", "repetitions", "n_failed", "beta_star_q25", "beta_star_median", "beta_star_q75",
+             "beta_at_max_of_mean"],
+}
+
+
+def _quartiles(prefix: str, summary: dict) -> dict:
+    return {f"{prefix}_{q}": summary[q] for q in ("q25", "median", "q75")}
+
+
+def experiment_frame(state: SelectionExperimentState) -> pd.DataFrame:
+    """The numbers ``explorer select-experiment --json`` prints for the result, one row per criterion (curves,
+    hyperparameters), per setting and ranking key (functional forms; mean rank of each student), or one row
+    (beta). Empty, with the experiment's columns, before a result exists."""
+    res = state.result
+    if res is None:
+        return pd.DataFrame(columns=EXPERIMENT_COLUMNS[state.experiment])
+    d = res.as_dict()
+    if isinstance(res, sx.CurvesExperiment):
+        rows = [{"criterion": c, "parameter": d["parameter"], "true_value": d["true_value"],
+                 **_quartiles("argmin", d["argmin_summary"][c])} for c in d["criteria"]]
+        return pd.DataFrame(rows, columns=EXPERIMENT_COLUMNS["curves"])
+    if isinstance(res, sx.HyperparameterExperiment):
+        rows = [{"criterion": c, **_quartiles("smse", d["smse"][c]), **_quartiles("msll", d["msll"][c]),
+                 "wins_smse": d["wins_smse"][c]} for c in d["criteria"]]
+        return pd.DataFrame(rows, columns=EXPERIMENT_COLUMNS["hyperparameters"])
+    if isinstance(res, sx.FunctionalFormExperiment):
+        rows = [{"setting": setting, "ranked_by": key, "select_by": d["select_by"],
+                 **{f"mean_rank_{student}": d["mean_rank"][s][k][j] for j, student in enumerate(d["students"])},
+                 "hit_rate": d["hit_rate"][s][k]}
+                for s, setting in enumerate(d["settings"]) for k, key in enumerate(d["keys"])]
+        return pd.DataFrame(rows, columns=EXPERIMENT_COLUMNS["functional-forms"][:3]
+                            + [f"mean_rank_{s}" for s in d["students"]] + ["hit_rate"])
+    mean = np.asarray(d["mean"], dtype=float)
+    peak = float(res.betas[np.nanargmax(mean)]) if np.isfinite(mean).any() else np.nan
+    row = {"teacher": d["teacher"], "repetitions": res.curves.shape[0], "n_failed": d["n_failed"],
+           **_quartiles("beta_star", d["beta_star"]), "beta_at_max_of_mean": peak}
+    return pd.DataFrame([row], columns=EXPERIMENT_COLUMNS["beta"])
+
+
+def _empty_plot(title: str) -> hv.Overlay:
+    return hv.Overlay([hv.Curve((EMPTY, EMPTY), "x", "y")]).opts(title=title, **FIGURE_SIZE)
+
+
+def _curves_experiment_plot(res: sx.CurvesExperiment) -> hv.Overlay:
+    x_dim = hv.Dimension("parameter_value", label=param_label(res.parameter))
+    layers = [hv.Curve((res.grid, normalise(m)), x_dim, NORM_DIM, label=CRITERION_LABELS[c]).opts(
+        color=CRITERION_COLORS[c], line_width=2) for c, m in zip(res.criteria, res.mean)]
+    title = (f"Experiment 2: mean criteria vs {param_label(res.parameter)}, {res.values.shape[1]} data set(s), "
+             "normalised; dotted: teacher")
+    return (hv.Overlay(layers) * hv.VLine(res.true_value).opts(color="gray", line_dash="dotted")).opts(
+        logx=True, legend_position="top_left", title=title, show_grid=True, **FIGURE_SIZE)
+
+
+def _hyperparameter_experiment_plot(res: sx.HyperparameterExperiment) -> hv.Overlay:
+    frame = pd.DataFrame([{"criterion": c, "smse": v} for c, row in zip(res.criteria, res.smse)
+                          for v in row if np.isfinite(v)], columns=["criterion", "smse"])
+    colors = hv.dim("criterion").categorize(CRITERION_COLORS, default="gray")
+    title = f"Test SMSE of the model each criterion selected, {res.n_repetitions} repetition(s)"
+    box = hv.BoxWhisker(frame, "criterion", hv.Dimension("smse", label="test SMSE (lower is better)"))
+    return hv.Overlay([box.opts(box_fill_color=colors)]).opts(title=title, show_grid=True, **FIGURE_SIZE)
+
+
+def _functional_form_experiment_plot(res: sx.FunctionalFormExperiment) -> hv.Overlay:
+    rows = [(student, f"{setting} · {key}", float(rank)) for s, setting in enumerate(res.settings)
+            for k, key in enumerate(res.keys) for student, rank in zip(res.students, res.mean_rank[s, k])]
+    kdims = ["student", "setting · ranked by"]
+    heat = hv.HeatMap(rows, kdims, "mean rank").opts(cmap="RdYlGn_r", colorbar=True, tools=["hover"])
+    labels = hv.Labels([(x, y, f"{v:.2f}") for x, y, v in rows], kdims, "text").opts(
+        text_font_size="9pt", text_color="black")
+    title = f"Mean rank (1 = best), forms optimised by {res.select_by}, {res.ranks.shape[1]} repetition(s)"
+    height = max(300, 90 + 28 * len(res.settings) * len(res.keys))
+    return (heat * labels).opts(title=title, responsive=True, height=height)
+
+
+def _beta_experiment_plot(res: sx.BetaExperiment) -> hv.Overlay:
+    b_dim, i_dim = hv.Dimension("beta", label="β"), hv.Dimension("I", label="I_β (nats)")
+    layers = [hv.Curve((res.betas, c), b_dim, i_dim).opts(color="#9ecae1", line_width=1)
+              for c in res.curves if np.isfinite(c).any()]
+    layers.append(hv.Curve((res.betas, res.mean), b_dim, i_dim, label="mean over data sets").opts(
+        color="#08519c", line_width=3))
+    title = f"Experiment 10: Boltzmann ASC I_β vs β, {res.teacher} teacher; dotted: β = 1"
+    return (hv.Overlay(layers) * hv.VLine(1.0).opts(color="gray", line_dash="dotted")).opts(
+        logx=True, legend_position="top_left", title=title, show_grid=True, **FIGURE_SIZE)
+
+
+_EXPERIMENT_PLOTS = {sx.CurvesExperiment: _curves_experiment_plot,
+                     sx.HyperparameterExperiment: _hyperparameter_experiment_plot,
+                     sx.FunctionalFormExperiment: _functional_form_experiment_plot,
+                     sx.BetaExperiment: _beta_experiment_plot}
+
+
+def experiment_plot(state: SelectionExperimentState):
+    """The figure of the experiment's result (empty with a hint before one exists)."""
+    if state.result is None:
+        return _empty_plot(f"{state.experiment}: no result yet (press 'Run')")
+    return _EXPERIMENT_PLOTS[type(state.result)](state.result)
+
+
+def experiment_settings_line(state: SelectionExperimentState) -> str:
+    """The settings behind the result, for the header of its exports."""
+    return " ".join(f"{k}={','.join(v) if isinstance(v, list) else v}" for k, v in state.settings().items())
+
+
+def experiment_summary(state: SelectionExperimentState) -> str:
+    """One line on the experiment's result (setting and repetitions), or what the experiment does."""
+    res = state.result
+    if res is None:
+        return EXPERIMENTS[state.experiment]
+    if isinstance(res, sx.HyperparameterExperiment):
+        return f"**{res.setting}** · student {res.kernel} · {res.n_repetitions} repetition(s)"
+    if isinstance(res, sx.FunctionalFormExperiment):
+        return (f"**{', '.join(res.settings)}** · students {', '.join(res.students)} optimised by {res.select_by} · "
+                f"{res.ranks.shape[1]} repetition(s)")
+    if isinstance(res, sx.CurvesExperiment):
+        return (f"**squared-exponential teacher** · {param_label(res.parameter)} on {res.grid.size} points · "
+                f"{res.values.shape[1]} data set(s)")
+    return f"**teacher {res.teacher}** · {res.curves.shape[0]} data set(s), {res.n_failed} without a valid I_β"
+
+
+def experiment_csv(state: SelectionExperimentState) -> str:
+    """The experiment's table as CSV, with a comment line naming the settings."""
+    return (f"# GP model selection experiment (seed 001): {experiment_settings_line(state)}\n"
+            + experiment_frame(state).to_csv(index=False))
+
+
+def experiment_json(state: SelectionExperimentState) -> str:
+    """The result as ``explorer select-experiment --json`` prints it, plus ``settings``; NaN written as null."""
+    payload = state.result.as_dict() if state.result is not None else {"experiment": state.experiment}
+    return json_text({**payload, "settings": state.settings()})
+
+
+# ------------------------------------------------------------------------------------ the sub-panel
+
+
+class SelectionExperimentsPanel(JobTab):
+    """The thesis experiments as the "Experiments" sub-panel of the model-selection tab: the experiment and its
+    settings (only those it uses are shown), the temperature CSV (path or upload), Run/Cancel with progress, the
+    figure and the table of the result, CSV/JSON exports. CSS classes ``explorer-experiment-…``.
+
+    Nothing is computed until Run is pressed (a cached result for the settings is shown at once).
+    """
+
+    state = param.ClassSelector(class_=SelectionExperimentState, label="State",
+                                doc="The experiments state the panel shows.")
+
+    css_prefix = "explorer-experiment"
+    run_label = "Run experiment"
+
+    def __init__(self, **params):
+        if params.get("state") is None:
+            params["state"] = SelectionExperimentState()
+        super().__init__(**params)
+        s = self.state
+        bind_to_session(s)
+        self.widgets = param_widgets(s, _CONTROLS, self.css_prefix)
+        self.upload = csv_upload(self._css("upload"), s.upload_temperature, default_name="temperature.csv")
+        self.status = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=[self._css("status")])
+        self.plot = pn.pane.HoloViews(experiment_plot(s), sizing_mode="stretch_width", min_height=430,
+                                      linked_axes=False, css_classes=[self._css("plot")])
+        self.table = pn.pane.DataFrame(experiment_frame(s), index=False, sizing_mode="stretch_width",
+                                       css_classes=[self._css("table")])
+        s.param.watch(self._on_result, "result")
+        s.param.watch(self._on_settings, list(self.widgets))
+        self._on_result()
+        self._on_settings()
+
+    def _job_css(self, what: str, name: str) -> str:
+        return self._css(what)  # one job: explorer-experiment-progress, -job-message, -job-error
+
+    def exports(self) -> list[Export]:
+        text = {"csv": lambda: experiment_csv(self.state), "json": lambda: experiment_json(self.state)}
+        return [Export(f"explorer-selection-experiment.{fmt}", f"Experiment ({fmt.upper()})", self._css(fmt), text[fmt])
+                for fmt in ("csv", "json")]
+
+    def _on_settings(self, *events) -> None:
+        """Show the controls the chosen experiment uses, and nothing else."""
+        s = self.state
+        used = set(s.settings()) | {"experiment"}
+        if s.experiment not in TEMPERATURE_EXPERIMENTS:
+            used.discard("data")
+        for name, widget in self.widgets.items():
+            widget.visible = name in used or (name == "temperature_csv" and s._uses_temperature())
+        self.upload.visible = s._uses_temperature()
+        self.status.object = experiment_summary(s)
+
+    def _on_result(self, *events) -> None:
+        self.plot.object = experiment_plot(self.state)
+        self.table.object = experiment_frame(self.state)
+        self.status.object = experiment_summary(self.state)
+
+    def layout(self) -> pn.Row:
+        w = self.widgets
+        controls = pn.Column(
+            "### Experiment", w["experiment"], w["data"], w["temperature_csv"], self.upload,
+            w["teacher"], w["teachers"], w["parameter"], w["select_by"], w["noise_std"],
+            "### Repetitions and criteria", w["repetitions"], w["criteria"], w["n_partitions"], w["n_objects"],
+            w["entropy"], w["n_restarts"], w["max_iter"], w["seed"],
+            width=300, css_classes=[self._css("controls")])
+        return pn.Row(controls, self.frame(self.status, self.plot, self.table), sizing_mode="stretch_width",
+                      css_classes=[self._css("panel")])
+
+
+#: The widget of each control of the sub-panel.
+_CONTROLS = {"experiment": pn.widgets.Select, "data": pn.widgets.Select, "temperature_csv": pn.widgets.TextInput,
+             "teacher": pn.widgets.Select, "teachers": pn.widgets.MultiChoice, "repetitions": pn.widgets.IntInput,
+             "criteria": pn.widgets.MultiChoice, "parameter": pn.widgets.Select, "select_by": pn.widgets.Select,
+             "noise_std": pn.widgets.FloatInput, "n_partitions": pn.widgets.IntInput,
+             "n_objects": pn.widgets.IntInput, "entropy": pn.widgets.Select, "n_restarts": pn.widgets.IntInput,
+             "max_iter": pn.widgets.IntInput, "seed": pn.widgets.IntInput}

@@ -1,0 +1,382 @@
+"""Session state of the model-selection view (seed 001): the controls and the core results for them.
+
+:class:`SelectionState` (param, no widgets) holds the controls — dataset, kernel, criteria, the
+hyperparameter swept on the curves, the sizes of the random parts — and, as output parameters, what the
+compute core (:mod:`explorer.model_selection.criteria`) returns for them: every criterion as a function of one
+hyperparameter with the others fixed (Fig. 5.3-5.5), the hyperparameters selected by optimising each
+criterion (with test errors when test rows exist), and the ranking of functional forms (§5.3). Every
+computation runs as a background :class:`~explorer.views.common.jobs.Job` (progress, cancel between criteria or
+kernels) and lands in a result cache shared by the sessions. The state computes nothing until
+:meth:`SelectionState.refresh` is first called (the tab calls it when shown).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import param
+
+from explorer import datasets
+from explorer.gp_bootstrap import replica
+from explorer.kernels import KERNEL_NAMES, Kernel, make_kernel
+from explorer.model_selection import asc
+from explorer.model_selection import criteria as selection
+from explorer.model_selection.criteria import (
+    CRITERIA,
+    CriterionCurve,
+    RankingRow,
+    SelectionResult,
+)
+from explorer.model_selection.problem import SelectionProblem, selection_problem
+from explorer.progress import Hooks
+from explorer.views.common.caches import lru
+from explorer.views.common.jobs import BackgroundJobs, Job
+from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
+
+__all__ = [
+    "SelectionState", "SelectionJobs", "SelectionProblem", "SelectionCurves", "SelectionFits", "SelectionRanking",
+    "SELECTION_DATASETS", "UPLOAD", "JOB_KINDS", "CURVE_PARAMETERS", "TEACHER_HYPERPARAMETERS", "EXPECTED_ERRORS",
+    "describe_error", "reference_hyperparameters", "job_hooks",
+]
+
+
+#: Shipped or generated regression data: the GP teacher of seed 001 (1-D), the toy function, Boston housing.
+SELECTION_DATASETS = ("teacher", "toy", "boston")
+#: ``dataset`` value of a CSV uploaded in the page.
+#: Background jobs: criterion curves, optimisation under each criterion, ranking of functional forms.
+JOB_KINDS = ("curves", "optima", "ranking")
+#: Every hyperparameter a curve can sweep (the kernel decides which of them exist).
+CURVE_PARAMETERS = ("lengthscale", "signal_std", "noise_std", "alpha", "period")
+#: The teacher of seed 001 §5.1 (ℓ = 1, σ_f = 1, σ_n = 0.1, α = 1/2, T = 2): the fixed values of its curves.
+TEACHER_HYPERPARAMETERS = {"lengthscale": 1.0, "signal_var": 1.0, "alpha": 0.5, "period": 2.0, "noise_var": 0.01}
+#: Controls that change what has to be computed.
+_COMPUTE_PARAMETERS = ("dataset", "target", "n_points", "n_test", "standardize", "kernel", "parameter", "criteria",
+                       "curve_points", "curve_decades", "n_folds", "n_partitions", "n_objects", "entropy",
+                       "n_restarts", "max_iter", "rank_kernels", "select_by", "seed", "auto_run")
+_OUTPUTS = ("problem", "curves", "optima", "ranking")
+
+#: Errors a user can cause with the controls; they become a message, never a traceback.
+EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError, OSError,
+                   IndexError)
+
+# ------------------------------------------------------------------------------------ result objects
+
+
+@dataclass(frozen=True, eq=False)
+class SelectionCurves:
+    """Criterion curves computed so far, in the order of ``criteria``, around the reference hyperparameters."""
+
+    curves: tuple[CriterionCurve, ...]
+    criteria: tuple[str, ...]
+    parameter: str
+    reference: dict
+
+    @property
+    def complete(self) -> bool:
+        return len(self.curves) == len(self.criteria)
+
+
+@dataclass(frozen=True, eq=False)
+class SelectionFits:
+    """The hyperparameters selected by each criterion so far, in the order of ``criteria``."""
+
+    results: tuple[SelectionResult, ...]
+    criteria: tuple[str, ...]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.results) == len(self.criteria)
+
+
+@dataclass(frozen=True, eq=False)
+class SelectionRanking:
+    """Functional forms optimised by ``select_by`` and ranked by ``rank_by`` (ranks once ``complete``)."""
+
+    rows: tuple[RankingRow, ...]
+    kernels: tuple[str, ...]
+    select_by: str
+    rank_by: tuple[str, ...]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.rows) == len(self.kernels)
+
+
+def describe_error(err: BaseException) -> str:
+    """A readable one-paragraph message for an error of the selection core or the data."""
+    if isinstance(err, replica.ConvergenceError):
+        return (f"The replica theory of the bootstrap .632 criterion did not converge: {err} Leave out "
+                "'bootstrap632' or change the kernel.")
+    if isinstance(err, np.linalg.LinAlgError):
+        return (f"The covariance matrix could not be factorised ({err}). Duplicate inputs with tiny noise are "
+                "the usual cause: standardise the data or change the kernel.")
+    if isinstance(err, FloatingPointError):
+        return f"The computation became numerically unstable ({err}). Standardise the data or change the kernel."
+    if isinstance(err, datasets.DatasetError):
+        return f"The data cannot be used: {err}"
+    return str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
+
+
+# ------------------------------------------------------------------------------------ caches
+
+_PROBLEMS = lru("model_selection.problems", 16)  # SelectionProblem per data settings
+# SelectionCurves per (problem, kernel, parameter, grid, criteria, options, seed)
+_CURVES = lru("model_selection.curves", 32)
+# SelectionFits per (problem, kernel, criteria, options, restarts, seed)
+_OPTIMA = lru("model_selection.optima", 32)
+# SelectionRanking per (problem, kernels, select_by, criteria, options, restarts, seed)
+_RANKINGS = lru("model_selection.rankings", 16)
+
+
+# ------------------------------------------------------------------------------------ computations
+
+
+def _curve_parameters(kernel_name: str) -> list[str]:
+    names = make_kernel(kernel_name, 1).hyperparameter_names
+    return [("signal_std" if n == "signal_var" else n) for n in names] + ["noise_std"]
+
+
+def reference_hyperparameters(problem: SelectionProblem, kernel_name: str) -> tuple[Kernel, float]:
+    """The fixed hyperparameters of the curves: the teacher's (§5.1) on teacher data, else the data-scaled
+    start of :func:`selection.initial_hyperparameters`."""
+    if not problem.teacher:
+        start = selection.initial_hyperparameters(kernel_name, problem.X, problem.y)
+        return start.kernel, start.noise_var
+    names = make_kernel(kernel_name, problem.d).hyperparameter_names
+    hyper = {k: v for k, v in TEACHER_HYPERPARAMETERS.items() if k in names}
+    return make_kernel(kernel_name, problem.d, **hyper), TEACHER_HYPERPARAMETERS["noise_var"]
+
+
+def _criterion(name: str, problem: SelectionProblem, gen, options: dict):
+    return selection.make_criterion(name, problem.n, rng=gen, **options)
+
+
+def job_hooks(job: Job, partial: Callable[[object], None] | None = None) -> Hooks:
+    """The core's hooks for ``job``: its progress, its stop flag, ``partial`` for partial results."""
+    return Hooks(progress=job.report, should_stop=job.should_stop, partial=partial)
+
+
+def _curves(problem, kernel_name, parameter, points, decades, criteria, options, seed, job: Job) -> SelectionCurves:
+    """Each criterion along ``parameter`` in turn (cancellable in between); ``job.partial`` after each."""
+    kernel, noise_var = reference_hyperparameters(problem, kernel_name)
+    reference = selection.hyperparameter_dict(kernel, noise_var)
+    centre = float(reference[parameter])
+    grid = np.geomspace(centre * 10.0**-decades, centre * 10.0**decades, points)
+    gen = np.random.default_rng(seed)
+    hooks, n = job_hooks(job), len(criteria)
+    done: list[CriterionCurve] = []
+    out = SelectionCurves((), criteria, parameter, reference)
+    for j, name in enumerate(criteria):
+        hooks.check(j, n, "criteria")
+        label = f"curve of {name} ({j + 1}/{n})"
+        hooks.report(j / n, label)
+        crit = _criterion(name, problem, gen, options)
+        done.append(selection.criterion_curve(crit, kernel, problem.X, problem.y, noise_var, parameter, grid,
+                                              hooks=hooks.sub(j / n, 1 / n, label, count=(j, n, "criteria"))))
+        out = SelectionCurves(tuple(done), criteria, parameter, reference)
+        job.partial(out)
+    return out
+
+
+def _optima(problem, kernel_name, criteria, options, restarts, max_iter, seed, job: Job) -> SelectionFits:
+    """:func:`selection.select_hyperparameters` from the data-scaled start, each criterion's result published."""
+    start = selection.initial_hyperparameters(kernel_name, problem.X, problem.y)
+    test = {} if problem.X_test is None else {"X_test": problem.X_test, "y_test": problem.y_test}
+    results = selection.select_hyperparameters(
+        problem.X, problem.y, start.kernel, criteria, noise_var=start.noise_var, rng=seed, n_restarts=restarts,
+        max_iter=max_iter, **test, **options,
+        hooks=job_hooks(job, lambda done: job.partial(SelectionFits(done, criteria))))
+    return SelectionFits(results, criteria)
+
+
+def _ranking(problem, kernels, select_by, rank_by, options, restarts, max_iter, seed, job: Job) -> SelectionRanking:
+    """:func:`selection.rank_functional_forms`, the rows published (without ranks) after each kernel."""
+    test = {} if problem.X_test is None else {"X_test": problem.X_test, "y_test": problem.y_test}
+    rows = selection.rank_functional_forms(
+        problem.X, problem.y, kernels, select_by=select_by, rank_by=rank_by, rng=seed, n_restarts=restarts,
+        max_iter=max_iter, **test, **options,
+        hooks=job_hooks(job, lambda done: job.partial(SelectionRanking(done, kernels, select_by, rank_by))))
+    return SelectionRanking(rows, kernels, select_by, rank_by)
+
+
+# ------------------------------------------------------------------------------------ the state
+
+
+class SelectionJobs(BackgroundJobs):
+    """The job machinery of :mod:`explorer.views.common.jobs` with the model-selection error vocabulary
+    (:func:`describe_error`); the Explore and the Experiments states share it."""
+
+    expected_errors = EXPECTED_ERRORS
+    describe_error = staticmethod(describe_error)
+
+
+class SelectionState(SelectionJobs, param.Parameterized):
+    """Controls of the model-selection view and the core results for them, for one session (or notebook).
+
+    Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait` for the
+    background jobs. Outputs: ``problem`` (training and test rows), ``curves``, ``optima``, ``ranking`` and
+    ``error``; ``jobs[kind]`` reports each job (kinds ``JOB_KINDS``).
+    """
+
+    # --- data
+    dataset = param.Selector(default="teacher", objects=list(SELECTION_DATASETS), label="Dataset",
+                             doc="teacher: 1-D draws from the GP teacher of seed 001 (squared exponential, ℓ = 1, "
+                                 "σ_f = 1, σ_n = 0.1, the thesis setting); toy: sin(5x) + sin(15x) + sin(25x) "
+                                 "plus noise; boston: Boston housing (13 inputs); or an uploaded CSV.")
+    target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
+                            doc="Column of an uploaded CSV holding the real-valued target; every other column "
+                                "is an input.")
+    n_points = param.Integer(default=64, bounds=(8, 5000), softbounds=(16, 500), label="Training cases N",
+                             doc="Training cases: drawn from the teacher (the thesis uses N = 64), or a random "
+                                 "subset (by the seed) of the rows of the other datasets.")
+    n_test = param.Integer(default=256, bounds=(0, 20_000), softbounds=(0, 2048), label="Test cases",
+                           doc="Test cases for SMSE (eq. 5.1) and MSLL of each selected model: further teacher "
+                               "draws, or the rows not used for training (0: no test errors).")
+    standardize = param.Boolean(default=False, label="Standardise inputs and target",
+                                doc="Scale every input column and the target to mean 0 and sample sd 1 (by the "
+                                    "training rows, as `explorer select --standardize`). Recommended for boston and "
+                                    "most CSVs; the teacher is already on that scale.")
+    # --- model
+    kernel = param.Selector(default="se", objects=list(KERNEL_NAMES), label="Covariance function",
+                            doc="Kernel whose hyperparameters the criteria select: squared exponential (se), "
+                                "rational quadratic (rq), exponential, Matérn 3/2 and 5/2, periodic.")
+    criteria = param.ListSelector(default=["evidence", "loo", "kfold", "asc-beta-noise", "bootstrap632"],
+                                  objects=list(CRITERIA), label="Criteria",
+                                  doc="Model-selection criteria (lower is better): negative log evidence, LOO-CV, "
+                                      "K-fold CV, the three ASC variants (−I) and the bootstrap .632 error.")
+    # --- curves (Fig. 5.3-5.5)
+    parameter = param.Selector(default="lengthscale", objects=list(CURVE_PARAMETERS), label="Hyperparameter swept",
+                               doc="The curves vary this hyperparameter (standard deviations for signal and noise) "
+                                   "with the others fixed: the teacher's values on teacher data, else a "
+                                   "data-scaled start.")
+    curve_points = param.Integer(default=15, bounds=(3, 200), softbounds=(5, 60), label="Curve points",
+                                 doc="Grid points of each curve (log-spaced).")
+    curve_decades = param.Number(default=1.0, bounds=(0.1, 4.0), softbounds=(0.3, 2.0), step=0.1,
+                                 label="Curve range (decades each side)",
+                                 doc="The grid spans the fixed value × 10^(± this).")
+    # --- random parts of the criteria
+    n_folds = param.Integer(default=5, bounds=(2, 1000), softbounds=(2, 20), label="K-fold: K",
+                            doc="Folds K of K-fold CV (capped at N; K = N is leave-one-out).")
+    n_partitions = param.Integer(default=8, bounds=(1, 1000), softbounds=(2, 64), label="ASC: partitions J",
+                                 doc="Random partitions J of ASC (Algorithm 2; the thesis uses 32).")
+    n_objects = param.Integer(default=8, bounds=(1, 1000), softbounds=(2, 32), label="ASC: objects M",
+                              doc="Objects M per subset of an ASC partition (L = 2 subsets; thesis: 4 or 8).")
+    entropy = param.Selector(default="zero", objects=list(asc.ENTROPIES), label="ASC: h(τ)",
+                             doc="Entropy term of ASC (eq. 4.2): zero, or the prior entropy.")
+    # --- optimisation
+    n_restarts = param.Integer(default=3, bounds=(1, 200), softbounds=(1, 32), label="Restarts",
+                               doc="L-BFGS runs per criterion from Cauchy-distributed starts (the thesis uses 16).")
+    max_iter = param.Integer(default=16, bounds=(1, 1000), softbounds=(4, 100), label="Iterations per run",
+                             doc="Maximum L-BFGS iterations per run (the thesis uses 16).")
+    rank_kernels = param.ListSelector(default=["se", "rq", "exponential", "periodic"], objects=list(KERNEL_NAMES),
+                                      label="Functional forms ranked",
+                                      doc="Covariance functions compared (§5.3): each is optimised by the "
+                                          "'select by' criterion, then ranked by every chosen criterion.")
+    select_by = param.Selector(default="loo", objects=list(CRITERIA), label="Select by",
+                               doc="Criterion that optimises the hyperparameters of each functional form.")
+    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
+                         doc="Seed of the teacher draw / row subset, the folds and partitions and the restarts; "
+                             "same settings and seed, same numbers.")
+    auto_run = param.Boolean(default=True, label="Run automatically",
+                             doc="Start the optimisation and the ranking whenever the settings change (else press "
+                                 "Run); the curves always run.")
+
+    # --- outputs
+    problem = param.ClassSelector(class_=SelectionProblem, default=None, allow_None=True, precedence=-1,
+                                  label="Problem", doc="Output: training and test rows as used.")
+    curves = param.ClassSelector(class_=SelectionCurves, default=None, allow_None=True, precedence=-1,
+                                 label="Criterion curves", doc="Output: the criteria along the swept hyperparameter.")
+    optima = param.ClassSelector(class_=SelectionFits, default=None, allow_None=True, precedence=-1,
+                                 label="Selected hyperparameters", doc="Output: the optimum of each criterion.")
+    ranking = param.ClassSelector(class_=SelectionRanking, default=None, allow_None=True, precedence=-1,
+                                  label="Ranking", doc="Output: functional forms ranked by each criterion.")
+    error = param.String(default="", precedence=-1, label="Error",
+                         doc="Output: why the current settings cannot be computed; empty when they can.")
+
+    _job_kinds = JOB_KINDS
+    _outputs = _OUTPUTS
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._init_jobs()
+        self._upload: Upload | None = None
+        self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
+
+    def _auto_run(self) -> bool:
+        return bool(self.auto_run)
+
+    # ----------------------------------------------------------------------------- public API
+
+    def upload_csv(self, filename: str, content: bytes | str, target: str | None = None) -> None:
+        """Use an uploaded CSV as the dataset; ``target`` (default: the last column) is the regression target."""
+        use_uploaded_table(self, filename, content, target, "inputs and a target")
+
+    # ----------------------------------------------------------------------------- settings → problem
+
+    def _data_key(self) -> tuple:
+        if self.dataset == UPLOAD:
+            if self._upload is None:
+                raise datasets.DatasetError("no CSV has been uploaded in this session; upload the file again.")
+            source = ("upload", self._upload.sha256, self.target)
+        else:
+            source = ("shipped", self.dataset)
+        return source + (int(self.n_points), int(self.n_test), bool(self.standardize), int(self.seed))
+
+    def _load(self) -> datasets.Dataset:
+        if self.dataset == "teacher":
+            return datasets.load("teacher", n=int(self.n_points) + int(self.n_test), rng=int(self.seed))
+        if self.dataset != UPLOAD:
+            return datasets.load(self.dataset)
+        if self.target is None:
+            raise datasets.DatasetError("choose the column of the CSV file that holds the target.")
+        return datasets.load_csv(io.StringIO(self._upload.text), self.target, name=Path(self._upload.filename).stem,
+                                 task="regression")
+
+    def _build_problem(self) -> SelectionProblem:
+        """The core's :func:`selection_problem` (as the CLI's ``select``): teacher rows in order, other data
+        split after a permutation drawn from the seed."""
+        teacher = self.dataset == "teacher"
+        return selection_problem(self._load(), n_train=int(self.n_points), n_test=int(self.n_test),
+                                 rng=None if teacher else int(self.seed), standardize=bool(self.standardize),
+                                 teacher=teacher)
+
+    # ----------------------------------------------------------------------------- refresh
+
+    def _options(self) -> dict:
+        return dict(n_folds=int(self.n_folds), n_partitions=int(self.n_partitions), n_subsets=2,
+                    n_objects=int(self.n_objects), entropy=self.entropy)
+
+    def _refresh_outputs(self) -> None:
+        allowed = _curve_parameters(self.kernel)
+        parameter = self.parameter if self.parameter in allowed else "lengthscale"
+        if parameter != self.parameter:
+            self._assign("parameter", parameter)
+        criteria = tuple(c for c in CRITERIA if c in self.criteria)
+        if not criteria:
+            raise ValueError("Choose at least one criterion.")
+        kernels = tuple(k for k in KERNEL_NAMES if k in self.rank_kernels)
+        if not kernels:
+            raise ValueError("Choose at least one functional form to rank.")
+        data_key = self._data_key()
+        problem = _PROBLEMS.get_or_compute(data_key, self._build_problem)
+        if 2 * int(self.n_objects) > problem.n and any(c.startswith("asc") for c in criteria + (self.select_by,)):
+            raise ValueError(f"ASC needs 2 subsets of M = {self.n_objects} objects, more than the N = {problem.n} "
+                             "training cases: lower 'ASC: objects M' or raise N.")
+        self._assign("problem", problem)
+        opts, seed, kname = self._options(), int(self.seed), self.kernel
+        okey = tuple(sorted(opts.items()))
+        restarts, max_iter = int(self.n_restarts), int(self.max_iter)
+        points, decades = int(self.curve_points), float(self.curve_decades)
+        self._request("curves", (data_key, kname, parameter, points, decades, criteria, okey, seed), "curves",
+                      _CURVES, lambda job: _curves(problem, kname, parameter, points, decades, criteria, opts, seed,
+                                                   job), optional=False)
+        self._request("optima", (data_key, kname, criteria, okey, restarts, max_iter, seed), "optima", _OPTIMA,
+                      lambda job: _optima(problem, kname, criteria, opts, restarts, max_iter, seed, job))
+        select_by = self.select_by
+        self._request("ranking", (data_key, kernels, select_by, criteria, okey, restarts, max_iter, seed), "ranking",
+                      _RANKINGS, lambda job: _ranking(problem, kernels, select_by, criteria, opts, restarts,
+                                                      max_iter, seed, job))
