@@ -8,11 +8,12 @@ from typing import Callable
 
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh renderer)
+import numpy as np
 import panel as pn
 from bokeh.embed import file_html
 from bokeh.resources import INLINE
 
-__all__ = ["Export", "download_button", "html_page"]
+__all__ = ["Export", "download_button", "html_page", "json_ready"]
 
 
 @dataclass(frozen=True)
@@ -34,3 +35,15 @@ def download_button(export: Export) -> pn.widgets.FileDownload:
 def html_page(figure, title: str) -> str:
     """A HoloViews ``figure`` as a standalone HTML page (Bokeh, resources inlined: opens offline)."""
     return file_html(hv.render(figure, backend="bokeh"), INLINE, title=title)
+
+
+def json_ready(value):
+    """``value`` for ``json.dumps``, recursively: NaN and ±inf → None (JSON null), numpy scalars and arrays →
+    Python numbers and lists, tuples → lists."""
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [json_ready(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    return value.item() if isinstance(value, np.generic) else value
