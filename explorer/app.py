@@ -15,7 +15,7 @@ import panel as pn
 
 from explorer.views import URL_PARAMETERS, GPBootstrapState, GPBootstrapView
 from explorer.views.common.session import bind_to_session
-from explorer.views.fast_bootstrap.tab import FastBootstrapState, FastBootstrapTab
+from explorer.views.fast_bootstrap import FastBootstrapState, FastBootstrapTab
 from explorer.views.model_selection import SelectionState, SelectionTab
 from explorer.views.svm_bootstrap.tab import SVMState, SVMTab
 

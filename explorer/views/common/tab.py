@@ -20,9 +20,9 @@ class JobTab(pn.viewable.Viewer):
 
     A subclass declares a ``state`` parameter, sets ``css_prefix`` and may override :meth:`shown_jobs` (name →
     job kind; default every job), :meth:`run_kind` (the kind Run and Cancel act on; default every kind),
-    :meth:`exports` and :meth:`layout`. It calls ``super().__init__`` first, then builds its figures. If the
-    tab ``owns_state``, the state computes when the tab is first rendered (``__panel__``) unless something
-    refreshed it before.
+    :meth:`run_buttons` (e.g. one Run button per job kind), :meth:`exports` and :meth:`layout`. It calls
+    ``super().__init__`` first, then builds its figures. If the tab ``owns_state``, the state computes when the
+    tab is first rendered (``__panel__``) unless something refreshed it before.
     """
 
     #: CSS classes ``<css_prefix>-run``, ``-cancel``, ``-error``, ``-progress-<name>``, ...
@@ -38,9 +38,9 @@ class JobTab(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.run = pn.widgets.Button(label=self.run_label, color="primary", css_classes=[self._css("run")])
+        self.runs = {name: self._run_button(name, label, kind) for name, (label, kind) in self.run_buttons().items()}
+        self.run = self.runs.get("run")
         self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=[self._css("cancel")])
-        self.run.on_click(lambda event: self.state.run(self.run_kind()))
         self.cancel.on_click(lambda event: self.state.cancel(self.run_kind()))
         self.indicators = job_indicators(self.state, self.css_prefix, self._on_job, width=self.progress_width,
                                          kinds=self.shown_jobs(), css=self._job_css)
@@ -59,6 +59,11 @@ class JobTab(pn.viewable.Viewer):
         """The job kind Run and Cancel act on; None for every kind."""
         return None
 
+    def run_buttons(self) -> dict[str, tuple[str, str | None]]:
+        """The Run buttons: name (CSS class ``<css_prefix>-<name>``) → (label, the job kind it starts, None for
+        every kind). Default: one button ``run`` labelled ``run_label`` for :meth:`run_kind`."""
+        return {"run": (self.run_label, self.run_kind())}
+
     def exports(self) -> list[Export]:
         """The tab's downloads."""
         return []
@@ -74,6 +79,11 @@ class JobTab(pn.viewable.Viewer):
         """The CSS class of the indicator ``what`` ("progress", "job-message", "job-error") of job ``name``."""
         return f"{self.css_prefix}-{what}-{name}"
 
+    def _run_button(self, name: str, label: str, kind: str | None) -> pn.widgets.Button:
+        button = pn.widgets.Button(label=label, color="primary", css_classes=[self._css(name)])
+        button.on_click(lambda event: self.state.run(kind))
+        return button
+
     # --- updates
     def _on_job(self, name: str, *events) -> None:
         kind = self.indicators.kinds[name]
@@ -83,13 +93,13 @@ class JobTab(pn.viewable.Viewer):
 
     # --- layout
     def job_row(self) -> pn.Row:
-        """Run, Cancel and the progress bar and message of each job."""
+        """The Run buttons, Cancel and the progress bar and message of each job."""
         ind = self.indicators
         if len(ind.kinds) == 1:
             (name,) = ind.kinds
-            return pn.Row(self.run, self.cancel, ind.progress[name], ind.message[name], align="center",
+            return pn.Row(*self.runs.values(), self.cancel, ind.progress[name], ind.message[name], align="center",
                           sizing_mode="stretch_width")
-        return pn.Row(self.run, self.cancel,
+        return pn.Row(*self.runs.values(), self.cancel,
                       *[pn.Column(ind.progress[name], ind.message[name], margin=(0, 5)) for name in ind.kinds],
                       sizing_mode="stretch_width")
 

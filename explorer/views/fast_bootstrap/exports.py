@@ -1,0 +1,41 @@
+"""Exports of the fast-bootstrap view (seed 002): the result as JSON (the shape of ``explorer fast-bootstrap
+--json``) and the curves as CSV, each with the settings behind it."""
+
+from __future__ import annotations
+
+import json
+
+from explorer.views.common.exports import json_ready
+from explorer.views.fast_bootstrap.state import SERIES, FastBootstrapState
+from explorer.views.fast_bootstrap.tables import curve_frame
+
+__all__ = ["csv_text", "json_text", "settings"]
+
+
+def settings(state: FastBootstrapState) -> dict:
+    """The controls behind the result, for the exports."""
+    out = {"dataset": state.dataset, "model": state.model, **state.model_options(), "seed": int(state.seed),
+           "full_grid": [state.full_start, state.full_stop, state.full_step],
+           "full_replications": int(state.full_replications),
+           "fast_grid": [state.fast_start, state.fast_stop, state.fast_step],
+           "fast_replications": int(state.fast_replications), "log_complexity": bool(state.log_complexity),
+           "kappa0": int(state.kappa0), "kappa1": int(state.kappa1)}
+    if state.dataset in ("toy", "teacher"):
+        out["n_points"] = int(state.n_points)
+    if state.dataset == SERIES:
+        out.update(series_csv=state.series_csv, series_column=state.series_column, lags=int(state.lags))
+    return out
+
+
+def json_text(state: FastBootstrapState) -> str:
+    """The result as ``BootstrapComparison.as_dict()`` (``explorer fast-bootstrap --json``) plus ``settings``."""
+    res = state.comparison
+    payload = res.as_dict() if res is not None else {}
+    return json.dumps(json_ready({**payload, "settings": settings(state)}), indent=1)
+
+
+def csv_text(state: FastBootstrapState) -> str:
+    """The curves as CSV, with a comment line naming the settings."""
+    line = " ".join(f"{k}={v}" for k, v in settings(state).items())
+    return f"# fast bootstrap (seed 002): {line}\n" + curve_frame(state).to_csv(index=False)
+

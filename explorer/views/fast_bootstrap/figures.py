@@ -1,0 +1,81 @@
+"""Figures of the fast-bootstrap view (seed 002): optimism and generalization error against complexity, as in
+Figs. 2-7 of the paper. They only arrange what :class:`~explorer.views.fast_bootstrap.state.FastBootstrapState`
+holds; each call makes a new figure (the tab replaces its pane's object: the x-axis turns log or linear
+with the model)."""
+
+from __future__ import annotations
+
+import holoviews as hv
+import holoviews.plotting.bokeh  # registers the Bokeh options used below
+import numpy as np
+
+from explorer.views.fast_bootstrap.state import COMPLEXITY, FastBootstrapState
+
+__all__ = ["FAST_COLOR", "FULL_COLOR", "GEN_DIM", "OPT_DIM", "REPLICA_COLOR", "generalization_plot", "optimism_plot"]
+
+OPT_DIM = hv.Dimension("optimism", label="optimism, eq. (6)")
+GEN_DIM = hv.Dimension("generalization_error", label="generalization error, eq. (8)")
+FULL_COLOR, FAST_COLOR, REPLICA_COLOR = "#1f77b4", "#d62728", "#2ca02c"
+_SIZE = {"responsive": True, "height": 360}
+_EMPTY = np.array([])
+
+
+def _x_dim(state: FastBootstrapState) -> hv.Dimension:
+    return hv.Dimension("complexity", label=COMPLEXITY[state.model])
+
+
+def _finish(layers: list, state: FastBootstrapState, title: str) -> hv.Overlay:
+    logx = bool(state.comparison.setting.log_complexity) if state.comparison is not None else state.log_complexity
+    return hv.Overlay([e.opts(framewise=True, logx=logx) for e in layers]).opts(
+        logx=logx, legend_position="right", title=title, show_grid=True, **_SIZE)
+
+
+def optimism_plot(state: FastBootstrapState) -> hv.Overlay:
+    """Optimism vs complexity: the full bootstrap ± one standard error, the fast bootstrap's measurements on
+    the reduced grid (± SE) and its fitted polynomial on the full grid, the LS-SVM's replica optimism."""
+    res, x = state.comparison, _x_dim(state)
+    if res is None:
+        return _finish([hv.Curve((_EMPTY, _EMPTY), x, OPT_DIM)], state, "Optimism: no result yet")
+    layers, fast = [], res.fast
+    if res.full is not None:
+        full = res.full
+        layers.append(hv.Spread((full.grid, full.optimism, full.optimism_se), x, [OPT_DIM, "se"]).opts(
+            color=FULL_COLOR, alpha=0.2, line_alpha=0))
+        layers.append(hv.Curve((full.grid, full.optimism), x, OPT_DIM,
+                               label=f"full bootstrap (J = {full.replications}) ± SE").opts(color=FULL_COLOR,
+                                                                                            line_width=2))
+    log = "log " if fast.log_complexity else ""
+    layers.append(hv.Curve((fast.grid, fast.optimism), x, OPT_DIM,
+                           label=f"fitted polynomial, degree {fast.degree} in {log}q").opts(
+        color=FAST_COLOR, line_width=2, line_dash="dashed"))
+    layers.append(hv.ErrorBars((fast.sample_grid, fast.sample_optimism, fast.sample_se), x, [OPT_DIM, "se"]).opts(
+        color=FAST_COLOR))
+    layers.append(hv.Scatter((fast.sample_grid, fast.sample_optimism), x, OPT_DIM,
+                             label=f"fast bootstrap, reduced grid (J = {fast.replications})").opts(
+        color=FAST_COLOR, size=8))
+    if res.replica is not None:
+        layers.append(hv.Curve((res.replica.grid, res.replica.optimism), x, OPT_DIM,
+                               label="replica theory (no refits)").opts(color=REPLICA_COLOR, line_width=2,
+                                                                         line_dash="dotted"))
+    f = fast.f_test
+    title = f"Optimism, eq. (6): F({f.df_num}, {f.df_den}) = {f.F:.3g}, p = {f.p_value:.2g} → degree {fast.degree}"
+    return _finish(layers, state, title)
+
+
+def generalization_plot(state: FastBootstrapState) -> hv.Overlay:
+    """Generalization error of eq. (8) vs complexity, full and fast bootstrap, a marker at each selection."""
+    res, x = state.comparison, _x_dim(state)
+    if res is None:
+        return _finish([hv.Curve((_EMPTY, _EMPTY), x, GEN_DIM)], state, "Generalization error: no result yet")
+    layers = []
+    for name, curve, color in (("full bootstrap", res.full, FULL_COLOR), ("fast bootstrap", res.fast, FAST_COLOR)):
+        if curve is None:
+            continue
+        gen = curve.generalization_error
+        i = int(np.argmin(gen))
+        layers.append(hv.Curve((curve.grid, gen), x, GEN_DIM, label=name).opts(color=color, line_width=2))
+        layers.append(hv.Scatter(([curve.grid[i]], [gen[i]]), x, GEN_DIM,
+                                 label=f"{name}: selected {curve.grid[i]:.4g}").opts(
+            color=color, size=12, marker="diamond", line_color="black"))
+    return _finish(layers, state, "Generalization error, eq. (8); ◆ = selected")
+

@@ -1,0 +1,454 @@
+"""Session state of the fast-bootstrap view (seed 002, Lendasse et al. 2005): controls, background jobs, results.
+
+:class:`FastBootstrapState` (param, no widgets) holds the controls — data (the toy function of eq. 19, the
+shipped regression sets, or a time-series CSV embedded as NAR(lags), e.g. the Santa Fe laser), the model
+family (LS-SVM, RBFN, MLP), the full and reduced complexity grids with their replication counts (Tables 1-2
+by default), κ0/κ1 of the F test of eq. (11) — and, as output parameters, what
+:func:`explorer.fast_bootstrap.experiments.compare_bootstraps` returns for them. Three background jobs of the
+other tabs' kind (:class:`~explorer.views.common.jobs.BackgroundJobs`: progress, cancel, a result
+cache shared by the sessions):
+
+``fast``
+    eq. (7) on the full grid and the fast bootstrap of §4 on the reduced grid (``compare_bootstraps`` with
+    ``with_full=False``). Always automatic: at Table 1's settings it trains 50-100 bootstrap models.
+``full``
+    the full bootstrap of §3 (``compare_bootstraps`` with ``with_full=True``; its fast part equals the
+    ``fast`` job's, same seed). Automatic only when ``auto_run`` is on and it is *cheap*: at most
+    :data:`AUTO_SECONDS` by :func:`estimated_seconds`, a fixed cost model calibrated on one unloaded core
+    (deterministic: the same settings always behave the same). At Table 1 that is the LS-SVM (≈0.6 s) and the
+    RBFN (≈4 s); the MLP (1300 Levenberg–Marquardt fits, ≈2-3 min) waits for ``run("full")`` (the "Run full
+    bootstrap" button), shows its progress and can be cancelled between replications.
+``replica``
+    (LS-SVM only) the replica theory's bootstrap optimism without refits at ``replica_points`` values of γ
+    (:func:`explorer.fast_bootstrap.experiments.replica_optimism` at the points ``compare_bootstraps`` takes). Its
+    cost grows as N³: automatic under the same rule (≈2 s on the toy data), else ``run("replica")`` (the "Run
+    replica theory" button; the Santa Fe laser, N = 994: minutes); cancellable between values of γ.
+
+The state computes nothing until :meth:`FastBootstrapState.refresh` is first called (the tab calls it when shown).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import time
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import param
+
+from explorer import datasets
+from explorer.fast_bootstrap import experiments as fe
+from explorer.fast_bootstrap.bootstrap import check_f_test
+from explorer.fast_bootstrap.experiments import estimated_seconds, replica_grid
+from explorer.fast_bootstrap.lssvm import LSSVM
+from explorer.fast_bootstrap.networks import MLP, RBFN
+from explorer.gp_bootstrap.replica import ConvergenceError
+from explorer.progress import Hooks
+from explorer.views.common.caches import lru
+from explorer.views.common.jobs import BackgroundJobs, Job
+from explorer.views.common.uploads import Upload, read_upload
+
+__all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "JOB_KINDS", "MAX_GRID_POINTS",
+           "MAX_POINTS", "MAX_SERIES_BYTES", "MODEL_LABELS", "SERIES", "FastBootstrapState", "ReplicaRun",
+           "describe_error"]
+
+#: ``dataset`` value of a time series read from a CSV file (``series_csv``) and embedded as NAR(``lags``).
+SERIES = "time series CSV"
+#: The data offered: the toy function (eq. 19), the GP teacher, the shipped sets (the classification ones are
+#: refused with a message: seed 002 is about regression), and a time-series CSV.
+FASTBOOT_DATASETS = ("toy", "teacher", "boston", "crabs", "pima", "wisconsin", SERIES)
+#: Background jobs (see the module docstring).
+JOB_KINDS = ("fast", "full", "replica")
+#: The full bootstrap and the replica theory start by themselves when :func:`estimated_seconds` ≤ this.
+AUTO_SECONDS = 15.0
+#: Longest complexity grid accepted (a tiny step would otherwise ask for millions of models).
+MAX_GRID_POINTS = 2000
+#: Most data points accepted (the LS-SVM factorises an N × N kernel matrix per bootstrap replication).
+MAX_POINTS = 2000
+#: A time-series CSV larger than this is refused (it would stall the session).
+MAX_SERIES_BYTES = 20_000_000
+
+#: What the complexity q of each model is (axis and summary labels).
+COMPLEXITY = {"ls-svm": LSSVM.complexity, "rbfn": RBFN.complexity, "mlp": MLP.complexity}
+#: How the summary and the messages name each model.
+MODEL_LABELS = {"ls-svm": "LS-SVM", "rbfn": "RBFN", "mlp": "MLP"}
+#: Controls that change what has to be computed.
+_COMPUTE_PARAMETERS = ("dataset", "n_points", "series_csv", "series_column", "lags", "model", "full_start",
+                       "full_stop", "full_step", "full_replications", "fast_start", "fast_stop", "fast_step",
+                       "fast_replications", "log_complexity", "kappa0", "kappa1", "lengthscale", "wsf",
+                       "max_epochs", "n_init", "with_full", "with_replica", "replica_points", "auto_run", "seed")
+
+#: The switch that :meth:`FastBootstrapState.run` ticks for each job that can be switched off.
+_SWITCHES = {"full": "with_full", "replica": "with_replica"}
+
+
+#: Errors a user can cause with the controls; they become a message, never a traceback.
+EXPECTED_ERRORS = (ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError, OSError, IndexError)
+
+
+def describe_error(err: BaseException) -> str:
+    """A readable message for an error of the fast-bootstrap core or the data."""
+    if isinstance(err, ConvergenceError):
+        return (f"The replica theory did not converge: {err} Switch the replica theory off or change the kernel "
+                "width or the γ grid.")
+    if isinstance(err, np.linalg.LinAlgError):
+        return f"A least-squares or kernel system could not be solved ({err}). Change the model settings."
+    if isinstance(err, datasets.DatasetError):
+        return f"The data cannot be used: {err}"
+    return str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
+
+
+@dataclass(frozen=True)
+class ReplicaRun:
+    """The replica theory's optimism along γ (no refits) and how long it took."""
+
+    replica: fe.ReplicaOptimism
+    seconds: float
+
+
+# ------------------------------------------------------------------------------------ caches
+
+_DATA = lru("fast_bootstrap.data", 8)  # Dataset per data settings
+# BootstrapComparison without the full bootstrap, per settings and seed
+_FAST = lru("fast_bootstrap.fast", 32)
+# BootstrapComparison with the full bootstrap, per settings and seed
+_FULL = lru("fast_bootstrap.full", 32)
+_REPLICA = lru("fast_bootstrap.replica", 16)  # ReplicaRun per (data, kernel width, grid, points)
+
+
+# ------------------------------------------------------------------------------------ computations
+
+
+def _comparison(data, model, setting, kappa, options, seed, with_full: bool, job: Job) -> fe.BootstrapComparison:
+    """Worker thread: ``compare_bootstraps`` as the CLI calls it (the replica theory is a job of its own)."""
+    return fe.compare_bootstraps(data, model, setting, rng=seed, with_full=with_full, with_replica=False,
+                                 kappa0=kappa[0], kappa1=kappa[1], model_options=options,
+                                 hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+
+
+def _replica(data, options, points: np.ndarray, job: Job) -> ReplicaRun:
+    """Worker thread: the replica optimism of the LS-SVM at ``points`` (cancellable between values of γ)."""
+    model = fe.make_model("ls-svm", data, **options)
+    prepared = fe.prepare_data(data)
+    start = time.perf_counter()
+    rep = fe.replica_optimism(model, prepared.X, prepared.y, points, hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+    return ReplicaRun(rep, time.perf_counter() - start)
+
+
+# ------------------------------------------------------------------------------------ the state
+
+
+class FastBootstrapState(BackgroundJobs, param.Parameterized):
+    """Controls of the fast-bootstrap view and the core results for them, for one session (or notebook).
+
+    Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait` for the
+    background jobs; :meth:`run_full` / :meth:`run_replica` start the jobs that wait for a button. Outputs:
+    ``fast`` and ``full`` (:class:`~explorer.fast_bootstrap.experiments.BootstrapComparison`), ``replica``
+    (:class:`ReplicaRun`), ``error``; :attr:`comparison` merges them; ``jobs[kind]`` reports each job.
+
+    Changing the model resets the grids to the paper's values for it (a γ grid means nothing to an MLP), as
+    does switching between a time series (Table 2) and the other data (Table 1).
+    """
+
+    # --- data
+    dataset = param.Selector(default="toy", objects=list(FASTBOOT_DATASETS), label="Dataset",
+                             doc="toy: y = sin(5x) + sin(15x) + sin(25x) + U(−0.5, 0.5) noise, eq. (19) (Table 1); "
+                                 "teacher: 1-D GP draws; boston: Boston housing (standardised); crabs, pima, "
+                                 "wisconsin are classification sets and are refused; time series CSV: a column of "
+                                 "a CSV embedded as NAR(lags), e.g. the Santa Fe laser (Table 2).")
+    n_points = param.Integer(default=200, bounds=(10, MAX_POINTS), softbounds=(20, 1000),
+                             label="Points N (toy, teacher)",
+                             doc="Data points drawn for the toy function (the paper: 200) or the GP teacher.")
+    series_csv = param.String(default="", label="Time series CSV (path)",
+                              doc="Path, on the machine running the app, of a CSV whose rows are in time order, e.g. "
+                                  "santafe_laser_A.csv (columns t, value). Leave it empty to use an uploaded CSV.")
+    series_column = param.String(default="value", label="Series column",
+                                 doc="The column of the CSV holding the series x(t).")
+    lags = param.Integer(default=6, bounds=(1, 50), softbounds=(1, 12), label="Lags (NAR order)",
+                         doc="Predict x(t+1) from x(t), ..., x(t−lags+1), eq. (20); the paper uses 6.")
+    # --- model
+    model = param.Selector(default="ls-svm", objects=list(fe.MODELS), label="Model",
+                           doc="ls-svm: complexity γ (regularization); rbfn: number of Gaussian kernels P (eq. 14); "
+                               "mlp: number of tanh hidden units P (eq. 13), Levenberg–Marquardt.")
+    lengthscale = param.Number(default=0.0, bounds=(0.0, 1e4), softbounds=(0.0, 5.0), step=0.005,
+                               label="LS-SVM kernel width ℓ (0: automatic)",
+                               doc=f"Width of the Gaussian kernel; 0 picks {fe.TOY_LENGTHSCALE} on the toy data (the "
+                                   "maximum-evidence value) and the median distance between standardised inputs "
+                                   "otherwise.")
+    wsf = param.Number(default=8.0, bounds=(1e-3, 1e3), softbounds=(0.5, 20.0), step=0.5, label="RBFN width factor WSF",
+                       doc="Width scaling factor of the RBFN kernels, eq. (14).")
+    max_epochs = param.Integer(default=200, bounds=(1, 10_000), softbounds=(10, 500), label="MLP epochs",
+                               doc="Levenberg–Marquardt iterations per MLP training.")
+    n_init = param.Integer(default=3, bounds=(1, 50), softbounds=(1, 10), label="MLP restarts",
+                           doc="Random initialisations per MLP training; the best fit is kept.")
+    # --- grids (Tables 1-2)
+    full_start = param.Number(default=5.0, bounds=(0.0, 1e9), softbounds=(0.0, 200.0), label="Full grid: start",
+                              doc="Smallest complexity of the full bootstrap (and of eq. 8's curves).")
+    full_stop = param.Number(default=50.0, bounds=(0.0, 1e9), softbounds=(0.0, 200.0), label="Full grid: stop",
+                             doc="Largest complexity of the full grid (included when on the grid).")
+    full_step = param.Number(default=0.1, bounds=(0.0, 1e9), softbounds=(0.0, 20.0), label="Full grid: step",
+                             doc="Step of the full grid; must be positive (whole numbers for RBFN and MLP).")
+    full_replications = param.Integer(default=100, bounds=(1, 10_000), softbounds=(2, 200),
+                                      label="Full bootstrap: replications J",
+                                      doc="Bootstrap replications per complexity of the full bootstrap (Table 1: 100).")
+    fast_start = param.Number(default=5.0, bounds=(0.0, 1e9), softbounds=(0.0, 200.0), label="Reduced grid: start",
+                              doc="Smallest complexity of the fast bootstrap's reduced grid.")
+    fast_stop = param.Number(default=50.0, bounds=(0.0, 1e9), softbounds=(0.0, 200.0), label="Reduced grid: stop",
+                             doc="Largest complexity of the reduced grid.")
+    fast_step = param.Number(default=5.0, bounds=(0.0, 1e9), softbounds=(0.0, 50.0), label="Reduced grid: step",
+                             doc="Step of the reduced grid; the F test needs at least κ1 + 2 points on it.")
+    fast_replications = param.Integer(default=10, bounds=(1, 10_000), softbounds=(2, 100),
+                                      label="Fast bootstrap: replications",
+                                      doc="Bootstrap replications per complexity of the fast bootstrap (Table 1: 10).")
+    log_complexity = param.Boolean(default=True, label="Log complexity",
+                                   doc="Fit the optimism polynomial in log q and draw log x-axes (the paper does "
+                                       "this for the LS-SVM's γ).")
+    paper_values = param.Action(lambda state: state.reset_to_paper(), label="Reset to paper values",
+                                doc="Set the grids, replications, log complexity and κ0, κ1 to Table 1 (Table 2 "
+                                    "for a time series) for the chosen model.")
+    # --- F test, eq. (11)
+    kappa0 = param.Integer(default=1, bounds=(0, 10), label="κ0 (order under H0)",
+                           doc="Polynomial order of the optimism under H0 of the F test of eq. (11); the paper: 1.")
+    kappa1 = param.Integer(default=2, bounds=(1, 11), label="κ1 (order under H1)",
+                           doc="Polynomial order under H1 (κ1 > κ0); the paper: 2.")
+    # --- what runs
+    with_full = param.Boolean(default=True, label="Run the full bootstrap",
+                              doc="Compare with the full bootstrap of §3 (every complexity, J replications).")
+    with_replica = param.Boolean(default=True, label="Replica theory (LS-SVM)",
+                                 doc="Also show the replica theory's bootstrap optimism of the LS-SVM, without refits "
+                                     "(seed 000).")
+    replica_points = param.Integer(default=46, bounds=(2, 500), softbounds=(5, 100), label="Replica: values of γ",
+                                   doc="Values of γ (evenly spread over the full grid) of the replica theory.")
+    auto_run = param.Boolean(default=True, label="Run automatically when cheap",
+                             doc=f"Start the full bootstrap and the replica theory by themselves when they should "
+                                 f"take ≤ {AUTO_SECONDS:g} s on one core (LS-SVM and RBFN at Table 1); otherwise "
+                                 "press their Run buttons. The fast bootstrap always runs.")
+    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
+                         doc="Seed of the toy/teacher draw, the bootstrap resamples and the network initialisations; "
+                             "same settings and seed, same numbers (as `explorer fast-bootstrap --seed`).")
+
+    # --- outputs
+    data = param.ClassSelector(class_=datasets.Dataset, default=None, allow_None=True, precedence=-1,
+                               label="Data", doc="Output: the data set as loaded (before standardisation).")
+    fast = param.ClassSelector(class_=fe.BootstrapComparison, default=None, allow_None=True, precedence=-1,
+                               label="Fast bootstrap", doc="Output: eq. (7) and the fast bootstrap (full is None).")
+    full = param.ClassSelector(class_=fe.BootstrapComparison, default=None, allow_None=True, precedence=-1,
+                               label="Full bootstrap", doc="Output: the comparison including the full bootstrap.")
+    replica = param.ClassSelector(class_=ReplicaRun, default=None, allow_None=True, precedence=-1,
+                                  label="Replica optimism", doc="Output: the replica theory's optimism (LS-SVM).")
+    error = param.String(default="", precedence=-1, label="Error",
+                         doc="Output: why the current settings cannot be computed; empty when they can.")
+
+    _job_kinds = JOB_KINDS
+    _outputs = ("data", "fast", "full", "replica")
+    expected_errors = EXPECTED_ERRORS
+    describe_error = staticmethod(describe_error)
+
+    def __init__(self, **params):
+        given = set(params)
+        super().__init__(**params)
+        self._init_jobs()
+        self._upload: Upload | None = None  # the uploaded series
+        if (self.model, self.dataset) != ("ls-svm", "toy"):  # the defaults are Table 1's LS-SVM values
+            self.param.update({k: v for k, v in self._paper_values().items() if k not in given})
+        self.param.watch(self._on_settings, list(_COMPUTE_PARAMETERS))
+
+    # ----------------------------------------------------------------------------- public API
+
+    @property
+    def comparison(self) -> fe.BootstrapComparison | None:
+        """Fast, full (when computed) and replica results as one
+        :class:`~explorer.fast_bootstrap.experiments.BootstrapComparison` (what the tab shows and exports)."""
+        base = self.full if self.full is not None else self.fast
+        if base is None or self.replica is None:
+            return base
+        return replace(base, replica=self.replica.replica, seconds={**base.seconds, "replica": self.replica.seconds})
+
+    def paper_setting(self) -> fe.Setting:
+        """Table 1's setting for the model (Table 2's for a time series), by :func:`fe.paper_setting` on the data
+        when it loads, else by the kind of data chosen."""
+        try:
+            return fe.paper_setting(self.model, self._load()[1])
+        except EXPECTED_ERRORS:
+            return (fe.TABLE_2 if self.dataset == SERIES else fe.TABLE_1)[self.model]
+
+    def upload_series(self, filename: str, content: bytes | str) -> None:
+        """Use an uploaded CSV (rows in time order) as the time series; a path typed later takes precedence."""
+        try:
+            self._upload = read_upload(filename, content, max_bytes=MAX_SERIES_BYTES)
+        except ValueError as err:
+            self.error = str(err)
+            return
+        self.param.update(dataset=SERIES, series_csv="")
+        if self.started:
+            self.refresh()
+
+    def reset_to_paper(self) -> None:
+        """Set the grids, replication counts, log complexity and κ0 = 1, κ1 = 2 to the paper's values."""
+        self.param.update(self._paper_values())
+
+    def run(self, kind: str | None = None) -> None:
+        """Start the jobs of ``kind`` (default: every kind) that wait for a button, or start them again after a
+        cancel; ``run("full")`` ticks "Run the full bootstrap" and ``run("replica")`` "Replica theory" first."""
+        switch = _SWITCHES.get(kind)
+        if switch is not None and not getattr(self, switch):
+            setattr(self, switch, True)  # refreshes (and starts the job if it is cheap) when started
+        super().run(kind)
+
+    def run_full(self) -> None:
+        """Start the full bootstrap (ticks "Run the full bootstrap"), or start it again after a cancel."""
+        self.run("full")
+
+    def run_replica(self) -> None:
+        """Start the replica theory (LS-SVM), or start it again after a cancel."""
+        self.run("replica")
+
+    # ----------------------------------------------------------------------------- settings
+
+    def _paper_values(self) -> dict:
+        s = self.paper_setting()
+        return {"full_start": float(s.full_grid[0]), "full_stop": float(s.full_grid[1]),
+                "full_step": float(s.full_grid[2]), "full_replications": int(s.full_replications),
+                "fast_start": float(s.fast_grid[0]), "fast_stop": float(s.fast_grid[1]),
+                "fast_step": float(s.fast_grid[2]), "fast_replications": int(s.fast_replications),
+                "log_complexity": bool(s.log_complexity), "kappa0": 1, "kappa1": 2}
+
+    def _on_settings(self, *events) -> None:
+        names = {e.name: e for e in events}
+        if "model" in names or ("dataset" in names and (names["dataset"].old == SERIES) != (self.dataset == SERIES)):
+            self.reset_to_paper()  # refreshes through this watcher when a value changes
+        if self._started:
+            self.refresh()
+
+    def _data_key(self) -> tuple:
+        if self.dataset in ("toy", "teacher"):
+            return (self.dataset, int(self.n_points), int(self.seed))
+        if self.dataset != SERIES:
+            return ("shipped", self.dataset)
+        if not self.series_csv.strip():
+            if self._upload is not None:
+                return ("upload", self._upload.sha256, self._upload.filename, self.series_column.strip(), int(self.lags))
+            raise datasets.DatasetError("upload a time series CSV or give its path on the server (e.g. "
+                                        "santafe_laser_A.csv, column value) in 'Time series CSV (path)'.")
+        file = Path(self.series_csv.strip()).expanduser()
+        if not file.is_file():
+            where = "" if file.is_absolute() else f" (relative to {Path.cwd()})"
+            raise datasets.DatasetError(f"there is no file {str(file)!r}{where}. Give the path of a CSV whose rows "
+                                        "are in time order.")
+        stat = file.stat()
+        if stat.st_size > MAX_SERIES_BYTES:
+            raise datasets.DatasetError(f"{file.name} has {stat.st_size / 1e6:.0f} MB; give a series of at most "
+                                        f"{MAX_SERIES_BYTES / 1e6:.0f} MB.")
+        return (SERIES, str(file.resolve()), stat.st_mtime_ns, stat.st_size, self.series_column.strip(),
+                int(self.lags))
+
+    def _load(self) -> tuple[tuple, datasets.Dataset]:
+        key = self._data_key()
+
+        def load() -> datasets.Dataset:
+            if key[0] == "toy":
+                return datasets.toy_function(n=key[1], rng=key[2])
+            if key[0] == "teacher":
+                return datasets.load("teacher", n=key[1], rng=key[2])
+            if key[0] == "shipped":
+                return datasets.load(key[1])
+            if key[0] == "upload":
+                return datasets.load_series_csv(io.StringIO(self._upload.text), key[3], key[4], name=Path(key[2]).stem)
+            return datasets.load_series_csv(key[1], key[4], key[5], name=Path(key[1]).stem)
+        return key, _DATA.get_or_compute(key, load)
+
+    def _grid(self, which: str) -> tuple[float, float, float]:
+        """(start, stop, step) of the full or reduced grid, with a message for each way it can be wrong."""
+        start, stop, step = (float(getattr(self, f"{which}_{p}")) for p in ("start", "stop", "step"))
+        name = "full grid" if which == "full" else "reduced grid (fast bootstrap)"
+        if step <= 0:
+            raise ValueError(f"The {name}'s step must be positive, got {step:g}. Set a step > 0.")
+        if stop < start:
+            raise ValueError(f"The {name} is empty: start {start:g} is above stop {stop:g}. Set start ≤ stop.")
+        points = math.floor((stop - start) / step + 1e-9) + 1
+        if points > MAX_GRID_POINTS:
+            raise ValueError(f"The {name} has {points} complexities; at most {MAX_GRID_POINTS} are allowed. "
+                             "Raise its step or narrow its range.")
+        return start, stop, step
+
+    def _setting(self, n: int) -> fe.Setting:
+        setting = fe.Setting(self._grid("full"), int(self.full_replications), self._grid("fast"),
+                             int(self.fast_replications), bool(self.log_complexity))
+        grids = setting.grids()
+        grid, sample = grids.full, grids.fast
+        both = np.concatenate([grid, sample])
+        check_f_test(sample.size, int(self.kappa0), int(self.kappa1))
+        if (self.model == "ls-svm" or self.log_complexity) and both.min() <= 0:
+            what = "γ" if self.model == "ls-svm" else "log complexity"
+            raise ValueError(f"The complexities must be positive for {what}; the grids start at {both.min():g}. "
+                             "Set the grid starts above 0.")
+        if self.model != "ls-svm":
+            if np.any(both != np.round(both)) or both.min() < 1:
+                raise ValueError(f"The {MODEL_LABELS[self.model]}'s complexity is a {COMPLEXITY[self.model]}: the "
+                                 "grids must hold whole numbers ≥ 1. Use whole starts and steps.")
+            if both.max() > n // 2:
+                raise ValueError(f"{MODEL_LABELS[self.model]} with up to {both.max():g} units on N = {n} points: a "
+                                 f"bootstrap sample holds about 63% distinct points, so keep the grids ≤ N/2 = "
+                                 f"{n // 2}.")
+        return setting
+
+    def model_options(self) -> dict:
+        """The ``model_options`` of ``compare_bootstraps`` for the chosen model (its own controls only)."""
+        if self.model == "ls-svm":
+            return {"lengthscale": float(self.lengthscale) if self.lengthscale > 0 else None}
+        if self.model == "rbfn":
+            return {"wsf": float(self.wsf)}
+        return {"max_epochs": int(self.max_epochs), "n_init": int(self.n_init)}
+
+    # ----------------------------------------------------------------------------- refresh
+
+    def _refresh_outputs(self) -> None:
+        data_key, data = self._load()
+        X = fe.prepare_data(data).X  # refuses classification data
+        if X.shape[0] > MAX_POINTS:
+            raise ValueError(f"{data.name} has {X.shape[0]} examples; the fast bootstrap here takes at most "
+                             f"{MAX_POINTS} (an N × N kernel matrix per replication). Use a shorter series.")
+        self._assign("data", data)
+        setting = self._setting(X.shape[0])
+        model, options, seed = self.model, self.model_options(), int(self.seed)
+        kappa = (int(self.kappa0), int(self.kappa1))
+        key = (data_key, model, setting, kappa, tuple(sorted(options.items())), seed)
+        self._request("fast", key, "fast", _FAST,
+                      partial(_comparison, data, model, setting, kappa, options, seed, False), optional=False)
+        if not self.with_full:
+            self._skip("full", "switched off: tick 'Run the full bootstrap' or press 'Run full bootstrap'.")
+        else:
+            estimate = estimated_seconds("full", model, X.shape[0], setting, options)
+            self._request("full", key, "full", _FULL,
+                          partial(_comparison, data, model, setting, kappa, options, seed, True),
+                          optional=not (self.auto_run and estimate <= AUTO_SECONDS))
+            self._waiting("full", "Run full bootstrap", estimate)
+        if model != "ls-svm":
+            self._skip("replica", "the replica theory is for the LS-SVM only.")
+        elif not self.with_replica:
+            self._skip("replica", "switched off: tick 'Replica theory (LS-SVM)' or press 'Run replica theory'.")
+        else:
+            points = replica_grid(setting.grids().full, int(self.replica_points))
+            rkey = (data_key, options["lengthscale"], tuple(points.tolist()))
+            estimate = estimated_seconds("replica", model, X.shape[0], setting, points=points.size)
+            self._request("replica", rkey, "replica", _REPLICA, partial(_replica, data, options, points),
+                          optional=not (self.auto_run and estimate <= AUTO_SECONDS))
+            self._waiting("replica", "Run replica theory", estimate)
+
+    def _waiting(self, kind: str, button: str, estimate: float) -> None:
+        status = self.jobs[kind]
+        if status.message.startswith("not run yet"):
+            status.message = f"not run yet: press '{button}' (≈ {estimate:.0f} s on one core)."
+
+    def _skip(self, kind: str, message: str) -> None:
+        job = self._jobs.pop(kind, None)
+        if job is not None:
+            job.stop.set()
+        self._wanted.pop(kind, None)
+        self._assign(kind, None)
+        self.jobs[kind].param.update(running=False, progress=0.0, message=message, error="")
+
+
