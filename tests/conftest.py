@@ -126,10 +126,10 @@ def server(browser):  # after the browser: no server is started when the test sk
         proc = subprocess.Popen([sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-show"],
                                 stdout=log, stderr=subprocess.STDOUT, env=env)
         url = f"http://127.0.0.1:{port}/"
-        deadline = time.time() + 300  # the first page build starts every tab's jobs: slow on a loaded 2-core machine
+        deadline = time.time() + 300  # a page build takes seconds (more on a loaded 2-core machine)
         while time.time() < deadline:
             try:
-                with urllib.request.urlopen(url, timeout=5) as response:
+                with urllib.request.urlopen(url, timeout=90) as response:
                     if response.status == 200:
                         break
             except OSError:
