@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import json
-
-from explorer.views.common.exports import json_ready
+from explorer.views.common import exports as common
 from explorer.views.fast_bootstrap.state import SERIES, FastBootstrapState
 from explorer.views.fast_bootstrap.tables import curve_frame
 
@@ -31,7 +29,7 @@ def json_text(state: FastBootstrapState) -> str:
     """The result as ``BootstrapComparison.as_dict()`` (``explorer fast-bootstrap --json``) plus ``settings``."""
     res = state.comparison
     payload = res.as_dict() if res is not None else {}
-    return json.dumps(json_ready({**payload, "settings": settings(state)}), indent=1)
+    return common.json_text({**payload, "settings": settings(state)})
 
 
 def csv_text(state: FastBootstrapState) -> str:
