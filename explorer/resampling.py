@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.chunks import SeedLike, item_generator, root_seed
 from explorer.validation import positive_int, positive_S
 
-__all__ = ["SCHEMES", "occupation_numbers"]
+__all__ = ["SCHEMES", "occupation_numbers", "sample_occupations"]
 
 SCHEMES = ("poisson", "multinomial")
 
-RngLike = np.random.Generator | int | None
-
 
 def occupation_numbers(n_inputs: int, S: float, n_samples: int, *, scheme: str = "poisson",
-                       rng: RngLike = None) -> np.ndarray:
+                       rng: SeedLike = None) -> np.ndarray:
     """Occupation numbers s of ``n_samples`` bootstrap samples of N = ``n_inputs`` points.
 
     ``"poisson"``: s_i ~ Poisson(S/N) independently, the factorising weight W(s) of eq. (11) of
@@ -37,8 +36,10 @@ def occupation_numbers(n_inputs: int, S: float, n_samples: int, *, scheme: str =
         Number of bootstrap samples, >= 1.
     scheme : {"poisson", "multinomial"}, optional
         Resampling model.
-    rng : Generator, int or None, optional
-        Random generator or seed, passed to ``np.random.default_rng``.
+    rng : int, SeedSequence, Generator or None, optional
+        Root seed (``chunks.root_seed``). Sample b is drawn from its own generator
+        ``chunks.item_generator(root, 0, b)``, exactly as the Monte-Carlo bootstraps draw their samples, so
+        the occupations of ``bootstrap_predictions(..., rng=seed)`` equal ``occupation_numbers(..., rng=seed)``.
 
     Returns
     -------
@@ -52,7 +53,35 @@ def occupation_numbers(n_inputs: int, S: float, n_samples: int, *, scheme: str =
         ``scheme`` is unknown, or ``S`` is not whole with ``scheme="multinomial"``.
     """
     n_inputs, S, n_samples, scheme = _occupation_iv(n_inputs, S, n_samples, scheme)
-    return _draw_occupations(n_inputs, S, n_samples, scheme, np.random.default_rng(rng))
+    return sample_occupations(n_inputs, S, scheme, root_seed(rng), 0, 0, n_samples)
+
+
+def sample_occupations(n_inputs: int, S: float, scheme: str, root: np.random.SeedSequence, group: int,
+                       start: int, stop: int) -> np.ndarray:
+    """Occupation numbers of samples ``start`` .. ``stop - 1`` of group ``group`` of a seeded job.
+
+    Sample b is drawn from ``chunks.item_generator(root, group, b)`` alone, so any split of a job into
+    chunks draws the same samples. Arguments are not checked (see :func:`occupation_numbers`).
+
+    Parameters
+    ----------
+    n_inputs : int
+        Number N of points.
+    S : float
+        Mean (Poisson) or fixed (multinomial) sample size.
+    scheme : {"poisson", "multinomial"}
+        Resampling model.
+    root : numpy.random.SeedSequence
+        Root seed of the job.
+    group, start, stop : int
+        Group of the samples (e.g. the index of S on a learning curve) and their range.
+
+    Returns
+    -------
+    ndarray of int of shape (stop - start, n_inputs)
+    """
+    rows = [_draw_occupations(n_inputs, S, 1, scheme, item_generator(root, group, b)) for b in range(start, stop)]
+    return np.concatenate(rows) if rows else np.zeros((0, n_inputs), dtype=np.int64)
 
 
 def _draw_occupations(n_inputs, S, n_samples, scheme, rng: np.random.Generator) -> np.ndarray:

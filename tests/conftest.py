@@ -14,6 +14,25 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 
+def pytest_configure(config):
+    """One BLAS thread per process, as the CLI, the server and the Dask workers use: then the in-process
+    Monte-Carlo and the Dask workers' give the same numbers bit for bit (a multi-threaded BLAS sums in a
+    different order). Set before any thread starts (changing it later can deadlock OpenBLAS)."""
+    from explorer.blas import use_single_threaded_blas
+
+    use_single_threaded_blas()
+
+
+@pytest.fixture(scope="session")
+def dask_engine():
+    """A local Dask cluster of two worker processes, one per test session (starting one takes seconds)."""
+    from explorer.engine import connect
+
+    engine = connect(workers=2, dashboard=False)
+    yield engine
+    engine.close()
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     """A fixed-seed generator, so every test is reproducible."""

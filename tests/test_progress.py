@@ -55,10 +55,10 @@ def test_hooks_do_not_change_monte_carlo_numbers(rng):
     X = rng.normal(size=(12, 1))
     K, y = make_kernel("se", 1)(X), np.sin(3 * X[:, 0])
     seen = []
-    with_hooks = montecarlo.bootstrap_learning_curve(K, y, 0.1, [6, 12], 20, rng=3, batch_size=7,
+    with_hooks = montecarlo.bootstrap_learning_curve(K, y, 0.1, [6, 12], 20, rng=3, chunk_size=7,
                                                      hooks=Hooks(progress=lambda f, m: seen.append(f),
                                                                  should_stop=lambda: False))
-    plain = montecarlo.bootstrap_learning_curve(K, y, 0.1, [6, 12], 20, rng=3, batch_size=7)
+    plain = montecarlo.bootstrap_learning_curve(K, y, 0.1, [6, 12], 20, rng=3, chunk_size=7)
     np.testing.assert_array_equal(with_hooks.value, plain.value)
     assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) == 6   # 3 batches per S, 2 values of S
 
@@ -68,7 +68,7 @@ def test_learning_curve_cancellation_counts_samples_over_the_curve(rng):
     K, y = make_kernel("se", 1)(X), np.sin(3 * X[:, 0])
     checks = iter([False, False, True])
     with pytest.raises(Cancelled, match="after 20 of 40 samples"):
-        montecarlo.bootstrap_learning_curve(K, y, 0.1, [4, 8], 20, rng=0, batch_size=10,
+        montecarlo.bootstrap_learning_curve(K, y, 0.1, [4, 8], 20, rng=0, chunk_size=10,
                                             hooks=Hooks(should_stop=lambda: next(checks)))
 
 

@@ -17,6 +17,7 @@ from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, L1Summary, l1_all_inputs, 
 from explorer.datasets import Dataset
 from explorer.kernels import Kernel, paper_rbf
 from explorer.losses import get_loss
+from explorer.chunks import Executor, SeedLike, item_generator, root_seed
 from explorer.progress import NO_HOOKS, Hooks, best_time
 from explorer.validation import held_out_inputs, s_over_n_grid
 
@@ -254,8 +255,9 @@ def learning_curve_comparison(
     *,
     loss: str = "square",
     loss_params: dict | None = None,
-    rng=None,
+    rng: SeedLike = None,
     tol: float = 1e-3,
+    executor: Executor | None = None,
     hooks: Hooks | None = None,
 ) -> LearningCurveComparison:
     """ε(S) from ADATAP, the approximate ADATAP, VG, MF (seed 000 Fig. 1, left) and Monte-Carlo.
@@ -278,10 +280,12 @@ def learning_curve_comparison(
         A name of :func:`explorer.losses.get_loss`: eq. (45) for ``"square"``, eq. (46) otherwise.
     loss_params : dict, optional
         Parameters of that loss.
-    rng : Generator, int or None
-        Random source of the Monte-Carlo bootstrap (one generator for all S in turn).
+    rng : int, SeedSequence, Generator or None
+        Root seed of the Monte-Carlo bootstrap (``montecarlo.bootstrap_learning_curve``: group k for the k-th S).
     tol : float
         Stopping tolerance of ADATAP and VG: largest relative change of Δλ(i).
+    executor : Executor, optional
+        Where the Monte-Carlo chunks run (default: this process; ``explorer.engine`` for Dask).
     hooks : Hooks, optional
         Progress and cancellation.
 
@@ -299,7 +303,7 @@ def learning_curve_comparison(
     if mc_samples < 1:
         raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
     loss_params = dict(loss_params or {})
-    rng = np.random.default_rng(rng)
+    root = root_seed(rng)
     n = problem.n
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
@@ -307,23 +311,20 @@ def learning_curve_comparison(
     theory_s = solve_with_timing(problem, float(n), tol=tol).seconds
     hooks.report(0.05, "solving the variational-Gaussian and mean-field approximations")
     vg, mf, vg_s, mf_s = _vg_and_mf(problem, grid * n, loss, tol)
+    curve = montecarlo.bootstrap_learning_curve(
+        problem.K, problem.y, problem.noise_var, grid * n, mc_samples, loss=get_loss(loss, **loss_params),
+        rng=root, executor=executor, hooks=hooks.sub(0.1, 0.9, "Monte-Carlo"))
     rows = []
-    span = 0.9 / len(grid)
     for j, (v, sol) in enumerate(zip(grid, solutions)):
         approx = replica.approximate_replica(problem.K, problem.y, problem.noise_var, v * n)
-        preds = montecarlo.bootstrap_predictions(
-            problem.K, problem.y, problem.noise_var, v * n, mc_samples, rng=rng,
-            hooks=hooks.sub(0.1 + j * span, span, f"Monte-Carlo at S/N = {v:g}"),
-        )
-        mc = montecarlo.bootstrap_test_error(preds, problem.y, loss=get_loss(loss, **loss_params))
         rows.append(LearningCurveRow(
             s_over_n=float(v), S=float(v * n), theory=theory_error(sol, loss, loss_params),
             theory_approx=theory_error(approx, loss, loss_params), theory_vg=vg[j], theory_mf=mf[j],
-            mc_mean=mc.value, mc_se=mc.se,
+            mc_mean=float(curve.value[j]), mc_se=float(curve.se[j]),
             mc_samples=mc_samples, converged=sol.converged, n_iter=sol.n_iter, residual=sol.residual,
             expected_test_points=float(n * np.exp(-v)),
         ))
-    mc_sample_s = _time_mc_sample(problem, rng)
+    mc_sample_s = _time_mc_sample(problem, root)
     hooks.report(1.0, "done")
     return LearningCurveComparison(problem.name, n, loss, tuple(rows), theory_s, mc_sample_s, vg_s, mf_s)
 
@@ -380,8 +381,9 @@ def distribution_comparison(
     mc_samples: int,
     *,
     bin_width: float = PAPER_BIN_WIDTH,
-    rng=None,
+    rng: SeedLike = None,
     tol: float = 1e-3,
+    executor: Executor | None = None,
     hooks: Hooks | None = None,
 ) -> DistributionComparison:
     """L1 between MC histograms and the eq. (60) mixture at all inputs, and the MC noise floor.
@@ -396,10 +398,12 @@ def distribution_comparison(
         Monte-Carlo bootstrap samples B (also the draws of the noise floor).
     bin_width : float
         Histogram bin width Δh; default 0.2 (Fig. 5).
-    rng : Generator, int or None
-        Random source of the Monte-Carlo bootstrap and of the noise floor.
+    rng : int, SeedSequence, Generator or None
+        Root seed: the Monte-Carlo bootstrap draws group 0, the noise floor group 1's generator.
     tol : float
         Tolerance of the ADATAP solve.
+    executor : Executor, optional
+        Where the Monte-Carlo chunks run (default: this process).
     hooks : Hooks, optional
         Progress and cancellation.
 
@@ -414,17 +418,17 @@ def distribution_comparison(
         If ``s_over_n`` is not a positive finite number.
     """
     v = float(s_over_n_grid([s_over_n])[0])
-    rng = np.random.default_rng(rng)
+    root = root_seed(rng)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
     sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n, tol=tol)
     preds = montecarlo.bootstrap_predictions(
-        problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, rng=rng,
+        problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, rng=root, executor=executor,
         hooks=hooks.sub(0.05, 0.85, "Monte-Carlo"),
     )
     hooks.report(0.9, "L1 distances")
     l1 = l1_all_inputs(preds.train, sol, bin_width)
-    floor = l1_noise_floor(sol, mc_samples, bin_width, rng)
+    floor = l1_noise_floor(sol, mc_samples, bin_width, item_generator(root, 1, 0))
     hooks.report(1.0, "done")
     return DistributionComparison(problem.name, sol, preds.train, l1, floor)
 
@@ -459,8 +463,9 @@ def holdout_comparison(
     mc_samples: int,
     *,
     X_test: np.ndarray | None = None,
-    rng=None,
+    rng: SeedLike = None,
     tol: float = 1e-3,
+    executor: Executor | None = None,
     hooks: Hooks | None = None,
 ) -> HoldoutComparison:
     """Theory (eq. 48) and MC bootstrap mean/variance at test inputs (default: the problem's holdout).
@@ -475,10 +480,12 @@ def holdout_comparison(
         Monte-Carlo bootstrap samples.
     X_test : ndarray of shape (M, d), optional
         Test inputs; default ``problem.X_test``.
-    rng : Generator, int or None
-        Random source of the Monte-Carlo bootstrap.
+    rng : int, SeedSequence, Generator or None
+        Root seed of the Monte-Carlo bootstrap.
     tol : float
         Tolerance of the ADATAP solve.
+    executor : Executor, optional
+        Where the Monte-Carlo chunks run (default: this process).
     hooks : Hooks, optional
         Progress and cancellation.
 
@@ -501,7 +508,7 @@ def holdout_comparison(
     theory = replica.bootstrap_moments(sol, problem.K, K_cross)
     preds = montecarlo.bootstrap_predictions(
         problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, K_test=K_cross, rng=rng,
-        hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"),
+        executor=executor, hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"),
     )
     mc = montecarlo.predictive_moments(preds)
     hooks.report(1.0, "done")

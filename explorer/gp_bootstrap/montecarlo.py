@@ -22,9 +22,11 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike
 
+from explorer.chunks import (DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, plan_chunks, root_seed,
+                             run_chunks, stack_rows)
 from explorer.losses import Loss, get_loss
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
-from explorer.resampling import _draw_occupations, _occupation_iv, occupation_numbers
+from explorer.resampling import _occupation_iv, occupation_numbers, sample_occupations
 from explorer.validation import as_float as _as_float, finite as _finite, show as _show, positive_int as _positive_int
 from explorer.validation import sample_sizes
 
@@ -38,7 +40,6 @@ __all__ = ["Cancelled", "BootstrapPredictions", "BootstrapError", "LearningCurve
 # systems (crossover measured at ~20 points); larger ones go one by one through cho_factor.
 _STACKED_MAX_ACTIVE = 20
 
-RngLike = np.random.Generator | int | None
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,8 @@ class PredictiveMoments:
 
 def bootstrap_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, S: float, n_samples: int,
                           *, K_test: ArrayLike | None = None, scheme: str = "poisson",
-                          rng: RngLike = None, batch_size: int = 256,
-                          hooks: Hooks | None = None) -> BootstrapPredictions:
+                          rng: SeedLike = None, chunk_size: int = DEFAULT_CHUNK_SIZE,
+                          executor: Executor | None = None, hooks: Hooks | None = None) -> BootstrapPredictions:
     """GP posterior means retrained on ``n_samples`` bootstrap samples (sec. 5 of seed 000).
 
     Each sample uses the active-set form f = K[:, a] (K[a, a] + sigma^2 diag(1/s_a))^{-1} y_a
@@ -161,13 +162,17 @@ def bootstrap_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, S: float
         Number of bootstrap samples.
     K_test : ndarray of shape (M, N), optional
         k(X_test, X); if given, predictions at the test inputs are returned too.
-    scheme, rng
-        See ``occupation_numbers``. All occupations are drawn up front, so ``batch_size`` never
-        changes the result.
-    batch_size : int
-        Samples per batch; work memory is bounded by the batch (besides the returned arrays).
+    scheme : {"poisson", "multinomial"}
+        See ``occupation_numbers``.
+    rng : int, SeedSequence, Generator or None
+        Root seed of the job (``chunks.root_seed``); sample b draws its occupation numbers from its own
+        child generator (``chunks.item_generator``), so neither ``chunk_size`` nor ``executor`` changes a number.
+    chunk_size : int
+        Samples per chunk, the unit of work of an executor (and of progress and cancellation).
+    executor : Executor, optional
+        Where the chunks run: in this process (default) or on Dask workers (``explorer.engine``).
     hooks : Hooks, optional
-        ``report`` after every batch ("done/total samples"), ``check`` before every batch
+        ``report`` after every chunk ("done/total samples"); ``should_stop`` cancels the queued chunks
         (``Cancelled`` counts samples).
 
     Returns
@@ -177,28 +182,24 @@ def bootstrap_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, S: float
         (n_samples, N), and ``test`` at the test inputs, ndarray of shape (n_samples, M) (None without
         ``K_test``).
     """
-    K, y, noise_var, K_test, S, n_samples, batch_size = _predictions_iv(
-        K, y, noise_var, K_test, S, n_samples, scheme, batch_size)
-    rng = np.random.default_rng(rng)
-    occupations = _draw_occupations(K.shape[0], S, n_samples, scheme, rng)
-    return _predict_samples(K, y, noise_var, occupations, K_test, S, scheme, batch_size,
-                            hooks or NO_HOOKS)
-
-
-def _predict_samples(K, y, noise_var, occupations, K_test, S, scheme, batch_size, hooks: Hooks,
-                     offset: int = 0, total: int | None = None) -> BootstrapPredictions:
-    """The predictors of all samples, batch by batch; ``hooks`` count samples from ``offset`` of ``total``."""
-    n_samples = occupations.shape[0]
-    total = n_samples if total is None else total
-    train = np.empty((n_samples, K.shape[0]))
-    test = None if K_test is None else np.empty((n_samples, K_test.shape[0]))
-    for start in range(0, n_samples, batch_size):
-        hooks.check(offset + start, total)
-        stop = min(start + batch_size, n_samples)
-        _predict_batch(K, y, noise_var, occupations[start:stop], K_test, train[start:stop],
-                       None if test is None else test[start:stop])
-        hooks.report((offset + stop) / total, f"{offset + stop}/{total} samples")
+    K, y, noise_var, K_test, S, n_samples, chunk_size = _predictions_iv(
+        K, y, noise_var, K_test, S, n_samples, scheme, chunk_size)
+    chunks = plan_chunks([n_samples], chunk_size)
+    rows = run_chunks(_prediction_chunk, (K, y, noise_var, K_test), chunks, root_seed(rng), ((S,), scheme),
+                      executor=executor, hooks=hooks)
+    occupations, train, test = stack_rows(rows, chunks, 0)
     return BootstrapPredictions(occupations, train, test, S, scheme)
+
+
+def _prediction_chunk(shared, chunk: Chunk, root, S_values, scheme):
+    """One chunk of samples of group ``chunk.group`` (S = ``S_values[group]``): (occupations, train, test) rows."""
+    K, y, noise_var, K_test = shared
+    S = S_values[chunk.group]
+    occ = sample_occupations(K.shape[0], S, scheme, root, chunk.group, chunk.start, chunk.stop)
+    train = np.empty((chunk.size, K.shape[0]))
+    test = None if K_test is None else np.empty((chunk.size, K_test.shape[0]))
+    _predict_batch(K, y, noise_var, occ, K_test, train, test)
+    return occ, train, test
 
 
 def _predict_batch(K, y, noise_var, occ, K_test, train_out, test_out) -> None:
@@ -375,12 +376,14 @@ def _efron(occupations, train, y, g) -> BootstrapError:
 
 def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, noise_var: float, S_values: ArrayLike,
                              n_samples: int, *, loss: str | Loss = "square",
-                             scheme: str = "poisson", rng: RngLike = None, batch_size: int = 256,
-                             hooks: Hooks | None = None) -> LearningCurve:
+                             scheme: str = "poisson", rng: SeedLike = None, chunk_size: int = DEFAULT_CHUNK_SIZE,
+                             executor: Executor | None = None, hooks: Hooks | None = None) -> LearningCurve:
     """Monte-Carlo bootstrap learning curve epsilon(S), eq. (17) at every S in ``S_values``.
 
-    The simulation side of Fig. 1 of seed 000. One generator (``rng``) is used for all S in turn;
-    ``hooks`` count samples over the whole curve, total = len(S_values) * n_samples.
+    The simulation side of Fig. 1 of seed 000. The samples of the k-th S are group k of the job (sample b
+    draws from ``chunks.item_generator(root, k, b)``); all chunks of all S are submitted at once, so an
+    executor with several workers works on several S together. ``hooks`` count samples over the whole
+    curve, total = len(S_values) * n_samples.
 
     Parameters
     ----------
@@ -392,8 +395,12 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, noise_var: float, S_val
         Bootstrap samples per S.
     loss : str or callable
         As in ``bootstrap_test_error``.
-    scheme, rng, batch_size, hooks
+    scheme, rng, chunk_size, executor
         As in ``bootstrap_predictions``.
+    hooks : Hooks, optional
+        Progress and cancellation as in ``bootstrap_predictions``; ``publish`` gets the
+        :class:`LearningCurve` of the S values finished so far (in the order of ``S_values``) whenever one
+        more S is complete.
 
     Returns
     -------
@@ -405,20 +412,34 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, noise_var: float, S_val
     ------
     ValueError
         If ``S_values`` is empty or not 1-D, or K, y, σ², an S, ``n_samples``, ``scheme``,
-        ``batch_size`` or ``loss`` is invalid.
+        ``chunk_size`` or ``loss`` is invalid.
     """
-    K, y, noise_var, S_values, n_samples, batch_size, g = _learning_curve_iv(
-        K, y, noise_var, S_values, n_samples, scheme, batch_size, loss)
-    rng = np.random.default_rng(rng)
-    total = S_values.size * n_samples
-    errors = []
-    for k, S in enumerate(S_values):
-        occ = _draw_occupations(K.shape[0], S, n_samples, scheme, rng)
-        pred = _predict_samples(K, y, noise_var, occ, None, float(S), scheme, batch_size, hooks or NO_HOOKS,
-                                k * n_samples, total)
-        errors.append(_efron(occ, pred.train, y, g))
-    return LearningCurve(S_values, np.array([e.value for e in errors]),
-                         np.array([e.se for e in errors]), n_samples, tuple(errors))
+    K, y, noise_var, S_values, n_samples, chunk_size, g = _learning_curve_iv(
+        K, y, noise_var, S_values, n_samples, scheme, chunk_size, loss)
+    hooks = hooks or NO_HOOKS
+    chunks = plan_chunks([n_samples] * S_values.size, chunk_size)
+    errors: dict[int, BootstrapError] = {}
+    results: list = [None] * len(chunks)
+    left = np.bincount([c.group for c in chunks], minlength=S_values.size)
+
+    def finished(chunk, rows):
+        results[chunk.index] = rows
+        left[chunk.group] -= 1
+        if left[chunk.group] == 0:                   # this S is complete: eq. (17) on its samples
+            occ, train, _ = stack_rows(results, chunks, chunk.group)
+            errors[chunk.group] = _efron(occ, train, y, g)
+            hooks.publish(_curve(S_values, n_samples, errors))
+
+    run_chunks(_prediction_chunk, (K, y, noise_var, None), chunks, root_seed(rng), (tuple(S_values), scheme),
+               executor=executor, hooks=hooks, on_chunk=finished)
+    return _curve(S_values, n_samples, errors)
+
+
+def _curve(S_values, n_samples, errors: dict) -> LearningCurve:
+    """The learning curve of the S values with an error in ``errors`` (by index), in grid order."""
+    done = sorted(errors)
+    return LearningCurve(S_values[done], np.array([errors[k].value for k in done]),
+                         np.array([errors[k].se for k in done]), n_samples, tuple(errors[k] for k in done))
 
 
 def predictive_moments(predictions: BootstrapPredictions, *,
@@ -455,20 +476,20 @@ def predictive_moments(predictions: BootstrapPredictions, *,
 
 # ----------------------------------------------------------------------------- validation
 
-def _predictions_iv(K, y, noise_var, K_test, S, n_samples, scheme, batch_size):
+def _predictions_iv(K, y, noise_var, K_test, S, n_samples, scheme, chunk_size):
     K, y, noise_var, K_test = _gp_iv(K, y, noise_var, K_test)
     _, S, n_samples, _ = _occupation_iv(K.shape[0], S, n_samples, scheme)
-    batch_size = _positive_int(batch_size, "batch_size", "It is the number of samples per batch.")
-    return K, y, noise_var, K_test, S, n_samples, batch_size
+    chunk_size = _positive_int(chunk_size, "chunk_size", "It is the number of samples per chunk.")
+    return K, y, noise_var, K_test, S, n_samples, chunk_size
 
 
-def _learning_curve_iv(K, y, noise_var, S_values, n_samples, scheme, batch_size, loss):
+def _learning_curve_iv(K, y, noise_var, S_values, n_samples, scheme, chunk_size, loss):
     K, y, noise_var, _ = _gp_iv(K, y, noise_var, None)
     S_arr = sample_sizes(S_values)
     for S in S_arr:
         _, _, n_samples, _ = _occupation_iv(K.shape[0], S, n_samples, scheme)
-    batch_size = _positive_int(batch_size, "batch_size", "It is the number of samples per batch.")
-    return K, y, noise_var, S_arr, n_samples, batch_size, get_loss(loss)
+    chunk_size = _positive_int(chunk_size, "chunk_size", "It is the number of samples per chunk.")
+    return K, y, noise_var, S_arr, n_samples, chunk_size, get_loss(loss)
 
 
 def _gp_iv(K, y, noise_var, K_test):

@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from explorer.losses import eps_insensitive_loss, get_loss
+from explorer.resampling import sample_occupations
 from explorer.gp_bootstrap.montecarlo import (
     BootstrapPredictions,
     LearningCurve,
@@ -80,9 +81,9 @@ def test_matches_scikit_learn_gp_with_per_point_noise(rng):
 
 # ----------------------------------------------------------------------------- sampling
 
-def test_batch_size_never_changes_the_result(rng):
+def test_chunk_size_never_changes_the_result(rng):
     K, y, K_test, _ = gp_problem(rng, 30, m=3)  # |a| straddles the stacked/per-sample threshold
-    runs = [bootstrap_predictions(K, y, 0.05, 30, 50, K_test=K_test, rng=7, batch_size=b)
+    runs = [bootstrap_predictions(K, y, 0.05, 30, 50, K_test=K_test, rng=7, chunk_size=b)
             for b in (1, 7, 1000)]
     for other in runs[1:]:
         np.testing.assert_array_equal(other.occupations, runs[0].occupations)
@@ -93,9 +94,11 @@ def test_batch_size_never_changes_the_result(rng):
 def test_seeded_reproducibility(rng):
     K, y, _, _ = gp_problem(rng, 10)
     a = bootstrap_predictions(K, y, 0.1, 10, 20, rng=123)
-    b = bootstrap_predictions(K, y, 0.1, 10, 20, rng=np.random.default_rng(123))
+    b = bootstrap_predictions(K, y, 0.1, 10, 20, rng=np.random.SeedSequence(123))
     c = bootstrap_predictions(K, y, 0.1, 10, 20, rng=124)
+    d, e = (bootstrap_predictions(K, y, 0.1, 10, 20, rng=np.random.default_rng(5)) for _ in range(2))
     np.testing.assert_array_equal(a.train, b.train)
+    np.testing.assert_array_equal(d.train, e.train)   # a Generator in the same state gives the same samples
     assert not np.array_equal(a.occupations, c.occupations)
     np.testing.assert_array_equal(occupation_numbers(10, 10, 20, rng=123), a.occupations)
 
@@ -184,7 +187,7 @@ def test_efron_estimator_equals_direct_computation(rng, loss):
 
 def test_efron_excludes_inputs_never_left_out(rng):
     K, y, _, _ = gp_problem(rng, 10)
-    pred = bootstrap_predictions(K, y, 0.1, 40, 4, rng=rng)  # P(s_i = 0) = e^-4 per sample
+    pred = bootstrap_predictions(K, y, 0.1, 40, 40, rng=1)  # P(s_i = 0) = e^-4 per sample: ~half never out
     err = bootstrap_test_error(pred, y)
     never = err.n_test == 0
     assert never.any() and (~never).any()
@@ -234,16 +237,19 @@ def test_predictive_moments_at_test_and_train_inputs(rng):
     assert train.mean.shape == (10,) and train.where == "train" and train.n_samples == 50
 
 
-def test_learning_curve_reuses_one_generator_and_reports_progress(rng):
+def test_learning_curve_draws_group_k_for_the_kth_S_and_reports_progress(rng):
     K, y, _, _ = gp_problem(rng, 10)
-    calls = []
-    curve = bootstrap_learning_curve(K, y, 0.1, [5, 10, 20], 30, rng=11, batch_size=8,
-                                     hooks=Hooks(progress=lambda f, msg: calls.append((f, msg))))
+    calls, published = [], []
+    curve = bootstrap_learning_curve(K, y, 0.1, [5, 10, 20], 30, rng=11, chunk_size=8,
+                                     hooks=Hooks(progress=lambda f, msg: calls.append((f, msg)),
+                                                 partial=published.append))
     assert isinstance(curve, LearningCurve) and curve.value.shape == curve.se.shape == (3,)
-    generator = np.random.default_rng(11)
-    for S, value, se in zip([5, 10, 20], curve.value, curve.se):
-        err = bootstrap_test_error(bootstrap_predictions(K, y, 0.1, S, 30, rng=generator), y)
-        assert (value, se) == (err.value, err.se)
+    for k, (S, value) in enumerate(zip([5, 10, 20], curve.value)):
+        # brute force: the k-th S's samples from group k of the root seed, refitted on duplicated points
+        occ = sample_occupations(10, S, "poisson", np.random.SeedSequence(11), k, 0, 30)
+        train = np.array([refit_on_duplicates(K, y, 0.1, s) for s in occ])
+        assert value == pytest.approx(efron_by_hand(occ, train, y, get_loss("square"))[0], rel=1e-10)
+    assert [p.s_values.tolist() for p in published] == [[5], [5, 10], [5, 10, 20]]
     assert calls[-1] == (1.0, "90/90 samples") and [f for f, _ in calls] == sorted(f for f, _ in calls)
     assert curve.value[0] > curve.value[-1]  # more data, smaller test error
 
@@ -251,12 +257,12 @@ def test_learning_curve_reuses_one_generator_and_reports_progress(rng):
 def test_progress_and_cancellation(rng):
     K, y, _, _ = gp_problem(rng, 6)
     calls = []
-    bootstrap_predictions(K, y, 0.1, 6, 20, rng=rng, batch_size=7,
+    bootstrap_predictions(K, y, 0.1, 6, 20, rng=rng, chunk_size=7,
                           hooks=Hooks(progress=lambda f, msg: calls.append((f, msg))))
     assert calls == [(7 / 20, "7/20 samples"), (14 / 20, "14/20 samples"), (1.0, "20/20 samples")]
     checks = iter([False, False, True])
     with pytest.raises(Cancelled, match="cancelled after 14 of 20 samples") as info:
-        bootstrap_predictions(K, y, 0.1, 6, 20, rng=rng, batch_size=7,
+        bootstrap_predictions(K, y, 0.1, 6, 20, rng=rng, chunk_size=7,
                               hooks=Hooks(should_stop=lambda: next(checks)))
     assert (info.value.done, info.value.total) == (14, 20)
 
@@ -275,7 +281,7 @@ def _valid(rng):
     (dict(S=-3), "`S` must be positive and finite, got -3. S is the mean bootstrap sample size"),
     (dict(n_samples=0), "`n_samples` must be a positive integer, got 0"),
     (dict(n_samples=2.5), "`n_samples` must be a positive integer, got 2.5"),
-    (dict(batch_size=0), "`batch_size` must be a positive integer, got 0"),
+    (dict(chunk_size=0), "`chunk_size` must be a positive integer, got 0"),
     (dict(scheme="jackknife"), r"`scheme` must be one of \('poisson', 'multinomial'\), got 'jackknife'"),
     (dict(scheme="multinomial", S=2.5), "`S` is the fixed sample size and must be a whole number, got 2.5"),
     (dict(K_test=np.ones((2, 4))), r"`K_test` must have shape \(M, 5\) = k\(X_test, X\)"),

@@ -1,0 +1,232 @@
+"""Monte-Carlo work in seeded chunks: the same numbers in this process, on one or many Dask workers, for any chunk size.
+
+A Monte-Carlo job is a set of *items* (bootstrap samples, replications, data sets, restarts) in *groups* (one
+group per S value of a learning curve, say). Item b of group g draws all its randomness from its own generator,
+:func:`item_generator` (root, g, b): the child of the job's ``numpy.random.SeedSequence`` that ``root.spawn``
+gives, by index (``root.spawn(G)[g].spawn(B)[b]``). A :class:`Chunk` is a run of consecutive items of one group;
+its boundaries depend on the item index only and change no number. A chunk task returns per-item rows (arrays
+whose first axis runs over the chunk's items); :func:`run_chunks` puts them back in item order, so every
+reduction afterwards sees the same arrays whatever the chunk size, the order of completion or the executor.
+
+An *executor* runs the chunks: :class:`InProcess` (a loop here, the default) or the Dask executor of
+:mod:`explorer.engine`, which scatters the shared inputs once per job and yields results as they complete.
+Core module: numpy and scipy only.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from explorer.progress import NO_HOOKS, Cancelled, Hooks
+
+__all__ = ["DEFAULT_CHUNK_SIZE", "Chunk", "ChunkTask", "Executor", "InProcess", "IN_PROCESS", "SeedLike",
+           "root_seed", "item_generator", "plan_chunks", "run_chunks", "stack_rows"]
+
+DEFAULT_CHUNK_SIZE = 32
+"""Items per chunk unless a caller says otherwise (a GP sample on boston costs ~2 ms, so ~60 ms a chunk)."""
+
+SeedLike = int | np.random.SeedSequence | np.random.Generator | None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Items ``start`` .. ``stop - 1`` of group ``group``; ``index`` is the chunk's place in the job."""
+
+    index: int
+    group: int
+    start: int
+    stop: int
+
+    @property
+    def size(self) -> int:
+        return self.stop - self.start
+
+
+ChunkTask = Callable[..., Any]
+"""``task(shared, chunk, root, *args) -> rows``: a module-level function (picklable) that computes one chunk."""
+
+
+class Executor(Protocol):
+    """Runs the chunk tasks of a job; yields ``(chunk, rows)`` as chunks complete, in any order."""
+
+    description: str
+
+    def map_chunks(self, task: ChunkTask, shared: Any, chunks: Sequence[Chunk], root: np.random.SeedSequence,
+                   args: tuple, should_stop: Callable[[], bool]) -> Iterator[tuple[Chunk, Any]]: ...
+
+
+def root_seed(seed: SeedLike) -> np.random.SeedSequence:
+    """The job's root ``SeedSequence``: from an int (reproducible), a Generator (drawn from it) or None (fresh).
+
+    Parameters
+    ----------
+    seed : int, SeedSequence, Generator or None
+        An int or a SeedSequence gives the same numbers every time; a Generator gives the root from four
+        64-bit words drawn from it (so it advances); None takes fresh entropy from the operating system.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+    """
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, np.random.Generator):
+        return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
+    if seed is not None and not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        raise ValueError(f"`rng` must be an int seed, a numpy Generator, a SeedSequence or None, got {seed!r}.")
+    return np.random.SeedSequence(None if seed is None else int(seed))
+
+
+def item_generator(root: np.random.SeedSequence, group: int, item: int) -> np.random.Generator:
+    """The generator of item ``item`` of group ``group``: child ``root.spawn(.)[group].spawn(.)[item]``.
+
+    Built directly from the spawn key (``SeedSequence.spawn`` numbers its children 0, 1, ... after the
+    parent's key), so a chunk makes only its own items' generators.
+
+    Parameters
+    ----------
+    root : numpy.random.SeedSequence
+        The job's root (not spawned from before: ``n_children_spawned == 0``).
+    group, item : int
+        Indices of the group and of the item within it.
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
+    child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(group), int(item)),
+                                   pool_size=root.pool_size)
+    return np.random.default_rng(child)
+
+
+def plan_chunks(group_sizes: Sequence[int], chunk_size: int = DEFAULT_CHUNK_SIZE) -> tuple[Chunk, ...]:
+    """Consecutive chunks of at most ``chunk_size`` items, group after group (no chunk spans two groups).
+
+    Parameters
+    ----------
+    group_sizes : sequence of int
+        Number of items of each group (e.g. ``[n_samples] * len(S_values)``).
+    chunk_size : int
+        Items per chunk, >= 1.
+
+    Returns
+    -------
+    tuple of Chunk
+
+    Raises
+    ------
+    ValueError
+        If ``chunk_size`` is not a positive integer or a group size is negative.
+    """
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+        raise ValueError(f"`chunk_size` must be a positive integer (items per chunk), got {chunk_size!r}.")
+    if any(int(n) < 0 for n in group_sizes):
+        raise ValueError(f"Group sizes must be >= 0, got {list(group_sizes)}.")
+    chunks = []
+    for group, n in enumerate(group_sizes):
+        for start in range(0, int(n), int(chunk_size)):
+            chunks.append(Chunk(len(chunks), group, start, min(start + int(chunk_size), int(n))))
+    return tuple(chunks)
+
+
+class InProcess:
+    """Runs the chunks one after the other in this process (the default executor)."""
+
+    description = "in this process"
+
+    def map_chunks(self, task, shared, chunks, root, args, should_stop):
+        for chunk in chunks:
+            if should_stop():
+                return
+            yield chunk, task(shared, chunk, root, *args)
+
+    def __repr__(self) -> str:
+        return "InProcess()"
+
+
+IN_PROCESS = InProcess()
+
+
+def run_chunks(task: ChunkTask, shared: Any, chunks: Sequence[Chunk], root: np.random.SeedSequence,
+               args: tuple = (), *, executor: Executor | None = None, hooks: Hooks | None = None,
+               unit: str = "samples", on_chunk: Callable[[Chunk, Any], None] | None = None) -> list:
+    """Run ``task`` on every chunk with ``executor`` and return the results in chunk order.
+
+    Parameters
+    ----------
+    task : callable
+        ``task(shared, chunk, root, *args)``, a module-level function (it is pickled for Dask workers).
+    shared : object
+        The large inputs (K, X, y, ...), sent to the workers once per job.
+    chunks : sequence of Chunk
+        From :func:`plan_chunks`.
+    root : numpy.random.SeedSequence
+        The job's root seed (:func:`root_seed`); tasks draw with :func:`item_generator`.
+    args : tuple
+        Small further arguments of ``task``.
+    executor : Executor, optional
+        Default :data:`IN_PROCESS`.
+    hooks : Hooks, optional
+        ``report`` after every chunk ("done/total unit"), ``should_stop`` polled while waiting (queued chunks
+        are cancelled, :class:`Cancelled` counts finished items).
+    unit : str
+        What an item is, for messages.
+    on_chunk : callable(chunk, rows), optional
+        Called as each chunk completes (in completion order), e.g. to publish partial results.
+
+    Returns
+    -------
+    list
+        ``rows`` of every chunk, in the order of ``chunks``.
+
+    Raises
+    ------
+    Cancelled
+        If ``hooks.should_stop()`` became True before all chunks finished.
+    """
+    hooks = hooks or NO_HOOKS
+    executor = executor or IN_PROCESS
+    should_stop = hooks.should_stop or (lambda: False)
+    total = sum(c.size for c in chunks)
+    results: list = [None] * len(chunks)
+    done = finished = 0
+    for chunk, rows in executor.map_chunks(task, shared, chunks, root, tuple(args), should_stop):
+        results[chunk.index] = rows
+        done += chunk.size
+        finished += 1
+        if on_chunk is not None:
+            on_chunk(chunk, rows)
+        hooks.report(done / total if total else 1.0, f"{done}/{total} {unit}")
+    if finished < len(chunks):
+        raise Cancelled(*(hooks.count or (done, total, unit)))
+    return results
+
+
+def stack_rows(results: Sequence, chunks: Sequence[Chunk], group: int) -> Any:
+    """The rows of one group's chunks stacked in item order (arrays, or tuples/dataclass-free tuples of arrays).
+
+    Parameters
+    ----------
+    results : sequence
+        ``run_chunks``'s output (``None`` for chunks not finished, which are skipped: partial results).
+    chunks : sequence of Chunk
+        The job's chunks.
+    group : int
+        Which group.
+
+    Returns
+    -------
+    ndarray or tuple of ndarray
+        Concatenation along axis 0; a tuple of rows gives a tuple of concatenations. None if no chunk of the
+        group has finished.
+    """
+    parts = [r for c, r in zip(chunks, results) if c.group == group and r is not None]
+    if not parts:
+        return None
+    if isinstance(parts[0], tuple):
+        return tuple(None if parts[0][k] is None else np.concatenate([p[k] for p in parts])
+                     for k in range(len(parts[0])))
+    return np.concatenate(parts)

@@ -1,0 +1,188 @@
+"""Where Monte-Carlo runs: Dask distributed workers (a local cluster of processes, or a scheduler address).
+
+The core's long functions take an ``executor`` (:mod:`explorer.chunks`); :class:`DaskExecutor` runs their seeded
+chunks on a ``distributed.Client``: the shared inputs (K, X, y) are scattered once per job, the chunks are
+submitted in order and collected with ``distributed.as_completed`` (progress and partial results as they come),
+and a stop request cancels the queued chunks (a running chunk finishes: at most one chunk of extra work per
+worker). The numbers equal those of the in-process loop bit for bit, whatever the number of workers.
+
+:class:`Engine` owns a client and, for a local cluster, the cluster: ``explorer serve`` and the CLI open one with
+:func:`connect` and close it when they end; notebooks share :func:`shared_engine`, opened at first use.
+
+Not core: imports ``distributed`` (the compute core stays numpy/scipy only; it sees the executor protocol).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["EngineError", "Engine", "DaskExecutor", "connect", "local_workers", "shared_engine", "SCHEDULER_ENV"]
+
+SCHEDULER_ENV = "EXPLORER_SCHEDULER"
+"""Environment variable with the address of an existing Dask scheduler (``tcp://host:8786``)."""
+
+_POLL_SECONDS = 0.05
+
+
+class EngineError(RuntimeError):
+    """The Dask engine cannot run the job (scheduler unreachable, workers lost); the message says what to do."""
+
+
+def local_workers() -> int:
+    """One worker per core this process may use (at least 1)."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(os.cpu_count() or 1, 1)
+
+
+class DaskExecutor:
+    """Runs chunk tasks on a ``distributed.Client`` (the :class:`explorer.chunks.Executor` protocol)."""
+
+    def __init__(self, client, description: str):
+        self.client = client
+        self.description = description
+
+    def map_chunks(self, task, shared, chunks, root, args, should_stop):
+        from distributed import as_completed
+        from distributed.scheduler import KilledWorker
+
+        client, job = self.client, uuid.uuid4().hex[:12]
+        [data] = client.scatter([shared], hash=False)            # once per job, not per chunk
+        futures = [client.submit(task, data, chunk, root, *args, key=f"{task.__name__}-{job}-{chunk.index}",
+                                 priority=-chunk.index, pure=False) for chunk in chunks]
+        by_key = {f.key: chunk for f, chunk in zip(futures, chunks)}
+        pending = as_completed(futures, loop=client.loop)
+        try:
+            while not pending.is_empty():
+                if should_stop():
+                    return
+                if not pending.has_ready():
+                    time.sleep(_POLL_SECONDS)
+                    continue
+                for future in pending.next_batch(block=False):
+                    try:
+                        rows = future.result()
+                    except KilledWorker as exc:
+                        raise EngineError("A Dask worker died while computing this job (out of memory, or "
+                                          "stopped); the job was given up after Dask's retries. "
+                                          "Run it again, or with fewer samples.") from exc
+                    yield by_key[future.key], rows
+        finally:
+            client.cancel(futures + [data])
+
+    def __repr__(self) -> str:
+        return f"DaskExecutor({self.description!r})"
+
+
+@dataclass
+class Engine:
+    """A Dask client (and the local cluster it owns, if any) and its executor.
+
+    Attributes
+    ----------
+    client : distributed.Client
+    cluster : distributed.LocalCluster or None
+        The cluster this engine started (None when connected to a scheduler address).
+    description : str
+        Where jobs run, for people: "local Dask cluster, 2 worker processes" or "Dask scheduler tcp://…".
+    """
+
+    client: Any
+    cluster: Any = None
+    description: str = ""
+    _closed: bool = field(default=False, repr=False)
+
+    @property
+    def executor(self) -> DaskExecutor:
+        return DaskExecutor(self.client, self.description)
+
+    @property
+    def dashboard_link(self) -> str | None:
+        """The Dask dashboard URL, or None if the scheduler serves none."""
+        try:
+            return self.client.dashboard_link or None
+        except Exception:  # noqa: BLE001 - no dashboard (bokeh missing on the scheduler, or disabled)
+            return None
+
+    @property
+    def n_workers(self) -> int:
+        return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+
+    def close(self) -> None:
+        """Close the client and the local cluster (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def connect(scheduler: str | None = None, *, workers: int | None = None, memory_limit: str = "auto",
+            timeout: float = 10.0, dashboard: bool = True) -> Engine:
+    """An :class:`Engine` on the scheduler at ``scheduler`` (or ``$EXPLORER_SCHEDULER``), else a new local cluster.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a running Dask scheduler (``tcp://host:8786``). Default: the environment variable
+        ``EXPLORER_SCHEDULER``; if neither is set a ``LocalCluster`` is started.
+    workers : int, optional
+        Worker processes of the local cluster (one thread each); default one per core.
+    memory_limit : str
+        Memory limit per local worker (Dask's syntax; "auto" splits the machine's memory).
+    timeout : float
+        Seconds to wait for the scheduler.
+    dashboard : bool
+        Serve the Dask dashboard of a local cluster on a free port.
+
+    Returns
+    -------
+    Engine
+
+    Raises
+    ------
+    EngineError
+        If the scheduler cannot be reached, or ``workers`` < 1.
+    """
+    from distributed import Client, LocalCluster
+
+    address = scheduler or os.environ.get(SCHEDULER_ENV) or None
+    if address:
+        try:
+            client = Client(address, timeout=f"{timeout}s", set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise EngineError(f"Cannot reach the Dask scheduler at {address} ({type(exc).__name__}). Start one "
+                              f"with `dask scheduler` and workers with `dask worker {address}`, or leave out "
+                              f"--scheduler / {SCHEDULER_ENV} to use a local cluster.") from None
+        return Engine(client, None, f"Dask scheduler {address}")
+    n = local_workers() if workers is None else workers
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise EngineError(f"--workers must be a whole number >= 1, got {workers!r}.")
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, memory_limit=memory_limit,
+                           dashboard_address=":0", scheduler_kwargs={"dashboard": dashboard}, host="127.0.0.1")
+    client = Client(cluster, set_as_default=False)
+    return Engine(client, cluster, f"local Dask cluster, {n} worker process{'es' if n > 1 else ''}")
+
+
+_SHARED: dict[str, Engine] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_engine() -> Engine:
+    """The engine this process shares between notebook states (opened at first use, closed at exit).
+
+    It connects to ``$EXPLORER_SCHEDULER`` if set, else starts a local cluster (one worker per core).
+    """
+    with _SHARED_LOCK:
+        engine = _SHARED.get("engine")
+        if engine is None or engine._closed:
+            engine = _SHARED["engine"] = connect()
+            atexit.register(engine.close)
+        return engine

@@ -1,0 +1,102 @@
+"""The Dask engine: the same numbers as the in-process loop with one or two worker processes and any chunk
+size; a stop request cancels the queued chunks; a killed worker does not lose the job; an unreachable scheduler
+is one clear error."""
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+from explorer import engine  # noqa: E402
+from explorer.chunks import item_generator, plan_chunks, root_seed, run_chunks, stack_rows  # noqa: E402
+from explorer.gp_bootstrap import montecarlo  # noqa: E402
+from explorer.progress import Cancelled, Hooks  # noqa: E402
+from tests.conftest import rbf  # noqa: E402
+
+
+def _slow_normals(shared, chunk, root, seconds):
+    """Per-item normal draws after ``seconds`` of sleep per chunk (a stand-in for a costly chunk)."""
+    time.sleep(seconds)
+    return np.stack([item_generator(root, chunk.group, b).normal(size=shared) for b in range(chunk.start, chunk.stop)])
+
+
+@pytest.fixture(scope="module")
+def gp(rng_module=np.random.default_rng(3)):
+    X = rng_module.normal(size=(40, 2))
+    return rbf(X, X, 1.5), np.sin(2 * X[:, 0]), rbf(X[:5] + 0.1, X, 1.5)
+
+
+def test_dask_equals_in_process_bit_for_bit_for_any_chunk_size(dask_engine, gp):
+    K, y, K_test = gp
+    reference = montecarlo.bootstrap_predictions(K, y, 0.1, 40, 60, K_test=K_test, rng=5)
+    for chunk_size in (1, 7, 64):
+        other = montecarlo.bootstrap_predictions(K, y, 0.1, 40, 60, K_test=K_test, rng=5, chunk_size=chunk_size,
+                                                 executor=dask_engine.executor)
+        np.testing.assert_array_equal(other.occupations, reference.occupations)
+        np.testing.assert_array_equal(other.train, reference.train)
+        np.testing.assert_array_equal(other.test, reference.test)
+
+
+def test_one_worker_cluster_and_learning_curve_agree_with_two(dask_engine, gp):
+    K, y, _ = gp
+    curves = [montecarlo.bootstrap_learning_curve(K, y, 0.1, [10, 40], 50, rng=2, chunk_size=9,
+                                                  executor=dask_engine.executor)]
+    one = engine.connect(workers=1, dashboard=False)
+    try:
+        assert one.n_workers == 1 and "1 worker process" in one.description
+        curves.append(montecarlo.bootstrap_learning_curve(K, y, 0.1, [10, 40], 50, rng=2, chunk_size=4,
+                                                          executor=one.executor))
+    finally:
+        one.close()
+    curves.append(montecarlo.bootstrap_learning_curve(K, y, 0.1, [10, 40], 50, rng=2))
+    for curve in curves[1:]:
+        np.testing.assert_array_equal(curve.value, curves[0].value)
+        np.testing.assert_array_equal(curve.se, curves[0].se)
+
+
+def test_stop_cancels_queued_chunks_within_one_chunk(dask_engine):
+    chunks = plan_chunks([40], 1)                     # 40 chunks of 0.2 s on 2 workers: 4 s if not cancelled
+    done = []
+    stop = threading.Event()
+
+    def on_chunk(chunk, rows):
+        done.append(chunk.index)
+        if len(done) == 2:
+            stop.set()
+
+    t0 = time.perf_counter()
+    with pytest.raises(Cancelled, match="of 40 samples"):
+        run_chunks(_slow_normals, 3, chunks, root_seed(1), (0.2,), executor=dask_engine.executor,
+                   hooks=Hooks(should_stop=stop.is_set), on_chunk=on_chunk)
+    assert time.perf_counter() - t0 < 2.0 and len(done) <= 4
+    deadline = time.time() + 10                        # the queued futures are released on the scheduler
+    while dask_engine.client.processing() and any(dask_engine.client.processing().values()) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(dask_engine.client.processing().values())
+
+
+def test_a_killed_worker_does_not_lose_the_job(dask_engine):
+    chunks = plan_chunks([24], 2)
+    reference = run_chunks(_slow_normals, 3, chunks, root_seed(4), (0.0,))
+    pids = dask_engine.client.run(os.getpid)          # {worker address: pid}
+
+    def kill_one():
+        time.sleep(0.6)
+        os.kill(next(iter(pids.values())), signal.SIGKILL)  # the nanny restarts it; Dask reschedules its chunks
+
+    killer = threading.Thread(target=kill_one)
+    killer.start()
+    rows = run_chunks(_slow_normals, 3, chunks, root_seed(4), (0.25,), executor=dask_engine.executor)
+    killer.join()
+    np.testing.assert_array_equal(stack_rows(rows, chunks, 0), stack_rows(reference, chunks, 0))
+
+
+def test_an_unreachable_scheduler_is_one_clear_error():
+    with pytest.raises(engine.EngineError, match="Cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+        engine.connect("tcp://127.0.0.1:9", timeout=1)
+    with pytest.raises(engine.EngineError, match="--workers must be a whole number >= 1"):
+        engine.connect(workers=0)
