@@ -25,12 +25,11 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def dask_engine():
-    """A local Dask cluster of two worker processes, one per test session (starting one takes seconds)."""
-    from explorer.engine import connect
+    """The engine the states of this test process share: a local Dask cluster, one worker process per core,
+    started once per test session (it takes seconds) and closed at exit."""
+    from explorer.engine import shared_engine
 
-    engine = connect(workers=2, dashboard=False)
-    yield engine
-    engine.close()
+    return shared_engine()
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap.montecarlo import BootstrapError, BootstrapPredictions, LearningCurve
+from explorer.resampling import _draw_occupations
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.svm_bootstrap.classifier import NotSeparableError, SVMSolution, _kernel_labels_iv, fit_hard_margin
 from explorer.validation import sample_sizes
@@ -168,7 +169,7 @@ def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, ro
     n_rows = row_site.size
     _, S, n_samples, scheme = montecarlo._occupation_iv(n_rows, S, n_samples, scheme)
     batch_size = montecarlo._positive_int(batch_size, "batch_size", "It is the number of samples per batch.")
-    occupations = montecarlo._draw_occupations(n_rows, S, n_samples, scheme, np.random.default_rng(rng))
+    occupations = _draw_occupations(n_rows, S, n_samples, scheme, np.random.default_rng(rng))
     init = fit_hard_margin(K, y, tol=tol) if init is None else init
     return _fields_of_samples(K, y, row_site, K_test, occupations, S, scheme, batch_size, tol, init,
                               hooks or NO_HOOKS)
@@ -254,7 +255,7 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
     init = fit_hard_margin(K, y)
     errors = []
     for k, S in enumerate(sizes):  # as bootstrap_fields, with the samples counted over the whole curve
-        occupations = montecarlo._draw_occupations(row_site.size, S, n_samples, scheme, rng)
+        occupations = _draw_occupations(row_site.size, S, n_samples, scheme, rng)
         fields = _fields_of_samples(K, y, row_site, None, occupations, S, scheme, batch_size, 1e-9, init,
                                     hooks or NO_HOOKS, k * n_samples, total)
         errors.append(bootstrap_classification_error(fields, y[row_site]))

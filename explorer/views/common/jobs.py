@@ -17,6 +17,8 @@ from typing import Callable
 
 import param
 
+from explorer import engine as dask_engine
+from explorer.chunks import Executor
 from explorer.progress import Cancelled
 from explorer.views.common.caches import LRU
 
@@ -87,8 +89,8 @@ def call_now(callback: Callable[[], None]) -> None:
     callback()
 
 
-class BackgroundJobs:
-    """Background jobs of a session state (mixed into the :class:`param.Parameterized` states of the tabs).
+class BackgroundJobs(param.Parameterized):
+    """Background jobs of a session state (the base of the :class:`param.Parameterized` states of the tabs).
 
     Each job kind shows its result from a cache shared by the sessions or computes it in a :class:`Job`
     (progress, cancel between steps); :meth:`refresh` changes the outputs together in one ``param.update``.
@@ -97,7 +99,15 @@ class BackgroundJobs:
 
     Worker threads never touch the session: they hand their updates to ``dispatch`` (default: apply at once;
     a served session points it at its event loop, in order: :func:`explorer.views.common.session.bind_to_session`).
+
+    The Monte-Carlo of a job runs on Dask (:attr:`executor`): the job's thread only submits seeded chunks and
+    waits for them, so the server's event loop and the job threads never compute Monte-Carlo.
     """
+
+    client = param.Parameter(default=None, precedence=-1, label="Dask engine",
+                             doc="Where the Monte-Carlo runs: an explorer.engine.Engine, a distributed.Client, "
+                                 "or None for the engine this process shares (a local cluster of worker "
+                                 "processes, started at first use; $EXPLORER_SCHEDULER if set).")
 
     _job_kinds: tuple[str, ...] = ()
     _outputs: tuple[str, ...] = ()
@@ -108,12 +118,30 @@ class BackgroundJobs:
     #: What a job says while jobs are deferred (:meth:`defer_jobs`).
     _deferred_message = "starts once the page has loaded"
     #: Errors a user can cause with the controls: shown as :meth:`describe_error` says, never as a traceback.
-    expected_errors: tuple[type[BaseException], ...] = (ValueError, OSError, FloatingPointError)
+    expected_errors: tuple[type[BaseException], ...] = (ValueError, OSError, FloatingPointError,
+                                                         dask_engine.EngineError)
 
     @staticmethod
     def describe_error(err: BaseException) -> str:
         """The message shown for an expected error (a state overrides it with its core's vocabulary)."""
-        return str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
+        if isinstance(err, (ValueError, dask_engine.EngineError)):
+            return str(err)
+        return f"{type(err).__name__}: {err}"
+
+    @property
+    def engine(self) -> dask_engine.Engine:
+        """The :class:`explorer.engine.Engine` of ``client`` (the process's shared engine if it is None)."""
+        client = self.client
+        if client is None:
+            return dask_engine.shared_engine()
+        if isinstance(client, dask_engine.Engine):
+            return client
+        return dask_engine.Engine(client, None, f"Dask scheduler {client.scheduler.address}")
+
+    @property
+    def executor(self) -> Executor:
+        """The executor the jobs hand their Monte-Carlo chunks to (Dask workers of :attr:`engine`)."""
+        return self.engine.executor
 
     def _init_jobs(self) -> None:
         self.dispatch: Callable[[Callable[[], None]], None] = call_now

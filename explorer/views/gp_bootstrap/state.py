@@ -214,26 +214,33 @@ def _theory_curve(problem, problem_key, loss: str, loss_params: dict, job: Job |
     return replace(curve, theory_vg=vg, theory_mf=mf)
 
 
-def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed: int, job: Job) -> CurveMC:
-    """Efron's estimator at each S/N of ``grid`` in turn; ``job.partial`` gets the curve after every S.
+def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed: int, job: Job,
+              executor) -> CurveMC:
+    """Efron's estimator at every S/N of ``grid`` (``montecarlo.bootstrap_learning_curve``, all S at once on
+    ``executor``); ``job.partial`` gets the curve whenever one more S is complete.
 
-    One generator for the whole grid, drawn in grid order as ``experiments.learning_curve_comparison``
-    does, so the points equal the CLI's ``learning-curve`` output for the same seed.
+    The same root seed and grid as ``experiments.learning_curve_comparison``, so the points equal the CLI's
+    ``learning-curve`` output for the same seed.
     """
-    rng = np.random.default_rng(seed)
     g = get_loss(loss, **loss_params)
-    points: list[CurvePoint] = []
-    curve = CurveMC((), tuple(grid))
-    hooks = Hooks(progress=job.report, should_stop=job.should_stop)
-    for j, v in enumerate(grid):
-        preds = montecarlo.bootstrap_predictions(
-            problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, rng=rng,
-            hooks=hooks.sub(j / len(grid), 1 / len(grid), f"Monte-Carlo at S/N = {v:g}"))
-        err = montecarlo.bootstrap_test_error(preds, problem.y, loss=g)  # eq. (17)
-        points.append(CurvePoint(float(v), err.value, err.se, mc_samples, err.n_inputs_used))
-        curve = CurveMC(tuple(points), tuple(grid))
-        job.partial(curve)
-    return curve
+    S_values = np.asarray(grid) * problem.n
+    s_over_n = dict(zip(S_values.tolist(), grid))
+
+    made: dict[int, CurveMC] = {}     # the final curve is the last partial one (one redraw, not two)
+
+    def as_points(curve: montecarlo.LearningCurve) -> CurveMC:
+        if len(curve.errors) in made:
+            return made[len(curve.errors)]
+        points = tuple(CurvePoint(float(s_over_n[S]), err.value, err.se, mc_samples, err.n_inputs_used)
+                       for S, err in zip(curve.s_values.tolist(), curve.errors))
+        made[len(curve.errors)] = CurveMC(points, tuple(grid))
+        return made[len(curve.errors)]
+
+    curve = montecarlo.bootstrap_learning_curve(
+        problem.K, problem.y, problem.noise_var, S_values, mc_samples, loss=g, rng=seed,
+        executor=executor, hooks=Hooks(progress=job.report, should_stop=job.should_stop,
+                                       partial=lambda c: job.partial(as_points(c))))
+    return as_points(curve)
 
 
 # ------------------------------------------------------------------------------------ the state
@@ -528,13 +535,13 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
                       lambda job: _theory_curve(problem, key, loss, params, job), optional=False)
         grid, samples, seed = MC_GRID, int(self.curve_mc_samples), int(self.seed)
         self._request("curve", (key, self._loss_key(), grid, samples, seed), "curve_mc", _CURVES,
-                      lambda job: _mc_curve(problem, grid, samples, loss, params, seed, job))
+                      lambda job: _mc_curve(problem, grid, samples, loss, params, seed, job, self.executor))
 
     def _refresh_distribution(self, key, problem, v: float) -> None:
         samples, seed = int(self.mc_samples), int(self.seed)
         self._request("distribution", (key, v, samples, seed), "distribution", _DISTRIBUTIONS,
                       lambda job: experiments.distribution_comparison(
-                          problem, v, samples, bin_width=BIN_WIDTH, rng=seed,
+                          problem, v, samples, bin_width=BIN_WIDTH, rng=seed, executor=self.executor,
                           hooks=Hooks(progress=job.report, should_stop=job.should_stop)))
 
     def _refresh_holdout(self) -> None:
@@ -544,7 +551,7 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
         self._assign("holdout_theory", theory)
         self._request("holdout", (key, v, samples, seed), "holdout_mc", _HOLDOUTS,
                       lambda job: experiments.holdout_comparison(
-                          problem, v, samples, rng=seed,
+                          problem, v, samples, rng=seed, executor=self.executor,
                           hooks=Hooks(progress=job.report, should_stop=job.should_stop)))
 
     def _holdout_theory(self, key, problem, v: float) -> HoldoutTheory:
