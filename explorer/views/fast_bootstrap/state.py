@@ -323,7 +323,9 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
             return (fe.TABLE_2 if self.dataset == SERIES else fe.TABLE_1)[self.model]
 
     def upload_series(self, filename: str, content: bytes | str) -> None:
-        """Use an uploaded CSV (rows in time order) as the time series; a path typed later takes precedence."""
+        """Use an uploaded CSV (rows in time order) as the time series; a path typed later takes precedence.
+        The message of an earlier upload goes with it (see :meth:`refresh` for the new file's)."""
+        self.error = ""
         try:
             self._upload = read_upload(filename, content, max_bytes=MAX_SERIES_BYTES)
         except ValueError as err:
@@ -368,6 +370,8 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
                 "log_complexity": bool(s.log_complexity), "kappa0": 1, "kappa1": 2}
 
     def _on_settings(self, *events) -> None:
+        if not self._started:
+            self.error = ""  # before the first refresh, the only error is an upload's: its cause is gone
         names = {e.name: e for e in events}
         if "model" in names or ("dataset" in names and (names["dataset"].old == SERIES) != (self.dataset == SERIES)):
             self.reset_to_paper()  # refreshes through this watcher when a value changes

@@ -184,7 +184,9 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
                                            if n != "name" and p.precedence is None])
 
     def upload_temperature(self, filename: str, content: bytes | str) -> None:
-        """Use an uploaded CSV as the temperature series (clears the path, switches the data to it)."""
+        """Use an uploaded CSV as the temperature series (clears the path, switches the data to it). The message
+        of an earlier upload goes with it."""
+        self.error = ""
         try:
             self._upload = read_upload(filename, content)
         except ValueError as err:
@@ -193,6 +195,11 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
         self.param.update(temperature_csv="", data="temperature")
         if self._started:
             self.refresh()
+
+    def _on_change(self, *events) -> None:
+        if not self._started:
+            self.error = ""  # before the first refresh, the only error is an upload's: its cause is gone
+        super()._on_change(*events)
 
     def settings(self) -> dict:
         """The settings the current experiment uses (the rest do not change its result)."""

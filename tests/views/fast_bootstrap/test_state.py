@@ -277,3 +277,24 @@ def test_progress_messages_read_as_sentences():
         "Full bootstrap: first its fast bootstrap, 3 of 10 replications done."
     assert say("fast", "fast bootstrap: 7/10 replications") == "Fast bootstrap: 7 of 10 replications done."
     assert say("fast", "apparent") == "Fast bootstrap: apparent error of eq. (7) computed on the full grid."
+
+
+@pytest.mark.parametrize("started", [False, True])
+def test_a_stale_upload_error_clears_when_its_cause_goes_away(started):
+    state = small_state(with_full=False, with_replica=False)
+    if started:
+        state.refresh()
+    state.upload_series("bad.csv", b"\xff\xfegarbage")
+    assert state.error.startswith("bad.csv is not UTF-8 text")
+    state.dataset = "teacher"  # switching the dataset clears it
+    assert state.wait(timeout=60) and state.error == ""
+    state.upload_series("bad.csv", b"\xff\xfegarbage")
+    state.upload_series("empty.csv", b"")  # an empty file next: not the old message
+    assert not state.error.startswith("bad.csv")
+    if started:  # and its own message once computed
+        assert state.error.startswith("The data cannot be used:") and "empty" in state.error
+    state.dataset = "toy"
+    assert state.wait(timeout=60) and state.error == ""
+    if started:
+        assert state.fast is not None
+    state.close()
