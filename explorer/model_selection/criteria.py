@@ -152,8 +152,9 @@ class RankingRow:
     """One functional form in a ranking (§5.3, Experiments 6-8).
 
     ``values`` and ``ranks`` map each ranking criterion (and ``"smse"`` when test data are given) to the
-    value at the selected hyperparameters and the rank among the functional forms (1 = best, NaN value
-    = last). ``selection`` holds the hyperparameters chosen by the ``select_by`` criterion.
+    value at the selected hyperparameters and the rank among the functional forms (1 = best, by the finite
+    values only; a NaN or infinite value is not ranked: its rank is None). ``selection`` holds the
+    hyperparameters chosen by the ``select_by`` criterion.
     """
 
     kernel_name: str
@@ -1022,11 +1023,11 @@ def select_hyperparameters(X, y, kernel: Kernel, criteria: Sequence[str] = ("evi
 
 
 def _ranks(values: dict) -> dict:
-    """Rank 1 = lowest value; NaN values rank last (ties share the lower rank)."""
-    names = list(values)
-    v = np.array([values[k] for k in names], dtype=float)
-    v = np.where(np.isfinite(v), v, np.inf)
-    return {k: int(np.sum(v < v[i]) + 1) for i, k in enumerate(names)}
+    """Rank 1 = lowest value among the finite values (ties share the lower rank); a NaN or infinite value is
+    not ranked (None): a criterion that could not be evaluated says nothing about the model."""
+    v = {k: float(x) for k, x in values.items()}
+    finite = np.array([x for x in v.values() if np.isfinite(x)])
+    return {k: int(np.sum(finite < x) + 1) if np.isfinite(x) else None for k, x in v.items()}
 
 
 def _safe_value(criterion, kernel, X, y, noise_var) -> float:
@@ -1063,7 +1064,8 @@ def rank_functional_forms(X, y, kernel_names: Sequence[str] = ("se", "rq", "expo
     select_by : str, optional
         Criterion (of ``CRITERIA``) that selects each form's hyperparameters.
     rank_by : sequence of str, optional
-        Criteria that score the selected models; a value that cannot be evaluated is NaN (ranked last).
+        Criteria that score the selected models; a value that cannot be evaluated is NaN and is not ranked
+        (rank None; the finite values are ranked 1, 2, ... among themselves).
     rng : Generator, int or None, optional
         One generator for the criteria's random parts and the Cauchy restarts.
     n_restarts, max_iter : int, optional

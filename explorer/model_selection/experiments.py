@@ -414,8 +414,9 @@ class FunctionalFormExperiment:
     """Functional-form rankings (Experiments 6-8).
 
     ``ranks`` has shape (n_settings, n_repetitions, n_keys, n_students): settings are the teachers
-    (synthetic) or the one data set; keys are the ranking criteria (plus ``"smse"`` with test data).
-    ``mean_rank`` averages over repetitions; ``hit_rate[s, k]`` is the fraction of repetitions in which key k
+    (synthetic) or the one data set; keys are the ranking criteria (plus ``"smse"`` with test data); NaN
+    where a criterion could not be evaluated and the form was not ranked. ``mean_rank`` averages over
+    repetitions (NaN if a repetition left the form unranked); ``hit_rate[s, k]`` is the fraction of repetitions in which key k
     ranked the teacher's own form first (synthetic settings only; NaN otherwise).
     """
 
@@ -449,7 +450,7 @@ class FunctionalFormExperiment:
         """
         return {"experiment": "functional-forms", "select_by": self.select_by, "settings": list(self.settings),
                 "students": list(self.students), "keys": list(self.keys),
-                "n_repetitions": self.ranks.shape[1], "mean_rank": self.mean_rank.tolist(),
+                "n_repetitions": self.ranks.shape[1], "mean_rank": _nan_list(self.mean_rank),
                 "hit_rate": _nan_list(self.hit_rate)}
 
 
@@ -516,7 +517,8 @@ def functional_form_experiment(select_by: str = "loo",
     gen = np.random.default_rng(rng)
     settings = (data.name,) if data is not None else tuple(teachers)
     keys = tuple(rank_by) + (("smse",) if data is not None else ())
-    ranks = np.zeros((len(settings), n_datasets, len(keys), len(students)), dtype=int)
+    # float: NaN where a criterion could not be evaluated and the form was not ranked
+    ranks = np.zeros((len(settings), n_datasets, len(keys), len(students)))
     options = dict(n_partitions=n_partitions, n_objects=n_objects, entropy=entropy, n_restarts=n_restarts,
                    max_iter=max_iter)
     hooks = hooks or NO_HOOKS
@@ -529,7 +531,7 @@ def functional_form_experiment(select_by: str = "loo",
             test = dict(X_test=Xt, y_test=yt) if data is not None else {}
             rows = selection.rank_functional_forms(X, y, students, select_by=select_by, rank_by=rank_by,
                                                    rng=gen, **options, **test, hooks=step)
-            ranks[s, r] = [[row.ranks[k] for row in rows] for k in keys]
+            ranks[s, r] = [[np.nan if row.ranks[k] is None else row.ranks[k] for row in rows] for k in keys]
     hooks.report(1.0, "done")
     return FunctionalFormExperiment(settings, tuple(students), select_by, keys, ranks)
 

@@ -39,7 +39,7 @@ def test_fast_bootstrap_tab_runs_in_the_browser_without_console_errors(server, b
     page.goto(server + "?dataset=teacher&tab=curve&curve_mc_samples=20")
     page.locator(".explorer-job-message-curve pre", has_text="done").first.wait_for(timeout=180_000)
     page.locator(".bk-tab", has_text="Fast bootstrap").first.click()
-    page.locator(".explorer-fastboot-job-message-fast pre", has_text="fast:").first.wait_for()
+    page.locator(".explorer-fastboot-job-message-fast pre", has_text="Fast bootstrap").first.wait_for()
 
     # the RBFN: its grids (Table 1: 10..19 kernels) replace the LS-SVM's γ grid
     page.locator(".explorer-fastboot-model select").first.select_option("rbfn")
@@ -52,8 +52,8 @@ def test_fast_bootstrap_tab_runs_in_the_browser_without_console_errors(server, b
     _type(page, ".explorer-fastboot-fast-replications", "4")
     _type(page, ".explorer-fastboot-replica-points", "8")
 
-    page.locator(".explorer-fastboot-job-message-fast pre", has_text="fast: done").first.wait_for(timeout=180_000)
-    page.locator(".explorer-fastboot-job-message-full pre", has_text="full: done").first.wait_for(timeout=180_000)
+    page.locator(".explorer-fastboot-job-message-fast pre", has_text="Fast bootstrap done").first.wait_for(timeout=180_000)
+    page.locator(".explorer-fastboot-job-message-full pre", has_text="Full bootstrap done").first.wait_for(timeout=180_000)
     # the new counts reached the table: 4 × 10 reduced-grid models (fast), 10 × 451 γ values (full)
     for count in ("40", "4510"):
         page.locator(".explorer-fastboot-summary td").filter(has_text=re.compile(f"^{count}$")).first.wait_for(

@@ -372,6 +372,26 @@ def test_rank_functional_forms(rng):
     assert best.ranks["evidence"] == 1 and best.values["evidence"] == pytest.approx(best.selection.value)
 
 
+def test_a_non_finite_criterion_value_is_not_ranked(rng, monkeypatch):
+    # the finite values are ranked among themselves (ties share the lower rank); NaN and inf get no rank
+    assert sel._ranks({"se": 2.0, "periodic": np.nan, "rq": 1.0, "exponential": np.inf, "matern32": 2.0}) == {
+        "se": 2, "periodic": None, "rq": 1, "exponential": None, "matern32": 2}
+    assert sel._ranks({"se": np.nan, "periodic": -np.inf}) == {"se": None, "periodic": None}
+    # through rank_functional_forms: a criterion that cannot be evaluated on the periodic form (as asc-beta-noise
+    # can be NaN there) leaves it unranked, and the other forms keep ranks 1 and 2
+    real = sel._safe_value
+    monkeypatch.setattr(sel, "_safe_value", lambda crit, kernel, *args: (
+        np.nan if isinstance(kernel, Periodic) and crit.name == "loo" else real(crit, kernel, *args)))
+    X = rng.normal(size=(30, 1))
+    y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=30)
+    rows = sel.rank_functional_forms(X, y, ("se", "exponential", "periodic"), select_by="evidence",
+                                     rank_by=("evidence", "loo"), rng=0, n_restarts=1, max_iter=4)
+    by = {r.kernel_name: r for r in rows}
+    assert np.isnan(by["periodic"].values["loo"]) and by["periodic"].ranks["loo"] is None
+    assert sorted(by[k].ranks["loo"] for k in ("se", "exponential")) == [1, 2]
+    assert sorted(r.ranks["evidence"] for r in rows) == [1, 2, 3]
+
+
 def test_hyperparameter_names():
     d = sel.hyperparameter_dict(RationalQuadratic(2.0, 0.5, 4.0), 0.09)
     assert d == {"lengthscale": 2.0, "alpha": 0.5, "signal_std": 2.0, "noise_std": 0.3}

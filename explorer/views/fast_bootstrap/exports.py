@@ -1,5 +1,6 @@
 """Exports of the fast-bootstrap view (seed 002): the result as JSON (the shape of ``explorer fast-bootstrap
---json``) and the curves as CSV, each with the settings behind it."""
+--json``) with the settings behind it, and the curves as a plain CSV (one header line): the JSON is its
+settings sidecar."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def json_text(state: FastBootstrapState) -> str:
 
 
 def csv_text(state: FastBootstrapState) -> str:
-    """The curves as CSV, with a comment line naming the settings."""
-    line = " ".join(f"{k}={v}" for k, v in settings(state).items())
-    return f"# fast bootstrap (seed 002): {line}\n" + curve_frame(state).to_csv(index=False)
+    """The curves as a plain CSV: one header line (``CURVE_COLUMNS``), then the rows; the settings are in the
+    JSON download (:func:`json_text`, key ``settings``)."""
+    return common.csv_table(curve_frame(state))
 

@@ -1,7 +1,8 @@
 """Figures of the fast-bootstrap view (seed 002): optimism and generalization error against complexity, as in
 Figs. 2-7 of the paper. They only arrange what :class:`~explorer.views.fast_bootstrap.state.FastBootstrapState`
 holds; each call makes a new figure (the tab replaces its pane's object: the x-axis turns log or linear
-with the model)."""
+with the model). Legends sit beside the data and hide a method's lines when clicked (a band or error bars share
+their curve's entry); the generalization error says that lower is better."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ import numpy as np
 
 from explorer.views.fast_bootstrap.state import COMPLEXITY, FastBootstrapState
 
-__all__ = ["FAST_COLOR", "FULL_COLOR", "GEN_DIM", "OPT_DIM", "REPLICA_COLOR", "generalization_plot", "optimism_plot"]
+__all__ = ["FAST_COLOR", "FULL_COLOR", "GEN_DIM", "LEGEND", "OPT_DIM", "REPLICA_COLOR", "generalization_plot",
+           "optimism_plot"]
 
-OPT_DIM = hv.Dimension("optimism", label="optimism, eq. (6)")
-GEN_DIM = hv.Dimension("generalization_error", label="generalization error, eq. (8)")
+OPT_DIM = hv.Dimension("optimism", label="optimism, eq. (6): generalization − apparent error")
+GEN_DIM = hv.Dimension("generalization_error", label="generalization error, eq. (8) (lower is better)")
+#: Legends beside the data, not over it; clicking an entry hides its lines.
+LEGEND = {"legend_position": "right", "legend_opts": {"click_policy": "hide"}}
 FULL_COLOR, FAST_COLOR, REPLICA_COLOR = "#1f77b4", "#d62728", "#2ca02c"
 _SIZE = {"responsive": True, "height": 360}
 _EMPTY = np.array([])
@@ -27,7 +31,7 @@ def _x_dim(state: FastBootstrapState) -> hv.Dimension:
 def _finish(layers: list, state: FastBootstrapState, title: str) -> hv.Overlay:
     logx = bool(state.comparison.setting.log_complexity) if state.comparison is not None else state.log_complexity
     return hv.Overlay([e.opts(framewise=True, logx=logx) for e in layers]).opts(
-        logx=logx, legend_position="right", title=title, show_grid=True, **_SIZE)
+        logx=logx, title=title, show_grid=True, **LEGEND, **_SIZE)
 
 
 def optimism_plot(state: FastBootstrapState) -> hv.Overlay:
@@ -39,19 +43,19 @@ def optimism_plot(state: FastBootstrapState) -> hv.Overlay:
     layers, fast = [], res.fast
     if res.full is not None:
         full = res.full
-        layers.append(hv.Spread((full.grid, full.optimism, full.optimism_se), x, [OPT_DIM, "se"]).opts(
+        label = f"full bootstrap (J = {full.replications}) ± SE"
+        layers.append(hv.Spread((full.grid, full.optimism, full.optimism_se), x, [OPT_DIM, "se"], label=label).opts(
             color=FULL_COLOR, alpha=0.2, line_alpha=0))
-        layers.append(hv.Curve((full.grid, full.optimism), x, OPT_DIM,
-                               label=f"full bootstrap (J = {full.replications}) ± SE").opts(color=FULL_COLOR,
-                                                                                            line_width=2))
+        layers.append(hv.Curve((full.grid, full.optimism), x, OPT_DIM, label=label).opts(color=FULL_COLOR,
+                                                                                          line_width=2))
     log = "log " if fast.log_complexity else ""
     layers.append(hv.Curve((fast.grid, fast.optimism), x, OPT_DIM,
                            label=f"fitted polynomial, degree {fast.degree} in {log}q").opts(
         color=FAST_COLOR, line_width=2, line_dash="dashed"))
-    layers.append(hv.ErrorBars((fast.sample_grid, fast.sample_optimism, fast.sample_se), x, [OPT_DIM, "se"]).opts(
-        color=FAST_COLOR))
-    layers.append(hv.Scatter((fast.sample_grid, fast.sample_optimism), x, OPT_DIM,
-                             label=f"fast bootstrap, reduced grid (J = {fast.replications})").opts(
+    label = f"fast bootstrap, reduced grid (J = {fast.replications}) ± SE"
+    layers.append(hv.ErrorBars((fast.sample_grid, fast.sample_optimism, fast.sample_se), x, [OPT_DIM, "se"],
+                               label=label).opts(color=FAST_COLOR))
+    layers.append(hv.Scatter((fast.sample_grid, fast.sample_optimism), x, OPT_DIM, label=label).opts(
         color=FAST_COLOR, size=8))
     if res.replica is not None:
         layers.append(hv.Curve((res.replica.grid, res.replica.optimism), x, OPT_DIM,
@@ -73,9 +77,9 @@ def generalization_plot(state: FastBootstrapState) -> hv.Overlay:
             continue
         gen = curve.generalization_error
         i = int(np.argmin(gen))
+        name = f"{name}: selects {curve.grid[i]:.4g}"
         layers.append(hv.Curve((curve.grid, gen), x, GEN_DIM, label=name).opts(color=color, line_width=2))
-        layers.append(hv.Scatter(([curve.grid[i]], [gen[i]]), x, GEN_DIM,
-                                 label=f"{name}: selected {curve.grid[i]:.4g}").opts(
+        layers.append(hv.Scatter(([curve.grid[i]], [gen[i]]), x, GEN_DIM, label=name).opts(
             color=color, size=12, marker="diamond", line_color="black"))
-    return _finish(layers, state, "Generalization error, eq. (8); ◆ = selected")
+    return _finish(layers, state, "Generalization error, eq. (8): lower is better; ◆ = selected")
 

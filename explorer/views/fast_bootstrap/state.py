@@ -25,12 +25,16 @@ cache shared by the sessions):
     replica theory" button; the Santa Fe laser, N = 994: minutes); cancellable between values of γ.
 
 The state computes nothing until :meth:`FastBootstrapState.refresh` is first called (the tab calls it when shown).
+Every job message is a sentence that names its job ("Full bootstrap: 3 of 100 replications done."). A fast
+bootstrap that was cancelled or failed starts again with ``run("fast")`` (and with any other ``run``): it is
+never left without a way back.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import re
 import time
 from dataclasses import dataclass, replace
 from functools import partial
@@ -51,9 +55,9 @@ from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.uploads import Upload, read_upload
 
-__all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "JOB_KINDS", "MAX_GRID_POINTS",
-           "MAX_POINTS", "MAX_SERIES_BYTES", "MODEL_LABELS", "SERIES", "FastBootstrapState", "ReplicaRun",
-           "describe_error"]
+__all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "JOB_KINDS", "JOB_NAMES",
+           "MAX_GRID_POINTS", "MAX_POINTS", "MAX_SERIES_BYTES", "MODEL_LABELS", "RUN_LABELS", "SERIES",
+           "FastBootstrapState", "ReplicaRun", "describe_error", "progress_sentence"]
 
 #: ``dataset`` value of a time series read from a CSV file (``series_csv``) and embedded as NAR(``lags``).
 SERIES = "time series CSV"
@@ -81,6 +85,14 @@ _COMPUTE_PARAMETERS = ("dataset", "n_points", "series_csv", "series_column", "la
                        "fast_replications", "log_complexity", "kappa0", "kappa1", "lengthscale", "wsf",
                        "max_epochs", "n_init", "with_full", "with_replica", "replica_points", "auto_run", "seed")
 
+#: How the messages name each job.
+JOB_NAMES = {"fast": "Fast bootstrap", "full": "Full bootstrap", "replica": "Replica theory"}
+#: The label of the button that runs each job (``run(kind)``), as the messages name it.
+RUN_LABELS = {"fast": "Run fast bootstrap", "full": "Run full bootstrap", "replica": "Run replica theory"}
+#: A stage's progress in :func:`explorer.fast_bootstrap.experiments.compare_bootstraps`: "fast bootstrap: 3/10
+#: replications".
+_STAGE = re.compile(r"(?P<stage>fast|full) bootstrap: (?P<done>\d+)/(?P<total>\d+) replications")
+_CANCELLED = re.compile(r"cancelled after (?P<done>\d+) of (?P<total>\d+)")
 #: The switch that :meth:`FastBootstrapState.run` ticks for each job that can be switched off.
 _SWITCHES = {"full": "with_full", "replica": "with_replica"}
 
@@ -109,6 +121,33 @@ class ReplicaRun:
     seconds: float
 
 
+def progress_sentence(kind: str, message: str) -> str:
+    """A progress message of ``compare_bootstraps`` as a sentence naming the job ``kind``:
+    "full bootstrap: 3/100 replications" → "Full bootstrap: 3 of 100 replications done."; the fast part of the
+    full job → "Full bootstrap: first its fast bootstrap, 3 of 10 replications done."."""
+    job, stage = JOB_NAMES[kind], _STAGE.fullmatch(message)
+    if stage is not None:
+        part = "" if stage["stage"] == kind else f"first its {stage['stage']} bootstrap, "
+        return f"{job}: {part}{stage['done']} of {stage['total']} replications done."
+    if message == "apparent":
+        return f"{job}: apparent error of eq. (7) computed on the full grid."
+    return f"{job}: {message}." if message and message != "done" else f"{job}: finishing."
+
+
+def _status_sentence(kind: str, message: str) -> str | None:
+    """The sentence for a message of the job machinery (``done``, ``cancelled after 3 of 10``, ...) or None if
+    ``message`` is one already."""
+    job, cancelled = JOB_NAMES[kind], _CANCELLED.fullmatch(message)
+    unit = "values of γ" if kind == "replica" else "replications"
+    if cancelled is not None:
+        return (f"{job} cancelled after {cancelled['done']} of {cancelled['total']} {unit}. Press "
+                f"'{RUN_LABELS[kind]}' to start it again.")
+    return {"done": f"{job} done.", "done (cached)": f"{job} done (shown from the cache).",
+            "starting…": f"{job} starting…", "cancelling…": f"{job}: cancelling…",
+            "failed": f"{job} failed; the reason is below.",
+            BackgroundJobs._deferred_message: f"{job} starts once the page has loaded."}.get(message)
+
+
 # ------------------------------------------------------------------------------------ caches
 
 _DATA = lru("fast_bootstrap.data", 8)  # Dataset per data settings
@@ -124,9 +163,11 @@ _REPLICA = lru("fast_bootstrap.replica", 16)  # ReplicaRun per (data, kernel wid
 
 def _comparison(data, model, setting, kappa, options, seed, with_full: bool, job: Job) -> fe.BootstrapComparison:
     """Worker thread: ``compare_bootstraps`` as the CLI calls it (the replica theory is a job of its own)."""
+    def progress(fraction: float, message: str) -> None:
+        job.report(fraction, progress_sentence(job.kind, message))
     return fe.compare_bootstraps(data, model, setting, rng=seed, with_full=with_full, with_replica=False,
                                  kappa0=kappa[0], kappa1=kappa[1], model_options=options,
-                                 hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+                                 hooks=Hooks(progress=progress, should_stop=job.should_stop))
 
 
 def _replica(data, options, points: np.ndarray, job: Job) -> ReplicaRun:
@@ -134,7 +175,11 @@ def _replica(data, options, points: np.ndarray, job: Job) -> ReplicaRun:
     model = fe.make_model("ls-svm", data, **options)
     prepared = fe.prepare_data(data)
     start = time.perf_counter()
-    rep = fe.replica_optimism(model, prepared.X, prepared.y, points, hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+
+    def progress(fraction: float, message: str) -> None:
+        job.report(fraction, f"Replica theory: {round(fraction * points.size)} of {points.size} values of γ done.")
+    rep = fe.replica_optimism(model, prepared.X, prepared.y, points,
+                              hooks=Hooks(progress=progress, should_stop=job.should_stop))
     return ReplicaRun(rep, time.perf_counter() - start)
 
 
@@ -251,6 +296,8 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
         given = set(params)
         super().__init__(**params)
         self._init_jobs()
+        for kind, status in self.jobs.items():
+            status.param.watch(partial(self._say, kind), "message")
         self._upload: Upload | None = None  # the uploaded series
         if (self.model, self.dataset) != ("ls-svm", "toy"):  # the defaults are Table 1's LS-SVM values
             self.param.update({k: v for k, v in self._paper_values().items() if k not in given})
@@ -276,7 +323,9 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
             return (fe.TABLE_2 if self.dataset == SERIES else fe.TABLE_1)[self.model]
 
     def upload_series(self, filename: str, content: bytes | str) -> None:
-        """Use an uploaded CSV (rows in time order) as the time series; a path typed later takes precedence."""
+        """Use an uploaded CSV (rows in time order) as the time series; a path typed later takes precedence.
+        The message of an earlier upload goes with it (see :meth:`refresh` for the new file's)."""
+        self.error = ""
         try:
             self._upload = read_upload(filename, content, max_bytes=MAX_SERIES_BYTES)
         except ValueError as err:
@@ -298,6 +347,10 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
             setattr(self, switch, True)  # refreshes (and starts the job if it is cheap) when started
         super().run(kind)
 
+    def run_fast(self) -> None:
+        """Start the fast bootstrap again after a cancel or a failure (it starts by itself otherwise)."""
+        self.run("fast")
+
     def run_full(self) -> None:
         """Start the full bootstrap (ticks "Run the full bootstrap"), or start it again after a cancel."""
         self.run("full")
@@ -317,6 +370,8 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
                 "log_complexity": bool(s.log_complexity), "kappa0": 1, "kappa1": 2}
 
     def _on_settings(self, *events) -> None:
+        if not self._started:
+            self.error = ""  # before the first refresh, the only error is an upload's: its cause is gone
         names = {e.name: e for e in events}
         if "model" in names or ("dataset" in names and (names["dataset"].old == SERIES) != (self.dataset == SERIES)):
             self.reset_to_paper()  # refreshes through this watcher when a value changes
@@ -419,7 +474,8 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
         self._request("fast", key, "fast", _FAST,
                       partial(_comparison, data, model, setting, kappa, options, seed, False), optional=False)
         if not self.with_full:
-            self._skip("full", "switched off: tick 'Run the full bootstrap' or press 'Run full bootstrap'.")
+            self._skip("full", "Full bootstrap switched off: tick 'Run the full bootstrap' or press "
+                               "'Run full bootstrap'.")
         else:
             estimate = estimated_seconds("full", model, X.shape[0], setting, options)
             self._request("full", key, "full", _FULL,
@@ -427,9 +483,10 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
                           optional=not (self.auto_run and estimate <= AUTO_SECONDS))
             self._waiting("full", "Run full bootstrap", estimate)
         if model != "ls-svm":
-            self._skip("replica", "the replica theory is for the LS-SVM only.")
+            self._skip("replica", "Replica theory: for the LS-SVM only.")
         elif not self.with_replica:
-            self._skip("replica", "switched off: tick 'Replica theory (LS-SVM)' or press 'Run replica theory'.")
+            self._skip("replica", "Replica theory switched off: tick 'Replica theory (LS-SVM)' or press "
+                                  "'Run replica theory'.")
         else:
             points = replica_grid(setting.grids().full, int(self.replica_points))
             rkey = (data_key, options["lengthscale"], tuple(points.tolist()))
@@ -438,10 +495,22 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
                           optional=not (self.auto_run and estimate <= AUTO_SECONDS))
             self._waiting("replica", "Run replica theory", estimate)
 
+    def _is_forced(self, kind: str) -> bool:
+        # any Run button also restarts a fast bootstrap that was cancelled or failed: every other result is
+        # shown with it, and a Cancel during a long job must not leave it without a way back
+        return super()._is_forced(kind) or (kind == "fast" and self._forced_kind is not None)
+
+    def _say(self, kind: str, event) -> None:
+        """Rewrite a message of the job machinery ("done", "cancelled after 3 of 10") as a sentence."""
+        sentence = _status_sentence(kind, event.new)
+        if sentence is not None:
+            self.jobs[kind].message = sentence
+
     def _waiting(self, kind: str, button: str, estimate: float) -> None:
         status = self.jobs[kind]
-        if status.message.startswith("not run yet"):
-            status.message = f"not run yet: press '{button}' (≈ {estimate:.0f} s on one core)."
+        if status.message == self._not_run_message:
+            status.message = (f"{JOB_NAMES[kind]} not run yet: press '{button}' (≈ {estimate:.0f} s on one "
+                              "core).")
 
     def _skip(self, kind: str, message: str) -> None:
         job = self._jobs.pop(kind, None)

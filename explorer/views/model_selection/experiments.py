@@ -25,7 +25,7 @@ from explorer.model_selection import asc
 from explorer.model_selection import experiments as sx
 from explorer.model_selection.criteria import CRITERIA, CRITERION_LABELS
 from explorer.views.common.caches import lru
-from explorer.views.common.exports import Export, json_text
+from explorer.views.common.exports import Export, csv_table, json_text
 from explorer.views.common.jobs import Job
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
@@ -184,7 +184,9 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
                                            if n != "name" and p.precedence is None])
 
     def upload_temperature(self, filename: str, content: bytes | str) -> None:
-        """Use an uploaded CSV as the temperature series (clears the path, switches the data to it)."""
+        """Use an uploaded CSV as the temperature series (clears the path, switches the data to it). The message
+        of an earlier upload goes with it."""
+        self.error = ""
         try:
             self._upload = read_upload(filename, content)
         except ValueError as err:
@@ -193,6 +195,11 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
         self.param.update(temperature_csv="", data="temperature")
         if self._started:
             self.refresh()
+
+    def _on_change(self, *events) -> None:
+        if not self._started:
+            self.error = ""  # before the first refresh, the only error is an upload's: its cause is gone
+        super()._on_change(*events)
 
     def settings(self) -> dict:
         """The settings the current experiment uses (the rest do not change its result)."""
@@ -387,9 +394,9 @@ def experiment_summary(state: SelectionExperimentState) -> str:
 
 
 def experiment_csv(state: SelectionExperimentState) -> str:
-    """The experiment's table as CSV, with a comment line naming the settings."""
-    return (f"# GP model selection experiment (seed 001): {experiment_settings_line(state)}\n"
-            + experiment_frame(state).to_csv(index=False))
+    """The experiment's table as a plain CSV (one header line, ``EXPERIMENT_COLUMNS``); the settings are in
+    the JSON download (:func:`experiment_json`), its sidecar."""
+    return csv_table(experiment_frame(state))
 
 
 def experiment_json(state: SelectionExperimentState) -> str:
@@ -438,7 +445,8 @@ class SelectionExperimentsPanel(JobTab):
 
     def exports(self) -> list[Export]:
         text = {"csv": lambda: experiment_csv(self.state), "json": lambda: experiment_json(self.state)}
-        return [Export(f"explorer-selection-experiment.{fmt}", f"Experiment ({fmt.upper()})", self._css(fmt), text[fmt])
+        labels = {"csv": "Experiment table (CSV)", "json": "Experiment result and settings (JSON)"}
+        return [Export(f"explorer-selection-experiment.{fmt}", labels[fmt], self._css(fmt), text[fmt])
                 for fmt in ("csv", "json")]
 
     def _on_settings(self, *events) -> None:

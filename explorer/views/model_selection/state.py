@@ -312,8 +312,17 @@ class SelectionState(SelectionJobs, param.Parameterized):
     # ----------------------------------------------------------------------------- public API
 
     def upload_csv(self, filename: str, content: bytes | str, target: str | None = None) -> None:
-        """Use an uploaded CSV as the dataset; ``target`` (default: the last column) is the regression target."""
+        """Use an uploaded CSV as the dataset; ``target`` (default: the last column) is the regression target.
+
+        The message of an earlier upload goes with it: a file that cannot be read says why in ``error``, one
+        that can is computed (after :meth:`refresh`) and ``error`` says what its settings lack, if anything."""
+        self.error = ""
         use_uploaded_table(self, filename, content, target, "inputs and a target")
+
+    def _on_change(self, *events) -> None:
+        if not self._started:
+            self.error = ""  # before the first refresh, the only error is an upload's: its cause is gone
+        super()._on_change(*events)
 
     # ----------------------------------------------------------------------------- settings → problem
 

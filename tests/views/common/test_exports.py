@@ -1,9 +1,14 @@
-"""The downloads every tab shares: strict JSON text of results holding numpy values and NaN."""
+"""The downloads every tab shares: strict JSON text of results holding numpy values and NaN, plain CSV with a
+JSON settings sidecar, figure pages that open offline."""
+import io
 import json
 
+import holoviews as hv
 import numpy as np
+import pandas as pd
+from tests.views.common.offline import assert_offline_page
 
-from explorer.views.common.exports import json_ready, json_text
+from explorer.views.common.exports import csv_table, html_page, json_ready, json_text, settings_json
 
 
 def test_json_text_writes_nan_as_null_and_numpy_as_python():
@@ -24,3 +29,21 @@ def test_json_ready_writes_null_for_nan_and_python_numbers_for_numpy():
     assert ready == {"a": [1.0, None, None], "b": [3, 0.5], "c": [{"d": None}], "e": "text", "f": None, "g": True}
     assert type(ready["b"][0]) is int and type(ready["g"]) is bool
     assert json.loads(json.dumps(ready, allow_nan=False)) == ready  # strict JSON: no NaN or Infinity
+
+
+
+def test_html_page_inlines_bokeh_and_requests_nothing_even_with_panel_loaded():
+    import panel as pn  # Panel's models add an ESM shim to every bokeh.resources.INLINE page
+
+    pn.extension()
+    figure = hv.Curve(([1, 2, 3], [2, 1, 3]), label="a") * hv.Scatter(([1], [2]))
+    assert_offline_page(html_page(figure, "title"))
+
+
+def test_csv_table_has_one_plain_header_and_the_sidecar_holds_the_settings():
+    frame = pd.DataFrame({"x": [1.0, 2.0], "label": ["a, b", "c"]})
+    text = csv_table(frame)
+    assert text.splitlines()[0] == "x,label"
+    pd.testing.assert_frame_equal(pd.read_csv(io.StringIO(text)), frame)
+    sidecar = json.loads(settings_json("demo", {"seed": np.int64(3), "tol": np.nan}, ["demo.csv"]))
+    assert sidecar == {"export": "demo", "files": ["demo.csv"], "settings": {"seed": 3, "tol": None}}

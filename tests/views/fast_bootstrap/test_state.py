@@ -13,6 +13,7 @@ from tests.views.fast_bootstrap.settings import SLOW_MLP, SMALL_SETTING, small_s
 from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
 from explorer.views import fast_bootstrap as V
+from explorer.views.fast_bootstrap.state import progress_sentence
 from explorer.views.fast_bootstrap import state as state_module
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
@@ -64,11 +65,12 @@ def test_the_fast_result_does_not_depend_on_the_full_bootstrap():
     state = small_state(with_full=False, with_replica=False)
     state.refresh()
     assert state.wait(timeout=60)
-    assert state.full is None and state.replica is None and state.jobs["full"].message.startswith("switched off")
+    assert state.full is None and state.replica is None and state.jobs["full"].message.startswith(
+        "Full bootstrap switched off")
     fast_alone = state.fast
     state.run_full()  # ticks "Run the full bootstrap" and starts it
-    # "done", or "done (cached)" when a job of an earlier test finished into the shared cache after its clean-up
-    assert state.with_full and state.wait(timeout=60) and state.jobs["full"].message.startswith("done")
+    # "done.", or "done (shown from the cache)." when a job of an earlier test finished into the shared cache
+    assert state.with_full and state.wait(timeout=60) and state.jobs["full"].message.startswith("Full bootstrap done")
     np.testing.assert_array_equal(state.full.fast.optimism, fast_alone.fast.optimism)
     assert state.comparison.full is state.full.full and state.comparison.fast is state.full.fast
 
@@ -77,9 +79,10 @@ def test_expensive_full_bootstrap_waits_for_its_button_and_cancel_stops_it():
     state = V.FastBootstrapState(**SLOW_MLP)
     state.refresh()
     assert state.error == "" and state.wait(timeout=60)
-    assert state.jobs["fast"].message == "done" and state.fast is not None
-    assert re.match(r"not run yet: press 'Run full bootstrap' \(≈ \d+ s on one core\)\.", state.jobs["full"].message)
-    assert state.jobs["replica"].message == "the replica theory is for the LS-SVM only."
+    assert state.jobs["fast"].message == "Fast bootstrap done." and state.fast is not None
+    assert re.fullmatch(r"Full bootstrap not run yet: press 'Run full bootstrap' \(≈ \d+ s on one core\)\.",
+                        state.jobs["full"].message)
+    assert state.jobs["replica"].message == "Replica theory: for the LS-SVM only."
     state.run_full()
     assert state.jobs["full"].running
     start = time.monotonic()
@@ -87,11 +90,12 @@ def test_expensive_full_bootstrap_waits_for_its_button_and_cancel_stops_it():
     assert state.wait(timeout=30), "the cancelled full bootstrap did not stop"
     assert time.monotonic() - start < 30
     status = state.jobs["full"]
-    assert re.match(r"cancelled after \d+ of \d+", status.message), status.message
+    assert re.fullmatch(r"Full bootstrap cancelled after \d+ of \d+ replications\. Press 'Run full bootstrap' to "
+                        r"start it again\.", status.message), status.message
     assert not status.running and status.error == "" and state.full is None
     assert state.fast is not None and state.error == ""  # the fast result stays
     state.refresh()  # the same settings: stays cancelled until the button is pressed again
-    assert status.message.startswith("cancelled after") and not status.running
+    assert status.message.startswith("Full bootstrap cancelled after") and not status.running
 
 
 def test_expensive_replica_theory_waits_for_its_button():
@@ -99,7 +103,8 @@ def test_expensive_replica_theory_waits_for_its_button():
     state.refresh()
     assert state.error == "" and state.wait(timeout=60)
     assert state.data.n == 506 and state.fast is not None
-    assert state.jobs["replica"].message.startswith("not run yet: press 'Run replica theory'")
+    assert state.jobs["replica"].message.startswith(
+        "Replica theory not run yet: press 'Run replica theory'")
     assert state.replica is None and not state.jobs["replica"].running
     assert V.estimated_seconds("replica", "ls-svm", 506, SMALL_SETTING, points=46) > V.AUTO_SECONDS
 
@@ -122,7 +127,8 @@ def test_cache_hit_on_returning_to_previous_settings():
     assert state.fast is not first_fast and state.fast.fast.selected is not None
     state.seed = 3  # back: both results at once from the cache, no job started
     assert state.fast is first_fast and state.full is first_full
-    assert {k: state.jobs[k].message for k in ("fast", "full")} == {"fast": "done (cached)", "full": "done (cached)"}
+    assert {k: state.jobs[k].message for k in ("fast", "full")} == {"fast": "Fast bootstrap done (shown from the cache).",
+                                                                 "full": "Full bootstrap done (shown from the cache)."}
     assert not any(j.running for j in state.jobs.values())
 
 
@@ -176,7 +182,8 @@ def test_santa_fe_laser_series_uses_table_2():
     state.refresh()
     assert state.error == "" and state.wait(timeout=120)
     assert state.data.n == 994 and state.data.d == 6 and state.fast.fast.f_test.df_den == 4
-    assert state.jobs["replica"].message.startswith("not run yet: press 'Run replica theory'")
+    assert state.jobs["replica"].message.startswith(
+        "Replica theory not run yet: press 'Run replica theory'")
 
 
 def test_errors_are_told_in_the_fast_bootstrap_vocabulary():
@@ -221,3 +228,73 @@ def test_uploaded_series_that_is_too_large_gives_a_message(monkeypatch):
     state = V.FastBootstrapState()
     state.upload_series("big.csv", _series_csv().encode())
     assert state.error.startswith("big.csv has 0 MB; upload a file of at most 0 MB") and state.dataset == "toy"
+
+
+def test_a_cancelled_fast_bootstrap_can_always_run_again():
+    """A Cancel during the MLP stops the fast bootstrap too; ``run_fast`` (and any other Run) starts it again
+    without the full bootstrap, and every message is a sentence naming its job."""
+    state = V.FastBootstrapState(**{**SLOW_MLP, "fast_replications": 400, "seed": 1})
+    seen = []
+    state.jobs["fast"].param.watch(lambda e: seen.append(e.new), "message")
+    state.refresh()
+    assert state.jobs["fast"].running
+    state.cancel()
+    assert state.wait(timeout=30) and state.fast is None
+    fast = state.jobs["fast"]
+    assert re.fullmatch(r"Fast bootstrap cancelled after \d+ of 400 replications\. Press 'Run fast bootstrap' to "
+                        r"start it again\.", fast.message), fast.message
+    state.refresh()  # the same settings: stays cancelled
+    assert fast.message.startswith("Fast bootstrap cancelled") and not fast.running
+    state.fast_replications = 2  # (a smaller run, to finish quickly) ...
+    state.cancel()
+    assert state.wait(timeout=30)
+    state.run_fast()  # ... starts again by its own button, the full bootstrap still waits for its own
+    assert fast.running and not state.jobs["full"].running
+    assert state.wait(timeout=60) and fast.message == "Fast bootstrap done." and state.fast is not None
+    assert state.full is None and state.jobs["full"].message.startswith("Full bootstrap not run yet")
+    progress = [m for m in seen if "replications done" in m or "apparent error" in m]
+    assert progress and all(m.startswith("Fast bootstrap: ") and m.endswith(".") for m in progress), seen
+    assert not any("/" in m for m in seen), seen  # no "fast bootstrap: 3/10"
+
+
+def test_any_run_button_restarts_a_cancelled_fast_bootstrap():
+    state = small_state(with_full=False, with_replica=False, fast_replications=3000)
+    state.refresh()
+    state.cancel()
+    assert state.wait(timeout=30) and state.jobs["fast"].message.startswith("Fast bootstrap cancelled")
+    state.fast_replications = 3
+    state.cancel()
+    assert state.wait(timeout=30)
+    state.run_full()  # the full bootstrap's button brings the fast one back too
+    assert state.wait(timeout=60) and state.fast is not None and state.full is not None
+    assert state.jobs["fast"].message.startswith("Fast bootstrap done")
+
+
+def test_progress_messages_read_as_sentences():
+    say = progress_sentence
+    assert say("full", "full bootstrap: 3/100 replications") == "Full bootstrap: 3 of 100 replications done."
+    assert say("full", "fast bootstrap: 3/10 replications") == \
+        "Full bootstrap: first its fast bootstrap, 3 of 10 replications done."
+    assert say("fast", "fast bootstrap: 7/10 replications") == "Fast bootstrap: 7 of 10 replications done."
+    assert say("fast", "apparent") == "Fast bootstrap: apparent error of eq. (7) computed on the full grid."
+
+
+@pytest.mark.parametrize("started", [False, True])
+def test_a_stale_upload_error_clears_when_its_cause_goes_away(started):
+    state = small_state(with_full=False, with_replica=False)
+    if started:
+        state.refresh()
+    state.upload_series("bad.csv", b"\xff\xfegarbage")
+    assert state.error.startswith("bad.csv is not UTF-8 text")
+    state.dataset = "teacher"  # switching the dataset clears it
+    assert state.wait(timeout=60) and state.error == ""
+    state.upload_series("bad.csv", b"\xff\xfegarbage")
+    state.upload_series("empty.csv", b"")  # an empty file next: not the old message
+    assert not state.error.startswith("bad.csv")
+    if started:  # and its own message once computed
+        assert state.error.startswith("The data cannot be used:") and "empty" in state.error
+    state.dataset = "toy"
+    assert state.wait(timeout=60) and state.error == ""
+    if started:
+        assert state.fast is not None
+    state.close()

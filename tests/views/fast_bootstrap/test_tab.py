@@ -1,10 +1,9 @@
 """The fast-bootstrap tab (seed 002) without a server: bad-input message, results, controls per model, the
 Run and Cancel buttons and the downloads."""
-import io
 import json
 
-import pandas as pd
 import pytest
+from tests.views.common.offline import read_plain_csv
 from tests.views.fast_bootstrap.settings import SMALL, small_state
 
 from explorer.views import fast_bootstrap as V
@@ -33,7 +32,7 @@ def test_tab_builds_shows_results_and_exports():
     assert table.loc["selected"].tolist() == [f"{v:.4g}" for v in V.summary_frame(state)["selected"]]
     assert table.loc["F", "full bootstrap"] == ""  # no F test for the full bootstrap
     assert "fast bootstrap selects" in tab.status.object and "replica theory at 4 values" in tab.status.object
-    assert tab.indicators.message["full"].object == "full: done" and tab.cancel.disabled
+    assert tab.indicators.message["full"].object.endswith("Full bootstrap done.") and tab.cancel.disabled
     for what in ("optimism", "generalization"):
         assert f"explorer-fastboot-plot-{what}" in tab.plots[what].css_classes
     assert tab.plots["optimism"].object.opts.get().kwargs["logx"]
@@ -50,12 +49,18 @@ def test_tab_builds_shows_results_and_exports():
     assert sorted(downloads) == ["explorer-fast-bootstrap.csv", "explorer-fast-bootstrap.json"]
     assert [d.css_classes for d in tab.downloads] == [["explorer-fastboot-json"], ["explorer-fastboot-csv"]]
     text = downloads["explorer-fast-bootstrap.csv"].callback().getvalue()
-    assert text.startswith("# fast bootstrap (seed 002): dataset=toy model=ls-svm")
-    frame = pd.read_csv(io.StringIO(text), comment="#")
-    assert frame.columns.tolist() == V.CURVE_COLUMNS and frame["complexity"].is_monotonic_increasing
+    frame = read_plain_csv(text, V.CURVE_COLUMNS)  # a plain table: the settings are in the JSON
+    assert frame["complexity"].is_monotonic_increasing
     assert frame["full_optimism"].notna().sum() == 10 and frame["fast_sample_optimism"].notna().sum() == 6
     payload = json.loads(downloads["explorer-fast-bootstrap.json"].callback().getvalue())
     assert payload["fast"]["df"] == [1, 3] and payload["settings"]["model"] == "ls-svm"
+    assert payload["settings"] == json.loads(json.dumps(V.settings(state)))
+    assert payload["settings"]["dataset"] == "toy" and payload["settings"]["seed"] == 3
+    # legends beside the data with click-to-hide; the generalization error says lower is better
+    for what in ("optimism", "generalization"):
+        kwargs = tab.plots[what].object.opts.get().kwargs
+        assert kwargs["legend_position"] == "right" and kwargs["legend_opts"] == {"click_policy": "hide"}
+    assert "lower is better" in tab.plots["generalization"].object.opts.get().kwargs["title"]
 
 
 
@@ -70,13 +75,15 @@ def test_run_buttons_tick_their_switch_and_start_their_job_and_cancel_stops_ever
     assert [b.name for b in tab.runs.values()] == ["Run full bootstrap", "Run replica theory"]
     tab.runs["run-full"].clicks += 1
     assert state.with_full and not state.with_replica and state.wait(timeout=60)
-    assert state.full is not None and state.jobs["full"].message.startswith("done") and state.replica is None
+    assert state.full is not None and state.jobs["full"].message.startswith("Full bootstrap done")
+    assert state.replica is None
     tab.runs["run-replica"].clicks += 1
     assert state.with_replica and state.wait(timeout=60) and state.replica is not None
-    assert tab.indicators.message["replica"].object.startswith("replica: done")
+    assert tab.indicators.message["replica"].object.endswith("Replica theory done.")
     # Cancel acts on every job: the fast one of new settings stops too
     state.param.update(fast_replications=2000, full_replications=2000)
     assert state.jobs["fast"].running and not tab.cancel.disabled
     tab.cancel.clicks += 1
     assert state.wait(timeout=60)
-    assert all(not j.running for j in state.jobs.values()) and state.jobs["fast"].message.startswith("cancelled")
+    assert all(not j.running for j in state.jobs.values()) and state.jobs["fast"].message.startswith(
+        "Fast bootstrap cancelled")

@@ -16,7 +16,8 @@ def test_shown_numbers_equal_compare_bootstraps_called_directly():
     state = small_state()
     state.refresh()
     assert state.error == "" and state.wait(timeout=60)
-    assert {k: j.message for k, j in state.jobs.items()} == {"fast": "done", "full": "done", "replica": "done"}
+    assert {k: j.message for k, j in state.jobs.items()} == {"fast": "Fast bootstrap done.", "full": "Full bootstrap done.",
+                                                             "replica": "Replica theory done."}
     ref = fe.compare_bootstraps(datasets.toy_function(n=60, rng=3), "ls-svm", SMALL_SETTING, rng=3,
                                 replica_points=4, model_options={"lengthscale": None})
     got = state.comparison

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from tests.conftest import assert_documented_controls
+from tests.views.common.offline import read_plain_csv
 
 from explorer.model_selection import experiments as sx
 from explorer.views import model_selection as V
@@ -187,12 +188,11 @@ def test_experiment_cache_and_exports():
     second.repetitions = 2  # other settings: no result until Run
     assert second.result is None and "press 'Run'" in second.jobs["experiment"].message
     text = V.experiment_csv(first)
-    assert text.startswith("# GP model selection experiment (seed 001): experiment=beta data=teacher repetitions=1")
-    frame = pd.read_csv(io.StringIO(text), comment="#")
-    assert list(frame.columns) == V.EXPERIMENT_COLUMNS["beta"] and len(frame) == 1
+    frame = read_plain_csv(text, V.EXPERIMENT_COLUMNS["beta"])  # a plain table: the settings are in the JSON
+    assert len(frame) == 1
     payload = json.loads(V.experiment_json(first))  # valid JSON (NaN written as null)
     assert payload["experiment"] == "beta" and payload["settings"]["repetitions"] == 1
+    assert payload["settings"] == first.settings() and payload["settings"]["data"] == "teacher"
     assert payload["mean"] == pytest.approx(first.result.mean.tolist())
     empty = V.SelectionExperimentState(experiment="curves")
-    assert pd.read_csv(io.StringIO(V.experiment_csv(empty)), comment="#").columns.tolist() == \
-        V.EXPERIMENT_COLUMNS["curves"]
+    assert read_plain_csv(V.experiment_csv(empty), V.EXPERIMENT_COLUMNS["curves"]).empty

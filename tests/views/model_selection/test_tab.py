@@ -25,7 +25,7 @@ def test_tab_builds_without_a_server():
     assert "N = 32 training cases" in tab.status.object
     assert tab.cancel.disabled
     downloads = {d.filename: d for d in tab.downloads}
-    assert downloads["explorer-selection-curves.csv"].callback().getvalue().splitlines()[1].startswith("criterion,")
+    assert downloads["explorer-selection-curves.csv"].callback().getvalue().splitlines()[0].startswith("criterion,")
     assert list(tab.tables["ranking"].object["kernel"]) != []
 
 
