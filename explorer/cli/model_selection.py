@@ -180,7 +180,7 @@ def _select_ranking(args, criteria, data: dict, problem: SelectionProblem) -> Ou
     lines = [f"{data['name']}: N = {data['n']}; each covariance function optimised by {args.select_by}; rank (value)",
              f"{'kernel':<12}" + "".join(f" {k:>22}" for k in keys)]
     for r in rows:
-        lines.append(f"{r.kernel_name:<12}" + "".join(f" {r.ranks[k]:>3} ({r.values[k]:>15.6g})" for k in keys))
+        lines.append(f"{r.kernel_name:<12}" + "".join(f" {('—' if r.ranks[k] is None else r.ranks[k]):>3} ({r.values[k]:>15.6g})" for k in keys))
     return Output(payload, "\n".join(lines))
 
 
