@@ -20,7 +20,7 @@ import numpy as np
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap import replica
 from explorer import datasets, kernels
-from explorer.blas import use_single_threaded_blas
+from explorer.engine import use_single_threaded_blas
 
 NOISE = 0.01
 

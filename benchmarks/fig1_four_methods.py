@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from explorer import datasets
-from explorer.blas import use_single_threaded_blas
+from explorer.engine import use_single_threaded_blas
 from explorer.gp_bootstrap import mean_field, montecarlo, replica, variational
 from explorer.gp_bootstrap.experiments import regression_problem
 

@@ -1,5 +1,13 @@
-"""Where Monte-Carlo runs: Dask distributed workers (a local cluster of processes, or a scheduler address).
+"""Where the computations run: one BLAS thread per process, and Dask workers for the Monte-Carlo.
 
+**BLAS policy.** A Monte-Carlo bootstrap sample is a chain of small Cholesky factorisations; with a multi-threaded
+BLAS the threads only contend for the cores (measured: the seed-000 notebook ran 4-5x slower on two busy cores),
+and they sum in another order than a single thread, so results would differ in the last bits between this process
+and a Dask worker. Parallelism comes from worker processes instead. The limit is process-wide and must be set once,
+before worker threads start (:func:`use_single_threaded_blas`): changing OpenBLAS's thread count while another
+thread is inside a BLAS call can deadlock it.
+
+**Dask.**
 The core's long functions take an ``executor`` (:mod:`explorer.chunks`); :class:`DaskExecutor` runs their seeded
 chunks on a ``distributed.Client``: the shared inputs (K, X, y) are scattered once per job, the chunks are
 submitted in order and collected with ``distributed.as_completed`` (progress and partial results as they come),
@@ -9,7 +17,8 @@ worker). The numbers equal those of the in-process loop bit for bit, whatever th
 :class:`Engine` owns a client and, for a local cluster, the cluster: ``explorer serve`` and the CLI open one with
 :func:`connect` and close it when they end; notebooks share :func:`shared_engine`, opened at first use.
 
-Not core: imports ``distributed`` (the compute core stays numpy/scipy only; it sees the executor protocol).
+``distributed`` is imported only when an engine is made: importing this module loads no UI stack and no Dask
+(the compute core sees only the executor protocol of :mod:`explorer.chunks`).
 """
 from __future__ import annotations
 
@@ -21,12 +30,20 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["EngineError", "Engine", "DaskExecutor", "connect", "local_workers", "shared_engine", "SCHEDULER_ENV"]
+from threadpoolctl import threadpool_limits
+
+__all__ = ["EngineError", "Engine", "DaskExecutor", "connect", "local_workers", "shared_engine", "SCHEDULER_ENV",
+           "use_single_threaded_blas"]
 
 SCHEDULER_ENV = "EXPLORER_SCHEDULER"
 """Environment variable with the address of an existing Dask scheduler (``tcp://host:8786``)."""
 
 _POLL_SECONDS = 0.05
+
+
+def use_single_threaded_blas() -> None:
+    """Limit every BLAS library loaded in this process to one thread (call once, at start-up)."""
+    threadpool_limits(limits=1, user_api="blas")
 
 
 class EngineError(RuntimeError):

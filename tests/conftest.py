@@ -18,7 +18,7 @@ def pytest_configure(config):
     """One BLAS thread per process, as the CLI, the server and the Dask workers use: then the in-process
     Monte-Carlo and the Dask workers' give the same numbers bit for bit (a multi-threaded BLAS sums in a
     different order). Set before any thread starts (changing it later can deadlock OpenBLAS)."""
-    from explorer.blas import use_single_threaded_blas
+    from explorer.engine import use_single_threaded_blas
 
     use_single_threaded_blas()
 

@@ -24,7 +24,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from explorer.blas import use_single_threaded_blas
+from explorer.engine import use_single_threaded_blas
 from explorer.cli import app, fast_bootstrap, gp_bootstrap, model_selection, svm_bootstrap
 
 __all__ = ["build_parser", "main", "run"]
@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> int:
-    """The installed ``explorer`` command: one BLAS thread per process (see explorer.blas), then main."""
+    """The installed ``explorer`` command: one BLAS thread per process (see explorer.engine), then main."""
     use_single_threaded_blas()
     return main()
 
