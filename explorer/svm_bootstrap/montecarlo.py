@@ -10,6 +10,11 @@ or multinomial with fixed size S), retrains the SVM on the sites that hold at le
 records the field at every row and at test inputs. It returns a ``montecarlo.BootstrapPredictions`` so
 that Efron's estimator, eq. (6), and its standard error are the ones of the GP-regression bootstrap.
 
+The samples run in seeded chunks (:mod:`explorer.chunks`): sample b of group g (g = index of S on a learning
+curve) draws its occupations from its own generator (``resampling.sample_occupations``), and every fit is
+warm-started from one solution fixed before the job (the SVM on all sites), never from a neighbouring sample,
+so the chunk size and the executor (this process or Dask workers) change no number.
+
 Core module: numpy and scipy only.
 """
 from __future__ import annotations
@@ -21,8 +26,10 @@ from numpy.typing import ArrayLike
 
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap.montecarlo import BootstrapError, BootstrapPredictions, LearningCurve
-from explorer.resampling import _draw_occupations
+from explorer.chunks import (DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, plan_chunks, root_seed, run_chunks,
+                             stack_rows)
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
+from explorer.resampling import sample_occupations
 from explorer.svm_bootstrap.classifier import NotSeparableError, SVMSolution, _kernel_labels_iv, fit_hard_margin
 from explorer.validation import sample_sizes
 
@@ -30,9 +37,6 @@ __all__ = ["NotSeparableError", "SVMSolution", "Sites", "LeaveOneOut", "FieldPro
            "Cancelled", "fit_hard_margin", "merge_identical", "zero_one_loss", "bootstrap_fields",
            "bootstrap_classification_error", "bootstrap_learning_curve", "probability_negative", "left_out_fields",
            "leave_one_out", "loo_error"]
-
-RngLike = np.random.Generator | int | None
-
 
 # ----------------------------------------------------------------------------- identical inputs
 
@@ -131,13 +135,16 @@ def zero_one_loss(f: ArrayLike, y: ArrayLike) -> np.ndarray:
 
 
 def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, row_site: ArrayLike | None = None,
-                     K_test: ArrayLike | None = None, scheme: str = "poisson", rng: RngLike = None,
-                     batch_size: int = 64, tol: float = 1e-9, init: SVMSolution | None = None,
-                     hooks: Hooks | None = None) -> BootstrapPredictions:
+                     K_test: ArrayLike | None = None, scheme: str = "poisson", rng: SeedLike = None,
+                     chunk_size: int = DEFAULT_CHUNK_SIZE, tol: float = 1e-9, init: SVMSolution | None = None,
+                     executor: Executor | None = None, hooks: Hooks | None = None) -> BootstrapPredictions:
     """Internal fields of SVMs retrained on ``n_samples`` bootstrap samples (seed 004, eqs. 1, 7).
 
     Occupation numbers are drawn for the N data rows; a site enters the sample when at least one of
     its rows is drawn, and the hard-margin SVM is trained on those sites (duplicates do not matter).
+    Sample b draws its occupations from its own generator, ``chunks.item_generator(root, 0, b)``
+    (``resampling.sample_occupations``), and every fit starts from the same ``init``, so neither
+    ``chunk_size`` nor ``executor`` changes a number.
 
     Parameters
     ----------
@@ -147,51 +154,72 @@ def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, ro
         Labels of the sites.
     S : float
         Mean (Poisson, eq. 7) or fixed (multinomial) number of rows drawn.
+    n_samples : int
+        Number of bootstrap samples.
     row_site : ndarray of int, shape (N,), optional
         Site of every data row (``Sites.row_site``); default one row per site.
     K_test : ndarray of shape (M, n_sites), optional
         K(X_test, X_sites); the fields at the test inputs are returned too.
-    scheme, rng, batch_size, hooks
-        As in ``montecarlo.bootstrap_predictions``; all occupations are drawn up front, so
-        ``batch_size`` never changes the result.
+    scheme : {"poisson", "multinomial"}
+        Resampling model of the rows (``resampling.occupation_numbers``).
+    rng : int, SeedSequence, Generator or None
+        Root seed of the job (``chunks.root_seed``).
+    chunk_size : int
+        Samples per chunk, the unit of work of an executor (and of progress and cancellation).
     tol : float
         Margin tolerance of every SVM fit.
     init : SVMSolution, optional
         Warm start of every fit (default: the SVM on all sites, computed here); results do not depend on it.
+    executor : Executor, optional
+        Where the chunks run: in this process (default) or on Dask workers (``explorer.engine``).
+    hooks : Hooks, optional
+        ``report`` after every chunk ("done/total samples"); ``should_stop`` cancels the queued chunks
+        (``Cancelled`` counts samples).
 
     Returns
     -------
     montecarlo.BootstrapPredictions
         ``occupations`` (n_samples, N) of the rows, ``train`` (n_samples, N) the field at every row,
         ``test`` (n_samples, M) or None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from explorer.svm_bootstrap.montecarlo import bootstrap_fields, bootstrap_classification_error
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([-1.0, -1.0, 1.0, 1.0])
+    >>> K = np.exp(-(X - X.T) ** 2 / 2)
+    >>> fields = bootstrap_fields(K, y, 4.0, 100, rng=0)
+    >>> fields.train.shape
+    (100, 4)
     """
     K, y, row_site, K_test = _fields_iv(K, y, row_site, K_test)
-    n_rows = row_site.size
-    _, S, n_samples, scheme = montecarlo._occupation_iv(n_rows, S, n_samples, scheme)
-    batch_size = montecarlo._positive_int(batch_size, "batch_size", "It is the number of samples per batch.")
-    occupations = _draw_occupations(n_rows, S, n_samples, scheme, np.random.default_rng(rng))
+    _, S, n_samples, scheme = montecarlo._occupation_iv(row_site.size, S, n_samples, scheme)
+    chunk_size = _chunk_size_iv(chunk_size)
     init = fit_hard_margin(K, y, tol=tol) if init is None else init
-    return _fields_of_samples(K, y, row_site, K_test, occupations, S, scheme, batch_size, tol, init,
-                              hooks or NO_HOOKS)
+    chunks = plan_chunks([n_samples], chunk_size)
+    rows = run_chunks(_fields_chunk, (K, y, row_site, K_test, init), chunks, root_seed(rng), ((S,), scheme, tol),
+                      executor=executor, hooks=hooks)
+    return _predictions(stack_rows(rows, chunks, 0), row_site, S, scheme)
 
 
-def _fields_of_samples(K, y, row_site, K_test, occupations, S, scheme, batch_size, tol, init, hooks: Hooks,
-                       offset: int = 0, total: int | None = None) -> BootstrapPredictions:
-    """The fields of all samples, batch by batch; ``hooks`` count samples from ``offset`` of ``total``."""
-    n_samples, n_sites = occupations.shape[0], y.size
-    total = n_samples if total is None else total
-    site_fields = np.empty((n_samples, n_sites))
-    test = None if K_test is None else np.empty((n_samples, K_test.shape[0]))
-    for start in range(0, n_samples, batch_size):
-        hooks.check(offset + start, total)
-        stop = min(start + batch_size, n_samples)
-        for b in range(start, stop):
-            present = np.bincount(row_site, weights=occupations[b], minlength=n_sites) > 0
-            sol = fit_hard_margin(K, y, mask=present, tol=tol, init=init)
-            site_fields[b] = sol.field
-            if test is not None:
-                test[b] = K_test @ (y * sol.alpha)
-        hooks.report((offset + stop) / total, f"{offset + stop}/{total} samples")
+def _fields_chunk(shared, chunk: Chunk, root, S_values, scheme, tol):
+    """One chunk of samples of group ``chunk.group``: (occupations, fields at the sites, test fields) rows."""
+    K, y, row_site, K_test, init = shared
+    occ = sample_occupations(row_site.size, S_values[chunk.group], scheme, root, chunk.group, chunk.start, chunk.stop)
+    site_fields = np.empty((chunk.size, y.size))
+    test = None if K_test is None else np.empty((chunk.size, K_test.shape[0]))
+    for r, s in enumerate(occ):
+        present = np.bincount(row_site, weights=s, minlength=y.size) > 0  # sites with a drawn row
+        sol = fit_hard_margin(K, y, mask=present, tol=tol, init=init)
+        site_fields[r] = sol.field
+        if test is not None:
+            test[r] = K_test @ (y * sol.alpha)
+    return occ, site_fields, test
+
+
+def _predictions(rows, row_site, S, scheme) -> BootstrapPredictions:
+    """A group's stacked rows as predictions at the data rows (site fields copied to every row of a site)."""
+    occupations, site_fields, test = rows
     return BootstrapPredictions(occupations, site_fields[:, row_site], test, S, scheme)
 
 
@@ -216,11 +244,15 @@ def bootstrap_classification_error(fields: BootstrapPredictions, y_rows: ArrayLi
 
 
 def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_samples: int, *,
-                             row_site: ArrayLike | None = None, scheme: str = "poisson", rng: RngLike = None,
-                             batch_size: int = 64, hooks: Hooks | None = None) -> LearningCurve:
+                             row_site: ArrayLike | None = None, scheme: str = "poisson", rng: SeedLike = None,
+                             chunk_size: int = DEFAULT_CHUNK_SIZE, init: SVMSolution | None = None,
+                             executor: Executor | None = None, hooks: Hooks | None = None) -> LearningCurve:
     """Monte-Carlo learning curve ε(S), eq. (6), at every S (the symbols of seed 004's Fig. 1, left).
 
-    One generator is used for all S in turn; ``hooks`` count samples over the curve.
+    The samples of the k-th S are group k of the job (sample b draws from ``chunks.item_generator(root, k, b)``);
+    all chunks of all S are submitted at once, so an executor with several workers works on several S together.
+    Every fit is warm-started from ``init`` (tolerance 1e-9); ``hooks`` count samples over the whole curve,
+    total = len(S_values) * n_samples.
 
     Parameters
     ----------
@@ -230,8 +262,13 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
         Mean (Poisson) or fixed (multinomial) numbers of rows drawn, non-empty and 1-D.
     n_samples : int
         Bootstrap samples per S.
-    scheme, rng, batch_size, hooks
-        As in :func:`bootstrap_fields` (every fit warm-started from the SVM on all sites, tolerance 1e-9).
+    scheme, rng, chunk_size, executor
+        As in :func:`bootstrap_fields`.
+    init : SVMSolution, optional
+        Warm start of every fit (default: the SVM on all sites, computed here); results do not depend on it.
+    hooks : Hooks, optional
+        Progress and cancellation as in :func:`bootstrap_fields`; ``publish`` gets the :class:`LearningCurve`
+        of the S values finished so far (in the order of ``S_values``) whenever one more S is complete.
 
     Returns
     -------
@@ -243,24 +280,35 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
     ------
     ValueError
         If ``S_values`` is empty or not 1-D, or K, y, ``row_site``, an S, ``n_samples``, ``scheme`` or
-        ``batch_size`` is invalid.
+        ``chunk_size`` is invalid.
     """
     K, y, row_site, _ = _fields_iv(K, y, row_site, None)
     S_arr = sample_sizes(S_values)
-    sizes = [montecarlo._occupation_iv(row_site.size, S, n_samples, scheme)[1] for S in S_arr]
+    S_arr = np.array([montecarlo._occupation_iv(row_site.size, S, n_samples, scheme)[1] for S in S_arr])
     n_samples = montecarlo._positive_int(n_samples, "n_samples", "It is the number of bootstrap samples.")
-    batch_size = montecarlo._positive_int(batch_size, "batch_size", "It is the number of samples per batch.")
-    rng = np.random.default_rng(rng)
-    total = S_arr.size * n_samples
-    init = fit_hard_margin(K, y)
-    errors = []
-    for k, S in enumerate(sizes):  # as bootstrap_fields, with the samples counted over the whole curve
-        occupations = _draw_occupations(row_site.size, S, n_samples, scheme, rng)
-        fields = _fields_of_samples(K, y, row_site, None, occupations, S, scheme, batch_size, 1e-9, init,
-                                    hooks or NO_HOOKS, k * n_samples, total)
-        errors.append(bootstrap_classification_error(fields, y[row_site]))
-    return LearningCurve(S_arr, np.array([e.value for e in errors]), np.array([e.se for e in errors]),
-                         n_samples, tuple(errors))
+    chunk_size = _chunk_size_iv(chunk_size)
+    hooks = hooks or NO_HOOKS
+    init = fit_hard_margin(K, y) if init is None else init
+    chunks = plan_chunks([n_samples] * S_arr.size, chunk_size)
+    errors: dict[int, BootstrapError] = {}
+    results: list = [None] * len(chunks)
+    left = np.bincount([c.group for c in chunks], minlength=S_arr.size)
+
+    def finished(chunk, rows):
+        results[chunk.index] = rows
+        left[chunk.group] -= 1
+        if left[chunk.group] == 0:                   # this S is complete: eq. (6) on its samples, in sample order
+            fields = _predictions(stack_rows(results, chunks, chunk.group), row_site, S_arr[chunk.group], scheme)
+            errors[chunk.group] = bootstrap_classification_error(fields, y[row_site])
+            hooks.publish(montecarlo._curve(S_arr, n_samples, errors))
+
+    run_chunks(_fields_chunk, (K, y, row_site, None, init), chunks, root_seed(rng), (tuple(S_arr), scheme, 1e-9),
+               executor=executor, hooks=hooks, on_chunk=finished)
+    return montecarlo._curve(S_arr, n_samples, errors)
+
+
+def _chunk_size_iv(chunk_size) -> int:
+    return montecarlo._positive_int(chunk_size, "chunk_size", "It is the number of samples per chunk.")
 
 
 @dataclass(frozen=True)

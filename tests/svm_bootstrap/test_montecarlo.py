@@ -18,6 +18,7 @@ from explorer.svm_bootstrap import montecarlo as svm
 from explorer import datasets
 from explorer.gp_bootstrap.montecarlo import BootstrapPredictions
 from explorer.progress import Hooks
+from explorer.resampling import sample_occupations
 from tests.conftest import rbf
 from tests.conftest import two_rings as toy
 
@@ -186,12 +187,76 @@ def test_mc_with_merged_rows_matches_exact_enumeration(rng):
     assert abs(frac - np.exp(-4.0 / 6)) < 4 * np.sqrt(frac * (1 - frac) / out.sum())
 
 
-def test_batch_size_does_not_change_results(rng):
+def efron_by_hand(occ, fields, y_rows):
+    """Eq. (6) from its definition: per row, the mean 0-1 loss over the samples leaving it out, averaged over
+    the rows left out at least once."""
+    ratios = [np.mean(y_rows[i] * fields[occ[:, i] == 0, i] < 0) for i in range(y_rows.size) if (occ[:, i] == 0).any()]
+    return float(np.mean(ratios))
+
+
+def refit_on_duplicated_rows(K, y, row_site, s):
+    """The hard-margin SVM trained literally on the bootstrap data set: s_i copies of row i (kernel and labels
+    of the duplicated rows); its field at every data row."""
+    d = row_site[np.repeat(np.arange(row_site.size), s)]
+    if d.size == 0:
+        return np.zeros(row_site.size)
+    sol = svm.fit_hard_margin(K[np.ix_(d, d)], y[d])
+    return (K[row_site][:, d] * (y[d] * sol.alpha)).sum(axis=1)
+
+
+def test_chunk_size_never_changes_the_result(rng):
     X, y, K = toy(rng, 20, 1.0)
-    a = svm.bootstrap_fields(K, y, 20, 30, K_test=K[:3], rng=1, batch_size=7)
-    b = svm.bootstrap_fields(K, y, 20, 30, K_test=K[:3], rng=1, batch_size=64)
-    np.testing.assert_array_equal(a.train, b.train)
-    np.testing.assert_array_equal(a.test, b.test)
+    runs = [svm.bootstrap_fields(K, y, 20, 30, K_test=K[:3], rng=1, chunk_size=c) for c in (1, 7, 1000)]
+    for other in runs[1:]:
+        np.testing.assert_array_equal(other.occupations, runs[0].occupations)
+        np.testing.assert_array_equal(other.train, runs[0].train)
+        np.testing.assert_array_equal(other.test, runs[0].test)
+
+
+def test_sample_b_draws_from_its_own_generator_and_is_a_literal_refit(rng):
+    """Sample b's occupations are those of ``sample_occupations`` (group 0); its fields equal the SVM refitted on
+    the duplicated rows (fields to 1e-6, the solver's accuracy)."""
+    _, y, K = toy(rng, 12, 1.0)
+    row_site = np.concatenate([np.arange(12), [2, 5]])          # two rows with a twin
+    f = svm.bootstrap_fields(K, y, 10, 8, row_site=row_site, rng=9, chunk_size=3)
+    occ = sample_occupations(14, 10.0, "poisson", np.random.SeedSequence(9), 0, 0, 8)
+    np.testing.assert_array_equal(f.occupations, occ)
+    for s, train in zip(occ, f.train):
+        np.testing.assert_allclose(train, refit_on_duplicated_rows(K, y, row_site, s), rtol=0, atol=1e-6)
+
+
+def test_learning_curve_draws_group_k_for_the_kth_S_and_publishes_finished_S(rng):
+    _, y, K = toy(rng, 15, 1.0)
+    published = []
+    curve = svm.bootstrap_learning_curve(K, y, [5, 10, 20], 25, rng=11, chunk_size=4,
+                                         hooks=Hooks(partial=published.append))
+    assert [p.s_values.tolist() for p in published] == [[5], [5, 10], [5, 10, 20]]
+    for k, (S, value) in enumerate(zip([5, 10, 20], curve.value)):
+        # brute force: the k-th S's samples from group k of the root seed, SVMs refitted on duplicated points
+        occ = sample_occupations(15, S, "poisson", np.random.SeedSequence(11), k, 0, 25)
+        fields = np.array([refit_on_duplicated_rows(K, y, np.arange(15), s) for s in occ])
+        assert np.abs(fields).min() > 1e-4                      # no field so close to 0 that 1e-6 flips its sign
+        assert value == pytest.approx(efron_by_hand(occ, fields, y), rel=1e-12)  # ratios of counts: exact but for rounding
+
+
+def test_learning_curve_and_fields_are_the_same_on_dask_and_for_any_chunk_size(dask_engine, rng):
+    """Bit for bit: in-process vs the shared Dask cluster (2 worker processes), chunk sizes 1, 7 and 1000."""
+    _, y, K = toy(rng, 20, 1.0)
+    kwargs = {"row_site": np.concatenate([np.arange(20), [4]]), "rng": 3}
+    reference = svm.bootstrap_learning_curve(K, y, [8, 21], 30, **kwargs)
+    fields = svm.bootstrap_fields(K, y, 12, 30, K_test=K[:4], **kwargs)
+    for chunk_size in (1, 7, 1000):
+        for executor in (None, dask_engine.executor):
+            other = svm.bootstrap_learning_curve(K, y, [8, 21], 30, chunk_size=chunk_size, executor=executor,
+                                                 **kwargs)
+            np.testing.assert_array_equal(other.value, reference.value)
+            np.testing.assert_array_equal(other.se, reference.se)
+            for a, b in zip(other.errors, reference.errors):
+                np.testing.assert_array_equal(a.per_input, b.per_input)
+            again = svm.bootstrap_fields(K, y, 12, 30, K_test=K[:4], chunk_size=chunk_size, executor=executor,
+                                         **kwargs)
+            for name in ("occupations", "train", "test"):
+                np.testing.assert_array_equal(getattr(again, name), getattr(fields, name))
 
 
 def test_fields_are_refits_and_test_fields_extend_them(rng):
@@ -226,11 +291,11 @@ def test_probability_negative_and_left_out_fields(rng):
 def test_learning_curve_progress_and_cancel(rng):
     X, y, K = toy(rng, 15, 1.0)
     calls = []
-    curve = svm.bootstrap_learning_curve(K, y, [5, 15], 20, rng=rng, batch_size=10,
+    curve = svm.bootstrap_learning_curve(K, y, [5, 15], 20, rng=rng, chunk_size=10,
                                          hooks=Hooks(progress=lambda f, msg: calls.append((f, msg))))
     assert curve.value.shape == (2,) and calls[-1] == (1.0, "40/40 samples")
     with pytest.raises(svm.Cancelled, match="after 10 of 20"):
-        svm.bootstrap_fields(K, y, 5, 20, rng=rng, batch_size=10,
+        svm.bootstrap_fields(K, y, 5, 20, rng=rng, chunk_size=10,
                              hooks=Hooks(should_stop=iter([False, True]).__next__))
 
 
@@ -279,7 +344,7 @@ def test_fit_validation_messages(kwargs, match):
     (dict(row_site=np.array([0, 0, 1])), "map rows onto all 3 sites"),
     (dict(row_site=np.array([0.0, 1.0, 2.0])), "1-D integer array"),
     (dict(K_test=np.ones((2, 4))), r"K_test` must have shape \(M, 3\)"),
-    (dict(batch_size=0), "`batch_size` must be a positive integer"),
+    (dict(chunk_size=0), "`chunk_size` must be a positive integer"),
 ])
 def test_bootstrap_validation_messages(kwargs, match):
     args = dict(K=np.eye(3), y=np.array([1.0, -1.0, 1.0]), S=3.0, n_samples=5)
