@@ -13,6 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
+from explorer.chunks import Executor, SeedLike, root_seed
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import replica as svm_replica
 from explorer.datasets import Dataset
@@ -280,9 +281,10 @@ def svm_learning_curve(
     s_over_n: Sequence[float],
     mc_samples: int,
     *,
-    rng=None,
+    rng: SeedLike = None,
     tol: float = 1e-6,
     exact_loo: bool = True,
+    executor: Executor | None = None,
     hooks: Hooks | None = None,
 ) -> SVMLearningCurve:
     """ε(S) from the ADATAP theory (warm-started along S; a failure is reported per row, not raised), the
@@ -298,12 +300,14 @@ def svm_learning_curve(
         Bootstrap sizes per data row, S/N (positive).
     mc_samples : int
         Monte-Carlo bootstrap samples per S.
-    rng : Generator, int or None
-        Random source of the Monte-Carlo bootstrap (one generator for all S in turn).
+    rng : int, SeedSequence, Generator or None
+        Root seed of the Monte-Carlo bootstrap (``svm.bootstrap_learning_curve``: group k for the k-th S/N).
     tol : float
         Tolerance of the ADATAP solves (:func:`solve_svm_replica`).
     exact_loo : bool
         Also compute the literal leave-one-out error (one SVM fit per support vector).
+    executor : Executor, optional
+        Where the Monte-Carlo chunks run (default: this process; ``explorer.engine`` for Dask).
     hooks : Hooks, optional
         Progress and cancellation.
 
@@ -320,19 +324,17 @@ def svm_learning_curve(
     grid = s_over_n_grid(s_over_n, per="data row")
     if mc_samples < 1:
         raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
-    rng = np.random.default_rng(rng)
+    root = root_seed(rng)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
     theory = theory_learning_curve(problem, grid, tol=tol)
     d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
-    rows, span = [], 0.85 / len(grid)
-    for j, (v, point) in enumerate(zip(grid, theory)):
-        fields = svm.bootstrap_fields(
-            problem.K, problem.y_sites, v * problem.n, mc_samples, row_site=problem.sites.row_site, rng=rng, init=d0,
-            hooks=hooks.sub(0.05 + j * span, span, f"Monte-Carlo at S/N = {v:g}"))
-        mc = svm.bootstrap_classification_error(fields, problem.y)
-        rows.append(SVMCurveRow(float(v), point.S, point.theory, point.converged, point.n_iter, point.residual,
-                                mc.value, mc.se, mc_samples))
+    mc = svm.bootstrap_learning_curve(problem.K, problem.y_sites, grid * problem.n, mc_samples,
+                                      row_site=problem.sites.row_site, rng=root, init=d0, executor=executor,
+                                      hooks=hooks.sub(0.05, 0.85, "Monte-Carlo"))
+    rows = [SVMCurveRow(float(v), point.S, point.theory, point.converged, point.n_iter, point.residual,
+                        float(mean), float(se), mc_samples)
+            for v, point, mean, se in zip(grid, theory, mc.value, mc.se)]
     hooks.report(0.9, "leave-one-out limits")
     approx = svm_replica.loo_limit(problem.K, problem.y_sites, counts=problem.sites.counts, solution=d0).error
     exact = svm.leave_one_out(problem.K, problem.y_sites, counts=problem.sites.counts, solution=d0).error \
@@ -449,8 +451,9 @@ def svm_field_comparison(
     mc_samples: int,
     *,
     X_test: np.ndarray | None = None,
-    rng=None,
+    rng: SeedLike = None,
     tol: float = 1e-6,
+    executor: Executor | None = None,
     hooks: Hooks | None = None,
 ) -> SVMFieldComparison:
     """Theory (eq. 19, Gaussian) and MC bootstrap fields with p(−1|x) at test inputs (default: the holdout).
@@ -465,10 +468,12 @@ def svm_field_comparison(
         Monte-Carlo bootstrap samples.
     X_test : ndarray of shape (M, d), optional
         Standardised test inputs; default ``problem.X_test`` (then ``y_test`` is kept too).
-    rng : Generator, int or None
-        Random source of the Monte-Carlo bootstrap.
+    rng : int, SeedSequence, Generator or None
+        Root seed of the Monte-Carlo bootstrap (``svm.bootstrap_fields``).
     tol : float
         Tolerance of the ADATAP solve.
+    executor : Executor, optional
+        Where the Monte-Carlo chunks run (default: this process; ``explorer.engine`` for Dask).
     hooks : Hooks, optional
         Progress and cancellation.
 
@@ -494,7 +499,7 @@ def svm_field_comparison(
                                         tol=tol)
     theory = svm_replica.fields_at(sol, problem.K, K_cross, problem.k_diag(X_test))
     fields = svm.bootstrap_fields(problem.K, problem.y_sites, v * problem.n, mc_samples,
-                                  row_site=problem.sites.row_site, K_test=K_cross, rng=rng,
+                                  row_site=problem.sites.row_site, K_test=K_cross, rng=rng, executor=executor,
                                   hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"))
     mc = svm.probability_negative(fields)
     hooks.report(1.0, "done")
