@@ -171,30 +171,30 @@ def _theory_curve(problem: SVMProblem, grid: tuple[float, ...], job: Job) -> SVM
     return SVMTheoryCurve(tuple(points), grid, problem.n, approx, exact)
 
 
-def _mc_curve(problem: SVMProblem, grid: tuple[float, ...], mc_samples: int, seed: int, job: Job) -> SVMCurveMC:
-    """Efron's estimator at each S/N of ``grid`` in turn; ``job.partial`` gets the curve after every S.
+def _mc_curve(problem: SVMProblem, grid: tuple[float, ...], mc_samples: int, seed: int, job: Job,
+              executor) -> SVMCurveMC:
+    """Efron's estimator at every S/N of ``grid`` (``svm.bootstrap_learning_curve``, all S at once on
+    ``executor``); ``job.partial`` gets the curve whenever one more S is complete.
 
-    One generator for the whole grid, drawn in grid order with the SVM on D0 as warm start, as
-    ``svm_experiments.svm_learning_curve`` does: the points equal ``explorer svm-curve``'s for the same seed.
+    The same root seed, grid and warm start (the SVM on D0) as ``svm_experiments.svm_learning_curve``: the
+    points equal ``explorer svm-curve``'s for the same seed.
     """
-    rng = np.random.default_rng(seed)
     d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
-    points: list[SVMCurvePoint] = []
-    curve = SVMCurveMC((), grid)
-    hooks = Hooks(progress=job.report, should_stop=job.should_stop)
-    for j, v in enumerate(grid):
-        fields = svm.bootstrap_fields(
-            problem.K, problem.y_sites, v * problem.n, mc_samples, row_site=problem.sites.row_site, rng=rng,
-            init=d0, hooks=hooks.sub(j / len(grid), 1 / len(grid), f"Monte-Carlo at S/N = {v:g}"))
-        err = svm.bootstrap_classification_error(fields, problem.y)  # eq. (6)
-        points.append(SVMCurvePoint(float(v), err.value, err.se, mc_samples))
-        curve = SVMCurveMC(tuple(points), grid)
-        job.partial(curve)
-    return curve
+    s_over_n = dict(zip((np.asarray(grid) * problem.n).tolist(), grid))
+
+    def as_points(curve) -> SVMCurveMC:
+        return SVMCurveMC(tuple(SVMCurvePoint(float(s_over_n[S]), float(value), float(se), mc_samples)
+                                for S, value, se in zip(curve.s_values.tolist(), curve.value, curve.se)), grid)
+
+    curve = svm.bootstrap_learning_curve(
+        problem.K, problem.y_sites, np.asarray(grid) * problem.n, mc_samples, row_site=problem.sites.row_site,
+        rng=seed, init=d0, executor=executor,
+        hooks=Hooks(progress=job.report, should_stop=job.should_stop, partial=lambda c: job.partial(as_points(c))))
+    return as_points(curve)
 
 
-def _field(problem: SVMProblem, v: float, mc_samples: int, seed: int, job: Job) -> SVMFieldComparison:
-    return svm_experiments.svm_field_comparison(problem, v, mc_samples, rng=seed,
+def _field(problem: SVMProblem, v: float, mc_samples: int, seed: int, job: Job, executor) -> SVMFieldComparison:
+    return svm_experiments.svm_field_comparison(problem, v, mc_samples, rng=seed, executor=executor,
                                                 hooks=Hooks(progress=job.report, should_stop=job.should_stop))
 
 
@@ -338,9 +338,9 @@ class SVMState(BackgroundJobs, param.Parameterized):
         self._request("theory", (key, grid), "theory_curve", _THEORY,
                       lambda job: _theory_curve(problem, grid, job), optional=False)
         self._request("curve", (key, grid, samples, seed), "curve_mc", _CURVES,
-                      lambda job: _mc_curve(problem, grid, samples, seed, job))
+                      lambda job: _mc_curve(problem, grid, samples, seed, job, self.executor))
         self._request("field", (test_key, v, field_samples, seed), "field", _FIELDS,
-                      lambda job: _field(test_problem, v, field_samples, seed, job))
+                      lambda job: _field(test_problem, v, field_samples, seed, job, self.executor))
 
 
 # ------------------------------------------------------------------------------------ figures
