@@ -14,6 +14,7 @@ from functools import partial
 import panel as pn
 
 from explorer.views import URL_PARAMETERS, GPBootstrapState, GPBootstrapView
+from explorer.views.common.presentation import PRESENTATION_CSS, presentation_switch
 from explorer.views.common.session import bind_to_session
 from explorer.views.fast_bootstrap import FastBootstrapState, FastBootstrapTab
 from explorer.views.model_selection import SelectionState, SelectionTab
@@ -56,8 +57,9 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
     view = GPBootstrapView(state=state)
     # seed 004, seed 001 and seed 002 tabs: their own state; their jobs start when the page is built (results are
     # cached across sessions), so that a tab opened later shows finished figures
-    others = {"SVM bootstrap": SVMTab(state=SVMState()), "Model selection": SelectionTab(state=SelectionState()),
-              "Fast bootstrap": FastBootstrapTab(state=FastBootstrapState())}
+    others = {"SVM bootstrap": SVMTab(state=SVMState(), controls_in_sidebar=True),
+              "Model selection": SelectionTab(state=SelectionState(), controls_in_sidebar=True),
+              "Fast bootstrap": FastBootstrapTab(state=FastBootstrapState(), controls_in_sidebar=True)}
     view.tabs.extend(list(others.items()))
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         state.defer_jobs()  # background jobs start once the browser shows the page (_on_load)
@@ -65,13 +67,41 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
             pn.state.location.sync(state, {name: name for name in URL_PARAMETERS}, on_error=state.apply_url)
         pn.state.onload(partial(_on_load, state))
     state.refresh()
+    sidebar, tab_controls = _sidebar(view, others)
     template = pn.template.FastListTemplate(
-        title=TITLE, sidebar=[view.controls], main=[view.main], sidebar_width=330, accent="#1f77b4",
-        header_background="#1f4e79", design=Fast,
+        title=TITLE, sidebar=[sidebar], main=[view.main], header=[_presentation_switch(view, others)],
+        sidebar_width=330, accent="#1f77b4", header_background="#1f4e79", design=Fast,
     )
+    template.config.raw_css.append(PRESENTATION_CSS)
     template.explorer = view  # handles for tests and notebooks
     template.other_tabs = others
+    template.tab_controls = tab_controls  # the sidebar column shown for each tab, in the order of the tabs
     return template
+
+
+def _sidebar(view: GPBootstrapView, others: dict) -> tuple[pn.Column, list[pn.Column]]:
+    """One sidebar column whose content follows the open tab: the Gaussian-process controls on the four GP
+    tabs, each other tab's own controls on that tab. Returns the sidebar and the column shown per tab."""
+    gp = pn.Column(view.controls, sizing_mode="stretch_width")
+    per_tab = [gp] * (len(view.tabs) - len(others)) + [tab.controls for tab in others.values()]
+    columns = list({id(column): column for column in per_tab}.values())
+
+    def follow(*events) -> None:
+        for column in columns:
+            column.visible = column is per_tab[view.tabs.active]
+
+    view.tabs.param.watch(follow, "active")
+    follow()
+    return pn.Column(*columns, sizing_mode="stretch_width", css_classes=["explorer-sidebar"]), per_tab
+
+
+def _presentation_switch(view: GPBootstrapView, others: dict) -> pn.widgets.Toggle:
+    """The header's "Presentation" switch: larger text in the page (CSS, in the browser) and larger fonts and
+    thicker lines in every tab's figures."""
+    switch = presentation_switch()
+    tabs = [*view.tab_views.values(), *others.values()]
+    switch.param.watch(lambda event: [tab.param.update(presentation=event.new) for tab in tabs], "value")
+    return switch
 
 
 def _on_load(state: GPBootstrapState) -> None:

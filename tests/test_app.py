@@ -210,15 +210,49 @@ def test_svm_and_selection_tabs_leave_the_gp_tab_alone(app):
     assert view.state.tab == "distribution"
 
 
-def test_sidebar_shows_the_gp_controls_only_on_the_gp_tabs():
+def test_sidebar_shows_the_controls_of_the_open_tab():
     app = create_app()
     view = app.explorer
     try:
-        assert view.controls._column.visible and not view.controls._note.visible
-        view.tabs.active = len(view.tabs) - 1  # Fast bootstrap: its controls are in the tab
-        assert not view.controls._column.visible and view.controls._note.visible
+        gp = app.tab_controls[0]
+        assert app.tab_controls[:4] == [gp] * 4 and view.controls in gp.objects
+        assert gp.visible and not any(c.visible for c in app.tab_controls[4:])
+        view.tabs.active = len(view.tabs) - 1  # Fast bootstrap: its controls are in the sidebar, not in the tab
+        fast = app.other_tabs["Fast bootstrap"]
+        assert app.tab_controls[-1] is fast.controls and fast.controls.visible and not gp.visible
+        assert "explorer-fastboot-controls" in fast.controls.css_classes
+        assert fast.controls not in fast.layout().objects
+        view.tabs.active = 5  # Model selection: the Explore sub-panel's controls, then the Experiments'
+        selection = app.other_tabs["Model selection"]
+        explore, experiments = selection.controls.objects
+        assert selection.controls.visible and not fast.controls.visible
+        selection.layout()
+        assert explore.visible and not experiments.visible
+        selection.subtabs.active = 1
+        assert experiments.visible and not explore.visible
         view.tabs.active = 0
-        assert view.controls._column.visible and not view.controls._note.visible
+        assert gp.visible and not any(c.visible for c in app.tab_controls[4:])
+    finally:
+        view.state.close()
+        for tab in app.other_tabs.values():
+            tab.state.close()
+
+
+def test_presentation_switch_redraws_every_tab_larger():
+    app = create_app(dataset="teacher", auto_mc=False)
+    view = app.explorer
+    try:
+        (switch,) = [item for item in app.header.objects if isinstance(item, pn.widgets.Toggle)]
+        assert "explorer-presentation" in str(switch._js_callbacks["value"])
+        switch.value = True
+        tabs = [*view.tab_views.values(), *app.other_tabs.values()]
+        assert all(tab.presentation for tab in tabs)
+        figure = view.tab_views["curve"].plot.object[()]  # the DynamicMap's current frame
+        assert figure.opts.get("plot").kwargs["fontscale"] > 1
+        svm = app.other_tabs["SVM bootstrap"]
+        assert svm.plots["curve"].object[()].opts.get("plot").kwargs["fontscale"] > 1
+        switch.value = False
+        assert "fontscale" not in view.tab_views["curve"].plot.object[()].opts.get("plot").kwargs
     finally:
         view.state.close()
         for tab in app.other_tabs.values():

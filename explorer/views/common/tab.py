@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 import panel as pn
+import param
 
 from explorer.views.common.exports import Export, download_button
+from explorer.views.common.presentation import presented
 from explorer.views.common.widgets import job_indicators, message_alert
 
 __all__ = ["JobTab"]
@@ -20,10 +22,21 @@ class JobTab(pn.viewable.Viewer):
 
     A subclass declares a ``state`` parameter, sets ``css_prefix`` and may override :meth:`shown_jobs` (name →
     job kind; default every job), :meth:`run_kind` (the kind Run and Cancel act on; default every kind),
-    :meth:`run_buttons` (e.g. one Run button per job kind), :meth:`exports` and :meth:`layout`. It calls
-    ``super().__init__`` first, then builds its figures. If the tab ``owns_state``, the state computes when the
-    tab is first rendered (``__panel__``) unless something refreshed it before.
+    :meth:`run_buttons` (e.g. one Run button per job kind), :meth:`exports`, :meth:`control_column` (its
+    controls), :meth:`content` (the rest) and :meth:`restyle` (redraw the figures through :meth:`styled`). It
+    calls ``super().__init__`` first, then builds its figures. If the tab ``owns_state``, the state computes when
+    the tab is first rendered (``__panel__``) unless something refreshed it before.
+
+    The tab shows its controls in a column beside its content, unless ``controls_in_sidebar``: then the page
+    shows :attr:`controls` in its sidebar (the app does, for the open tab) and the tab only its content.
+    ``presentation`` draws the figures with larger fonts and thicker lines (the app's header switch).
     """
+
+    controls_in_sidebar = param.Boolean(default=False, label="Controls in the sidebar",
+                                        doc="The page shows the tab's controls in its sidebar; the tab's content "
+                                            "then leaves them out.")
+    presentation = param.Boolean(default=False, label="Presentation",
+                                 doc="Draw the figures for a projector: larger fonts, thicker lines.")
 
     #: CSS classes ``<css_prefix>-run``, ``-cancel``, ``-error``, ``-progress-<name>``, ...
     css_prefix: ClassVar[str] = "explorer"
@@ -31,6 +44,8 @@ class JobTab(pn.viewable.Viewer):
     progress_width: ClassVar[int] = 160
     #: Prefix each job message with its kind ("curve: done"), for tabs that show several jobs.
     label_messages: ClassVar[bool] = True
+    #: The CSS class of the whole tab is ``<css_prefix>-<tab_css>``.
+    tab_css: ClassVar[str] = "tab"
     #: Show the state's ``error`` above the jobs (a tab whose page shows it elsewhere says False).
     shows_error: ClassVar[bool] = True
     #: The tab starts its state (False when a view shares the state among its tabs and starts it itself).
@@ -49,6 +64,8 @@ class JobTab(pn.viewable.Viewer):
         self.downloads = [download_button(export) for export in self.exports()]
         for name in self.indicators.kinds:
             self._on_job(name)
+        self._controls: pn.Column | None = None
+        self.param.watch(lambda event: self.restyle(), "presentation")
 
     # --- what a tab declares
     def shown_jobs(self) -> dict[str, str]:
@@ -68,9 +85,38 @@ class JobTab(pn.viewable.Viewer):
         """The tab's downloads."""
         return []
 
-    def layout(self) -> pn.viewable.Viewable:
-        """The tab's content (e.g. :meth:`frame` around its figures)."""
+    def control_column(self) -> pn.Column | None:
+        """The tab's controls (built once, by :attr:`controls`); None when it has none."""
+        return None
+
+    def content(self) -> pn.viewable.Viewable:
+        """The tab without its controls (e.g. :meth:`frame` around its figures)."""
         return self.frame()
+
+    def restyle(self) -> None:
+        """Redraw the figures after ``presentation`` changed (a tab with figures overrides it)."""
+
+    def styled(self, figure):
+        """``figure`` as ``presentation`` asks (see :func:`~explorer.views.common.presentation.presented`)."""
+        return presented(figure, self.presentation)
+
+    @property
+    def controls(self) -> pn.Column | None:
+        """The column of :meth:`control_column`, built on first use (the app puts it in its sidebar)."""
+        if self._controls is None:
+            self._controls = self.control_column()
+        return self._controls
+
+    def layout(self) -> pn.viewable.Viewable:
+        """The controls (unless ``controls_in_sidebar``) beside the :meth:`content`, in an element with the CSS
+        class ``<css_prefix>-tab`` (a tab without controls: the content as it is)."""
+        if self.controls is None:
+            return self.content()
+        css = [self._css(self.tab_css)]
+        if self.controls_in_sidebar:
+            return pn.Column(self.content(), sizing_mode="stretch_width", css_classes=css)
+        return pn.Row(pn.Column(self.controls, width=300), self.content(), sizing_mode="stretch_width",
+                      css_classes=css)
 
     def _css(self, what: str) -> str:
         return f"{self.css_prefix}-{what}"

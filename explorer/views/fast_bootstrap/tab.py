@@ -13,7 +13,7 @@ from explorer.views.common.tab import JobTab
 from explorer.views.common.widgets import csv_upload, param_widgets
 from explorer.views.fast_bootstrap.exports import csv_text, json_text
 from explorer.views.fast_bootstrap.figures import generalization_plot, optimism_plot
-from explorer.views.fast_bootstrap.state import SERIES, FastBootstrapState
+from explorer.views.fast_bootstrap.state import RUN_LABELS, SERIES, FastBootstrapState
 from explorer.views.fast_bootstrap.tables import summary, summary_display
 
 __all__ = ["FastBootstrapTab"]
@@ -37,7 +37,7 @@ class FastBootstrapTab(JobTab):
     complexity (Figs. 2-7), the summary table (Table 1's quantities), JSON/CSV exports. CSS classes
     ``explorer-fastboot-…``: the controls ``explorer-fastboot-<parameter with - for _>``, ``-upload``,
     ``-plot-optimism``, ``-plot-generalization``, ``-summary`` (table), ``-status``, ``-error``,
-    ``-progress-<kind>``, ``-job-message-<kind>``, ``-job-error-<kind>``, ``-run-full``, ``-run-replica``,
+    ``-progress-<kind>``, ``-job-message-<kind>``, ``-job-error-<kind>``, ``-run-fast``, ``-run-full``, ``-run-replica``,
     ``-cancel``, ``-reset``, ``-json``, ``-csv`` (kinds ``fast``, ``full``, ``replica``).
 
     In a served session the tab sends the jobs' updates to the session's event loop and closes the state
@@ -49,6 +49,7 @@ class FastBootstrapTab(JobTab):
 
     css_prefix = "explorer-fastboot"
     progress_width = 140
+    label_messages = False  # the job messages name their job ("Full bootstrap: 3 of 100 replications done.")
 
     def __init__(self, **params):
         if params.get("state") is None:
@@ -74,7 +75,7 @@ class FastBootstrapTab(JobTab):
         self._on_visibility()
 
     def run_buttons(self) -> dict[str, tuple[str, str | None]]:
-        return {"run-full": ("Run full bootstrap", "full"), "run-replica": ("Run replica theory", "replica")}
+        return {f"run-{kind}": (RUN_LABELS[kind], kind) for kind in ("fast", "full", "replica")}
 
     def exports(self) -> list[Export]:
         return [Export("explorer-fast-bootstrap.json", "Result (JSON)", self._css("json"), lambda: json_text(self.state)),
@@ -95,13 +96,16 @@ class FastBootstrapTab(JobTab):
 
     def _on_results(self, *events) -> None:
         for what, figure in _FIGURES.items():
-            self.plots[what].object = figure(self.state)
+            self.plots[what].object = self.styled(figure(self.state))
         self.table.object = summary_display(self.state)
         self.status.object = summary(self.state)
 
-    def layout(self) -> pn.Row:
+    def restyle(self) -> None:
+        self._on_results()
+
+    def control_column(self) -> pn.Column:
         w = self.widgets
-        controls = pn.Column(
+        return pn.Column(
             "### Data", w["dataset"], w["n_points"], self.upload, w["series_csv"], w["series_column"], w["lags"],
             "### Model", w["model"], w["lengthscale"], w["wsf"], w["max_epochs"], w["n_init"],
             "### Grids (Tables 1-2)", w["full_start"], w["full_stop"], w["full_step"], w["full_replications"],
@@ -109,8 +113,9 @@ class FastBootstrapTab(JobTab):
             self.reset,
             "### F test, eq. (11)", w["kappa0"], w["kappa1"],
             "### Runs", w["with_full"], w["with_replica"], w["replica_points"], w["auto_run"], w["seed"],
-            width=300, css_classes=[self._css("controls")])
+            sizing_mode="stretch_width", css_classes=[self._css("controls")])
+
+    def content(self) -> pn.Column:
         figures = pn.Column(self.plots["optimism"], self.plots["generalization"], sizing_mode="stretch_width")
-        main = self.frame(self.status, figures, "#### Summary (models trained include eq. (7)'s; seconds include "
+        return self.frame(self.status, figures, "#### Summary (models trained include eq. (7)'s; seconds include "
                           "eq. (7))", self.table)
-        return pn.Row(controls, main, sizing_mode="stretch_width", css_classes=[self._css("tab")])

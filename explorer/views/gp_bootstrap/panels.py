@@ -85,10 +85,6 @@ class GPControls(pn.viewable.Viewer):
         self.widgets = w
         s.param.watch(self._update_visibility, ["dataset", "kernel", "loss"])
         self._update_visibility()
-        self._note = pn.pane.Markdown(
-            "The settings of this sidebar belong to the four Gaussian-process tabs (seed 000). The SVM, Model "
-            "selection and Fast bootstrap tabs have their own controls inside the tab.",
-            visible=False, sizing_mode="stretch_width", css_classes=["explorer-controls-note"])
         self._column = pn.Column(
             "### Data", w["dataset"], pn.pane.Markdown("Upload a CSV (header row, numeric columns):", margin=(0, 10)),
             self.upload, w["target"], w["holdout"],
@@ -109,13 +105,8 @@ class GPControls(pn.viewable.Viewer):
         w["period"].visible = s.kernel == "periodic"
         w["eps"].visible = w["beta"].visible = s.loss == "eps-insensitive"
 
-    def show_for(self, gp_tab: bool) -> None:
-        """Show the controls when a Gaussian-process tab is active; otherwise a note that the tab has its own."""
-        self._column.visible = gp_tab
-        self._note.visible = not gp_tab
-
     def __panel__(self):
-        return pn.Column(self._note, self._column, sizing_mode="stretch_width")
+        return self._column
 
 
 # ------------------------------------------------------------------------------------------ tabs
@@ -178,7 +169,10 @@ class _Tab(JobTab):
 
     def figure(self):
         """The live figure: a DynamicMap re-evaluated on every redraw."""
-        return live(lambda: plots.figure(self.state, self.tab), self.stream)
+        return live(lambda: self.styled(plots.figure(self.state, self.tab)), self.stream)
+
+    def restyle(self) -> None:
+        self._on_state()
 
     # --- updates
     def _on_state(self, *events) -> None:
@@ -212,7 +206,7 @@ class _Tab(JobTab):
     def export_row(self, *extra) -> pn.Row:
         return super().export_row(pn.HSpacer(), self.revision_line, *extra)
 
-    def layout(self) -> pn.Column:
+    def content(self) -> pn.Column:
         return self.frame(self.status_line, self.plot, css_class=f"explorer-tab-{self.tab}")
 
 
@@ -236,7 +230,7 @@ class LearningCurveTab(_Tab):
         self.note.object = plots.vg_mf_note(self.state)
         self.note.visible = bool(self.note.object)
 
-    def layout(self) -> pn.Column:
+    def content(self) -> pn.Column:
         return self.frame(self.status_line, self.note, self.plot, self.gaps, css_class=f"explorer-tab-{self.tab}")
 
     def describe(self) -> str:
@@ -254,7 +248,8 @@ class LearningCurveTab(_Tab):
                          f"({s.solution.n_iter} ADATAP iterations)")
         done = len(mc.points) if mc is not None else 0
         parts.append(f"Monte-Carlo: {done}/{len(MC_GRID)} values of S/N")
-        return " · ".join(parts)
+        flag = plots.gap_sentence(s)
+        return " · ".join(parts) + (f"\n\n{flag}" if flag else "")
 
 
 class DistributionTab(_Tab):
@@ -267,8 +262,8 @@ class DistributionTab(_Tab):
         self._points_stream, self._ring_stream = Revision(), Revision()
         self._points_key: tuple = ()
         super().__init__(**params)
-        points = live(lambda: plots.inputs_points(self.state), self._points_stream)
-        ring = live(lambda: plots.selected_input(self.state), self._ring_stream)
+        points = live(lambda: self.styled(plots.inputs_points(self.state)), self._points_stream)
+        ring = live(lambda: self.styled(plots.selected_input(self.state)), self._ring_stream)
         self.tap = hv.streams.Selection1D(source=points)
         self.tap.param.watch(self._on_tap, "index")
         self.inputs = pn.pane.HoloViews(points * ring, sizing_mode="stretch_width", min_height=430, linked_axes=False,
@@ -280,6 +275,7 @@ class DistributionTab(_Tab):
         super().draw()
         s = self.state
         key = (id(s.solution), id(s.distribution), id(s.problem))
+        key = (*key, self.presentation)
         if key != self._points_key:  # the scatter only changes with the results, not with the selection
             self._points_key = key
             self._points_stream.event(revision=self.revision)
@@ -300,12 +296,10 @@ class DistributionTab(_Tab):
             text += f" · L1(MC, theory) = {dist.l1.l1[s.index]:.3f} (noise floor {dist.noise_floor.l1[s.index]:.3f})"
         return text
 
-    def layout(self) -> pn.Column:
+    def content(self) -> pn.Column:
+        # one above the other: the histogram gets the whole width (beside the scatter it was ~200 px wide)
         return self.frame(pn.Row(self.index, self.components, align="center"), self.status_line,
-                          pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"),
-                                 pn.Column(self.inputs, sizing_mode="stretch_width"),
-                                 sizing_mode="stretch_width"),
-                          css_class="explorer-tab-distribution")
+                          self.plot, self.inputs, css_class="explorer-tab-distribution")
 
 
 class L1Tab(_Tab):
@@ -332,11 +326,9 @@ class L1Tab(_Tab):
             row = self.worst.value.iloc[event.new[0]]
             self.state.param.update(input_index=int(row["input"]), tab="distribution")
 
-    def layout(self) -> pn.Column:
-        table = pn.Column("#### Worst inputs (click a row to open it)", self.worst, width=520)
-        return self.frame(self.summary,
-                          pn.Row(pn.Column(self.plot, sizing_mode="stretch_width"), table, sizing_mode="stretch_width"),
-                          css_class="explorer-tab-l1")
+    def content(self) -> pn.Column:
+        table = pn.Column("#### Worst inputs (click a row to open it)", self.worst, sizing_mode="stretch_width")
+        return self.frame(self.summary, self.plot, table, css_class="explorer-tab-l1")
 
 
 def _summary_table(summary: dict | None) -> str:
@@ -357,7 +349,7 @@ class HoldoutTab(_Tab):
     redraw_on = ("holdout_theory", "holdout_mc")
 
     def figure(self):
-        panels = [live(lambda what=what: plots.holdout_overlay(self.state, what), self.stream)
+        panels = [live(lambda what=what: self.styled(plots.holdout_overlay(self.state, what)), self.stream)
                   for what in ("mean", "var")]
         return hv.Layout(panels).cols(2)
 
@@ -394,7 +386,6 @@ class GPBootstrapView(pn.viewable.Viewer):
         # tabs after the GP ones (SVM, model selection) carry their own state: leave ``tab`` alone there
         self.tabs.param.watch(lambda e: setattr(s, "tab", GP_TABS[e.new]) if e.new < len(GP_TABS) else None,
                               "active")
-        self.tabs.param.watch(lambda e: self.controls.show_for(e.new < len(GP_TABS)), "active")
         s.param.watch(lambda e: setattr(self.tabs, "active", GP_TABS.index(e.new)), "tab")
         self.error = message_alert(s, "error", "explorer-error")
         self.notice = message_alert(s, "notice", "explorer-notice", alert_type="warning")

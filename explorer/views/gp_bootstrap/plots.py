@@ -20,7 +20,7 @@ from explorer.views.common.exports import html_page
 from explorer.views.gp_bootstrap.state import BIN_WIDTH, METHODS, GPBootstrapState
 
 __all__ = [
-    "learning_curve_plot", "gap_frame", "gap_table", "vg_mf_note", "distribution_plot", "inputs_points",
+    "learning_curve_plot", "gap_frame", "gap_table", "large_gaps", "gap_sentence", "GAP_THRESHOLD", "vg_mf_note", "distribution_plot", "inputs_points",
     "selected_input", "inputs_plot", "l1_plot",
     "holdout_overlay", "holdout_plot", "problem_label", "l1_summary",
     "curve_frame", "distribution_frame", "l1_frame", "worst_inputs_frame", "holdout_frame",
@@ -37,8 +37,12 @@ COUNT_DIM = hv.Dimension("count", label="number of inputs")
 
 THEORY_COLOR, APPROX_COLOR, MC_COLOR, TEST_COLOR = "#1f77b4", "#2ca02c", "#d62728", "#7f7f7f"
 VG_COLOR, MF_COLOR = "#9467bd", "#8c564b"
-COMPONENT_COLOR = "#ff7f0e"
+COMPONENT_COLOR, FLAG_COLOR = "#ff7f0e", "#000000"
 _SIZE = dict(responsive=True, height=430)
+#: Legends beside the data (outside the plot area); a click on an entry hides its layer.
+_LEGEND = dict(legend_position="right", legend_opts={"click_policy": "hide"})
+#: |theory − Monte-Carlo| beyond this many Monte-Carlo standard errors is flagged in the learning curves.
+GAP_THRESHOLD = 3.0
 
 #: Columns of :func:`gap_frame`: per theory curve (``METHODS``) the relative gap (theory − MC)/MC in % and the
 #: gap in Monte-Carlo standard errors (theory − MC)/se.
@@ -99,6 +103,7 @@ def learning_curve_plot(state: GPBootstrapState) -> hv.Overlay:
     ms = np.array([p.s_over_n for p in points])
     mean, se = np.array([p.mc_mean for p in points]), np.array([p.mc_se for p in points])
     here = [(sol.s_over_n, state.current_theory_error)] if sol is not None else []
+    flagged = large_gaps(state)
     mc_label = "Monte-Carlo (± 1 s.e.)"
     curves = [hv.Curve((s, values.get(m, _EMPTY)), S_DIM, ERR_DIM, label=_CURVE_LABEL[m]).opts(
         line_width=2, muted_alpha=0, **_CURVE_STYLE[m]) for m in _methods(state)]
@@ -109,11 +114,15 @@ def learning_curve_plot(state: GPBootstrapState) -> hv.Overlay:
         hv.Segments((ms, mean - se, ms, mean + se) if ms.size else [], [S_DIM, ERR_DIM, "s_over_n_end", "error_end"],
                     label=mc_label).opts(color=MC_COLOR, line_width=1.5, muted_alpha=0),
         hv.Scatter((ms, mean), S_DIM, ERR_DIM, label=mc_label).opts(color=MC_COLOR, size=8, muted_alpha=0),
+        hv.Scatter((flagged["s_over_n"], flagged["mc_mean"]), S_DIM, ERR_DIM,
+                   label=f"ADATAP − MC > {GAP_THRESHOLD:g} s.e.").opts(
+            color=FLAG_COLOR, marker="circle", size=18, fill_alpha=0, line_width=2, muted_alpha=0),
         hv.Curve((s, tp), S_DIM, TEST_DIM, label="test points N·e^(−S/N)").opts(
             color=TEST_COLOR, line_dash="dotted", muted_alpha=0),
     )
-    return hv.Overlay(layers).opts(multi_y=True, legend_position="top_right", title="Bootstrap learning curve",
-                                   legend_opts={"click_policy": "mute"}, show_grid=True, **_SIZE)
+    return hv.Overlay(layers).opts(
+        multi_y=True, legend_position="right", legend_opts={"click_policy": "mute"}, show_grid=True,
+        title="Bootstrap learning curve: lower ε(S) is better; theory should meet Monte-Carlo", **_SIZE)
 
 
 def gap_frame(state: GPBootstrapState) -> pd.DataFrame:
@@ -137,6 +146,24 @@ def gap_frame(state: GPBootstrapState) -> pd.DataFrame:
             row[f"gap_se_{method}"] = gap / p.mc_se if p.mc_se > 0 else np.nan
         rows.append(row)
     return pd.DataFrame(rows, columns=columns, dtype=float)
+
+
+def large_gaps(state: GPBootstrapState, threshold: float = GAP_THRESHOLD) -> pd.DataFrame:
+    """The rows of :func:`gap_frame` where the ADATAP theory is more than ``threshold`` Monte-Carlo standard
+    errors from Monte-Carlo, |ε_theory − ε_MC| > threshold · se_MC (flagged in the figure and the status)."""
+    gaps = gap_frame(state)
+    return gaps[np.abs(gaps["gap_se_theory"]) > threshold].reset_index(drop=True)
+
+
+def gap_sentence(state: GPBootstrapState, threshold: float = GAP_THRESHOLD) -> str:
+    """A sentence naming the S/N where ADATAP and Monte-Carlo differ by more than ``threshold`` standard errors
+    ("" when there is none)."""
+    flagged = large_gaps(state, threshold)
+    if flagged.empty:
+        return ""
+    where = ", ".join(f"{v:g} ({g:+.1f} s.e.)" for v, g in zip(flagged["s_over_n"], flagged["gap_se_theory"]))
+    return (f"⚠ ADATAP theory and Monte-Carlo differ by more than {threshold:g} standard errors at S/N = {where} "
+            "(circled in the figure).")
 
 
 def gap_table(state: GPBootstrapState) -> str:
@@ -229,8 +256,9 @@ def distribution_plot(state: GPBootstrapState) -> hv.Overlay:
     sol, i, samples = _distribution_data(state)
     edges = h = density = _EMPTY
     theory = mc = np.zeros(0)
-    components = [{"h": [np.nan], "density": [np.nan]}]  # drawn as nothing, but keeps the legend entry
+    components = (np.array([np.nan]), np.array([np.nan]))  # drawn as nothing, but keeps the legend entry
     target = np.nan
+    peaks = ([], [], [])
     if sol is not None:
         target = float(sol.y[i])
         edges, theory, mc = _visible(*_bins(sol, i, samples), target)
@@ -241,29 +269,42 @@ def distribution_plot(state: GPBootstrapState) -> hv.Overlay:
             density = replica.predictive_density(sol, i, h)
             if state.show_components:
                 components = _components(mix.weights, mu, sd)
+                peaks = _component_labels(mix.weights, mu, sd)
+    mc_step = np.append(np.nan_to_num(mc), np.nan_to_num(mc[-1:])) / BIN_WIDTH if edges.size else _EMPTY
     layers = _framewise(
-        hv.Histogram((edges, np.nan_to_num(mc) / BIN_WIDTH), kdims=H_DIM, vdims=DENSITY_DIM,
-                     label="Monte-Carlo histogram").opts(fill_color=MC_COLOR, fill_alpha=0.35, line_color=MC_COLOR,
-                                                         line_alpha=0.6),
         hv.Histogram((edges, theory / BIN_WIDTH), kdims=H_DIM, vdims=DENSITY_DIM, label="theory, mass per bin").opts(
-            fill_alpha=0, line_color=THEORY_COLOR, line_width=2),
+            fill_color=THEORY_COLOR, fill_alpha=0.25, line_color=THEORY_COLOR, line_alpha=0.5),
         hv.Curve((h, density), H_DIM, DENSITY_DIM, label="theory density, eq. (60)").opts(color=THEORY_COLOR),
-        hv.Path(components, [H_DIM, DENSITY_DIM], label="Poisson components k = 0, 1, 2, …").opts(
+        hv.Curve(components, H_DIM, DENSITY_DIM, label="Poisson components w_k N(μ_k, s_k²)").opts(
             color=COMPONENT_COLOR, line_dash="dotted", line_width=2),
-        hv.VLine(target, label="target y_i").opts(color="black", line_dash="dashed", line_width=1),
+        hv.Labels(peaks, [H_DIM, DENSITY_DIM], "k").opts(text_color=COMPONENT_COLOR, text_font_size="10pt",
+                                                          yoffset=0.02),
+        hv.Curve((edges, mc_step), H_DIM, DENSITY_DIM, label="Monte-Carlo histogram (outline)").opts(
+            color=MC_COLOR, line_width=2, interpolation="steps-post"),
+        hv.VLine(target).opts(color="black", line_dash="dashed", line_width=1),
+        hv.Scatter([(target, 0.0)] if np.isfinite(target) else [], H_DIM, DENSITY_DIM, label="target y_i").opts(
+            color="black", marker="triangle", size=10),
     )
-    return hv.Overlay(layers).opts(legend_position="right", title="Bootstrap distribution of the prediction f_i(D)",
-                                   show_grid=True, **_SIZE)
+    return hv.Overlay(layers).opts(title="Bootstrap distribution of the prediction f_i(D): the outline should "
+                                         "follow the bars", show_grid=True, **_LEGEND, **_SIZE)
 
 
-def _components(w, mu, sd) -> list[dict]:
+def _component_labels(w, mu, sd) -> tuple[list, list, list]:
+    """"k = …" at the peak (μ_k, w_k N(μ_k; μ_k, s_k²)) of each component that :func:`_components` draws."""
+    ks = np.flatnonzero(w > 1e-3)
+    return list(mu[ks]), list(w[ks] * stats.norm.pdf(0.0, 0.0, sd[ks])), [f"k = {k}" for k in ks]
+
+
+def _components(w, mu, sd) -> tuple[np.ndarray, np.ndarray]:
     """The mixture's components w_k N(h; μ_k, s_k²) (k copies of input i in the sample, weight p_k) as
-    returned by ``replica.mixture_components``, those with weight above 1e-3, each on μ_k ± 5 s_k."""
-    paths = []
+    returned by ``replica.mixture_components``, those with weight above 1e-3, each on μ_k ± 5 s_k: one line
+    (h, density) with NaN between the components (so that they share one legend entry)."""
+    h, density = [], []
     for k in np.flatnonzero(w > 1e-3):
-        h = mu[k] + sd[k] * np.linspace(-5, 5, 101)
-        paths.append({"h": h, "density": w[k] * stats.norm.pdf(h, mu[k], sd[k])})
-    return paths
+        hk = mu[k] + sd[k] * np.linspace(-5, 5, 101)
+        h += [hk, [np.nan]]
+        density += [w[k] * stats.norm.pdf(hk, mu[k], sd[k]), [np.nan]]
+    return np.concatenate(h), np.concatenate(density)
 
 
 def distribution_frame(state: GPBootstrapState) -> pd.DataFrame:
@@ -290,7 +331,8 @@ def inputs_points(state: GPBootstrapState) -> hv.Points:
     points = hv.Points(table, [hv.Dimension("y", label="target y_i"),
                                hv.Dimension("m", label="theory bootstrap mean E[f_i]")], ["input", L1_DIM])
     return points.opts(tools=["tap", "hover"], size=6, color="l1", cmap="viridis", clim=(0.0, 0.3), colorbar=True,
-                       nonselection_alpha=0.6, framewise=True, title="Inputs: click one to see its distribution",
+                       nonselection_alpha=0.6, framewise=True,
+                       title="Inputs: click one to see its distribution (colour: L1, lower is better)",
                        show_grid=True, responsive=True, height=430)
 
 
@@ -328,8 +370,8 @@ def l1_plot(state: GPBootstrapState) -> hv.Overlay:
         hv.VLine(0.1, label="L1 = 0.1").opts(color="black", line_dash="dashed", line_width=1),
         hv.VLine(0.2, label="L1 = 0.2").opts(color="black", line_dash="dotted", line_width=1),
     )
-    return hv.Overlay(layers).opts(title="L1 distance between MC histogram and theory at every input",
-                                   legend_position="top_right", show_grid=True, **_SIZE)
+    return hv.Overlay(layers).opts(title="L1(MC histogram, theory) at every input: smaller is better, the noise "
+                                         "floor is as good as it gets", show_grid=True, **_LEGEND, **_SIZE)
 
 
 def l1_frame(state: GPBootstrapState) -> pd.DataFrame:
@@ -378,8 +420,8 @@ def holdout_overlay(state: GPBootstrapState, what: str) -> hv.Overlay:
         hv.ErrorBars((mj, value, se), x, [y, "se"]).opts(color=MC_COLOR),
         hv.Scatter((mj, value), x, y, label="Monte-Carlo (± 1 s.e.)").opts(color=MC_COLOR, size=7, fill_alpha=0),
     )
-    return hv.Overlay(layers).opts(title=label, legend_position="top_right", show_grid=True, responsive=True,
-                                   height=400)
+    return hv.Overlay(layers).opts(title=f"{label}: theory should sit on Monte-Carlo", legend_position="bottom",
+                                   legend_opts={"click_policy": "hide"}, show_grid=True, responsive=True, height=400)
 
 
 def holdout_plot(state: GPBootstrapState) -> hv.Layout:

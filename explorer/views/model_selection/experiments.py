@@ -421,6 +421,7 @@ class SelectionExperimentsPanel(JobTab):
 
     css_prefix = "explorer-experiment"
     run_label = "Run experiment"
+    tab_css = "panel"
 
     def __init__(self, **params):
         if params.get("state") is None:
@@ -461,20 +462,24 @@ class SelectionExperimentsPanel(JobTab):
         self.status.object = experiment_summary(s)
 
     def _on_result(self, *events) -> None:
-        self.plot.object = experiment_plot(self.state)
+        self.plot.object = self.styled(experiment_plot(self.state))
         self.table.object = experiment_frame(self.state)
         self.status.object = experiment_summary(self.state)
 
-    def layout(self) -> pn.Row:
+    def control_column(self) -> pn.Column:
         w = self.widgets
-        controls = pn.Column(
+        return pn.Column(
             "### Experiment", w["experiment"], w["data"], w["temperature_csv"], self.upload,
             w["teacher"], w["teachers"], w["parameter"], w["select_by"], w["noise_std"],
             "### Repetitions and criteria", w["repetitions"], w["criteria"], w["n_partitions"], w["n_objects"],
             w["entropy"], w["n_restarts"], w["max_iter"], w["seed"],
-            width=300, css_classes=[self._css("controls")])
-        return pn.Row(controls, self.frame(self.status, self.plot, self.table), sizing_mode="stretch_width",
-                      css_classes=[self._css("panel")])
+            sizing_mode="stretch_width", css_classes=[self._css("controls")])
+
+    def content(self) -> pn.Column:
+        return self.frame(self.status, self.plot, self.table)
+
+    def restyle(self) -> None:
+        self._on_result()
 
 
 #: The widget of each control of the sub-panel.

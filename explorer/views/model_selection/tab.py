@@ -24,6 +24,7 @@ from explorer.views.model_selection.figures import (
     html_text,
     optima_frame,
     ranking_frame,
+    settings_text,
     summary,
 )
 from explorer.views.model_selection.state import SelectionState
@@ -78,7 +79,7 @@ class SelectionTab(JobTab):
         self.upload = csv_upload(self._css("upload"), s.upload_csv)
         self.streams = {what: Revision() for what in FIGURES}
         self.plots = {what: pn.pane.HoloViews(
-            live(lambda what=what: FIGURES[what](self.state), self.streams[what]), sizing_mode="stretch_width",
+            live(lambda what=what: self.styled(FIGURES[what](self.state)), self.streams[what]), sizing_mode="stretch_width",
             min_height=430, linked_axes=False, css_classes=[self._css(f"plot-{what}")]) for what in FIGURES}
         self.status = pn.pane.Markdown("", css_classes=[self._css("status")], sizing_mode="stretch_width")
         self.tables = {what: pn.pane.DataFrame(frame(s), index=False, sizing_mode="stretch_width",
@@ -86,12 +87,18 @@ class SelectionTab(JobTab):
                        for what, frame in (("ranking", ranking_frame), ("optima", optima_frame))}
         s.param.watch(self._on_results, ["curves", "optima", "ranking", "problem"])
         self._on_results()
+        self.param.watch(self._on_placement, ["controls_in_sidebar", "presentation"])
+        self._on_placement()
+        self.subtabs = pn.Tabs(sizing_mode="stretch_width", css_classes=[self._css("subtabs")])
+        self.subtabs.param.watch(self._on_subtab, "active")
 
     def exports(self) -> list[Export]:
         def text(fmt: str, what: str):
             return lambda: csv_text(self.state, what) if fmt == "csv" else html_text(self.state, what)
-        return [Export(f"explorer-selection-{what}.{fmt}", f"{_EXPORT_NAMES[what]} ({fmt.upper()})",
-                       self._css(f"{fmt}-{what}"), text(fmt, what)) for fmt, what in _EXPORTS]
+        return [*(Export(f"explorer-selection-{what}.{fmt}", f"{_EXPORT_NAMES[what]} ({fmt.upper()})",
+                         self._css(f"{fmt}-{what}"), text(fmt, what)) for fmt, what in _EXPORTS),
+                Export("explorer-selection-settings.json", "Settings (JSON)", self._css("json-settings"),
+                       lambda: settings_text(self.state))]
 
     def _on_results(self, *events) -> None:
         for stream in self.streams.values():
@@ -100,9 +107,24 @@ class SelectionTab(JobTab):
         self.tables["ranking"].object = ranking_frame(self.state)
         self.tables["optima"].object = optima_frame(self.state)
 
-    def layout(self) -> pn.Tabs:
+    def _on_placement(self, *events) -> None:
+        """The Experiments sub-panel shows its controls where the tab shows its own, and draws as the tab does."""
+        self.experiments_panel.param.update(controls_in_sidebar=self.controls_in_sidebar,
+                                            presentation=self.presentation)
+
+    def _on_subtab(self, *events) -> None:
+        """The sidebar shows the controls of the open sub-panel."""
+        if self._controls is not None:
+            explore, experiments = self._controls.objects
+            explore.visible, experiments.visible = self.subtabs.active == 0, self.subtabs.active == 1
+
+    def restyle(self) -> None:
+        self._on_results()
+
+    def control_column(self) -> pn.Column:
+        """The controls of the Explore sub-panel, then (hidden until that sub-panel is open) the Experiments'."""
         w = self.widgets
-        controls = pn.Column(
+        explore = pn.Column(
             "### Data", w["dataset"], pn.pane.Markdown("Upload a regression CSV (header row, numeric columns):",
                                                        margin=(0, 10)),
             self.upload, w["target"], w["n_points"], w["n_test"], w["standardize"],
@@ -111,13 +133,24 @@ class SelectionTab(JobTab):
             "### Random parts", w["n_folds"], w["n_partitions"], w["n_objects"], w["entropy"],
             "### Optimisation and ranking", w["n_restarts"], w["max_iter"], w["rank_kernels"], w["select_by"],
             w["seed"], w["auto_run"],
-            width=300, css_classes=[self._css("controls")])
-        figures = pn.Row(self.plots["curves"], self.plots["predictions"], sizing_mode="stretch_width")
-        tables = pn.Row(pn.Column("#### Ranking of functional forms", self.tables["ranking"],
-                                  sizing_mode="stretch_width"),
-                        pn.Column("#### Selected hyperparameters", self.tables["optima"], sizing_mode="stretch_width"),
-                        sizing_mode="stretch_width")
-        explore = pn.Row(controls, self.frame(self.status, figures, tables), sizing_mode="stretch_width",
-                         css_classes=[self._css("tab")])
-        return pn.Tabs(("Explore", explore), ("Experiments", self.experiments_panel), sizing_mode="stretch_width",
-                       css_classes=[self._css("subtabs")])
+            sizing_mode="stretch_width", css_classes=[self._css("controls")])
+        experiments = self.experiments_panel.controls
+        experiments.visible = False
+        return pn.Column(explore, experiments, sizing_mode="stretch_width")
+
+    def content(self) -> pn.Column:
+        # the figures one above the other and the tables one above the other: each gets the whole width
+        figures = pn.Column(self.plots["curves"], self.plots["predictions"], sizing_mode="stretch_width")
+        tables = pn.Column("#### Ranking of functional forms (rank 1 = lowest = best)", self.tables["ranking"],
+                           "#### Selected hyperparameters", self.tables["optima"], sizing_mode="stretch_width")
+        return self.frame(self.status, figures, tables)
+
+    def layout(self) -> pn.Tabs:
+        """The Explore sub-panel (controls beside it unless in the sidebar) and the Experiments sub-panel."""
+        if self.controls_in_sidebar:
+            explore = pn.Column(self.content(), sizing_mode="stretch_width", css_classes=[self._css("tab")])
+        else:
+            explore = pn.Row(pn.Column(self.controls.objects[0], width=300), self.content(),
+                             sizing_mode="stretch_width", css_classes=[self._css("tab")])
+        self.subtabs[:] = [("Explore", explore), ("Experiments", self.experiments_panel)]
+        return self.subtabs

@@ -44,7 +44,7 @@ from explorer.views.common.widgets import Revision, csv_upload, live, param_widg
 __all__ = [
     "SVMState", "SVMTab", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD",
     "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "describe_error",
-    "learning_curve_plot", "field_plot", "curve_frame", "field_frame", "curve_summary", "field_summary",
+    "learning_curve_plot", "field_plot", "large_gaps", "GAP_THRESHOLD", "curve_frame", "field_frame", "curve_summary", "field_summary",
     "csv_text", "html_text", "settings_line",
 ]
 
@@ -352,6 +352,36 @@ DENSITY_DIM = hv.Dimension("density", label="density")
 THEORY_COLOR, MC_COLOR, APPROX_COLOR, EXACT_COLOR = "#1f77b4", "#d62728", "#2ca02c", "#7f7f7f"
 _SIZE = dict(responsive=True, height=430)
 _EMPTY = np.array([])
+#: |theory − Monte-Carlo| beyond this many Monte-Carlo standard errors is flagged in the learning curve.
+GAP_THRESHOLD = 3.0
+
+
+@dataclass(frozen=True)
+class SVMGap:
+    """Theory (eq. 17) − Monte-Carlo (eq. 6) at one S/N, in units of the Monte-Carlo standard error."""
+
+    s_over_n: float
+    mc_mean: float
+    gap: float
+    gap_se: float
+
+
+def large_gaps(state: SVMState, threshold: float = GAP_THRESHOLD) -> tuple[SVMGap, ...]:
+    """The S/N where the converged theory is more than ``threshold`` Monte-Carlo standard errors from
+    Monte-Carlo, |ε_theory − ε_MC| > threshold · se_MC (a zero standard error flags any nonzero gap)."""
+    theory, mc = state.theory_curve, state.curve_mc
+    if theory is None or mc is None:
+        return ()
+    at = {round(p.s_over_n, 12): p.theory for p in theory.points if p.converged}
+    gaps = []
+    for p in mc.points:
+        if round(p.s_over_n, 12) not in at:
+            continue
+        gap = at[round(p.s_over_n, 12)] - p.mc_mean
+        gap_se = gap / p.mc_se if p.mc_se > 0 else (np.inf * np.sign(gap) if gap else 0.0)
+        if abs(gap_se) > threshold:
+            gaps.append(SVMGap(p.s_over_n, p.mc_mean, gap, float(gap_se)))
+    return tuple(gaps)
 
 
 def _framewise(*elements):
@@ -374,6 +404,8 @@ def learning_curve_plot(state: SVMState) -> hv.Overlay:
     def level(value):
         return (span, np.full(2, value)) if value is not None else (_EMPTY, _EMPTY)
 
+    flagged = large_gaps(state)
+
     layers = _framewise(
         hv.Curve((ts, tv), S_DIM, ERR_DIM, label="replica theory, eq. (17)").opts(color=THEORY_COLOR, line_width=2),
         hv.Scatter((ts, tv), S_DIM, ERR_DIM).opts(color=THEORY_COLOR, size=6),
@@ -384,9 +416,13 @@ def learning_curve_plot(state: SVMState) -> hv.Overlay:
                  label="S → ∞: approximate LOO, eq. (20)").opts(color=APPROX_COLOR, line_dash="dashed"),
         hv.Curve(level(theory.loo_exact if theory else None), S_DIM, ERR_DIM,
                  label="S → ∞: exact leave-one-out").opts(color=EXACT_COLOR, line_dash="dotted", line_width=2),
+        hv.Scatter(([g.s_over_n for g in flagged], [g.mc_mean for g in flagged]), S_DIM, ERR_DIM,
+                   label=f"theory − MC > {GAP_THRESHOLD:g} s.e.").opts(
+            color="black", marker="circle", size=20, fill_alpha=0, line_width=2),
     )
-    title = f"Bootstrap learning curve, {_problem_label(state)}"
-    return hv.Overlay(layers).opts(legend_position="top_right", title=title, show_grid=True, **_SIZE)
+    title = f"Bootstrap learning curve, {_problem_label(state)}: lower error is better"
+    return hv.Overlay(layers).opts(legend_position="right", legend_opts={"click_policy": "hide"}, title=title,
+                                   show_grid=True, **_SIZE)
 
 
 def _field_data(state: SVMState):
@@ -423,7 +459,7 @@ def field_plot(state: SVMState, bins: int = 40) -> hv.Overlay:
         hv.Curve((h, rho), H_DIM, DENSITY_DIM, label=th_label).opts(color=THEORY_COLOR, line_width=2),
     )
     return (hv.Overlay(layers) * hv.VLine(0.0).opts(color="black", line_dash="dotted")).opts(
-        legend_position="top_left", title=title, show_grid=True, **_SIZE)
+        legend_position="right", legend_opts={"click_policy": "hide"}, title=title, show_grid=True, **_SIZE)
 
 
 def _problem_label(state: SVMState) -> str:
@@ -444,6 +480,11 @@ def curve_summary(state: SVMState) -> str:
         exact = "…" if theory.loo_exact is None else f"{theory.loo_exact:.4g}"
         parts.append(f"S → ∞: approximate LOO {theory.loo_approximate:.4g}, exact LOO {exact}")
     text = " · ".join(parts)
+    flagged = large_gaps(state)
+    if flagged:
+        where = ", ".join(f"{g.s_over_n:g} ({g.gap_se:+.1f} s.e.)" for g in flagged)
+        text += (f"\n\n⚠ Theory and Monte-Carlo differ by more than {GAP_THRESHOLD:g} standard errors at "
+                 f"S/N = {where} (circled in the figure).")
     if theory is not None and theory.unconverged:
         bad = ", ".join(f"S/N = {p.s_over_n:g} (residual {p.residual:.1e})" for p in theory.unconverged)
         text += (f"\n\n⚠ The replica theory did not converge at {bad}: those points are not drawn. Narrow "
@@ -549,7 +590,7 @@ class SVMTab(JobTab):
         self.upload = csv_upload("explorer-svm-upload", s.upload_csv)
         self.streams = {"curve": Revision(), "field": Revision()}
         self.plots = {what: pn.pane.HoloViews(
-            live(lambda what=what: _FIGURES[what](self.state), self.streams[what]),
+            live(lambda what=what: self.styled(_FIGURES[what](self.state)), self.streams[what]),
             sizing_mode="stretch_width", min_height=430, linked_axes=False, css_classes=[f"explorer-svm-plot-{what}"])
             for what in ("curve", "field")}
         self.status = {what: pn.pane.Markdown("", css_classes=[f"explorer-svm-status-{what}"],
@@ -592,18 +633,21 @@ class SVMTab(JobTab):
         self.streams["field"].event(revision=self.streams["field"].revision + 1)
         self.status["field"].object = field_summary(self.state)
 
-    def layout(self) -> pn.Row:
+    def restyle(self) -> None:
+        self._on_curve()
+        self._on_field()
+
+    def control_column(self) -> pn.Column:
         w = self.widgets
-        controls = pn.Column(
+        return pn.Column(
             "### Data", w["dataset"], pn.pane.Markdown("Upload a two-class CSV (header row, numeric inputs):",
                                                        margin=(0, 10)),
             self.upload, w["target"], "### Kernel", w["lengthscale"],
             "### Learning curve", w["curve_grid"], w["curve_mc_samples"],
             "### Field at a test input", w["s_over_n"], w["mc_samples"], w["holdout"], w["test_index"],
             "### Monte-Carlo", w["seed"], w["auto_mc"],
-            width=300, css_classes=["explorer-svm-controls"])
-        figures = pn.Row(
-            pn.Column(self.status["curve"], self.plots["curve"], sizing_mode="stretch_width"),
-            pn.Column(self.status["field"], self.plots["field"], sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
-        return pn.Row(controls, self.frame(figures), sizing_mode="stretch_width", css_classes=["explorer-svm-tab"])
+            sizing_mode="stretch_width", css_classes=["explorer-svm-controls"])
+
+    def content(self) -> pn.Column:
+        # one figure above the other: each gets the whole width and its legend beside the data
+        return self.frame(self.status["curve"], self.plots["curve"], self.status["field"], self.plots["field"])
