@@ -24,3 +24,11 @@ def test_readme_python_block_runs(index, one_blas_thread):
     if "res" in namespace:       # seed 002: both bootstraps selected a complexity of the grid
         res = namespace["res"]
         assert res.full.selected in res.full.grid and 0 < res.gain < 1
+
+
+def test_readme_images_exist_with_one_screenshot_per_tab():
+    text = README.read_text(encoding="utf-8")
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text)
+    assert images and all((README.parent / image).is_file() for image in images), images
+    shots = {image for image in images if image.startswith("docs/screenshots/")}
+    assert len(shots) == 8  # 4 GP tabs, SVM, model selection's two sub-panels, fast bootstrap

@@ -14,6 +14,9 @@ from explorer.views.common.widgets import job_indicators, message_alert
 
 __all__ = ["JobTab"]
 
+#: A job message (a ``<pre>``) wraps at the width of its box.
+_WRAP = ":host pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }"
+
 
 class JobTab(pn.viewable.Viewer):
     """Base of the tabs: a ``state`` (a :class:`~explorer.views.common.jobs.BackgroundJobs` state) shown with
@@ -59,6 +62,8 @@ class JobTab(pn.viewable.Viewer):
         self.cancel.on_click(lambda event: self.state.cancel(self.run_kind()))
         self.indicators = job_indicators(self.state, self.css_prefix, self._on_job, width=self.progress_width,
                                          kinds=self.shown_jobs(), css=self._job_css)
+        for message in self.indicators.message.values():  # long messages wrap instead of running off the page
+            message.stylesheets = [*message.stylesheets, _WRAP]
         self.error = (message_alert(self.state, "error", f"{self.css_prefix}-error") if self.shows_error
                       else None)
         self.downloads = [download_button(export) for export in self.exports()]
@@ -143,11 +148,15 @@ class JobTab(pn.viewable.Viewer):
         ind = self.indicators
         if len(ind.kinds) == 1:
             (name,) = ind.kinds
+            ind.message[name].param.update(sizing_mode="stretch_width", min_width=150)
             return pn.Row(*self.runs.values(), self.cancel, ind.progress[name], ind.message[name], align="center",
                           sizing_mode="stretch_width")
-        return pn.Row(*self.runs.values(), self.cancel,
-                      *[pn.Column(ind.progress[name], ind.message[name], margin=(0, 5)) for name in ind.kinds],
+        # several jobs: the buttons, then one column per job below them (a message wraps at its bar's width)
+        for name in ind.kinds:
+            ind.message[name].width = self.progress_width
+        jobs = pn.Row(*[pn.Column(ind.progress[name], ind.message[name], margin=(0, 5)) for name in ind.kinds],
                       sizing_mode="stretch_width")
+        return pn.Column(pn.Row(*self.runs.values(), self.cancel), jobs, sizing_mode="stretch_width")
 
     def export_row(self, *extra) -> pn.Row:
         """The download buttons (and ``extra`` elements after them)."""

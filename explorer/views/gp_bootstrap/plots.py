@@ -121,7 +121,7 @@ def learning_curve_plot(state: GPBootstrapState) -> hv.Overlay:
             color=TEST_COLOR, line_dash="dotted", muted_alpha=0),
     )
     return hv.Overlay(layers).opts(
-        multi_y=True, legend_position="right", legend_opts={"click_policy": "mute"}, show_grid=True,
+        multi_y=True, legend_position="right", legend_opts={"click_policy": "mute"}, show_grid=True, padding=0.04,
         title="Bootstrap learning curve: lower ε(S) is better; theory should meet Monte-Carlo", **_SIZE)
 
 
@@ -420,8 +420,8 @@ def holdout_overlay(state: GPBootstrapState, what: str) -> hv.Overlay:
         hv.ErrorBars((mj, value, se), x, [y, "se"]).opts(color=MC_COLOR),
         hv.Scatter((mj, value), x, y, label="Monte-Carlo (± 1 s.e.)").opts(color=MC_COLOR, size=7, fill_alpha=0),
     )
-    return hv.Overlay(layers).opts(title=f"{label}: theory should sit on Monte-Carlo", legend_position="bottom",
-                                   legend_opts={"click_policy": "hide"}, show_grid=True, responsive=True, height=400)
+    return hv.Overlay(layers).opts(title=label, legend_position="bottom", legend_opts={"click_policy": "hide"},
+                                   show_grid=True, responsive=True, height=440)
 
 
 def holdout_plot(state: GPBootstrapState) -> hv.Layout:

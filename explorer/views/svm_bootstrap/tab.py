@@ -421,8 +421,9 @@ def learning_curve_plot(state: SVMState) -> hv.Overlay:
             color="black", marker="circle", size=20, fill_alpha=0, line_width=2),
     )
     title = f"Bootstrap learning curve, {_problem_label(state)}: lower error is better"
+    # padding: the points at the first and last S/N are drawn whole, not cut by the frame
     return hv.Overlay(layers).opts(legend_position="right", legend_opts={"click_policy": "hide"}, title=title,
-                                   show_grid=True, **_SIZE)
+                                   show_grid=True, padding=0.06, **_SIZE)
 
 
 def _field_data(state: SVMState):

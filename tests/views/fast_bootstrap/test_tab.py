@@ -70,9 +70,10 @@ def test_run_buttons_tick_their_switch_and_start_their_job_and_cancel_stops_ever
     tab = V.FastBootstrapTab(state=state)
     tab.__panel__()
     assert state.wait(timeout=60) and state.full is None and state.replica is None
-    assert [b.css_classes for b in tab.runs.values()] == [["explorer-fastboot-run-full"],
+    assert [b.css_classes for b in tab.runs.values()] == [["explorer-fastboot-run-fast"],
+                                                          ["explorer-fastboot-run-full"],
                                                           ["explorer-fastboot-run-replica"]]
-    assert [b.name for b in tab.runs.values()] == ["Run full bootstrap", "Run replica theory"]
+    assert [b.name for b in tab.runs.values()] == ["Run fast bootstrap", "Run full bootstrap", "Run replica theory"]
     tab.runs["run-full"].clicks += 1
     assert state.with_full and not state.with_replica and state.wait(timeout=60)
     assert state.full is not None and state.jobs["full"].message.startswith("Full bootstrap done")

@@ -1,8 +1,11 @@
 """The GP model-selection tab (seed 001) and its Experiments sub-panel, built without a server."""
 
+import json
+
 import pytest
 
 from explorer.views import model_selection as V
+from explorer.views.model_selection.figures import settings_text
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 
@@ -27,6 +30,13 @@ def test_tab_builds_without_a_server():
     downloads = {d.filename: d for d in tab.downloads}
     assert downloads["explorer-selection-curves.csv"].callback().getvalue().splitlines()[0].startswith("criterion,")
     assert list(tab.tables["ranking"].object["kernel"]) != []
+    # the settings behind the plain CSVs, as JSON beside them
+    settings = json.loads(downloads["explorer-selection-settings.json"].callback().getvalue())
+    assert settings == json.loads(settings_text(state)) and settings["settings"]["n_points"] == 32
+    # the tables one above the other, the ranking says which way is better
+    content = tab.content()
+    headings = [o.object for o in content.select(pn.pane.Markdown) if str(o.object).startswith("####")]
+    assert "#### Ranking of functional forms (rank 1 = lowest = best)" in headings
 
 
 #: A small experiment (as in test_experiments.py).

@@ -1,0 +1,92 @@
+"""Readable comparisons in the GP and SVM figures: theory − Monte-Carlo gaps beyond 3 standard errors are
+flagged (figure and status), the distribution shows Monte-Carlo as an outline over the theory and names the
+Poisson components in its legend. Monte-Carlo points are set by hand at known offsets from the theory."""
+
+import holoviews as hv
+import numpy as np
+import pytest
+
+from explorer.svm_bootstrap.experiments import TheoryPoint
+from explorer.views.common.presentation import presented
+from explorer.views.gp_bootstrap import plots
+from explorer.views.gp_bootstrap.panels import LearningCurveTab
+from explorer.views.gp_bootstrap.state import CurveMC, CurvePoint, GPBootstrapState
+from explorer.views.svm_bootstrap import tab as svm
+
+pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
+
+
+@pytest.fixture
+def toy_state():
+    state = GPBootstrapState(dataset="toy", auto_mc=False, show_components=True)
+    state.refresh()
+    assert state.wait(timeout=120) and state.theory_curve is not None
+    yield state
+    state.close()
+
+
+def _legend(figure) -> list[str]:
+    return [item.label.value for item in hv.render(figure).legend[0].items]
+
+
+def test_learning_curve_flags_gaps_beyond_three_standard_errors(toy_state):
+    theory = toy_state.theory_curve
+    j, k = 3, 7  # two S/N of the theory grid: MC 1 s.e. below the theory (fine) and 5 s.e. above (flagged)
+    se = 0.01
+    points = (CurvePoint(float(theory.s_over_n[j]), float(theory.theory[j]) - se, se, 100, 10),
+              CurvePoint(float(theory.s_over_n[k]), float(theory.theory[k]) + 5 * se, se, 100, 10))
+    toy_state.curve_mc = CurveMC(points, tuple(p.s_over_n for p in points))
+    flagged = plots.large_gaps(toy_state)
+    assert flagged["s_over_n"].tolist() == [points[1].s_over_n]
+    assert flagged["gap_se_theory"].iloc[0] == pytest.approx(-5.0, abs=1e-9)
+    sentence = plots.gap_sentence(toy_state)
+    assert f"S/N = {points[1].s_over_n:g} (-5.0 s.e.)" in sentence and "more than 3 standard errors" in sentence
+    figure = plots.learning_curve_plot(toy_state)
+    (circle,) = [e for e in figure if e.label.startswith("ADATAP − MC >")]
+    assert circle.data["s_over_n"].tolist() == [points[1].s_over_n]
+    tab = LearningCurveTab(state=toy_state)
+    assert sentence in tab.describe()
+    options = figure.opts.get().kwargs
+    assert options["legend_position"] == "right" and "lower ε(S) is better" in options["title"]
+
+
+def test_distribution_draws_monte_carlo_as_an_outline_and_names_the_components(toy_state):
+    figure = plots.distribution_plot(toy_state)
+    labels = _legend(figure)
+    assert "Poisson components w_k N(μ_k, s_k²)" in labels and "Monte-Carlo histogram (outline)" in labels
+    assert labels.index("Monte-Carlo histogram (outline)") > labels.index("theory, mass per bin")  # drawn on top
+    (outline,) = [e for e in figure if e.label == "Monte-Carlo histogram (outline)"]
+    assert isinstance(outline, hv.Curve) and outline.opts.get().kwargs["interpolation"] == "steps-post"
+    (names,) = [e for e in figure if isinstance(e, hv.Labels)]
+    from explorer.gp_bootstrap import replica
+    weights = replica.mixture_components(toy_state.solution, toy_state.index).weights
+    assert names.data["k"].tolist() == [f"k = {k}" for k in np.flatnonzero(weights > 1e-3)]
+
+
+def test_presentation_scales_fonts_and_lines(toy_state):
+    figure = presented(plots.learning_curve_plot(toy_state), True)
+    assert figure.opts.get("plot").kwargs["fontscale"] > 1
+    widths = [hv.Store.lookup_options("bokeh", e, "style").kwargs.get("line_width") for e in figure
+              if isinstance(e, hv.Curve)]
+    assert widths and all(w >= 4 for w in widths)  # every theory curve is drawn at 2 px normally
+
+
+def test_svm_learning_curve_flags_gaps_beyond_three_standard_errors():
+    state = svm.SVMState()  # never refreshed: the results are set by hand
+    grid = (0.5, 1.0, 2.0)
+    theory = [TheoryPoint(v, v * 200, 0.10, True, 5, 1e-9) for v in grid[:2]]
+    theory.append(TheoryPoint(2.0, 400, None, False, 100, 1e-2))  # unconverged: never compared
+    state.theory_curve = svm.SVMTheoryCurve(tuple(theory), grid, 200)
+    mc = (svm.SVMCurvePoint(0.5, 0.12, 0.01, 50),   # theory − MC = −2 s.e.
+          svm.SVMCurvePoint(1.0, 0.14, 0.01, 50),   # −4 s.e.: flagged
+          svm.SVMCurvePoint(2.0, 0.50, 0.01, 50))
+    state.curve_mc = svm.SVMCurveMC(mc, grid)
+    (gap,) = svm.large_gaps(state)
+    assert gap.s_over_n == 1.0 and gap.gap_se == pytest.approx(-4.0)
+    assert "differ by more than 3 standard errors at S/N = 1 (-4.0 s.e.)" in svm.curve_summary(state)
+    figure = svm.learning_curve_plot(state)
+    (circle,) = [e for e in figure if e.label.startswith("theory − MC >")]
+    assert circle.data["s_over_n"].tolist() == [1.0]
+    options = figure.opts.get().kwargs
+    assert options["legend_opts"] == {"click_policy": "hide"} and "lower error is better" in options["title"]
+    state.close()
