@@ -158,9 +158,9 @@ class JobTab(pn.viewable.Viewer):
                       sizing_mode="stretch_width")
         return pn.Column(pn.Row(*self.runs.values(), self.cancel), jobs, sizing_mode="stretch_width")
 
-    def export_row(self, *extra) -> pn.Row:
-        """The download buttons (and ``extra`` elements after them)."""
-        return pn.Row(*self.downloads, *extra, sizing_mode="stretch_width")
+    def export_row(self, *extra) -> pn.FlexBox:
+        """The download buttons (and ``extra`` elements after them), wrapping onto more lines when narrow."""
+        return pn.FlexBox(*self.downloads, *extra, flex_wrap="wrap", align_items="center", sizing_mode="stretch_width")
 
     def frame(self, *body, css_class: str | None = None) -> pn.Column:
         """The state's error, the job row, the jobs' errors, ``body`` and the export row, in one column."""

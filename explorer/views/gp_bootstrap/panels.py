@@ -203,7 +203,7 @@ class _Tab(JobTab):
         return ""
 
     # --- layout
-    def export_row(self, *extra) -> pn.Row:
+    def export_row(self, *extra) -> pn.FlexBox:
         return super().export_row(pn.HSpacer(), self.revision_line, *extra)
 
     def content(self) -> pn.Column:
