@@ -20,6 +20,7 @@ from explorer.kernels import Constant, SquaredExponential
 from explorer.fast_bootstrap.lssvm import LSSVM
 from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.gp_bootstrap.replica import ConvergenceError, bootstrap_optimism, solve_replica
+from explorer.chunks import Executor, SeedLike, item_generator, root_seed
 from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = ["MODELS", "Grids", "Setting", "PreparedData", "TABLE_1", "TABLE_2", "TOY_LENGTHSCALE", "paper_setting", "make_model",
@@ -329,15 +330,18 @@ def _curve_dict(curve) -> dict:
             "bootstrap_models": int(curve.bootstrap_models), "replications": int(curve.replications)}
 
 
-def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | None = None, *, rng=None,
-                       with_full: bool = True, with_replica: bool = True, replica_points: int = 46,
-                       kappa0: int = 1, kappa1: int = 2, model_options: dict | None = None,
+def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | None = None, *,
+                       rng: SeedLike = None, with_full: bool = True, with_replica: bool = True,
+                       replica_points: int = 46, kappa0: int = 1, kappa1: int = 2, model_options: dict | None = None,
+                       chunk_size: int = fastboot.REPLICATION_CHUNK_SIZE, executor: Executor | None = None,
                        hooks: Hooks | None = None) -> BootstrapComparison:
     """Run the fast bootstrap, and unless switched off the full bootstrap and the replica optimism.
 
-    One generator drives everything; its children go to the apparent error, the full and the fast
-    bootstrap, in that order, so switching the full bootstrap off does not change the fast result.
-    ``hooks``: progress in models trained; ``check`` between replications and values of γ.
+    One root seed drives everything: the apparent error draws from ``chunks.item_generator(root, 0, 0)``, the
+    fast and the full bootstrap are jobs seeded by the root's children 1 and 2 (their replications run on
+    ``executor`` in chunks of ``chunk_size``), so switching the full bootstrap off does not change the fast
+    result, and neither the executor nor the chunk size changes a number. ``hooks``: progress in models
+    trained; a stop request cancels the queued replications and is checked between values of γ.
 
     Parameters
     ----------
@@ -347,8 +351,8 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
         The model family (:func:`make_model`).
     setting : Setting, optional
         Grids and replications; default :func:`paper_setting`.
-    rng : Generator, int or None
-        Random source of everything.
+    rng : int, SeedSequence, Generator or None
+        Root seed of everything (``chunks.root_seed``).
     with_full : bool
         Also run the full bootstrap on the full grid.
     with_replica : bool
@@ -359,6 +363,11 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
         Polynomial orders of the F test, eq. (11).
     model_options : dict, optional
         Keyword arguments of :func:`make_model`.
+    chunk_size : int
+        Bootstrap replications per chunk (changes no number).
+    executor : Executor, optional
+        Where the bootstrap replications run: in this process (default) or on Dask workers
+        (``explorer.engine``); the apparent error and the replica theory run in this process.
     hooks : Hooks, optional
         Progress and cancellation.
 
@@ -378,25 +387,27 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
     prepared, grids = prepare_data(data), setting.grids()
     X, y, grid, sample_grid = prepared.X, prepared.y, grids.full, grids.fast
     fastboot._f_test_iv(sample_grid, sample_grid, kappa0, kappa1, 0.05)  # fail before any training
-    gen_app, gen_full, gen_fast = np.random.default_rng(rng).spawn(3)
+    root = root_seed(rng)
+    seed_fast, seed_full = (fastboot._child_seed(root, k) for k in (1, 2))
+    run = dict(chunk_size=chunk_size, executor=executor)
     hooks = hooks or NO_HOOKS
     plan = _Plan(setting, grid.size, sample_grid.size, with_full, hooks)
     seconds = {}
     t = time.perf_counter()
-    apparent = fastboot.apparent_error(fam, X, y, grid, gen_app)
+    apparent = fastboot.apparent_error(fam, X, y, grid, item_generator(root, 0, 0))
     seconds["apparent"] = time.perf_counter() - t
     plan.done("apparent", grid.size)
     t = time.perf_counter()
     fast = fastboot.fast_bootstrap(fam, X, y, grid, sample_grid, setting.fast_replications, kappa0=kappa0,
-                                   kappa1=kappa1, log_complexity=setting.log_complexity, rng=gen_fast,
-                                   apparent=apparent,
+                                   kappa1=kappa1, log_complexity=setting.log_complexity, rng=seed_fast,
+                                   apparent=apparent, **run,
                                    hooks=plan.stage("fast bootstrap", sample_grid.size, setting.fast_replications))
     seconds["fast"] = time.perf_counter() - t
     full = None
     if with_full:
         t = time.perf_counter()
-        full = fastboot.full_bootstrap(fam, X, y, grid, setting.full_replications, rng=gen_full,
-                                       apparent=apparent,
+        full = fastboot.full_bootstrap(fam, X, y, grid, setting.full_replications, rng=seed_full,
+                                       apparent=apparent, **run,
                                        hooks=plan.stage("full bootstrap", grid.size, setting.full_replications))
         seconds["full"] = time.perf_counter() - t
     replica = None

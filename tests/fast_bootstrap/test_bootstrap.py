@@ -14,6 +14,7 @@ from explorer.gp_bootstrap import replica
 from explorer import datasets
 from explorer.kernels import SquaredExponential
 from explorer.fast_bootstrap.lssvm import LSSVM, lssvm_path
+from explorer.chunks import item_generator
 from explorer.progress import Cancelled, Hooks
 from explorer.resampling import occupation_numbers
 from explorer.fast_bootstrap.networks import MLP, RBFN, kmeans
@@ -146,7 +147,7 @@ def test_bootstrap_optimism_equals_literal_refits_with_scikit_learn(toy):
     X, y = toy
     ell, grid = 0.1, np.array([2.0, 20.0])
     got = fastboot.bootstrap_optimism(LSSVM(SquaredExponential(ell), bias=False), X, y, grid, 3, rng=11)
-    counts = occupation_numbers(y.size, y.size, 3, scheme="multinomial", rng=np.random.default_rng(11))
+    counts = occupation_numbers(y.size, y.size, 3, scheme="multinomial", rng=11)  # A_j of the same root seed
     for j, c in enumerate(counts):
         idx = np.repeat(np.arange(y.size), c)  # the resample A_j, duplicated points and all
         for q, gamma in enumerate(grid):
@@ -171,13 +172,69 @@ def test_apparent_error_and_generalization_estimate(toy):
 def test_progress_and_cancel(toy):
     X, y = toy
     seen = []
-    fastboot.bootstrap_optimism(RBFN(), X, y, [3, 4], 4, rng=0,
+    fastboot.bootstrap_optimism(RBFN(), X, y, [3, 4], 4, rng=0, chunk_size=1,
                                 hooks=Hooks(progress=lambda f, msg: seen.append((f, msg))))
     assert seen == [(k / 4, f"{k}/4 replications") for k in (1, 2, 3, 4)]
+    seen.clear()
+    fastboot.bootstrap_optimism(RBFN(), X, y, [3, 4], 4, rng=0, chunk_size=3,
+                                hooks=Hooks(progress=lambda f, msg: seen.append((f, msg))))
+    assert seen == [(3 / 4, "3/4 replications"), (1.0, "4/4 replications")]  # one report per chunk
     calls = iter([False, False, True])
     with pytest.raises(Cancelled, match="after 2 of 5"):
-        fastboot.bootstrap_optimism(RBFN(), X, y, [3], 5, rng=0,
+        fastboot.bootstrap_optimism(RBFN(), X, y, [3], 5, rng=0, chunk_size=1,
                                     hooks=Hooks(should_stop=lambda: next(calls)))
+
+
+def _executors(dask_engine):
+    return [(1, None), (3, None), (1000, None), (3, dask_engine.executor)]
+
+
+@pytest.mark.parametrize("model", [LSSVM(SquaredExponential(0.1)), RBFN(n_init=2), MLP(max_epochs=15, n_init=2)],
+                         ids=["ls-svm", "rbfn", "mlp"])
+def test_bootstrap_optimism_is_the_same_for_any_chunk_size_and_executor(toy, model, dask_engine):
+    X, y = toy
+    grid = [0.5, 5.0, 50.0] if isinstance(model, LSSVM) else [2, 4]
+    ref = fastboot.bootstrap_optimism(model, X, y, grid, 7, rng=21)  # default chunks, in this process
+    for chunk_size, executor in _executors(dask_engine):
+        got = fastboot.bootstrap_optimism(model, X, y, grid, 7, rng=21, chunk_size=chunk_size, executor=executor)
+        if isinstance(model, MLP):
+            # Same resamples and initial weights; scipy's MINPACK (least_squares "lm") rounds differently with
+            # the memory layout of its work arrays (seen in one process: the same call after other allocations
+            # differs by ~1e-14), so the MLP is reproducible to round-off, not bit for bit.
+            np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
+        else:
+            np.testing.assert_array_equal(got, ref)
+
+
+def test_replication_trains_with_its_own_generator_after_the_resample(toy):
+    """Replication j of an MLP bootstrap, written out: A_j from item j's generator, then the random initial
+    weights of every fit from the same generator (nothing from a stream shared between replications)."""
+    X, y = toy
+    mlp, grid, root = MLP(max_epochs=15, n_init=2), np.array([2, 3]), np.random.SeedSequence(8)
+    got = fastboot.bootstrap_optimism(mlp, X, y, grid, 3, rng=root, chunk_size=2)
+    for j in range(3):
+        gen = item_generator(root, 0, j)
+        c = gen.multinomial(y.size, np.full(y.size, 1 / y.size))
+        a = c > 0
+        idx = np.repeat(np.arange(y.size), c)  # A_j with its duplicated points
+        h = np.stack([mlp.forward(mlp.fit(X[a], y[a], P, c[a], gen), X, P) for P in grid])
+        e_ai = np.mean((h - y) ** 2, axis=1)  # eq. (4)
+        e_aa = np.mean((h[:, idx] - y[idx]) ** 2, axis=1)  # eq. (3) on the duplicated points
+        np.testing.assert_allclose(got[j], e_ai - e_aa, rtol=1e-9, atol=1e-12)  # eq. (5); MINPACK round-off
+
+
+def test_full_and_fast_bootstrap_and_the_comparison_do_not_depend_on_the_executor(dask_engine):
+    d = datasets.toy_function(n=60, rng=4)
+    setting = fe.Setting((10, 14, 1), 9, (10, 14, 1), 5)
+    ref = fe.compare_bootstraps(d, "rbfn", setting, rng=3, with_replica=False)
+    for chunk_size, executor in _executors(dask_engine):
+        got = fe.compare_bootstraps(d, "rbfn", setting, rng=3, with_replica=False, chunk_size=chunk_size,
+                                    executor=executor)
+        for a, b in ((got.full, ref.full), (got.fast, ref.fast)):
+            np.testing.assert_array_equal(a.apparent_error, b.apparent_error)
+            np.testing.assert_array_equal(a.optimism, b.optimism)
+        np.testing.assert_array_equal(got.full.optimism_se, ref.full.optimism_se)
+        np.testing.assert_array_equal(got.fast.sample_optimism, ref.fast.sample_optimism)
 
 
 @pytest.mark.parametrize("kwargs, message", [
