@@ -10,24 +10,37 @@
 Teachers are :func:`datasets.gp_teacher` draws (x ~ N(0, 1), ℓ = 1, σ_f = 1, σ_n = 1/10, α = 1/2, T = 2).
 The real series is Berkeley Earth's daily anomaly averaged per day of the year (:func:`load_temperature`).
 Every function takes ``rng`` and optional :class:`~explorer.progress.Hooks` (progress, and a stop checked
-between data sets, criteria and optimisation restarts) and returns a frozen result with ``as_dict()``. Core module: numpy and scipy only.
+between data sets) and returns a frozen result with ``as_dict()``.
+
+The data sets are the items of a seeded job (:mod:`explorer.chunks`): data set r of setting g draws its data
+(teacher draw or random split), its criteria's random parts (folds, ASC partitions) and its optimisation
+restarts from ``chunks.item_generator(root, g, r)`` alone, and runs as part of a chunk on ``executor`` (in this
+process by default, or on Dask workers); the results are stacked in data-set order, so neither the chunk size
+nor the executor changes a number. Core module: numpy and scipy only.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 
+from explorer.chunks import Chunk, Executor, SeedLike, item_generator, plan_chunks, root_seed, run_chunks, stack_rows
 from explorer.model_selection import asc
 from explorer.model_selection import criteria as selection
 from explorer.datasets import Dataset, gp_teacher, load_csv
 from explorer.kernels import make_kernel
 from explorer.progress import NO_HOOKS, Hooks
+from explorer.validation import positive_int
 
 __all__ = ["TEACHERS", "SYNTHETIC_CRITERIA", "ASC_OUTLIER_NATS", "teacher_kernel", "load_temperature",
            "CurvesExperiment", "curves_experiment", "HyperparameterExperiment", "hyperparameter_experiment",
-           "FunctionalFormExperiment", "functional_form_experiment", "BetaExperiment", "beta_experiment"]
+           "FunctionalFormExperiment", "functional_form_experiment", "BetaExperiment", "beta_experiment",
+           "DATASETS_PER_CHUNK"]
+
+DATASETS_PER_CHUNK = 1
+"""Data sets per chunk (the unit of work of an executor, of progress and of cancellation): one data set costs
+0.1-10 s (an optimisation by each criterion with its restarts), far above a Dask task's overhead."""
 
 TEACHERS = {"squared_exponential": "se", "rational_quadratic": "rq", "exponential": "exponential",
             "periodic": "periodic"}
@@ -40,13 +53,6 @@ ASC_OUTLIER_NATS = 128.0
 """Experiment 2 keeps only approximation capacities above −128 nats (numerical outliers)."""
 
 _TEACHER_PARAMS = dict(length_scale=1.0, sigma_f=1.0, alpha=0.5, period=2.0)
-
-
-def _step(hooks: Hooks, done: int, total: int, unit: str, message: str) -> Hooks:
-    """Between two units of an experiment: stop if asked, report, and hooks for the unit's own work."""
-    hooks.check(done, total, unit)
-    hooks.report(done / total, message)
-    return hooks.sub(done / total, 1 / total, message, count=(done, total, unit))
 
 
 def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1) -> selection.StartingPoint:
@@ -113,19 +119,32 @@ def load_temperature(path, *, target: str = "mean_anomaly_by_file_doy", inputs: 
                    provenance=data.provenance)
 
 
-def _teacher_draws(teacher, n, n_test, n_datasets, sigma_n, gen) -> Iterator[tuple]:
-    for _ in range(n_datasets):
-        ds = gp_teacher(n + n_test, gen, kernel=teacher, sigma_n=sigma_n, **_TEACHER_PARAMS)
-        yield ds.inputs[:n], ds.targets[:n], ds.inputs[n:], ds.targets[n:]
+def _teacher_draw(teacher, n, n_test, sigma_n, gen) -> tuple:
+    """(X, y, X_test, y_test): ``n`` training and ``n_test`` test cases of one draw of ``teacher``."""
+    ds = gp_teacher(n + n_test, gen, kernel=teacher, sigma_n=sigma_n, **_TEACHER_PARAMS)
+    return ds.inputs[:n], ds.targets[:n], ds.inputs[n:], ds.targets[n:]
 
 
-def _random_splits(data: Dataset, n_train, n_splits, gen) -> Iterator[tuple]:
+def _random_split(data: Dataset, n_train, gen) -> tuple:
+    """(X, y, X_test, y_test): a random split of ``data`` into ``n_train`` training cases and the rest."""
+    perm = gen.permutation(data.n)
+    train, test = np.sort(perm[:n_train]), np.sort(perm[n_train:])
+    return data.inputs[train], data.targets[train], data.inputs[test], data.targets[test]
+
+
+def _check_n_train(data: Dataset, n_train) -> None:
     if not (isinstance(n_train, (int, np.integer)) and 3 <= n_train < data.n - 1):
         raise ValueError(f"`n_train` must be an integer in [3, {data.n - 2}], got {n_train!r}.")
-    for _ in range(n_splits):
-        perm = gen.permutation(data.n)
-        train, test = np.sort(perm[:n_train]), np.sort(perm[n_train:])
-        yield data.inputs[train], data.targets[train], data.inputs[test], data.targets[test]
+
+
+def _run(task, shared, n_groups: int, n_datasets: int, rng, args, chunk_size, executor, hooks, unit) -> list:
+    """Run ``task`` over ``n_groups`` × ``n_datasets`` seeded data sets; per group its rows in data-set order."""
+    chunk_size = positive_int(chunk_size, "chunk_size", "It is the number of data sets per chunk.")
+    chunks = plan_chunks([n_datasets] * n_groups, chunk_size)
+    hooks = hooks or NO_HOOKS
+    rows = run_chunks(task, shared, chunks, root_seed(rng), args, executor=executor, hooks=hooks, unit=unit)
+    hooks.report(1.0, "done")
+    return [stack_rows(rows, chunks, g) for g in range(n_groups)]
 
 
 def _check_repetitions(n, name="n_datasets"):
@@ -205,7 +224,8 @@ _CURVE_DEFAULTS = {"lengthscale": (1.0, (0.1, 10.0)), "signal_std": (1.0, (0.1, 
 
 def curves_experiment(parameter: str = "lengthscale", criteria: Sequence[str] = SYNTHETIC_CRITERIA, *,
                       n_datasets: int = 8, n: int = 64, grid=None, n_partitions: int = 32, n_objects: int = 8,
-                      entropy: str = "zero", rng=None, hooks: Hooks | None = None) -> CurvesExperiment:
+                      entropy: str = "zero", rng: SeedLike = None, chunk_size: int = DATASETS_PER_CHUNK,
+                      executor: Executor | None = None, hooks: Hooks | None = None) -> CurvesExperiment:
     """Experiment 2: SE teacher (ℓ = 1, σ_f = 1, σ_n = 1/10), N = 64; one hyperparameter varies on ``grid``
     (default 32 log-spaced values over a factor 10 either side), the others stay at the teacher's values.
     ASC uses L = 2, M = ``n_objects`` (thesis: 8) and J = ``n_partitions`` partitions per data set.
@@ -226,10 +246,15 @@ def curves_experiment(parameter: str = "lengthscale", criteria: Sequence[str] = 
         J and M of ASC.
     entropy : {"zero", "prior"}, optional
         h(τ) of ASC.
-    rng : Generator, int or None, optional
-        One generator for the teacher draws and the criteria's random parts.
+    rng : int, SeedSequence, Generator or None, optional
+        Root seed of the job (``chunks.root_seed``); data set r draws everything from
+        ``chunks.item_generator(root, g, r)`` (module docstring).
+    chunk_size : int, optional
+        Data sets per chunk (changes no number).
+    executor : Executor, optional
+        Where the data sets run: in this process (default) or on Dask workers (``explorer.engine``).
     hooks : Hooks, optional
-        Progress and stop hooks (``check`` counts data set × criterion curves).
+        Progress and stop hooks (counted in data sets).
 
     Returns
     -------
@@ -249,26 +274,30 @@ def curves_experiment(parameter: str = "lengthscale", criteria: Sequence[str] = 
     criteria = _check_criteria(criteria)
     true, (lo, hi) = _CURVE_DEFAULTS[parameter]
     grid = np.geomspace(lo, hi, 32) if grid is None else np.asarray(grid, dtype=float)
-    start = teacher_kernel()
-    kernel, noise_var = start.kernel, start.noise_var
-    gen = np.random.default_rng(rng)
-    values = np.full((len(criteria), n_datasets, grid.size), np.nan)
-    hooks = hooks or NO_HOOKS
-    for d, (X, y, _, _) in enumerate(_teacher_draws("squared_exponential", n, 0, n_datasets, 0.1, gen)):
-        for c, name in enumerate(criteria):
-            step = _step(hooks, d * len(criteria) + c, n_datasets * len(criteria), "curves",
-                         f"data set {d + 1}: {name}")
-            crit = selection.make_criterion(name, n, rng=gen, n_partitions=n_partitions, n_objects=n_objects,
-                                            entropy=entropy)
-            curve = selection.criterion_curve(crit, kernel, X, y, noise_var, parameter, grid, hooks=step).values
-            if name.startswith("asc-"):
-                curve = np.where(curve < ASC_OUTLIER_NATS, curve, np.nan)    # −I < 128 nats
-            values[c, d] = curve
-    hooks.report(1.0, "done")
+    options = dict(n_partitions=n_partitions, n_objects=n_objects, entropy=entropy)
+    [rows] = _run(_curves_chunk, None, 1, n_datasets, rng, (parameter, criteria, grid, n, options), chunk_size,
+                  executor, hooks, "data sets")
+    values = rows.transpose(1, 0, 2)                                  # (n_criteria, n_datasets, n_grid)
     mean = _nanmean(values, axis=1)
     argmin = np.array([[grid[np.nanargmin(v)] if np.isfinite(v).any() else np.nan for v in crit_values]
                        for crit_values in values])
     return CurvesExperiment(parameter, grid, criteria, values, mean, argmin, true)
+
+
+def _curves_chunk(shared, chunk: Chunk, root, parameter, criteria, grid, n, options) -> np.ndarray:
+    """Criterion curves of the chunk's data sets, rows of shape (chunk.size, n_criteria, n_grid)."""
+    start = teacher_kernel()
+    out = np.full((chunk.size, len(criteria), grid.size), np.nan)
+    for row, d in enumerate(range(chunk.start, chunk.stop)):
+        gen = item_generator(root, chunk.group, d)
+        X, y, _, _ = _teacher_draw("squared_exponential", n, 0, 0.1, gen)
+        for c, name in enumerate(criteria):
+            crit = selection.make_criterion(name, n, rng=gen, **options)
+            curve = selection.criterion_curve(crit, start.kernel, X, y, start.noise_var, parameter, grid).values
+            if name.startswith("asc-"):
+                curve = np.where(curve < ASC_OUTLIER_NATS, curve, np.nan)    # −I < 128 nats
+            out[row, c] = curve
+    return out
 
 
 # --------------------------------------------------------------------------- Experiments 3 and 4
@@ -323,7 +352,9 @@ class HyperparameterExperiment:
 def hyperparameter_experiment(criteria: Sequence[str] = SYNTHETIC_CRITERIA, *, teacher: str = "squared_exponential",
                               data: Dataset | None = None, n_datasets: int = 8, n: int = 64, n_test: int = 2048,
                               sigma_n: float = 0.1, n_partitions: int = 32, n_objects: int = 4,
-                              entropy: str = "zero", n_restarts: int = 16, max_iter: int = 16, rng=None,
+                              entropy: str = "zero", n_restarts: int = 16, max_iter: int = 16,
+                              rng: SeedLike = None, chunk_size: int = DATASETS_PER_CHUNK,
+                              executor: Executor | None = None,
                               hooks: Hooks | None = None) -> HyperparameterExperiment:
     """Experiment 3: per repetition draw N = ``n`` training and ``n_test`` test cases from ``teacher``; the
     student (same functional form, hyperparameters unknown) is optimised by each criterion (§5.1.1 restarts);
@@ -355,10 +386,15 @@ def hyperparameter_experiment(criteria: Sequence[str] = SYNTHETIC_CRITERIA, *, t
         h(τ) of ASC.
     n_restarts, max_iter : int, optional
         L-BFGS-B runs per optimisation and iterations per run.
-    rng : Generator, int or None, optional
-        One generator for the draws or splits, the criteria's random parts and the restarts.
+    rng : int, SeedSequence, Generator or None, optional
+        Root seed of the job (``chunks.root_seed``); data set r draws everything from
+        ``chunks.item_generator(root, g, r)`` (module docstring).
+    chunk_size : int, optional
+        Data sets per chunk (changes no number).
+    executor : Executor, optional
+        Where the data sets run: in this process (default) or on Dask workers (``explorer.engine``).
     hooks : Hooks, optional
-        Progress and stop hooks (``check`` counts repetition × criterion optimisations).
+        Progress and stop hooks (counted in repetitions).
 
     Returns
     -------
@@ -377,33 +413,39 @@ def hyperparameter_experiment(criteria: Sequence[str] = SYNTHETIC_CRITERIA, *, t
     criteria = _check_criteria(criteria)
     teacher_kernel(teacher)                                           # validates the name
     student = TEACHERS[teacher]
-    gen = np.random.default_rng(rng)
     if data is None:
         setting = f"teacher {teacher}, sigma_n = {sigma_n:g}, N = {n}, {n_test} test cases"
-        draws = _teacher_draws(teacher, n, n_test, n_datasets, sigma_n, gen)
     else:
+        _check_n_train(data, n)
         setting = f"{data.name}: random splits, {n} training / {data.n - n} test cases"
-        draws = _random_splits(data, n, n_datasets, gen)
-    smse, msll = np.full((2, len(criteria), n_datasets), np.nan)
-    chosen = [[None] * n_datasets for _ in criteria]
     options = dict(n_partitions=n_partitions, n_objects=n_objects, entropy=entropy)
-    hooks = hooks or NO_HOOKS
-    for r, (X, y, Xt, yt) in enumerate(draws):
+    fit = dict(n_restarts=n_restarts, max_iter=max_iter)
+    [(smse, msll, chosen)] = _run(_hyperparameter_chunk, data, 1, n_datasets, rng,
+                                  (criteria, teacher, n, n_test, sigma_n, options, fit), chunk_size, executor,
+                                  hooks, "repetitions")
+    smse, msll, chosen = smse.T, msll.T, chosen.T                     # (n_criteria, n_repetitions)
+    return HyperparameterExperiment(setting, student, criteria, smse, msll, tuple(tuple(h) for h in chosen))
+
+
+def _hyperparameter_chunk(data, chunk: Chunk, root, criteria, teacher, n, n_test, sigma_n, options, fit) -> tuple:
+    """Test SMSE, MSLL (rows (chunk.size, n_criteria)) and the selected hyperparameters (object rows, None if
+    every run failed) of the chunk's repetitions."""
+    smse, msll = np.full((2, chunk.size, len(criteria)), np.nan)
+    chosen = np.full((chunk.size, len(criteria)), None, dtype=object)
+    for row, r in enumerate(range(chunk.start, chunk.stop)):
+        gen = item_generator(root, chunk.group, r)
+        X, y, Xt, yt = (_teacher_draw(teacher, n, n_test, sigma_n, gen) if data is None
+                        else _random_split(data, n, gen))
+        start = selection.initial_hyperparameters(TEACHERS[teacher], X, y)
         for c, name in enumerate(criteria):
-            step = _step(hooks, r * len(criteria) + c, n_datasets * len(criteria), "optimisations",
-                         f"repetition {r + 1}: {name}")
-            start = selection.initial_hyperparameters(student, X, y)
             crit = selection.make_criterion(name, y.size, rng=gen, **options)
             try:
-                res = selection.optimize_hyperparameters(crit, start.kernel, X, y, start.noise_var,
-                                                         n_restarts=n_restarts, max_iter=max_iter, rng=gen,
-                                                         hooks=step)
+                res = selection.optimize_hyperparameters(crit, start.kernel, X, y, start.noise_var, rng=gen, **fit)
             except np.linalg.LinAlgError:
                 continue                                              # every run failed: counted as NaN
             err = selection.test_error(res.kernel, res.noise_var, X, y, Xt, yt)
-            smse[c, r], msll[c, r], chosen[c][r] = err.smse, err.msll, res.hyperparameters
-    hooks.report(1.0, "done")
-    return HyperparameterExperiment(setting, student, criteria, smse, msll, tuple(tuple(h) for h in chosen))
+            smse[row, c], msll[row, c], chosen[row, c] = err.smse, err.msll, res.hyperparameters
+    return smse, msll, chosen
 
 
 # --------------------------------------------------------------------------- Experiments 6, 7 and 8
@@ -459,7 +501,9 @@ def functional_form_experiment(select_by: str = "loo",
                                teachers: Sequence[str] = tuple(TEACHERS), data: Dataset | None = None,
                                students: Sequence[str] = ("se", "rq", "exponential", "periodic"),
                                n_datasets: int = 4, n: int = 128, n_partitions: int = 32, n_objects: int = 8,
-                               entropy: str = "zero", n_restarts: int = 16, max_iter: int = 16, rng=None,
+                               entropy: str = "zero", n_restarts: int = 16, max_iter: int = 16,
+                               rng: SeedLike = None, chunk_size: int = DATASETS_PER_CHUNK,
+                               executor: Executor | None = None,
                                hooks: Hooks | None = None) -> FunctionalFormExperiment:
     """Experiment 6 (``select_by="loo"``) / 7 (``"evidence"``): for each teacher draw N = 128 cases, optimise
     every student form by ``select_by`` and rank the selected models by each criterion of ``rank_by``
@@ -490,10 +534,15 @@ def functional_form_experiment(select_by: str = "loo",
         h(τ) of ASC.
     n_restarts, max_iter : int, optional
         L-BFGS-B runs per optimisation and iterations per run.
-    rng : Generator, int or None, optional
-        One generator for the draws or splits, the criteria's random parts and the restarts.
+    rng : int, SeedSequence, Generator or None, optional
+        Root seed of the job (``chunks.root_seed``); data set r draws everything from
+        ``chunks.item_generator(root, g, r)``, g the setting (module docstring).
+    chunk_size : int, optional
+        Data sets per chunk (changes no number).
+    executor : Executor, optional
+        Where the data sets run: in this process (default) or on Dask workers (``explorer.engine``).
     hooks : Hooks, optional
-        Progress and stop hooks (``check`` counts setting × repetition data sets).
+        Progress and stop hooks (counted in setting × repetition data sets).
 
     Returns
     -------
@@ -514,26 +563,32 @@ def functional_form_experiment(select_by: str = "loo",
     _check_criteria([select_by])
     for t in teachers:
         teacher_kernel(t)
-    gen = np.random.default_rng(rng)
+    if data is not None:
+        _check_n_train(data, n)
     settings = (data.name,) if data is not None else tuple(teachers)
     keys = tuple(rank_by) + (("smse",) if data is not None else ())
-    # float: NaN where a criterion could not be evaluated and the form was not ranked
-    ranks = np.zeros((len(settings), n_datasets, len(keys), len(students)))
     options = dict(n_partitions=n_partitions, n_objects=n_objects, entropy=entropy, n_restarts=n_restarts,
                    max_iter=max_iter)
-    hooks = hooks or NO_HOOKS
-    for s, setting in enumerate(settings):
-        draws = (_random_splits(data, n, n_datasets, gen) if data is not None
-                 else _teacher_draws(setting, n, 0, n_datasets, 0.1, gen))
-        for r, (X, y, Xt, yt) in enumerate(draws):
-            step = _step(hooks, s * n_datasets + r, len(settings) * n_datasets, "data sets",
-                         f"{setting}: repetition {r + 1}")
-            test = dict(X_test=Xt, y_test=yt) if data is not None else {}
-            rows = selection.rank_functional_forms(X, y, students, select_by=select_by, rank_by=rank_by,
-                                                   rng=gen, **options, **test, hooks=step)
-            ranks[s, r] = [[np.nan if row.ranks[k] is None else row.ranks[k] for row in rows] for k in keys]
-    hooks.report(1.0, "done")
+    per_setting = _run(_ranking_chunk, data, len(settings), n_datasets, rng,
+                       (settings, select_by, rank_by, tuple(students), keys, n, options), chunk_size, executor,
+                       hooks, "data sets")
+    ranks = np.stack(per_setting)           # float: NaN where a criterion could not be evaluated (unranked)
     return FunctionalFormExperiment(settings, tuple(students), select_by, keys, ranks)
+
+
+def _ranking_chunk(data, chunk: Chunk, root, settings, select_by, rank_by, students, keys, n, options) -> np.ndarray:
+    """Ranks of the students by every key for the chunk's data sets of setting ``chunk.group``, rows of shape
+    (chunk.size, n_keys, n_students)."""
+    out = np.empty((chunk.size, len(keys), len(students)))
+    for row, r in enumerate(range(chunk.start, chunk.stop)):
+        gen = item_generator(root, chunk.group, r)
+        X, y, Xt, yt = (_random_split(data, n, gen) if data is not None
+                        else _teacher_draw(settings[chunk.group], n, 0, 0.1, gen))
+        test = dict(X_test=Xt, y_test=yt) if data is not None else {}
+        rows = selection.rank_functional_forms(X, y, students, select_by=select_by, rank_by=rank_by, rng=gen,
+                                               **options, **test)
+        out[row] = [[np.nan if rr.ranks[k] is None else rr.ranks[k] for rr in rows] for k in keys]
+    return out
 
 
 # --------------------------------------------------------------------------- Experiment 10
@@ -569,7 +624,8 @@ class BetaExperiment:
 
 
 def beta_experiment(teacher: str = "squared_exponential", *, n_datasets: int = 8, n: int = 64, betas=None,
-                    n_partitions: int = 1, n_objects: int = 8, entropy: str = "zero", rng=None,
+                    n_partitions: int = 1, n_objects: int = 8, entropy: str = "zero", rng: SeedLike = None,
+                    chunk_size: int = DATASETS_PER_CHUNK, executor: Executor | None = None,
                     hooks: Hooks | None = None) -> BetaExperiment:
     """Experiment 10: per data set (N = 64 from ``teacher``) I_β on a grid of β (default 64 log-spaced values
     in [10⁻², 10²]) with h(τ) = 0, L = 2, M = 8 and one partition ("one drawn objective function").
@@ -589,10 +645,15 @@ def beta_experiment(teacher: str = "squared_exponential", *, n_datasets: int = 8
         J and M of ASC (L = 2).
     entropy : {"zero", "prior"}, optional
         h(τ) of ASC.
-    rng : Generator, int or None, optional
-        One generator for the teacher draws and the partitions.
+    rng : int, SeedSequence, Generator or None, optional
+        Root seed of the job (``chunks.root_seed``); data set r draws everything from
+        ``chunks.item_generator(root, g, r)`` (module docstring).
+    chunk_size : int, optional
+        Data sets per chunk (changes no number).
+    executor : Executor, optional
+        Where the data sets run: in this process (default) or on Dask workers (``explorer.engine``).
     hooks : Hooks, optional
-        Progress and stop hooks (``check`` counts data sets).
+        Progress and stop hooks (counted in data sets).
 
     Returns
     -------
@@ -609,20 +670,29 @@ def beta_experiment(teacher: str = "squared_exponential", *, n_datasets: int = 8
         If ``hooks`` asks to stop.
     """
     _check_repetitions(n_datasets)
-    start = teacher_kernel(teacher)
-    kernel, noise_var = start.kernel, start.noise_var
+    teacher_kernel(teacher)                                           # validates the name
     betas = np.geomspace(1e-2, 1e2, 64) if betas is None else np.asarray(betas, dtype=float)
-    gen = np.random.default_rng(rng)
-    curves, star, failed = np.full((n_datasets, betas.size), np.nan), np.full(n_datasets, np.nan), 0
-    hooks = hooks or NO_HOOKS
-    for d, (X, y, _, _) in enumerate(_teacher_draws(teacher, n, 0, n_datasets, 0.1, gen)):
-        _step(hooks, d, n_datasets, "data sets", f"data set {d + 1}")
+    [(curves, star, failed)] = _run(_beta_chunk, None, 1, n_datasets, rng,
+                                    (teacher, n, betas, n_partitions, n_objects, entropy), chunk_size, executor,
+                                    hooks, "data sets")
+    failed = int(failed.sum())
+    return BetaExperiment(teacher, betas, curves, _nanmean(curves, axis=0), star, failed)
+
+
+def _beta_chunk(shared, chunk: Chunk, root, teacher, n, betas, n_partitions, n_objects, entropy) -> tuple:
+    """I_β curves (rows (chunk.size, n_beta)), the median maximisers β* and whether all partitions were
+    singular, of the chunk's data sets."""
+    start = teacher_kernel(teacher)
+    curves, star = np.full((chunk.size, betas.size), np.nan), np.full(chunk.size, np.nan)
+    failed = np.zeros(chunk.size, dtype=bool)
+    for row, d in enumerate(range(chunk.start, chunk.stop)):
+        gen = item_generator(root, chunk.group, d)
+        X, y, _, _ = _teacher_draw(teacher, n, 0, 0.1, gen)
         parts = asc.draw_partitions(n, n_partitions, 2, n_objects, gen)
         try:
-            res = asc.mutual_information_vs_beta(kernel, X, y, noise_var, parts, betas, entropy)
+            res = asc.mutual_information_vs_beta(start.kernel, X, y, start.noise_var, parts, betas, entropy)
         except asc.SingularPartitionsError:
-            failed += 1
+            failed[row] = True
             continue
-        curves[d], star[d] = res.mean, np.nanmedian(res.beta_star)
-    hooks.report(1.0, "done")
-    return BetaExperiment(teacher, betas, curves, _nanmean(curves, axis=0), star, failed)
+        curves[row], star[row] = res.mean, np.nanmedian(res.beta_star)
+    return curves, star, failed

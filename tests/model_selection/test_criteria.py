@@ -14,6 +14,8 @@ from explorer.gp_bootstrap import replica
 from explorer import regression
 from explorer.model_selection import criteria as sel
 from explorer.kernels import Matern52, Periodic, RationalQuadratic, SquaredExponential
+from explorer.chunks import item_generator, root_seed
+from explorer.progress import Cancelled, Hooks
 
 NOISE_VAR = 0.05
 
@@ -515,6 +517,60 @@ def test_temperature_experiments():
     ranking = sx.functional_form_experiment("loo", ("evidence",), data=data, students=("se", "exponential"),
                                             n=64, n_datasets=1, n_restarts=2, rng=0)
     assert ranking.keys == ("evidence", "smse") and np.isnan(ranking.hit_rate).all()
+
+
+def _same(a, b) -> None:
+    """Bit-identical results, field by field (NaN equal to NaN, hyperparameter dicts equal)."""
+    for name in a.__dataclass_fields__:
+        x, y = getattr(a, name), getattr(b, name)
+        if isinstance(x, np.ndarray) and x.dtype != object:
+            np.testing.assert_array_equal(x, y, err_msg=name)
+        else:
+            assert x == y, name
+
+
+TINY_EXPERIMENTS = {
+    "curves": lambda **kw: sx.curves_experiment("noise_std", ("evidence", "asc-beta-noise"), n_datasets=3,
+                                                grid=[0.05, 0.1, 0.2], n_partitions=2, n_objects=4, rng=0, **kw),
+    "hyperparameters": lambda **kw: sx.hyperparameter_experiment(("evidence", "loo"), n_datasets=3, n_test=50,
+                                                                 n_restarts=2, max_iter=4, rng=1, **kw),
+    "functional-forms": lambda **kw: sx.functional_form_experiment(
+        "evidence", ("evidence", "loo"), teachers=("squared_exponential", "periodic"), students=("se", "periodic"),
+        n_datasets=2, n=32, n_restarts=1, max_iter=4, rng=2, **kw),
+    "beta": lambda **kw: sx.beta_experiment(n_datasets=3, n=32, betas=[0.1, 1.0, 10.0], n_objects=4, rng=3, **kw),
+}
+
+
+@pytest.mark.parametrize("experiment", list(TINY_EXPERIMENTS))
+def test_experiments_are_the_same_for_any_chunk_size_and_executor(experiment, dask_engine):
+    run = TINY_EXPERIMENTS[experiment]
+    ref = run()
+    for kw in ({"chunk_size": 2}, {"chunk_size": 1000}, {"chunk_size": 1, "executor": dask_engine.executor}):
+        _same(run(**kw), ref)
+
+
+def test_beta_experiment_data_set_d_draws_from_its_own_generator():
+    """Data set d written out: the teacher draw and the partitions from item d's generator, nothing shared."""
+    betas = np.array([0.1, 1.0, 10.0])
+    res = sx.beta_experiment(n_datasets=3, n=32, betas=betas, n_objects=4, rng=3)
+    start = sx.teacher_kernel()
+    for d in range(3):
+        gen = item_generator(root_seed(3), 0, d)
+        data = sx.gp_teacher(32, gen, kernel="squared_exponential", sigma_n=0.1, length_scale=1.0, sigma_f=1.0,
+                             alpha=0.5, period=2.0)
+        parts = asc.draw_partitions(32, 1, 2, 4, gen)
+        ref = asc.mutual_information_vs_beta(start.kernel, data.inputs, data.targets, start.noise_var, parts, betas,
+                                             "zero")
+        np.testing.assert_array_equal(res.curves[d], ref.mean)
+
+
+def test_experiment_progress_counts_data_sets_and_cancel_stops_between_them():
+    seen = []
+    TINY_EXPERIMENTS["beta"](hooks=Hooks(progress=lambda f, m: seen.append((f, m))))
+    assert seen == [(1 / 3, "1/3 data sets"), (2 / 3, "2/3 data sets"), (1.0, "3/3 data sets"), (1.0, "done")]
+    calls = iter([False, True])
+    with pytest.raises(Cancelled, match="after 1 of 3 repetitions"):
+        TINY_EXPERIMENTS["hyperparameters"](hooks=Hooks(should_stop=lambda: next(calls)))
 
 
 @pytest.mark.parametrize("call, message", [
