@@ -161,12 +161,13 @@ _REPLICA = lru("fast_bootstrap.replica", 16)  # ReplicaRun per (data, kernel wid
 # ------------------------------------------------------------------------------------ computations
 
 
-def _comparison(data, model, setting, kappa, options, seed, with_full: bool, job: Job) -> fe.BootstrapComparison:
-    """Worker thread: ``compare_bootstraps`` as the CLI calls it (the replica theory is a job of its own)."""
+def _comparison(data, model, setting, kappa, options, seed, with_full: bool, executor, job: Job) -> fe.BootstrapComparison:
+    """Worker thread: ``compare_bootstraps`` as the CLI calls it (the replica theory is a job of its own); the
+    bootstrap replications run on ``executor`` (the state's Dask workers)."""
     def progress(fraction: float, message: str) -> None:
         job.report(fraction, progress_sentence(job.kind, message))
     return fe.compare_bootstraps(data, model, setting, rng=seed, with_full=with_full, with_replica=False,
-                                 kappa0=kappa[0], kappa1=kappa[1], model_options=options,
+                                 kappa0=kappa[0], kappa1=kappa[1], model_options=options, executor=executor,
                                  hooks=Hooks(progress=progress, should_stop=job.should_stop))
 
 
@@ -472,14 +473,16 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
         kappa = (int(self.kappa0), int(self.kappa1))
         key = (data_key, model, setting, kappa, tuple(sorted(options.items())), seed)
         self._request("fast", key, "fast", _FAST,
-                      partial(_comparison, data, model, setting, kappa, options, seed, False), optional=False)
+                      lambda job: _comparison(data, model, setting, kappa, options, seed, False, self.executor, job),
+                      optional=False)
         if not self.with_full:
             self._skip("full", "Full bootstrap switched off: tick 'Run the full bootstrap' or press "
                                "'Run full bootstrap'.")
         else:
             estimate = estimated_seconds("full", model, X.shape[0], setting, options)
             self._request("full", key, "full", _FULL,
-                          partial(_comparison, data, model, setting, kappa, options, seed, True),
+                          lambda job: _comparison(data, model, setting, kappa, options, seed, True, self.executor,
+                                                  job),
                           optional=not (self.auto_run and estimate <= AUTO_SECONDS))
             self._waiting("full", "Run full bootstrap", estimate)
         if model != "ls-svm":

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from functools import partial
 from pathlib import Path
 
 import holoviews as hv
@@ -245,13 +244,15 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
                                                                 else "."))
         data, source = (self._temperature() if settings["data"] == "temperature" else (None, None))
         key = (json.dumps(settings, sort_keys=True), source)
-        self._request("experiment", key, "result", _EXPERIMENT_RESULTS, partial(_run_experiment, settings, data))
+        self._request("experiment", key, "result", _EXPERIMENT_RESULTS,
+                      lambda job: _run_experiment(settings, data, self.executor, job))
 
 
-def _run_experiment(settings: dict, data: datasets.Dataset | None, job: Job):
-    """Worker thread: the :mod:`~explorer.model_selection.experiments` function of ``settings`` (as the CLI calls it)."""
+def _run_experiment(settings: dict, data: datasets.Dataset | None, executor, job: Job):
+    """Worker thread: the :mod:`~explorer.model_selection.experiments` function of ``settings`` (as the CLI calls it);
+    its data sets run on ``executor`` (the state's Dask workers)."""
     s, reps = settings, settings["repetitions"]
-    common = dict(n_datasets=reps, n_objects=s["n_objects"], entropy=s["entropy"], rng=s["seed"])
+    common = dict(n_datasets=reps, n_objects=s["n_objects"], entropy=s["entropy"], rng=s["seed"], executor=executor)
     fit = dict(n_restarts=s.get("n_restarts"), max_iter=s.get("max_iter"), n_partitions=s.get("n_partitions"))
     kind = s["experiment"]
     common["hooks"] = job_hooks(job)

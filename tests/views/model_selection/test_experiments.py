@@ -160,9 +160,9 @@ def test_bad_temperature_csv_gives_a_message(tmp_path):
 def test_experiment_cancel_stops_between_steps_and_run_restarts():
     state = V.SelectionExperimentState(**{**TINY, "experiment": "hyperparameters", "repetitions": 6})
 
-    def dispatch(callback):  # cancel as soon as the first progress report has been applied
+    def dispatch(callback):  # cancel as soon as the first progress report (a finished repetition) is applied
         callback()
-        if state.jobs["experiment"].message.startswith("repetition"):
+        if state.jobs["experiment"].message.endswith("/6 repetitions"):
             state.cancel()
 
     state.dispatch = dispatch
@@ -170,8 +170,8 @@ def test_experiment_cancel_stops_between_steps_and_run_restarts():
     state.run()
     assert state.wait(timeout=120)
     status = state.jobs["experiment"]
-    assert status.message.startswith("cancelled after ") and status.message.endswith(" of 18"), status.message
-    assert int(status.message.split()[2]) < 18 and status.error == "" and not status.running
+    assert status.message.startswith("cancelled after ") and status.message.endswith(" of 6"), status.message
+    assert int(status.message.split()[2]) < 6 and status.error == "" and not status.running
     assert state.result is None
     state.dispatch = call_now
     state.repetitions = 1
