@@ -17,7 +17,6 @@ import time
 import numpy as np
 
 from explorer import datasets, engine
-from explorer.blas import use_single_threaded_blas
 from explorer.fast_bootstrap import bootstrap as fastboot
 from explorer.fast_bootstrap import experiments as fe
 
@@ -35,7 +34,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--chunk-size", type=int, default=fastboot.REPLICATION_CHUNK_SIZE)
     args = parser.parse_args()
-    use_single_threaded_blas()
+    engine.use_single_threaded_blas()
     dask = engine.connect(workers=args.workers, dashboard=False)
     try:
         print(f"engine: {dask.description}; chunk size {args.chunk_size} replications")
