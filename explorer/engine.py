@@ -42,7 +42,14 @@ _POLL_SECONDS = 0.05
 
 
 def use_single_threaded_blas() -> None:
-    """Limit every BLAS library loaded in this process to one thread (call once, at start-up)."""
+    """Limit every BLAS library of this process to one thread (call once, at start-up).
+
+    threadpoolctl limits only the libraries already loaded, so numpy's and scipy's (scipy may bring its own
+    OpenBLAS) are loaded first.
+    """
+    import numpy.linalg  # noqa: F401
+    import scipy.linalg  # noqa: F401
+
     threadpool_limits(limits=1, user_api="blas")
 
 
