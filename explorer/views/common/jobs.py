@@ -21,6 +21,7 @@ from explorer import engine as dask_engine
 from explorer.chunks import Executor
 from explorer.progress import Cancelled
 from explorer.views.common.caches import LRU
+from explorer.views.common.session import default_dispatcher
 
 __all__ = ["Job", "JobStatus", "BackgroundJobs", "call_now"]
 
@@ -97,8 +98,11 @@ class BackgroundJobs(param.Parameterized):
     A state names its ``_job_kinds`` and ``_outputs``, calls :meth:`_init_jobs` in ``__init__``, has an
     ``error`` parameter and implements ``_refresh_outputs``, which calls :meth:`_request` per job kind.
 
-    Worker threads never touch the session: they hand their updates to ``dispatch`` (default: apply at once;
-    a served session points it at its event loop, in order: :func:`explorer.views.common.session.bind_to_session`).
+    Worker threads never touch the session: they hand their updates to ``dispatch``, which applies them in order
+    where the session lives (:func:`explorer.views.common.session.default_dispatcher`: in a notebook on the
+    kernel's event loop, in a script at once; a served session points it at its event loop,
+    :func:`explorer.views.common.session.bind_to_session`). Jobs run elsewhere (e.g. on Dask workers) report
+    through the same ``Job`` methods, so their updates take the same way.
 
     The Monte-Carlo of a job runs on Dask (:attr:`executor`): the job's thread only submits seeded chunks and
     waits for them, so the server's event loop and the job threads never compute Monte-Carlo.
@@ -108,6 +112,10 @@ class BackgroundJobs(param.Parameterized):
                              doc="Where the Monte-Carlo runs: an explorer.engine.Engine, a distributed.Client, "
                                  "or None for the engine this process shares (a local cluster of worker "
                                  "processes, started at first use; $EXPLORER_SCHEDULER if set).")
+
+    #: What a closed state says when it is asked to compute.
+    _closed_message = ("This state was closed (state.close()): it computes nothing more. Create a new state to go "
+                       "on computing.")
 
     _job_kinds: tuple[str, ...] = ()
     _outputs: tuple[str, ...] = ()
@@ -144,7 +152,7 @@ class BackgroundJobs(param.Parameterized):
         return self.engine.executor
 
     def _init_jobs(self) -> None:
-        self.dispatch: Callable[[Callable[[], None]], None] = call_now
+        self.dispatch: Callable[[Callable[[], None]], None] = default_dispatcher()
         self.jobs = {kind: JobStatus(name=kind) for kind in self._job_kinds}
         self._jobs: dict[str, Job] = {}
         self._wanted: dict[str, object] = {}
@@ -162,8 +170,11 @@ class BackgroundJobs(param.Parameterized):
         return self._started
 
     def refresh(self) -> None:
-        """Start (or show from the cache) everything the current settings need."""
+        """Start (or show from the cache) everything the current settings need (a closed state says that it is
+        closed in its ``error``)."""
         if self._closed:
+            if self.error != self._closed_message:
+                self.error = self._closed_message
             return
         self._started = True
         if self._refreshing:
@@ -201,13 +212,21 @@ class BackgroundJobs(param.Parameterized):
                 self.jobs[k].message = "cancelling…"
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the background jobs finish; True if they did within ``timeout`` seconds."""
+        """Block until the background jobs finish; True if they did within ``timeout`` seconds. Their updates
+        are shown before it returns (a notebook's dispatcher otherwise applies them after the cell)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        for job in list(self._jobs.values()):
-            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            if not job.done.wait(remaining):
-                return False
-        return True
+        flush = getattr(self.dispatch, "flush", None)
+        while True:
+            jobs = list(self._jobs.values())
+            for job in jobs:
+                remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                if not job.done.wait(remaining):
+                    return False
+            if flush is None:
+                return True
+            flush()  # the results may start further jobs (e.g. Monte-Carlo once the theory is known)
+            if all(job in jobs or not job.alive for job in self._jobs.values()):
+                return True
 
     def defer_jobs(self) -> None:
         """Start no background job until :meth:`start_jobs` (results already cached are still shown).

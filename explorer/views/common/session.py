@@ -1,15 +1,21 @@
-"""How a session state meets a served Panel session: job updates on the session's event loop, in order."""
+"""How a session state meets its session: job updates on the event loop that talks to the browser, in order.
+
+In a served app that is the session's event loop (:func:`session_dispatcher`); in a notebook it is the kernel's
+(:func:`kernel_dispatcher`), so that updates from job threads never interleave on the notebook's comm.
+"""
 
 from __future__ import annotations
 
 import logging
+import sys
+import threading
 from collections import deque
 from typing import Callable
 
 import panel as pn
 from panel.io.state import set_curdoc
 
-__all__ = ["bind_to_session", "session_dispatcher"]
+__all__ = ["bind_to_session", "session_dispatcher", "kernel_dispatcher", "default_dispatcher"]
 
 log = logging.getLogger(__name__)
 
@@ -54,3 +60,51 @@ def session_dispatcher(doc) -> Callable[[Callable[[], None]], None]:
             pn.state.execute(apply_queued, schedule=True)
 
     return dispatch
+
+
+class kernel_dispatcher:  # noqa: N801 - used like a function: ``state.dispatch = kernel_dispatcher(loop)``
+    """How worker threads hand updates to a notebook: on the kernel's event loop, in the order they were sent.
+
+    Panel sends every change of a shown object over the notebook's comm as a text message followed by binary
+    buffers. Sent from a job thread while the kernel's thread sends another, the parts interleave ("Expected
+    binary fragment but received text fragment", "buffer for id=… not found" in the browser's console). So an
+    update is queued and applied on the kernel's event loop (``loop.add_callback`` is thread-safe); each
+    scheduled call applies whatever is queued, oldest first, as :func:`session_dispatcher` does for a server.
+
+    While a cell runs the loop is busy: :meth:`flush`, called on the kernel's thread (by the state's ``wait``),
+    applies the queue at once, so that ``state.wait()`` followed by a figure shows the results.
+    """
+
+    def __init__(self, loop) -> None:
+        self._loop = loop
+        self._thread = threading.get_ident()
+        self._queue: deque[Callable[[], None]] = deque()  # append/popleft are atomic: no lock needed
+
+    def __call__(self, callback: Callable[[], None]) -> None:
+        self._queue.append(callback)
+        if threading.get_ident() == self._thread:
+            self.flush()  # already on the kernel's thread (e.g. a cancel): apply now, in order
+        else:
+            self._loop.add_callback(self.flush)
+
+    def flush(self) -> None:
+        """Apply the queued updates, oldest first (on the kernel's thread only; elsewhere do nothing)."""
+        if threading.get_ident() != self._thread:
+            return
+        while self._queue:
+            callback = self._queue.popleft()
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - one failed update must not hold back the later ones
+                log.exception("update of a background job failed")
+
+
+def default_dispatcher() -> Callable[[Callable[[], None]], None]:
+    """Where a new state sends its job updates: the kernel's event loop when it lives in a Jupyter kernel (a
+    notebook), else straight to the callback (scripts, tests; :func:`bind_to_session` rebinds a served one)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    loop = getattr(getattr(shell, "kernel", None), "io_loop", None)
+    if loop is None or threading.current_thread() is not threading.main_thread():
+        return lambda callback: callback()
+    return kernel_dispatcher(loop)
