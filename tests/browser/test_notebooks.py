@@ -1,0 +1,201 @@
+"""The teaching notebooks live in a real JupyterLab, offline, in headless Chromium (as a student runs them).
+
+Starts JupyterLab on 127.0.0.1 (a free port, a token, no browser; HOME and the Jupyter directories in a temporary
+folder, so the user's configuration is neither read nor touched) on a copy of ``notebooks/``, opens a notebook,
+runs all cells and waits for the kernel to go idle. Every request to a host other than 127.0.0.1 is recorded
+and refused (a lecture room without internet). Then it checks that the figures render, that nothing was asked
+of another host, that the console shows no errors, and that the embedded view at the end still computes:
+another dataset redraws its plot. Screenshots go to ``artifacts/``.
+Skips when chromium, Playwright or JupyterLab is missing, unless ``EXPLORER_REQUIRE_BROWSER=1`` (set by
+``.ci/run``), in which case it fails.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from tests.conftest import ARTIFACTS, _require_browser, free_port
+
+pytestmark = pytest.mark.browser
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+TOKEN = "explorer-test-token"
+#: JupyterLab's settings for the test: no news pop-up over the page, every cell in the page (not only the
+#: visible ones, JupyterLab's default), so that the embedded view can be found and scrolled to.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+
+
+@pytest.fixture(scope="module")
+def lab(browser, tmp_path_factory):  # after the browser: no server is started when the test skips
+    """JupyterLab on a free port of 127.0.0.1, serving a copy of the notebooks; yields its base URL."""
+    _require_browser(importlib.util.find_spec("jupyterlab") is not None,
+                     "JupyterLab is not installed (pip install -e '.[notebook]')")
+    home = tmp_path_factory.mktemp("jupyter-home")
+    root = home / "notebooks"
+    shutil.copytree(NOTEBOOKS, root)  # JupyterLab saves what it runs: never into the repository
+    for name, settings in LAB_SETTINGS.items():
+        path = home / "config" / "lab" / "user-settings" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(settings))
+    env = dict(os.environ, HOME=str(home), JUPYTER_CONFIG_DIR=str(home / "config"),
+               JUPYTER_DATA_DIR=str(home / "data"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+               IPYTHONDIR=str(home / "ipython"), OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(NOTEBOOKS.parent), os.environ.get("PYTHONPATH")])))
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with (home / "lab.log").open("w+") as log:  # a file, not a pipe: a chatty server never blocks
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", "--ServerApp.allow_root=True",
+             "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+             "--LabApp.expose_app_in_browser=True"],
+            stdout=log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.time() + 180
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=30) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            proc.kill()
+            log.seek(0)
+            pytest.fail(f"JupyterLab did not answer on {base}: {log.read()[-2000:]}")
+        yield base
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+class Notebook:
+    """A notebook open in JupyterLab, with the requests to other hosts and the console errors of its page."""
+
+    def __init__(self, browser, base: str, name: str):
+        self.page = page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(120_000)
+        self.external: list[str] = []
+        self.errors: list[str] = []
+        page.on("console", lambda msg: self.errors.append(msg.text) if msg.type == "error" else None)
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        page.on("request", lambda request: self.external.append(request.url) if _external(request.url) else None)
+        page.route(_external, lambda route: route.abort())  # no network: nothing leaves the machine
+        page.goto(f"{base}/lab/tree/{name}?token={TOKEN}")
+        self._wait_kernel_idle(timeout=180_000)
+
+    def _wait_kernel_idle(self, timeout: float) -> None:
+        self.page.wait_for_function(
+            """() => {
+                const nb = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+                const kernel = nb && nb.sessionContext && nb.sessionContext.session
+                               && nb.sessionContext.session.kernel;
+                const busy = [...document.querySelectorAll('.jp-InputArea-prompt')]
+                             .some(p => p.textContent.includes('*'));
+                return kernel && kernel.status === 'idle' && !busy;
+            }""", timeout=timeout)
+
+    def run_all(self) -> None:
+        """Run all cells and wait until the kernel is idle again."""
+        self.page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        self.page.wait_for_timeout(2000)
+        self._wait_kernel_idle(timeout=900_000)
+        errors = self.page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+        tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t or "Error" in t]
+        assert tracebacks == [], tracebacks
+
+    def screenshot(self, name: str) -> None:
+        ARTIFACTS.mkdir(exist_ok=True)
+        self.page.screenshot(path=str(ARTIFACTS / name))
+        assert (ARTIFACTS / name).stat().st_size > 10_000
+
+
+def _external(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https", "ws", "wss") and parts.hostname != "127.0.0.1"
+
+
+def _text(page, selector: str) -> str:
+    return page.locator(f"{selector} div").first.inner_text()  # the text lives in the shadow root
+
+
+def _wait_text_change(page, selector: str, before: str, contains: str, timeout: float = 180.0) -> str:
+    deadline = time.time() + timeout
+    text = before
+    while time.time() < deadline:
+        text = _text(page, selector)
+        if text != before and contains in text:
+            return text
+        page.wait_for_timeout(250)
+    raise AssertionError(f"{selector} did not change to show {contains!r}: still {text!r}")
+
+
+def _fits(page, selector: str) -> None:
+    """The element lies inside the notebook's output area (nothing cut at the right)."""
+    box = page.locator(selector).first.bounding_box()
+    area = page.locator(".jp-NotebookPanel").first.bounding_box()
+    assert box is not None and area is not None
+    assert box["x"] + box["width"] <= area["x"] + area["width"] + 1, (selector, box, area)
+
+
+def test_replica_notebook_runs_offline_and_its_view_stays_live(lab, browser):
+    nb = Notebook(browser, lab, "seed000_replica_bootstrap.ipynb")
+    page = nb.page
+    nb.run_all()
+    assert page.locator(".jp-OutputArea-output canvas").count() >= 5  # the figures of the notebook rendered
+    page.locator(".explorer-tabs").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    assert nb.external == [], nb.external  # offline after Run All: nothing asked of another host
+    assert nb.errors == [], nb.errors
+    nb.screenshot("notebook-seed000-holdout.png")  # the view opens on the state's tab: the notebook's last
+    page.locator(".explorer-tabs .bk-tab", has_text="Learning curve").first.click()
+    page.locator(".explorer-plot-curve canvas").first.wait_for()  # the embedded view's figure
+    nb.screenshot("notebook-seed000-view.png")
+    _fits(page, ".explorer-tab-curve")
+
+    # pick another dataset in the embedded view: its learning curve is recomputed and redrawn
+    status = _wait_text_change(page, ".explorer-status-curve", "", "boston")
+    page.locator(".explorer-dataset select").first.select_option("toy")
+    status = _wait_text_change(page, ".explorer-status-curve", status, "toy")
+
+    page.wait_for_timeout(500)
+    nb.screenshot("notebook-seed000-toy.png")
+    # Not asserted yet: models Panel builds for an update after the first render (a new dataset) still name
+    # Panel's stylesheets on its CDN (refused here, so the page keeps its local styles); see the issue.
+    page.close()
+
+
+def test_svm_notebook_runs_offline_and_its_tab_stays_live(lab, browser):
+    nb = Notebook(browser, lab, "seed004_svm_bootstrap.ipynb")
+    page = nb.page
+    nb.run_all()
+    assert page.locator(".jp-OutputArea-output canvas").count() >= 3
+    page.locator(".explorer-svm-plot-curve canvas").first.wait_for()
+    page.locator(".explorer-svm-tab").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    assert nb.external == [], nb.external  # offline after Run All: nothing asked of another host
+    assert nb.errors == [], nb.errors
+    nb.screenshot("notebook-seed004-tab.png")
+    for what in ("curve", "field"):
+        _fits(page, f".explorer-svm-plot-{what}")
+
+    status = _text(page, ".explorer-svm-status-curve")
+    page.locator(".explorer-svm-dataset select").first.select_option("wisconsin")
+    status = _wait_text_change(page, ".explorer-svm-status-curve", status, "wisconsin")
+
+    page.wait_for_timeout(500)
+    nb.screenshot("notebook-seed004-wisconsin.png")
+    # Not asserted yet: models Panel builds for an update after the first render (a new dataset) still name
+    # Panel's stylesheets on its CDN (refused here, so the page keeps its local styles); see the issue.
+    page.close()
