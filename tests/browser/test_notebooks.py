@@ -92,7 +92,8 @@ class Notebook:
         page.on("pageerror", lambda exc: self.errors.append(str(exc)))
         page.on("request", lambda request: self.external.append(request.url) if _external(request.url) else None)
         page.route(_external, lambda route: route.abort())  # no network: nothing leaves the machine
-        page.goto(f"{base}/lab/tree/{name}?token={TOKEN}")
+        self.base = base
+        page.goto(f"{base}/lab/tree/{name}?reset&token={TOKEN}")  # a fresh workspace: only this notebook
         self._wait_kernel_idle(timeout=180_000)
 
     def _wait_kernel_idle(self, timeout: float) -> None:
@@ -114,6 +115,16 @@ class Notebook:
         errors = self.page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
         tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t or "Error" in t]
         assert tracebacks == [], tracebacks
+
+    def close(self) -> None:
+        """Close the page and shut its kernel down (the next test's notebook gets the machine to itself)."""
+        self.page.close()
+        headers = {"Authorization": f"token {TOKEN}"}
+        with urllib.request.urlopen(urllib.request.Request(f"{self.base}/api/sessions", headers=headers)) as r:
+            sessions = json.load(r)
+        for session in sessions:
+            urllib.request.urlopen(urllib.request.Request(f"{self.base}/api/sessions/{session['id']}",
+                                                          method="DELETE", headers=headers)).close()
 
     def screenshot(self, name: str) -> None:
         ARTIFACTS.mkdir(exist_ok=True)
@@ -173,7 +184,7 @@ def test_replica_notebook_runs_offline_and_its_view_stays_live(lab, browser):
     nb.screenshot("notebook-seed000-toy.png")
     # Not asserted yet: models Panel builds for an update after the first render (a new dataset) still name
     # Panel's stylesheets on its CDN (refused here, so the page keeps its local styles); see the issue.
-    page.close()
+    nb.close()
 
 
 def test_svm_notebook_runs_offline_and_its_tab_stays_live(lab, browser):
@@ -198,4 +209,4 @@ def test_svm_notebook_runs_offline_and_its_tab_stays_live(lab, browser):
     nb.screenshot("notebook-seed004-wisconsin.png")
     # Not asserted yet: models Panel builds for an update after the first render (a new dataset) still name
     # Panel's stylesheets on its CDN (refused here, so the page keeps its local styles); see the issue.
-    page.close()
+    nb.close()
