@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from explorer import datasets, engine
-from explorer.blas import use_single_threaded_blas
+from explorer.engine import use_single_threaded_blas
 from explorer.chunks import DEFAULT_CHUNK_SIZE
 from explorer.gp_bootstrap import experiments, montecarlo
 from explorer.gp_bootstrap.montecarlo import _efron, _predict_batch

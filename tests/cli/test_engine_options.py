@@ -12,9 +12,9 @@ from explorer.cli.common import engine_executor
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
-#: The commands that run Monte-Carlo with an executor (the GP core takes one; svm-curve, fast-bootstrap and
-#: select-experiment follow when their cores do).
-MONTE_CARLO_COMMANDS = ("learning-curve", "distribution", "holdout")
+#: The commands that run Monte-Carlo with an executor (fast-bootstrap and select-experiment follow when their
+#: cores take one).
+MONTE_CARLO_COMMANDS = ("learning-curve", "distribution", "holdout", "svm-curve")
 UNREACHABLE = "tcp://127.0.0.1:9"  # the discard port: nothing listens there
 
 
@@ -53,6 +53,16 @@ def test_the_json_is_the_same_in_process_and_on_two_workers(capsys):
         outputs.append(out)
     assert outputs[0] == outputs[1]
     assert [row["mc_samples"] for row in outputs[1]["rows"]] == [40, 40]
+
+
+def test_svm_curve_gives_the_same_numbers_on_one_worker_process(capsys):
+    argv = ["svm-curve", "--s-over-n", "0.5,1", "--mc-samples", "20", "--no-exact-loo", "--json"]
+    outputs = []
+    for extra in ([], ["--workers", "1"]):
+        assert cli.main(argv + extra) == 0
+        out = json.loads(capsys.readouterr().out)
+        outputs.append([(row["s_over_n"], row["mc_mean"], row["mc_se"]) for row in out["rows"]])
+    assert outputs[0] == outputs[1] and len(outputs[0]) == 2
 
 
 @pytest.mark.parametrize("command", ["learning-curve", "serve"])
