@@ -3,17 +3,25 @@
 ``explorer serve`` calls :func:`serve`; ``panel serve explorer/app.py`` runs this file, which then marks
 the page servable. Either way :func:`create_app` builds the page of one session, so that every session
 has its own state, widgets and background jobs.
+
+The Monte-Carlo of every session runs on one Dask engine (:mod:`explorer.engine`): :func:`serve` opens it
+with the server (a local cluster of worker processes, or ``scheduler``) and closes it when the server stops;
+under ``panel serve`` the sessions share the process's engine (:func:`explorer.engine.shared_engine`).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import signal
 from functools import partial
 
 import panel as pn
 
+from explorer import engine as dask_engine
 from explorer.views import URL_PARAMETERS, GPBootstrapState, GPBootstrapView
+from explorer.views.common.engine_status import engine_status
 from explorer.views.common.presentation import PRESENTATION_CSS, presentation_switch
 from explorer.views.common.session import bind_to_session
 from explorer.views.fast_bootstrap import FastBootstrapState, FastBootstrapTab
@@ -39,11 +47,13 @@ class Fast(pn.theme.Fast):
     _resources = {**pn.theme.Fast._resources, "font": {}}
 
 
-def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.template.FastListTemplate:
+def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine.Engine | None = None,
+               **settings) -> pn.template.FastListTemplate:
     """The page of one session: sidebar of controls, four tabs; the URL carries the controls' state.
 
     ``data_dir`` (default: the ``EXPLORER_DATA_DIR`` environment variable) is a folder whose CSV files
-    are offered as datasets next to the shipped ones. ``settings`` are initial values of
+    are offered as datasets next to the shipped ones. ``engine`` runs the Monte-Carlo of every tab (default:
+    the process's shared engine); the sidebar says where. ``settings`` are initial values of
     :class:`~explorer.views.GPBootstrapState` parameters (e.g. ``dataset="teacher"``); parameters in the
     page URL override them. The view is reachable as ``template.explorer`` (a ``GPBootstrapView``).
 
@@ -52,14 +62,14 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
     starts none. The synchronous work is the ADATAP solve at the current S/N (~0.1 s).
     """
     data_dir = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
-    state = GPBootstrapState(data_dir=None if data_dir is None else str(data_dir), **settings)
+    state = GPBootstrapState(data_dir=None if data_dir is None else str(data_dir), client=engine, **settings)
     bind_to_session(state)  # job updates on the session's event loop, in order; closed with the session
     view = GPBootstrapView(state=state)
     # seed 004, seed 001 and seed 002 tabs: their own state; their jobs start when the page is built (results are
     # cached across sessions), so that a tab opened later shows finished figures
-    others = {"SVM bootstrap": SVMTab(state=SVMState(), controls_in_sidebar=True),
-              "Model selection": SelectionTab(state=SelectionState(), controls_in_sidebar=True),
-              "Fast bootstrap": FastBootstrapTab(state=FastBootstrapState(), controls_in_sidebar=True)}
+    others = {"SVM bootstrap": SVMTab(state=SVMState(client=engine), controls_in_sidebar=True),
+              "Model selection": SelectionTab(state=SelectionState(client=engine), controls_in_sidebar=True),
+              "Fast bootstrap": FastBootstrapTab(state=FastBootstrapState(client=engine), controls_in_sidebar=True)}
     view.tabs.extend(list(others.items()))
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         state.defer_jobs()  # background jobs start once the browser shows the page (_on_load)
@@ -69,7 +79,8 @@ def create_app(data_dir: str | os.PathLike | None = None, **settings) -> pn.temp
     state.refresh()
     sidebar, tab_controls = _sidebar(view, others)
     template = pn.template.FastListTemplate(
-        title=TITLE, sidebar=[sidebar], main=[view.main], header=[_presentation_switch(view, others)],
+        title=TITLE, sidebar=[sidebar, engine_status(engine)], main=[view.main],
+        header=[_presentation_switch(view, others)],
         sidebar_width=330, accent="#1f77b4", header_background="#1f4e79", design=Fast,
     )
     template.config.raw_css.append(PRESENTATION_CSS)
@@ -124,20 +135,45 @@ def _write_url(state: GPBootstrapState) -> None:
 
 def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,
           allow_websocket_origin: list[str] | None = None, data_dir: str | os.PathLike | None = None,
-          show: bool = False, **kwargs):
-    """Serve the explorer on ``address:port`` (default 127.0.0.1:5006) until interrupted.
+          show: bool = False, scheduler: str | None = None, workers: int | None = None, **kwargs) -> None:
+    """Serve the explorer on ``address:port`` (default 127.0.0.1:5006) until interrupted (Ctrl-C or SIGTERM).
 
-    ``allow_websocket_origin`` lists extra ``host[:port]`` origins allowed to open the websocket
-    (needed when the page is reached through another host name, e.g. a proxy). Further keyword
+    The Monte-Carlo runs on a Dask engine opened here and closed when the server stops: the scheduler at
+    ``scheduler`` (default ``$EXPLORER_SCHEDULER``), else a local cluster of ``workers`` processes (default one
+    per core, one thread each). ``allow_websocket_origin`` lists extra ``host[:port]`` origins allowed to open
+    the websocket (needed when the page is reached through another host name, e.g. a proxy). Further keyword
     arguments go to ``pn.serve``.
+
+    Raises
+    ------
+    explorer.engine.EngineError
+        If the scheduler cannot be reached (nothing is served then).
     """
     origins = [f"{host}:{port}" for host in dict.fromkeys(("localhost", "127.0.0.1", address))]
     origins += list(allow_websocket_origin or [])
+    engine = dask_engine.connect(scheduler, workers=workers)
+    atexit.register(engine.close)  # also if the loop below ends by an exception nobody catches
 
     def app() -> pn.template.FastListTemplate:  # a plain function: pn.serve calls it once per session
-        return create_app(data_dir)
+        return create_app(data_dir, engine=engine)
 
-    return pn.serve(app, port=port, address=address, websocket_origin=origins, show=show, title=TITLE, **kwargs)
+    try:
+        server = pn.serve(app, port=port, address=address, websocket_origin=origins, show=show, title=TITLE,
+                          start=False, **kwargs)
+        _stop_on_signals(server)
+        server.start()
+        server.io_loop.start()
+    finally:
+        engine.close()  # the worker processes of a local cluster end with the server
+
+
+def _stop_on_signals(server) -> None:
+    """Ctrl-C (SIGINT) and SIGTERM stop the server's event loop, so that :func:`serve` closes the engine."""
+    def stop(*_) -> None:
+        server.io_loop.asyncio_loop.call_soon_threadsafe(server.io_loop.stop)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
 
 
 if pn.state.served:

@@ -156,9 +156,10 @@ def connect(scheduler: str | None = None, *, workers: int | None = None, memory_
     ----------
     scheduler : str, optional
         Address of a running Dask scheduler (``tcp://host:8786``). Default: the environment variable
-        ``EXPLORER_SCHEDULER``; if neither is set a ``LocalCluster`` is started.
+        ``EXPLORER_SCHEDULER``; if neither is set (or ``workers`` is given) a ``LocalCluster`` is started.
     workers : int, optional
-        Worker processes of the local cluster (one thread each); default one per core.
+        Worker processes of the local cluster (one thread each); default one per core. Giving it asks for a
+        local cluster (``EXPLORER_SCHEDULER`` is then ignored).
     memory_limit : str
         Memory limit per local worker (Dask's syntax; "auto" splits the machine's memory).
     timeout : float
@@ -177,7 +178,9 @@ def connect(scheduler: str | None = None, *, workers: int | None = None, memory_
     """
     from distributed import Client, LocalCluster
 
-    address = scheduler or os.environ.get(SCHEDULER_ENV) or None
+    if scheduler and workers is not None:
+        raise EngineError("Give either a scheduler address or a number of local workers, not both.")
+    address = scheduler or (os.environ.get(SCHEDULER_ENV) if workers is None else None) or None
     if address:
         try:
             client = Client(address, timeout=f"{timeout}s", set_as_default=False)

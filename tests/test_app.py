@@ -49,6 +49,25 @@ def test_create_app_builds_the_template_with_four_tabs(app):
     assert view.state.problem.name == "teacher" and view.state.error == ""
 
 
+def test_the_sidebar_says_where_monte_carlo_runs_and_links_the_dask_dashboard(app, dask_engine):
+    [pane] = [p for item in app.sidebar.objects for p in item.select(pn.pane.HTML) if "explorer-engine" in p.css_classes]
+    assert f"Monte-Carlo runs on: {dask_engine.description}" in pane.object
+    assert dask_engine.description == "local Dask cluster, 2 worker processes"  # conftest: a core each
+    assert f"href='{dask_engine.dashboard_link}'" in pane.object and "Dask dashboard" in pane.object
+    assert app.explorer.state.engine is dask_engine  # the page's jobs run there (the shared engine by default)
+
+
+def test_an_unreachable_scheduler_is_an_alert_on_the_page(monkeypatch):
+    from explorer import engine
+    from explorer.views.common.engine_status import engine_status
+
+    monkeypatch.setenv(engine.SCHEDULER_ENV, "tcp://127.0.0.1:9")
+    monkeypatch.setattr(engine, "_SHARED", {})  # no shared engine opened yet in this process
+    pane = engine_status()
+    assert isinstance(pane, pn.pane.Alert) and "explorer-engine-error" in pane.css_classes
+    assert pane.object.startswith("Cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+
+
 def test_page_elements_carry_stable_css_classes(app):
     view = app.explorer
     for name in ("dataset", "kernel", "noise_var", "s_over_n", "loss", "mc_samples", "seed"):

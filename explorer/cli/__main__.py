@@ -3,4 +3,5 @@ import sys
 
 from explorer.cli import run
 
-sys.exit(run())
+if __name__ == "__main__":  # not when a Dask worker process (spawned) imports the parent's main module
+    sys.exit(run())

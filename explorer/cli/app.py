@@ -1,7 +1,9 @@
 """``serve`` (the interactive explorer, :mod:`explorer.app`) and ``datasets`` (what ``--dataset`` accepts).
 
 ``serve`` imports the UI stack (Panel, HoloViews, Bokeh) only when it runs; every other command stays on the
-numpy/scipy core.
+numpy/scipy core. ``serve`` runs the Monte-Carlo of every session on a Dask engine opened with the server: a
+local cluster (``--workers N`` processes, default one per core) or ``--scheduler ADDRESS`` /
+``$EXPLORER_SCHEDULER``.
 """
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import os
 import sys
 
 from explorer import datasets
-from explorer.cli.common import Output, command
+from explorer.cli.common import Output, command, positive_int
+from explorer.engine import SCHEDULER_ENV, EngineError
 
 __all__ = ["register"]
 
@@ -32,6 +35,13 @@ def register(sub) -> None:
                    help="folder whose *.csv files are offered as datasets (default: $EXPLORER_DATA_DIR)")
     p.add_argument("--show", action=argparse.BooleanOptionalAction, default=False,
                    help="open the page in a web browser (default --no-show)")
+    g = p.add_argument_group("where Monte-Carlo runs (default: a local Dask cluster started with the server)")
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                     help="worker processes of the local Dask cluster (default: one per core, one thread each)")
+    src.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help=f"use the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead of a local "
+                          f"one (default: ${SCHEDULER_ENV} if set)")
     p.set_defaults(handler=serve)
 
 
@@ -42,11 +52,16 @@ def list_datasets(args) -> Output:
 
 
 def serve(args) -> int:
-    """``explorer serve``: run the Panel server until interrupted; exit code 2 for a missing --data-dir."""
+    """``explorer serve``: run the Panel server until interrupted; exit code 2 for a missing --data-dir or an
+    unreachable scheduler (one line on stderr)."""
     if args.data_dir is not None and not os.path.isdir(args.data_dir):
         print(f"explorer: error: --data-dir {args.data_dir!r} is not a directory.", file=sys.stderr)
         return 2
     from explorer.app import serve as serve_app  # the UI stack is imported only for this command
-    serve_app(port=args.port, address=args.address, allow_websocket_origin=args.allow_websocket_origin,
-              data_dir=args.data_dir, show=args.show)
+    try:
+        serve_app(port=args.port, address=args.address, allow_websocket_origin=args.allow_websocket_origin,
+                  data_dir=args.data_dir, show=args.show, scheduler=args.scheduler, workers=args.workers)
+    except EngineError as err:
+        print(f"explorer: error: {err}", file=sys.stderr)
+        return 2
     return 0

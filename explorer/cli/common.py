@@ -3,22 +3,31 @@
 A command module registers its subparser with ``set_defaults(handler=command(compute))``: ``compute(args)``
 returns an :class:`Output`; :func:`command` prints its JSON (``--json``) or text and turns the errors a user
 can cause into a one-line message with exit code 2 (3 when the replica theory does not converge).
+
+Where Monte-Carlo runs (:func:`add_engine_options`, :func:`engine_executor`): without ``--workers`` and
+``--scheduler`` in this process (no start-up cost; ``$EXPLORER_SCHEDULER`` is for ``serve`` and notebooks),
+``--workers N`` on a local Dask cluster of N worker processes started for the command (``--workers 1`` is one
+real worker process), ``--scheduler ADDRESS`` on an existing Dask cluster. The numbers are the same everywhere.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 from explorer import datasets
+from explorer.chunks import Executor
+from explorer.engine import EngineError, connect
 from explorer.progress import Hooks
 from explorer.gp_bootstrap import replica
 
-__all__ = ["Output", "command", "floats", "add_json_option", "add_data_source", "load_dataset", "progress", "to_json", "jsonable"]
+__all__ = ["Output", "command", "floats", "add_json_option", "add_data_source", "add_engine_options", "positive_int",
+           "engine_executor", "load_dataset", "progress", "to_json", "jsonable"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +41,7 @@ class Output:
 Compute = Callable[[argparse.Namespace], Output]
 
 #: Errors a user can cause with the options: a message on stderr and exit code 2, never a traceback.
-EXPECTED_ERRORS = (ValueError, OSError, np.linalg.LinAlgError, FloatingPointError)
+EXPECTED_ERRORS = (ValueError, OSError, np.linalg.LinAlgError, FloatingPointError, EngineError)
 
 
 def command(compute: Compute) -> Callable[[argparse.Namespace], int]:
@@ -82,6 +91,45 @@ def add_data_source(p: argparse.ArgumentParser, *, dataset_help: str, target_hel
         src.add_argument("--series-csv", metavar="PATH", help=series_csv_help)
     g.add_argument("--target", metavar="COLUMN", help=target_help)
     return g
+
+
+def positive_int(text: str) -> int:
+    """Argument type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """``--workers N`` and ``--scheduler ADDRESS``: where the command's Monte-Carlo runs (default: in-process)."""
+    g = p.add_argument_group("where Monte-Carlo runs (default: in this process; same numbers everywhere)")
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                     help="start a local Dask cluster of N worker processes (one thread each) for this command; "
+                          "--workers 1 is one worker process")
+    src.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)")
+
+
+@contextmanager
+def engine_executor(args: argparse.Namespace) -> Iterator[Executor | None]:
+    """The executor of ``--workers`` / ``--scheduler`` (None: in-process), closed when the block ends.
+
+    Raises :class:`~explorer.engine.EngineError` (exit code 2 under :func:`command`) if the scheduler cannot be
+    reached.
+    """
+    if args.workers is None and args.scheduler is None:
+        yield None
+        return
+    engine = connect(args.scheduler, workers=args.workers)
+    try:
+        yield engine.executor
+    finally:
+        engine.close()
 
 
 def load_dataset(args: argparse.Namespace) -> datasets.Dataset:

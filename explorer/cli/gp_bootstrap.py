@@ -12,8 +12,8 @@ import argparse
 import numpy as np
 
 from explorer import datasets, kernels
-from explorer.cli.common import (Output, add_data_source, add_json_option, command, floats, load_dataset,
-                                 progress)
+from explorer.cli.common import (Output, add_data_source, add_engine_options, add_json_option, command,
+                                 engine_executor, floats, load_dataset, progress)
 from explorer.gp_bootstrap import experiments
 
 __all__ = ["register"]
@@ -92,6 +92,7 @@ def _add_run_options(p: argparse.ArgumentParser, s_default: str, mc_default: int
                    help=f"number of Monte-Carlo bootstrap samples (default {mc_default})")
     g.add_argument("--seed", type=int, default=0, help="seed of the random generator (default 0)")
     g.add_argument("--tol", type=float, default=1e-3, help=tol_help)
+    add_engine_options(p)
     add_json_option(p)
 
 
@@ -132,25 +133,29 @@ def learning_curve(args) -> Output:
     """``explorer learning-curve``: ε(S) from the theory and from Monte-Carlo (Fig. 1)."""
     problem = _problem(args)
     params = {"eps": args.eps, "beta": args.beta} if args.loss == "eps-insensitive" else {}
-    res = experiments.learning_curve_comparison(
-        problem, args.s_over_n, args.mc_samples, loss=args.loss, loss_params=params, rng=args.seed,
-        tol=args.tol, hooks=progress())
+    with engine_executor(args) as executor:
+        res = experiments.learning_curve_comparison(
+            problem, args.s_over_n, args.mc_samples, loss=args.loss, loss_params=params, rng=args.seed,
+            tol=args.tol, executor=executor, hooks=progress())
     return Output(res.as_dict(), format_curve(res))
 
 
 def distribution(args) -> Output:
     """``explorer distribution``: L1 distances between MC histograms and eq. (60) (Fig. 3-5)."""
     problem = _problem(args)
-    res = experiments.distribution_comparison(problem, _one_size(args), args.mc_samples, bin_width=args.bin_width,
-                                              rng=args.seed, tol=args.tol, hooks=progress())
+    with engine_executor(args) as executor:
+        res = experiments.distribution_comparison(problem, _one_size(args), args.mc_samples,
+                                                  bin_width=args.bin_width, rng=args.seed, tol=args.tol,
+                                                  executor=executor, hooks=progress())
     return Output(res.as_dict(), format_distribution(res))
 
 
 def holdout(args) -> Output:
     """``explorer holdout``: bootstrap mean and variance at held-out inputs (Fig. 2)."""
     problem = _problem(args)
-    res = experiments.holdout_comparison(problem, _one_size(args), args.mc_samples, rng=args.seed, tol=args.tol,
-                                         hooks=progress())
+    with engine_executor(args) as executor:
+        res = experiments.holdout_comparison(problem, _one_size(args), args.mc_samples, rng=args.seed, tol=args.tol,
+                                             executor=executor, hooks=progress())
     return Output(res.as_dict(), format_holdout(res))
 
 

@@ -9,8 +9,8 @@ import argparse
 
 import numpy as np
 
-from explorer.cli.common import (Output, add_data_source, add_json_option, command, floats, load_dataset,
-                                 progress)
+from explorer.cli.common import (Output, add_data_source, add_engine_options, add_json_option, command,
+                                 engine_executor, floats, load_dataset, progress)
 from explorer.svm_bootstrap import experiments as svm_experiments
 
 __all__ = ["register"]
@@ -35,6 +35,7 @@ def register(sub) -> None:
     g.add_argument("--tol", type=float, default=1e-6, help="ADATAP tolerance on the moment mismatch (default 1e-6)")
     g.add_argument("--exact-loo", action=argparse.BooleanOptionalAction, default=True,
                    help="also retrain for the literal leave-one-out error (one SVM per support vector)")
+    add_engine_options(p)
     add_json_option(p)
     p.set_defaults(handler=command(svm_curve))
 
@@ -46,8 +47,9 @@ def svm_curve(args) -> Output:
     data = load_dataset(args)
     ls = args.lengthscale[0] if len(args.lengthscale) == 1 else np.array(args.lengthscale)
     problem = svm_experiments.svm_problem(data, ls)
-    res = svm_experiments.svm_learning_curve(problem, args.s_over_n, args.mc_samples, rng=args.seed, tol=args.tol,
-                                             exact_loo=args.exact_loo, hooks=progress())
+    with engine_executor(args) as executor:
+        res = svm_experiments.svm_learning_curve(problem, args.s_over_n, args.mc_samples, rng=args.seed, tol=args.tol,
+                                                 exact_loo=args.exact_loo, executor=executor, hooks=progress())
     return Output(res.as_dict(), format_svm_curve(res))
 
 

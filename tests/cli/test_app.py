@@ -1,11 +1,16 @@
-"""The serve and datasets commands (the server itself is tested in tests/test_app.py)."""
+"""The serve and datasets commands: options, and the Dask workers of ``serve`` (its page: tests/test_app.py)."""
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+import urllib.request
 
 import pytest
 
 from explorer import cli, datasets
+from tests.conftest import free_port
 
 
 def test_serve_help_lists_the_options(capsys):
@@ -13,7 +18,8 @@ def test_serve_help_lists_the_options(capsys):
         cli.main(["serve", "--help"])
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
-    for option in ("--port", "--address", "--allow-websocket-origin", "--data-dir", "--show", "--no-show"):
+    for option in ("--port", "--address", "--allow-websocket-origin", "--data-dir", "--show", "--no-show",
+                   "--workers", "--scheduler"):
         assert option in text
     assert "127.0.0.1" in text and "5006" in text
 
@@ -38,3 +44,43 @@ def test_only_serve_imports_the_ui_stack():
     assert out.stdout.split("\n")[-2] == ""
     parser = cli.build_parser()
     assert parser.parse_args(["serve"]).handler.__module__ == "explorer.cli.app"
+
+
+def _wait_for_page(server: subprocess.Popen, url: str, seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert server.poll() is None, "explorer serve exited before answering"
+        try:
+            with urllib.request.urlopen(url, timeout=90) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"explorer serve did not answer on {url} within {seconds} s")
+
+
+@pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
+def test_serve_runs_a_local_cluster_whose_workers_end_with_the_server(stop):
+    """``explorer serve --workers 2``: two Dask worker processes under the server, none left after Ctrl-C (SIGINT
+    to the whole process group, as a terminal sends it) or SIGTERM (as ``kill`` and service managers send it)."""
+    psutil = pytest.importorskip("psutil")
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--workers", "2"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                              env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    try:
+        _wait_for_page(server, f"http://127.0.0.1:{port}/?dataset=teacher&auto_mc=false")
+        children = psutil.Process(server.pid).children(recursive=True)
+        workers = [p for p in children if "spawn_main" in " ".join(p.cmdline())]
+        assert len(workers) == 2, [p.cmdline() for p in children]
+        if stop == "ctrl-c":
+            os.killpg(server.pid, signal.SIGINT)
+        else:
+            server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=120) == 0
+        _, alive = psutil.wait_procs(children, timeout=30)
+        assert alive == [], f"processes outlived the server: {[p.pid for p in alive]}"
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=20)

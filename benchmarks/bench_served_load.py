@@ -1,0 +1,202 @@
+"""A served app under a class's load: K browser sessions computing learning curves, and a theory update meanwhile.
+
+    python benchmarks/bench_served_load.py                  # K = 5 sessions, boston, 300 MC samples per S/N
+    python benchmarks/bench_served_load.py --sessions 3 --samples 100 --workers 2
+
+Starts ``explorer serve`` (a subprocess, with its local Dask cluster) and headless Chromium (Debian's
+``/usr/bin/chromium`` driven by Playwright's Python package), then measures, in one run:
+
+- *alone*: one session computing the Monte-Carlo learning curve (``?dataset=boston&tab=curve
+  &curve_mc_samples=300&seed=1``), from opening the page to its job saying "done";
+- *K together*: K sessions opened together, each with its own seed (nothing cached), the same measure;
+  the slowdown is their mean over *alone* (target <= 3 on 2 cores; 4.9 before the Dask engine);
+- *theory update*: in another session (``auto_mc=false``: it computes no Monte-Carlo of its own) the time from
+  pressing Enter on a new S/N to the learning-curve figure showing its new ``data-revision``, idle and while the
+  K sessions compute. "browser" is that time in the page (target <= 1 s; 4.0 s before); "server" is the time
+  from Enter to the websocket message that carries the new revision (the server's reply, before the browser
+  renders it; target <= 300 ms).
+
+A warm-up session first computes a small curve (worker imports, the boston theory cache). The machine's load
+average is printed at the start and the end: on a shared machine the figures are only as good as the idle cores.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+from playwright.sync_api import sync_playwright
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+                 "--disable-background-networking", "--disable-component-update", "--disable-dev-shm-usage"]
+
+#: In every page: the epoch time (ms) at which the learning-curve job first says "done" (window.__doneAt), and
+#: for the theory updates the time of Enter (__enterAt) and of the websocket messages carrying a revision.
+PAGE_SCRIPT = """
+window.__revisionMessages = [];
+window.__doneAt = null;
+const Socket = window.WebSocket;
+window.WebSocket = class extends Socket {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener('message', (ev) => {
+      if (typeof ev.data === 'string' && ev.data.includes('data-revision')) window.__revisionMessages.push(performance.now());
+    });
+  }
+};
+document.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') window.__enterAt = performance.now(); }, true);
+window.__deepFind = (root, selector) => {
+  const hit = root.querySelector(selector);
+  if (hit) return hit;
+  for (const node of root.querySelectorAll('*')) {
+    if (node.shadowRoot) { const found = window.__deepFind(node.shadowRoot, selector); if (found) return found; }
+  }
+  return null;
+};
+window.__curveRevision = () => {
+  const host = window.__deepFind(document, '.explorer-revision-curve');
+  const small = host && (host.shadowRoot ? window.__deepFind(host.shadowRoot, '[data-revision]')
+                                         : host.querySelector('[data-revision]'));
+  return small ? parseInt(small.getAttribute('data-revision')) : -1;
+};
+setInterval(() => {
+  if (window.__doneAt !== null) return;
+  const host = window.__deepFind(document, '.explorer-job-message-curve');
+  const text = host ? (host.shadowRoot ? host.shadowRoot.textContent : host.textContent) : '';
+  if (/\\bdone\\b/.test(text)) window.__doneAt = Date.now();
+}, 100);
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def start_server(port: int, workers: int | None, log) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-show"]
+    cmd += ["--workers", str(workers)] if workers else []
+    server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=90):
+                return server
+        except OSError:
+            if server.poll() is not None:
+                break
+            time.sleep(0.5)
+    server.kill()
+    log.seek(0)
+    raise SystemExit(f"explorer serve did not start: {log.read().decode()[-2000:]}")
+
+
+def open_session(browser, url: str):
+    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    page.add_init_script(PAGE_SCRIPT)
+    page.set_default_timeout(600_000)
+    started = time.time()
+    page.goto(url, wait_until="commit")
+    return page, started
+
+
+def wait_done(pages_started, timeout: float = 900.0) -> list[float]:
+    """Seconds from opening each page to its learning-curve job saying "done"."""
+    deadline, done = time.time() + timeout, {}
+    while len(done) < len(pages_started) and time.time() < deadline:
+        for i, (page, started) in enumerate(pages_started):
+            if i not in done:
+                at = page.evaluate("() => window.__doneAt")
+                if at is not None:
+                    done[i] = at / 1e3 - started
+        time.sleep(0.2)
+    if len(done) < len(pages_started):
+        raise SystemExit(f"only {len(done)} of {len(pages_started)} sessions finished within {timeout} s")
+    return [done[i] for i in range(len(pages_started))]
+
+
+def theory_update(page, value: float) -> tuple[float, float]:
+    """Type ``value`` as S/N, press Enter: (browser, server) seconds to the redrawn learning curve."""
+    before = page.evaluate("() => window.__curveRevision()")
+    box = page.locator(".explorer-s-over-n input").first
+    box.click()
+    box.press("Control+a")
+    box.type(f"{value:g}")
+    box.press("Enter")
+    page.wait_for_function(f"() => window.__curveRevision() > {before}", polling=10, timeout=120_000)
+    shown, enter, messages = page.evaluate(
+        "() => [performance.now(), window.__enterAt, window.__revisionMessages]")
+    reply = min((t for t in messages if t > enter), default=shown)
+    return (shown - enter) / 1e3, (reply - enter) / 1e3
+
+
+def describe(label: str, times: list[tuple[float, float]]) -> str:
+    browser, server = [t[0] for t in times], [t[1] for t in times]
+    return (f"theory update {label}: browser median {statistics.median(browser):.2f} s (max {max(browser):.2f}), "
+            f"server median {1e3 * statistics.median(server):.0f} ms (max {1e3 * max(server):.0f}) "
+            f"over {len(times)} S/N changes")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=5, help="K sessions computing together (default 5)")
+    parser.add_argument("--samples", type=int, default=300, help="MC samples per S/N (default 300)")
+    parser.add_argument("--updates", type=int, default=5, help="S/N changes timed while they compute (default 5)")
+    parser.add_argument("--workers", type=int, default=None, help="local Dask workers (default one per core)")
+    parser.add_argument("--dataset", default="boston")
+    args = parser.parse_args(argv)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        raise SystemExit("needs Debian's chromium (apt-get install chromium)")
+    print(f"load average at start: {load()} ({os.cpu_count()} cores)")
+    base = "?dataset={}&tab=curve&curve_mc_samples={}&seed={}"
+    port = free_port()
+    with tempfile.TemporaryFile() as log, sync_playwright() as pw:
+        server = start_server(port, args.workers, log)
+        url = f"http://127.0.0.1:{port}/"
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        try:
+            wait_done([open_session(browser, url + base.format(args.dataset, 20, 0))])
+            watcher, _ = open_session(browser, url + f"?dataset={args.dataset}&tab=curve&auto_mc=false")
+            watcher.wait_for_function("() => window.__curveRevision() > 0", polling=100)
+            idle = [theory_update(watcher, v) for v in (1.1, 1.2, 1.3)]
+            [alone] = wait_done([open_session(browser, url + base.format(args.dataset, args.samples, 1))])
+            print(f"one session alone: {alone:.1f} s ({args.samples} MC samples per S/N, {args.dataset})")
+            print(describe("idle", idle))
+            together = [open_session(browser, url + base.format(args.dataset, args.samples, 2 + k))
+                        for k in range(args.sessions)]
+            time.sleep(3.0)  # the pages are built and their jobs run
+            loaded = []
+            for v in (1.4, 1.6, 1.7, 1.8, 1.9, 2.1, 2.2, 2.3, 2.4, 2.6)[:args.updates]:
+                loaded.append(theory_update(watcher, v))
+                watcher.wait_for_timeout(500)
+            busy_until = time.time()
+            times = wait_done(together)
+            first_done = min(started + t for (_, started), t in zip(together, times))
+            print(f"{args.sessions} sessions together: {', '.join(f'{t:.1f}' for t in times)} s; mean "
+                  f"{statistics.mean(times):.1f} s -> slowdown {statistics.mean(times) / alone:.2f}x vs alone "
+                  f"(target <= 3; ideal {args.sessions / (args.workers or os.cpu_count()):.1f} on "
+                  f"{args.workers or os.cpu_count()} workers)")
+            note = "" if busy_until <= first_done else " (some sessions had finished: fewer loaded samples)"
+            print(describe(f"while {args.sessions} sessions compute", loaded) + note)
+        finally:
+            browser.close()
+            server.terminate()
+            server.wait(timeout=120)
+    print(f"load average at end: {load()}")
+
+
+if __name__ == "__main__":
+    main()
