@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 
 from explorer import datasets
-from explorer.cli.common import Output, add_data_source, add_json_option, command, progress
+from explorer.cli.common import (Output, add_data_source, add_engine_options, add_json_option, command, engine_executor,
+                                 progress)
 from explorer.fast_bootstrap import experiments as fe
 
 __all__ = ["register", "format_comparison"]
@@ -70,6 +71,7 @@ def register(sub) -> None:
     g.add_argument("--no-full", action="store_true", help="skip the full bootstrap (fast bootstrap only)")
     g.add_argument("--no-replica", action="store_true", help="skip the replica theory (LS-SVM only)")
     g.add_argument("--seed", type=int, default=0, help="seed of the random generator (default 0)")
+    add_engine_options(p)
     add_json_option(p)
     p.set_defaults(handler=command(fast_bootstrap))
 
@@ -94,9 +96,10 @@ def fast_bootstrap(args) -> Output:
                                 fast_replications=args.fast_replications, log_complexity=args.log_complexity)
     options = {"lengthscale": args.lengthscale} if args.model == "ls-svm" else (
         {"wsf": args.wsf} if args.model == "rbfn" else {"max_epochs": args.max_epochs, "n_init": args.restarts})
-    res = fe.compare_bootstraps(data, args.model, setting, rng=args.seed, with_full=not args.no_full,
-                                with_replica=not args.no_replica, kappa0=args.kappa0, kappa1=args.kappa1,
-                                model_options=options, hooks=progress())
+    with engine_executor(args) as executor:
+        res = fe.compare_bootstraps(data, args.model, setting, rng=args.seed, with_full=not args.no_full,
+                                    with_replica=not args.no_replica, kappa0=args.kappa0, kappa1=args.kappa1,
+                                    model_options=options, executor=executor, hooks=progress())
     return Output(res.as_dict(), format_comparison(res))
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from explorer import datasets
-from explorer.cli.common import Output, add_data_source, add_json_option, command, progress, to_json
+from explorer.cli.common import (Output, add_data_source, add_engine_options, add_json_option, command, engine_executor,
+                                 progress, to_json)
 from explorer.kernels import KERNEL_NAMES
 from explorer.model_selection import criteria as selection
 from explorer.model_selection import experiments as selection_experiments
@@ -67,6 +68,7 @@ def register(sub) -> None:
     p.add_argument("--temperature-csv", metavar="PATH",
                    help="CSV with day_of_year and mean_anomaly_by_file_doy columns: Experiments 4 and 8")
     _add_selection_options(p, objects=None)
+    add_engine_options(p)
     p.set_defaults(handler=command(select_experiment))
 
 
@@ -210,6 +212,14 @@ def select_experiment(args) -> Output:
         common["n_objects"] = args.objects
     criteria = _criteria_list(args.criteria)
     fit = {"n_restarts": args.restarts, "max_iter": args.max_iter}
+    with engine_executor(args) as executor:
+        res = _run_experiment(args, sx, criteria, data, fit, {**common, "executor": executor})
+    payload = res.as_dict()
+    return Output(payload, to_json(payload, indent=1))
+
+
+def _run_experiment(args, sx, criteria, data, fit, common):
+    """The experiment ``args.experiment`` of :mod:`explorer.model_selection.experiments` with ``common`` options."""
     if args.experiment == "curves":
         res = sx.curves_experiment(args.parameter, criteria, n_datasets=args.repetitions, **common)
     elif args.experiment == "hyperparameters":
@@ -223,5 +233,4 @@ def select_experiment(args) -> Output:
     else:
         common.pop("n_partitions")
         res = sx.beta_experiment(args.teacher, n_datasets=args.repetitions, **common)
-    payload = res.as_dict()
-    return Output(payload, to_json(payload, indent=1))
+    return res

@@ -12,9 +12,8 @@ from explorer.cli.common import engine_executor
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
-#: The commands that run Monte-Carlo with an executor (fast-bootstrap and select-experiment follow when their
-#: cores take one).
-MONTE_CARLO_COMMANDS = ("learning-curve", "distribution", "holdout", "svm-curve")
+#: The commands that run Monte-Carlo (or repeated experiments) with an executor.
+MONTE_CARLO_COMMANDS = ("learning-curve", "distribution", "holdout", "svm-curve", "fast-bootstrap", "select-experiment")
 UNREACHABLE = "tcp://127.0.0.1:9"  # the discard port: nothing listens there
 
 
@@ -73,3 +72,17 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_code_2(command):
     assert out.stderr.strip().splitlines() == [out.stderr.strip()]  # one line, no traceback
     assert out.stderr.startswith(f"explorer: error: Cannot reach the Dask scheduler at {UNREACHABLE}")
     assert out.stdout == ""
+
+
+def test_fast_bootstrap_and_select_experiment_give_the_same_json_on_one_worker_process(capsys):
+    commands = [["fast-bootstrap", "--model", "ls-svm", "--dataset", "toy", "--full-replications", "8",
+                 "--fast-replications", "8", "--no-replica", "--json"],
+                ["select-experiment", "beta", "--repetitions", "2", "--seed", "1"]]
+    for argv in commands:
+        outputs = []
+        for extra in ([], ["--workers", "1"]):
+            assert cli.main(argv + extra) == 0
+            out = json.loads(capsys.readouterr().out)
+            out.pop("timing", None), out.pop("seconds", None)   # wall-clock figures: the only fields that may differ
+            outputs.append(out)
+        assert outputs[0] == outputs[1], argv[0]
