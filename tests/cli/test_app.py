@@ -1,5 +1,6 @@
 """The serve and datasets commands: options, and the Dask workers of ``serve`` (its page: tests/test_app.py)."""
 import json
+import http.client
 import os
 import signal
 import subprocess
@@ -54,7 +55,7 @@ def _wait_for_page(server: subprocess.Popen, url: str, seconds: float = 300) -> 
             with urllib.request.urlopen(url, timeout=90) as response:
                 if response.status == 200:
                     return
-        except OSError:
+        except (OSError, http.client.HTTPException):  # not up yet (or another process's port for a moment)
             time.sleep(0.5)
     pytest.fail(f"explorer serve did not answer on {url} within {seconds} s")
 
