@@ -12,7 +12,6 @@ under ``panel serve`` the sessions share the process's engine (:func:`explorer.e
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import signal
 from functools import partial
@@ -20,7 +19,8 @@ from functools import partial
 import panel as pn
 
 from explorer import engine as dask_engine
-from explorer.views import URL_PARAMETERS, GPBootstrapState, GPBootstrapView
+from explorer.views import GPBootstrapState, GPBootstrapView
+from explorer.views.common.links import link_page
 from explorer.views.common.engine_status import engine_status
 from explorer.views.common.presentation import PRESENTATION_CSS, presentation_switch
 from explorer.views.common.session import bind_to_session
@@ -73,9 +73,8 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     view.tabs.extend(list(others.items()))
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         state.defer_jobs()  # background jobs start once the browser shows the page (_on_load)
-        if pn.state.location is not None:
-            pn.state.location.sync(state, {name: name for name in URL_PARAMETERS}, on_error=state.apply_url)
-        pn.state.onload(partial(_on_load, state))
+        write_url = link_page(view, others)  # the URL carries the open tab and every tab's settings
+        pn.state.onload(partial(_on_load, state, write_url))
     state.refresh()
     sidebar, tab_controls = _sidebar(view, others)
     template = pn.template.FastListTemplate(
@@ -115,22 +114,10 @@ def _presentation_switch(view: GPBootstrapView, others: dict) -> pn.widgets.Togg
     return switch
 
 
-def _on_load(state: GPBootstrapState) -> None:
+def _on_load(state: GPBootstrapState, write_url) -> None:
     """The browser shows the page: complete the URL, start the background jobs, show what is ready."""
-    if pn.state.location is not None:
-        _write_url(state)
+    write_url()
     state.start_jobs()
-
-
-def _write_url(state: GPBootstrapState) -> None:
-    """Put every synced control into the URL once the page has loaded, so that a bookmark is complete."""
-    query = {}
-    for name in URL_PARAMETERS:
-        value = getattr(state, name)
-        if value is not None:
-            value = state.param[name].serialize(value)
-            query[name] = value if isinstance(value, str) else json.dumps(value)
-    pn.state.location.update_query(**query)
 
 
 def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,

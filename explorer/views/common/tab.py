@@ -66,6 +66,8 @@ class JobTab(pn.viewable.Viewer):
             message.stylesheets = [*message.stylesheets, _WRAP]
         self.error = (message_alert(self.state, "error", f"{self.css_prefix}-error") if self.shows_error
                       else None)
+        self.notice = (message_alert(self.state, "notice", f"{self.css_prefix}-notice", alert_type="warning")
+                       if self.shows_error and "notice" in self.state.param else None)
         self.downloads = [download_button(export) for export in self.exports()]
         for name in self.indicators.kinds:
             self._on_job(name)
@@ -164,7 +166,7 @@ class JobTab(pn.viewable.Viewer):
 
     def frame(self, *body, css_class: str | None = None) -> pn.Column:
         """The state's error, the job row, the jobs' errors, ``body`` and the export row, in one column."""
-        head = [self.error] if self.error is not None else []
+        head = [alert for alert in (self.error, self.notice) if alert is not None]
         return pn.Column(*head, self.job_row(), *self.indicators.error.values(), *body, self.export_row(),
                          sizing_mode="stretch_width", css_classes=[css_class] if css_class else [])
 

@@ -15,8 +15,9 @@ import holoviews as hv
 import panel as pn
 
 from explorer.views.common.jobs import JobStatus
+from explorer.views.common.values import rejection
 
-__all__ = ["JobIndicators", "job_indicators", "param_widget", "param_widgets", "csv_upload", "message_alert",
+__all__ = ["JobIndicators", "job_indicators", "param_widget", "param_widgets", "checked_input", "csv_upload", "message_alert",
            "Revision", "live", "LazyTabs"]
 
 
@@ -58,9 +59,43 @@ def job_indicators(state, prefix: str, on_job: Callable, width: int = 160,
 
 def param_widget(state, name: str, kind: type[pn.widgets.Widget], prefix: str, **options) -> pn.widgets.Widget:
     """A ``kind`` widget linked to ``state.<name>``, with the CSS class ``{prefix}-<name with - for _>``
-    (stretching to the width of its column unless ``sizing_mode`` says otherwise)."""
+    (stretching to the width of its column unless ``sizing_mode`` says otherwise). A number typed into an
+    ``IntInput`` or ``FloatInput`` is checked by :func:`checked_input`."""
     options.setdefault("sizing_mode", "stretch_width")
-    return kind.from_param(state.param[name], css_classes=[f"{prefix}-{name.replace('_', '-')}"], **options)
+    css_classes = [f"{prefix}-{name.replace('_', '-')}"]
+    if issubclass(kind, (pn.widgets.IntInput, pn.widgets.FloatInput)):
+        return checked_input(state, name, kind, css_classes=css_classes, **options)
+    return kind.from_param(state.param[name], css_classes=css_classes, **options)
+
+
+def checked_input(state, name: str, kind: type[pn.widgets.Widget], **options) -> pn.widgets.Widget:
+    """A numeric input linked to ``state.<name>`` that never reverts silently.
+
+    The input has no ``start``/``end`` of its own (the browser would clamp to them without a word, and soft
+    bounds would block values the hard bounds allow): a value outside the parameter's bounds is refused by
+    the state's ``tell("input", ...)`` with the allowed range (:func:`~explorer.views.common.values.rejection`)
+    and the input shows the value kept; the next accepted value takes the message away.
+    """
+    p = state.param[name]
+    if p.step is not None and issubclass(kind, pn.widgets.FloatInput):
+        options.setdefault("step", p.step)
+    widget = kind(label=p.label, value=getattr(state, name), description=p.doc, **options)
+    tell = getattr(state, "tell", None)
+
+    def to_state(event) -> None:
+        if event.new == getattr(state, name):
+            return
+        message = rejection(state, name, event.new)
+        if tell is not None:
+            tell("input", message)
+        if message:
+            widget.value = getattr(state, name)
+        else:
+            setattr(state, name, event.new)
+
+    widget.param.watch(to_state, "value")
+    state.param.watch(lambda event: setattr(widget, "value", event.new), name)
+    return widget
 
 
 def param_widgets(state, kinds: Mapping[str, type[pn.widgets.Widget]], prefix: str) -> dict[str, pn.widgets.Widget]:

@@ -54,6 +54,7 @@ from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.uploads import Upload, read_upload
+from explorer.views.common.values import CheckedState
 
 __all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "JOB_KINDS", "JOB_NAMES",
            "MAX_GRID_POINTS", "MAX_POINTS", "MAX_SERIES_BYTES", "MODEL_LABELS", "RUN_LABELS", "SERIES",
@@ -187,7 +188,7 @@ def _replica(data, options, points: np.ndarray, job: Job) -> ReplicaRun:
 # ------------------------------------------------------------------------------------ the state
 
 
-class FastBootstrapState(BackgroundJobs, param.Parameterized):
+class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     """Controls of the fast-bootstrap view and the core results for them, for one session (or notebook).
 
     Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait` for the
@@ -287,6 +288,8 @@ class FastBootstrapState(BackgroundJobs, param.Parameterized):
                                   label="Replica optimism", doc="Output: the replica theory's optimism (LS-SVM).")
     error = param.String(default="", precedence=-1, label="Error",
                          doc="Output: why the current settings cannot be computed; empty when they can.")
+    notice = param.String(default="", precedence=-1, label="Notice",
+                          doc="Output: why a typed value was refused, or a link parameter ignored; empty when none.")
 
     _job_kinds = JOB_KINDS
     _outputs = ("data", "fast", "full", "replica")

@@ -36,6 +36,7 @@ from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
+from explorer.views.common.values import CheckedState
 
 __all__ = [
     "SelectionState", "SelectionJobs", "SelectionProblem", "SelectionCurves", "SelectionFits", "SelectionRanking",
@@ -214,7 +215,7 @@ class SelectionJobs(BackgroundJobs):
     describe_error = staticmethod(describe_error)
 
 
-class SelectionState(SelectionJobs, param.Parameterized):
+class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
     """Controls of the model-selection view and the core results for them, for one session (or notebook).
 
     Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait` for the
@@ -285,6 +286,10 @@ class SelectionState(SelectionJobs, param.Parameterized):
                              doc="Start the optimisation and the ranking whenever the settings change (else press "
                                  "Run); the curves always run.")
 
+    # --- view
+    subpanel = param.Selector(default="explore", objects=["explore", "experiments"], label="Sub-panel",
+                              doc="The sub-panel shown: Explore (these controls) or Experiments (the thesis runs).")
+
     # --- outputs
     problem = param.ClassSelector(class_=SelectionProblem, default=None, allow_None=True, precedence=-1,
                                   label="Problem", doc="Output: training and test rows as used.")
@@ -296,6 +301,8 @@ class SelectionState(SelectionJobs, param.Parameterized):
                                   label="Ranking", doc="Output: functional forms ranked by each criterion.")
     error = param.String(default="", precedence=-1, label="Error",
                          doc="Output: why the current settings cannot be computed; empty when they can.")
+    notice = param.String(default="", precedence=-1, label="Notice",
+                          doc="Output: why a typed value was refused, or a link parameter ignored; empty when none.")
 
     _job_kinds = JOB_KINDS
     _outputs = _OUTPUTS

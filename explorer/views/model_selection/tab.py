@@ -91,6 +91,9 @@ class SelectionTab(JobTab):
         self._on_placement()
         self.subtabs = pn.Tabs(sizing_mode="stretch_width", css_classes=[self._css("subtabs")])
         self.subtabs.param.watch(self._on_subtab, "active")
+        panels = s.param.subpanel.objects  # the open sub-panel is a setting: a link names it
+        self.subtabs.param.watch(lambda e: setattr(s, "subpanel", panels[e.new]), "active")
+        s.param.watch(lambda e: setattr(self.subtabs, "active", panels.index(e.new)), "subpanel")
 
     def exports(self) -> list[Export]:
         def text(fmt: str, what: str):
@@ -153,4 +156,5 @@ class SelectionTab(JobTab):
             explore = pn.Row(pn.Column(self.controls.objects[0], width=300), self.content(),
                              sizing_mode="stretch_width", css_classes=[self._css("tab")])
         self.subtabs[:] = [("Explore", explore), ("Experiments", self.experiments_panel)]
+        self.subtabs.active = self.state.param.subpanel.objects.index(self.state.subpanel)
         return self.subtabs

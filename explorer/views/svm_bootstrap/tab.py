@@ -39,6 +39,7 @@ from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.uploads import UPLOAD, use_uploaded_table
+from explorer.views.common.values import CheckedState
 from explorer.views.common.widgets import Revision, csv_upload, live, param_widgets
 
 __all__ = [
@@ -201,7 +202,7 @@ def _field(problem: SVMProblem, v: float, mc_samples: int, seed: int, job: Job, 
 # ------------------------------------------------------------------------------------ the state
 
 
-class SVMState(BackgroundJobs, param.Parameterized):
+class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
     """Controls of the SVM bootstrap view and the core results for them, for one session (or notebook).
 
     Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait`
@@ -264,6 +265,8 @@ class SVMState(BackgroundJobs, param.Parameterized):
                                 doc="Output: theory (eqs. 18-19) and MC fields with p(−1|x) at the test inputs.")
     error = param.String(default="", precedence=-1, label="Error",
                          doc="Output: why the current settings cannot be computed; empty when they can.")
+    notice = param.String(default="", precedence=-1, label="Notice",
+                          doc="Output: why a typed value was refused, or a link parameter ignored; empty when none.")
 
     _job_kinds = JOB_KINDS
     _outputs = _OUTPUTS
