@@ -20,13 +20,14 @@ gradient is :math:`\partial k / \partial \log \ell_j = s\, w(r^2)\, (x_j - x'_j)
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial.distance import cdist, pdist, squareform
 
 __all__ = ["Kernel", "SquaredExponential", "RBF", "RationalQuadratic", "Exponential", "Matern32",
            "Matern52", "Periodic", "Constant", "Sum", "Product", "paper_rbf", "make_kernel",
-           "KERNEL_NAMES", "DEFAULT_BOUNDS"]
+           "KERNEL_NAMES", "DEFAULT_BOUNDS", "DataDrivenHyperparameters", "data_driven_hyperparameters"]
 
 DEFAULT_BOUNDS = (1e-5, 1e5)
 """Default (lower, upper) bounds of every hyperparameter, natural units."""
@@ -636,3 +637,48 @@ def make_kernel(name, n_features, *, ard=False, **hyperparameters):
     kernel = cls(**hyperparameters)
     kernel._check_features(n_features)
     return kernel
+
+
+@dataclass(frozen=True)
+class DataDrivenHyperparameters:
+    """A start on the data's own scale: ℓ the median distance between inputs, σ_f² the variance of the target."""
+
+    lengthscale: float
+    signal_var: float
+    n_used: int
+
+
+def data_driven_hyperparameters(X, y, *, max_points: int = 1000) -> DataDrivenHyperparameters:
+    """Lengthscale and signal variance on the scale of the data (the "median heuristic").
+
+    ℓ is the median Euclidean distance |x_i − x_j| over the pairs i < j of the first ``max_points`` inputs and
+    σ_f² = var(y) with the sample divisor n − 1. A zero median (mostly identical inputs) or variance falls back
+    to 1, so that the kernel stays valid.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Inputs, n >= 2.
+    y : ndarray of shape (n,)
+        Targets.
+    max_points : int, optional
+        Inputs used for the median (the first ones; all pairs of n inputs cost n²/2 distances).
+
+    Returns
+    -------
+    DataDrivenHyperparameters
+        ``lengthscale``, ``signal_var`` and ``n_used``, the number of inputs of the median.
+
+    Examples
+    --------
+    >>> data_driven_hyperparameters(np.array([[0.0], [1.0], [3.0]]), np.array([1.0, 2.0, 3.0]))
+    DataDrivenHyperparameters(lengthscale=2.0, signal_var=1.0, n_used=3)
+    """
+    X, y = _as_2d(X), np.asarray(y, dtype=float)
+    if X.shape[0] < 2 or y.shape != (X.shape[0],) or max_points < 2:
+        raise ValueError(f"`X` (n, d) and `y` (n,) must describe the same n >= 2 cases and `max_points` must be at "
+                         f"least 2, got shapes {X.shape} and {y.shape} and max_points={max_points}.")
+    used = X[:max_points]
+    median = float(np.median(pdist(used)))
+    var = float(np.var(y, ddof=1))
+    return DataDrivenHyperparameters(median if median > 0 else 1.0, var if var > 0 else 1.0, used.shape[0])

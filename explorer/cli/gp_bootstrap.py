@@ -63,6 +63,9 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
                                      "(default: boston)")
     g.add_argument("--holdout", type=int, default=0, metavar="K",
                    help="keep the first K rows as test inputs, bootstrap the rest (Fig. 2 uses 50)")
+    g.add_argument("--standardize", action="store_true",
+                   help="scale every input column and the target to mean 0 and sample sd 1 over all rows "
+                        "(datasets.standardization, as the app's 'Standardise' box)")
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
@@ -116,6 +119,7 @@ def _problem(args) -> experiments.RegressionProblem:
     if args.mc_samples < 1:
         raise ValueError(f"--mc-samples must be at least 1, got {args.mc_samples}.")
     data = load_dataset(args)
+    data = data.standardized(targets=True) if args.standardize else data
     X = data.inputs[args.holdout:]
     return experiments.regression_problem(data, _kernel(args, X), args.noise_var, holdout=args.holdout)
 

@@ -81,13 +81,14 @@ class GPControls(pn.viewable.Viewer):
             w[name] = _widget(s, name, pn.widgets.IntInput)
         w["s_over_n"] = _widget(s, "s_over_n", pn.widgets.EditableFloatSlider, throttled=True)
         w["auto_mc"] = _widget(s, "auto_mc", pn.widgets.Checkbox)
+        w["standardize"] = _widget(s, "standardize", pn.widgets.Checkbox)
         self.upload = csv_upload("explorer-upload", s.upload_csv)
         self.widgets = w
         s.param.watch(self._update_visibility, ["dataset", "kernel", "loss"])
         self._update_visibility()
         self._column = pn.Column(
             "### Data", w["dataset"], pn.pane.Markdown("Upload a CSV (header row, numeric columns):", margin=(0, 10)),
-            self.upload, w["target"], w["holdout"],
+            self.upload, w["target"], w["standardize"], w["holdout"],
             "### Model", w["kernel"], w["l2"], w["lengthscale"], w["signal_var"], w["alpha"], w["period"],
             w["noise_var"],
             "### Bootstrap", w["s_over_n"], w["loss"], w["eps"], w["beta"], w["curve_mc_samples"],
@@ -237,6 +238,8 @@ class LearningCurveTab(_Tab):
         s, theory, mc = self.state, self.state.theory_curve, self.state.curve_mc
         parts = [f"**{plots.problem_label(s)}**"]
         theory_job = s.jobs["theory"]
+        if s.error:  # nothing is computed for these settings: the message above the tabs says why
+            return " · ".join([*parts, "not computed: see the message above"])
         if theory is None:
             parts.append(f"theory: {theory_job.error or 'computing…'}")
         else:

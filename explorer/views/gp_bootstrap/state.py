@@ -35,6 +35,7 @@ from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.uploads import UPLOAD, csv_columns, read_upload
+from explorer.views.common.values import CheckedState
 
 __all__ = [
     "GPBootstrapState", "TheoryCurve", "METHODS", "VG_MF_LOSSES", "CurvePoint", "CurveMC", "HoldoutTheory",
@@ -64,7 +65,7 @@ BIN_WIDTH = PAPER_BIN_WIDTH
 DATA_SEED = 0
 #: Controls that the page URL carries (``pn.state.location.sync``).
 URL_PARAMETERS = (
-    "dataset", "target", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period", "noise_var",
+    "dataset", "target", "standardize", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period", "noise_var",
     "s_over_n", "loss", "eps", "beta", "curve_mc_samples", "mc_samples", "seed", "auto_mc", "holdout",
     "input_index", "show_components", "tab",
 )
@@ -246,7 +247,7 @@ def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed
 # ------------------------------------------------------------------------------------ the state
 
 
-class GPBootstrapState(BackgroundJobs, param.Parameterized):
+class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     """Controls of the Gaussian-process bootstrap tabs (seed 000) and the core results for them, for one
     session (or notebook).
 
@@ -273,6 +274,11 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
     holdout = param.Integer(default=50, bounds=(1, 1000), softbounds=(1, 200), label="Held-out rows",
                             doc="The first rows kept out as test inputs in the 'Test inputs' tab (Fig. 2: 50); "
                                 "the bootstrap resamples the rest.")
+    standardize = param.Boolean(default=False, label="Standardise inputs and target",
+                                doc="Scale every input column and the target to mean 0 and sample sd 1 over all rows "
+                                    "(datasets.standardization, as `explorer learning-curve --standardize`). The "
+                                    "paper kernel scales the inputs itself; the other kernels need it on raw data "
+                                    "such as boston.")
     # --- model
     kernel = param.Selector(default="paper", objects=list(KERNELS), label="Kernel",
                             doc="Covariance function: 'paper' is seed 000's RBF exp(−Σ_j (x_j−x'_j)²/(v_j l²)) "
@@ -353,6 +359,8 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
         self._init_dataset_choices()
         if dataset is not None:
             self.dataset = dataset
+        # registered before the refresh: it runs first: the new kernel computes with its new start
+        self.param.watch(self._on_kernel, ["kernel", "lengthscale", "signal_var"])
         self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
 
     # ----------------------------------------------------------------------------- public API
@@ -396,8 +404,29 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
                 setattr(self, name, value)
             except Exception:  # noqa: BLE001 - any invalid link value is reported, never raised
                 bad.append(f"{name}={value!r}")
-        if bad:
-            self.notice = f"Ignored link parameter(s) that do not fit this app: {', '.join(bad)}."
+        self.tell("link", f"Ignored link parameter(s) that do not fit this app: {', '.join(bad)}." if bad else "")
+
+    def data_driven_start(self) -> kernels.DataDrivenHyperparameters:
+        """ℓ and σ_f² from the current data (:func:`explorer.kernels.data_driven_hyperparameters`)."""
+        data = self._load_dataset()
+        return kernels.data_driven_hyperparameters(data.inputs, data.targets)
+
+    def _on_kernel(self, *events) -> None:
+        """A switch to a kernel other than ``paper`` starts from the data's scale, unless the same change sets ℓ
+        or σ_f² (a link, a preset); the notice says where the values come from."""
+        names = {event.name for event in events}
+        if names != {"kernel"} or self.kernel == "paper" or self.__dict__.get("_linking"):
+            if "kernel" in names:
+                self.tell("kernel")
+            return
+        try:
+            start = self.data_driven_start()
+        except EXPECTED_ERRORS:
+            return  # the refresh that follows says what is wrong with the data
+        self.param.update(lengthscale=start.lengthscale, signal_var=start.signal_var)
+        self.tell("kernel", f"Kernel {self.kernel}: started from the data's scale, lengthscale ℓ = "
+                            f"{self.lengthscale:g} (median distance between inputs) and signal variance σ_f² = "
+                            f"{self.signal_var:g} (variance of the target).")
 
     # ----------------------------------------------------------------------------- settings → keys
 
@@ -407,7 +436,7 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
             try:
                 files = datasets.find_csv_files(self.data_dir)
             except datasets.DatasetError as err:
-                self.notice = f"Data directory: {err}"
+                self.tell("data_dir", f"Data directory: {err}")
                 files = []
             objects += [CSV_PREFIX + path.name for path in files]
         self.param.dataset.objects = objects
@@ -441,6 +470,9 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
             return ("csv", str(path), path.stat().st_mtime_ns, self.target)
         return ("shipped", self.dataset)
 
+    def _data_key(self) -> tuple:
+        return (self._dataset_key(), bool(self.standardize))
+
     def _kernel_key(self) -> tuple:
         if self.kernel == "paper":
             return ("paper", float(self.l2))
@@ -448,7 +480,7 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
         return (self.kernel, float(self.lengthscale), float(self.signal_var), *extra.get(self.kernel, ()))
 
     def _problem_key(self, holdout: int) -> tuple:
-        return (self._dataset_key(), self._kernel_key(), float(self.noise_var), int(holdout))
+        return (self._data_key(), self._kernel_key(), float(self.noise_var), int(holdout))
 
     def _loss_key(self) -> tuple:
         return ("square",) if self.loss == "square" else (self.loss, float(self.eps), float(self.beta))
@@ -466,6 +498,11 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
     # ----------------------------------------------------------------------------- building the problem
 
     def _load_dataset(self) -> datasets.Dataset:
+        """The chosen data, standardised (inputs and target) when ``standardize`` is on."""
+        data = self._load_raw_dataset()
+        return data.standardized(targets=True) if self.standardize else data
+
+    def _load_raw_dataset(self) -> datasets.Dataset:
         if self.dataset in ("toy", "teacher"):
             return datasets.load(self.dataset, rng=DATA_SEED)
         if self.dataset in REGRESSION_DATASETS:
@@ -492,6 +529,15 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
         return experiments.regression_problem(data, self._kernel(data.inputs[holdout:]), self.noise_var,
                                               holdout=holdout)
 
+    def _warn_holdout(self, holdout: int, rows: int, name: str) -> None:
+        """Warn when at least half of the ``rows`` are held out (the bootstrap then trains on the smaller part)."""
+        text = ""
+        if 2 * holdout >= rows:
+            text = (f"Held-out rows: {holdout} of the {rows} rows of {name} are held out, so the bootstrap trains "
+                    f"on N = {rows - holdout} only. Lower 'Held-out rows' below {(rows + 1) // 2} to train on the "
+                    "larger part.")
+        self.tell("holdout", text)
+
     def _problem(self, holdout: int = 0) -> tuple[tuple, experiments.RegressionProblem]:
         key = self._problem_key(holdout)
         return key, _PROBLEMS.get_or_compute(key, lambda: self._build_problem(holdout))
@@ -514,6 +560,7 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
         if self.tab == "holdout":
             self._refresh_holdout()
         else:
+            self.tell("holdout")  # the held-out rows matter in the 'Test inputs' tab only
             self._refresh_training()
 
     def _refresh_training(self) -> None:
@@ -546,6 +593,7 @@ class GPBootstrapState(BackgroundJobs, param.Parameterized):
 
     def _refresh_holdout(self) -> None:
         key, problem = self._problem(int(self.holdout))
+        self._warn_holdout(int(self.holdout), problem.n + int(self.holdout), problem.name)
         v, samples, seed = float(self.s_over_n), int(self.mc_samples), int(self.seed)
         theory = _HOLDOUT_THEORY.get_or_compute((key, v), lambda: self._holdout_theory(key, problem, v))
         self._assign("holdout_theory", theory)
