@@ -299,3 +299,26 @@ def test_make_kernel_rejects_bad_n_features():
     with pytest.raises(ValueError, match="`n_features` must be a positive integer, got 0"):
         make_kernel("se", 0)
 
+
+
+def test_data_driven_hyperparameters_equal_a_brute_force_median_and_variance(rng):
+    """ℓ = median of |x_i − x_j| over i < j by an explicit double loop, σ_f² = Σ (y − ȳ)²/(n − 1)."""
+    from explorer.kernels import data_driven_hyperparameters
+
+    X, y = rng.normal(size=(37, 3)) * [1.0, 5.0, 0.2], rng.normal(3.0, 2.0, size=37)
+    distances = sorted(sum((a - b) ** 2 for a, b in zip(X[i], X[j])) ** 0.5
+                       for i in range(len(X)) for j in range(i + 1, len(X)))
+    m = len(distances)
+    median = distances[m // 2] if m % 2 else 0.5 * (distances[m // 2 - 1] + distances[m // 2])
+    variance = sum((v - sum(y) / len(y)) ** 2 for v in y) / (len(y) - 1)
+    start = data_driven_hyperparameters(X, y)
+    assert start.lengthscale == pytest.approx(median, rel=1e-12)
+    assert start.signal_var == pytest.approx(variance, rel=1e-12)
+    assert start.n_used == 37 and data_driven_hyperparameters(X, y, max_points=10).n_used == 10
+
+
+def test_data_driven_hyperparameters_need_two_cases():
+    from explorer.kernels import data_driven_hyperparameters
+
+    with pytest.raises(ValueError, match=r"must describe the same n >= 2 cases"):
+        data_driven_hyperparameters(np.zeros((1, 2)), np.zeros(1))
