@@ -23,7 +23,7 @@ import numpy as np
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "Chunk", "ChunkTask", "Executor", "InProcess", "IN_PROCESS", "SeedLike",
-           "root_seed", "item_generator", "plan_chunks", "run_chunks", "stack_rows"]
+           "root_seed", "item_generator", "plan_chunks", "run_chunks", "run_groups", "stack_rows"]
 
 DEFAULT_CHUNK_SIZE = 32
 """Items per chunk unless a caller says otherwise (a GP sample on boston costs ~2 ms, so ~60 ms a chunk)."""
@@ -203,6 +203,40 @@ def run_chunks(task: ChunkTask, shared: Any, chunks: Sequence[Chunk], root: np.r
     if finished < len(chunks):
         raise Cancelled(*(hooks.count or (done, total, unit)))
     return results
+
+
+def run_groups(task: ChunkTask, shared: Any, chunks: Sequence[Chunk], root: np.random.SeedSequence,
+               args: tuple = (), *, on_group: Callable[[int, Any], None], executor: Executor | None = None,
+               hooks: Hooks | None = None, unit: str = "samples") -> None:
+    """:func:`run_chunks`, handing each group's rows (stacked in item order) to ``on_group`` once it is complete.
+
+    A learning curve reduces each S as soon as its samples are in (and publishes the curve so far), whatever
+    order the chunks complete in.
+
+    Parameters
+    ----------
+    task, shared, chunks, root, args, executor, hooks, unit
+        As in :func:`run_chunks`.
+    on_group : callable(group, rows)
+        Called once per group, in completion order, with :func:`stack_rows` of that group.
+
+    Raises
+    ------
+    Cancelled
+        If ``hooks.should_stop()`` became True before all chunks finished.
+    """
+    results: list = [None] * len(chunks)
+    left: dict[int, int] = {}
+    for chunk in chunks:
+        left[chunk.group] = left.get(chunk.group, 0) + 1
+
+    def finished(chunk: Chunk, rows) -> None:
+        results[chunk.index] = rows
+        left[chunk.group] -= 1
+        if left[chunk.group] == 0:
+            on_group(chunk.group, stack_rows(results, chunks, chunk.group))
+
+    run_chunks(task, shared, chunks, root, args, executor=executor, hooks=hooks, unit=unit, on_chunk=finished)
 
 
 def stack_rows(results: Sequence, chunks: Sequence[Chunk], group: int) -> Any:

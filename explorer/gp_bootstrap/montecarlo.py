@@ -23,7 +23,7 @@ import scipy.linalg
 from numpy.typing import ArrayLike
 
 from explorer.chunks import (DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, plan_chunks, root_seed,
-                             run_chunks, stack_rows)
+                             run_chunks, run_groups, stack_rows)
 from explorer.losses import Loss, get_loss
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.resampling import _occupation_iv, occupation_numbers, sample_occupations
@@ -419,19 +419,14 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, noise_var: float, S_val
     hooks = hooks or NO_HOOKS
     chunks = plan_chunks([n_samples] * S_values.size, chunk_size)
     errors: dict[int, BootstrapError] = {}
-    results: list = [None] * len(chunks)
-    left = np.bincount([c.group for c in chunks], minlength=S_values.size)
 
-    def finished(chunk, rows):
-        results[chunk.index] = rows
-        left[chunk.group] -= 1
-        if left[chunk.group] == 0:                   # this S is complete: eq. (17) on its samples
-            occ, train, _ = stack_rows(results, chunks, chunk.group)
-            errors[chunk.group] = _efron(occ, train, y, g)
-            hooks.publish(_curve(S_values, n_samples, errors))
+    def complete(group: int, rows) -> None:
+        occ, train, _ = rows
+        errors[group] = _efron(occ, train, y, g)     # eq. (17) on this S's samples
+        hooks.publish(_curve(S_values, n_samples, errors))
 
-    run_chunks(_prediction_chunk, (K, y, noise_var, None), chunks, root_seed(rng), (tuple(S_values), scheme),
-               executor=executor, hooks=hooks, on_chunk=finished)
+    run_groups(_prediction_chunk, (K, y, noise_var, None), chunks, root_seed(rng), (tuple(S_values), scheme),
+               on_group=complete, executor=executor, hooks=hooks)
     return _curve(S_values, n_samples, errors)
 
 

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap.montecarlo import BootstrapError, BootstrapPredictions, LearningCurve
 from explorer.chunks import (DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, plan_chunks, root_seed, run_chunks,
-                             stack_rows)
+                             run_groups, stack_rows)
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.resampling import sample_occupations
 from explorer.svm_bootstrap.classifier import NotSeparableError, SVMSolution, _kernel_labels_iv, fit_hard_margin
@@ -291,19 +291,14 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
     init = fit_hard_margin(K, y) if init is None else init
     chunks = plan_chunks([n_samples] * S_arr.size, chunk_size)
     errors: dict[int, BootstrapError] = {}
-    results: list = [None] * len(chunks)
-    left = np.bincount([c.group for c in chunks], minlength=S_arr.size)
 
-    def finished(chunk, rows):
-        results[chunk.index] = rows
-        left[chunk.group] -= 1
-        if left[chunk.group] == 0:                   # this S is complete: eq. (6) on its samples, in sample order
-            fields = _predictions(stack_rows(results, chunks, chunk.group), row_site, S_arr[chunk.group], scheme)
-            errors[chunk.group] = bootstrap_classification_error(fields, y[row_site])
-            hooks.publish(montecarlo._curve(S_arr, n_samples, errors))
+    def complete(group: int, rows) -> None:
+        fields = _predictions(rows, row_site, S_arr[group], scheme)   # eq. (6) on this S's samples, in sample order
+        errors[group] = bootstrap_classification_error(fields, y[row_site])
+        hooks.publish(montecarlo._curve(S_arr, n_samples, errors))
 
-    run_chunks(_fields_chunk, (K, y, row_site, None, init), chunks, root_seed(rng), (tuple(S_arr), scheme, 1e-9),
-               executor=executor, hooks=hooks, on_chunk=finished)
+    run_groups(_fields_chunk, (K, y, row_site, None, init), chunks, root_seed(rng), (tuple(S_arr), scheme, 1e-9),
+               on_group=complete, executor=executor, hooks=hooks)
     return montecarlo._curve(S_arr, n_samples, errors)
 
 
