@@ -192,10 +192,25 @@ def connect(scheduler: str | None = None, *, workers: int | None = None, memory_
     n = local_workers() if workers is None else workers
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise EngineError(f"--workers must be a whole number >= 1, got {workers!r}.")
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, memory_limit=memory_limit,
-                           dashboard_address=":0", scheduler_kwargs={"dashboard": dashboard}, host="127.0.0.1")
+    import dask
+
+    # Dask's nanny sets MALLOC_TRIM_THRESHOLD_=65536 in its workers, which fixes glibc's mmap threshold at
+    # 128 KiB: every Cholesky workspace is then mapped and unmapped afresh, and the Monte-Carlo ran 2.8x slower
+    # on a worker than in-process (benchmarks/bench_engine.py). Our workers keep glibc's adaptive default.
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, memory_limit=memory_limit,
+                               dashboard_address=":0", scheduler_kwargs={"dashboard": dashboard},
+                               host="127.0.0.1")
     client = Client(cluster, set_as_default=False)
+    from explorer.worker_plugins import LowerPriority
+
+    client.register_plugin(LowerPriority(LOCAL_WORKER_NICENESS))
     return Engine(client, cluster, f"local Dask cluster, {n} worker process{'es' if n > 1 else ''}")
+
+
+#: How much lower than the server's the CPU priority of local workers is (``nice``): on the machine that serves
+#: the app, a theory update or a page render comes before Monte-Carlo chunks, which take the idle cycles.
+LOCAL_WORKER_NICENESS = 10
 
 
 _SHARED: dict[str, Engine] = {}

@@ -108,3 +108,21 @@ def test_an_unreachable_scheduler_is_one_clear_error():
         engine.connect("tcp://127.0.0.1:9", timeout=1)
     with pytest.raises(engine.EngineError, match="--workers must be a whole number >= 1"):
         engine.connect(workers=0)
+
+
+def _worker_environment() -> tuple[str | None, int]:
+    """(MALLOC_TRIM_THRESHOLD_, the lowest nice value of any thread) of the process this runs in."""
+    niceness = min(os.getpriority(os.PRIO_PROCESS, int(tid)) for tid in os.listdir("/proc/self/task"))
+    return os.environ.get("MALLOC_TRIM_THRESHOLD_"), niceness
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="Linux thread priorities")
+def test_local_workers_keep_glibc_malloc_defaults_and_yield_to_the_server(dask_engine):
+    """Dask's nanny default MALLOC_TRIM_THRESHOLD_=65536 made the Monte-Carlo 2.8x slower on a worker than
+    in-process; local workers run below the server's priority so that the event loop comes first."""
+    found = dask_engine.client.run(_worker_environment)
+    assert len(found) == dask_engine.n_workers >= 1
+    for trim, niceness in found.values():
+        assert trim is None
+        assert niceness >= engine.LOCAL_WORKER_NICENESS
+    assert os.getpriority(os.PRIO_PROCESS, 0) < engine.LOCAL_WORKER_NICENESS   # the calling process is untouched
