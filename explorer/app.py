@@ -24,8 +24,9 @@ from explorer.views.common.links import link_page
 from explorer.views.common.engine_status import engine_status
 from explorer.views.common.presentation import PRESENTATION_CSS, presentation_switch
 from explorer.views.common.session import bind_to_session
+from explorer.views.common.tab import DeferredTab
 from explorer.views.fast_bootstrap import FastBootstrapState, FastBootstrapTab
-from explorer.views.model_selection import SelectionState, SelectionTab
+from explorer.views.model_selection import SelectionExperimentState, SelectionState, SelectionTab
 from explorer.views.svm_bootstrap.tab import SVMState, SVMTab
 
 __all__ = ["create_app", "serve", "DATA_DIR_ENV", "TITLE"]
@@ -65,11 +66,14 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     state = GPBootstrapState(data_dir=None if data_dir is None else str(data_dir), client=engine, **settings)
     bind_to_session(state)  # job updates on the session's event loop, in order; closed with the session
     view = GPBootstrapView(state=state)
-    # seed 004, seed 001 and seed 002 tabs: their own state; their jobs start when the page is built (results are
-    # cached across sessions), so that a tab opened later shows finished figures
-    others = {"SVM bootstrap": SVMTab(state=SVMState(client=engine), controls_in_sidebar=True),
-              "Model selection": SelectionTab(state=SelectionState(client=engine), controls_in_sidebar=True),
-              "Fast bootstrap": FastBootstrapTab(state=FastBootstrapState(client=engine), controls_in_sidebar=True)}
+    # seed 004, seed 001 and seed 002 tabs: their own state, their view made when first opened; their jobs
+    # start now (results are cached across sessions), so that a tab opened later shows finished figures
+    others = _other_tabs(engine)
+    for tab in others.values():
+        bind_to_session(tab.state)
+        for extra in tab.extra_states.values():
+            bind_to_session(extra)
+        tab.start()
     view.tabs.extend(list(others.items()))
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         state.defer_jobs()  # background jobs start once the browser shows the page (_on_load)
@@ -89,14 +93,33 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     return template
 
 
+def _other_tabs(engine: dask_engine.Engine | None) -> dict[str, DeferredTab]:
+    """The SVM, Model selection and Fast bootstrap tabs by title: states now, views when first opened."""
+    return {
+        "SVM bootstrap": DeferredTab(lambda state: SVMTab(state=state, controls_in_sidebar=True),
+                                     SVMState(client=engine)),
+        "Model selection": DeferredTab(
+            lambda state, experiments: SelectionTab(state=state, experiments=experiments, controls_in_sidebar=True),
+            SelectionState(client=engine), experiments=SelectionExperimentState(client=engine)),
+        "Fast bootstrap": DeferredTab(lambda state: FastBootstrapTab(state=state, controls_in_sidebar=True),
+                                      FastBootstrapState(client=engine)),
+    }
+
+
 def _sidebar(view: GPBootstrapView, others: dict) -> tuple[pn.Column, list[pn.Column]]:
     """One sidebar column whose content follows the open tab: the Gaussian-process controls on the four GP
-    tabs, each other tab's own controls on that tab. Returns the sidebar and the column shown per tab."""
+    tabs, each other tab's own controls on that tab (put in its column when the tab is first opened). Returns
+    the sidebar and the column shown per tab."""
     gp = pn.Column(view.controls, sizing_mode="stretch_width")
-    per_tab = [gp] * (len(view.tabs) - len(others)) + [tab.controls for tab in others.values()]
+    own = {title: pn.Column(sizing_mode="stretch_width", visible=False) for title in others}
+    per_tab = [gp] * (len(view.tabs) - len(others)) + list(own.values())
     columns = list({id(column): column for column in per_tab}.values())
+    tabs = list(others.values())
 
     def follow(*events) -> None:
+        index = view.tabs.active - (len(view.tabs) - len(others))
+        if index >= 0 and not per_tab[view.tabs.active].objects:
+            per_tab[view.tabs.active].objects = [tabs[index].view.controls]
         for column in columns:
             column.visible = column is per_tab[view.tabs.active]
 

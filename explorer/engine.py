@@ -200,17 +200,39 @@ def connect(scheduler: str | None = None, *, workers: int | None = None, memory_
     with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, memory_limit=memory_limit,
                                dashboard_address=":0", scheduler_kwargs={"dashboard": dashboard},
-                               host="127.0.0.1")
+                               host="127.0.0.1", preload=[__name__])   # dask_setup below, in every worker
     client = Client(cluster, set_as_default=False)
-    from explorer.worker_plugins import LowerPriority
-
-    client.register_plugin(LowerPriority(LOCAL_WORKER_NICENESS))
     return Engine(client, cluster, f"local Dask cluster, {n} worker process{'es' if n > 1 else ''}")
 
 
 #: How much lower than the server's the CPU priority of local workers is (``nice``): on the machine that serves
 #: the app, a theory update or a page render comes before Monte-Carlo chunks, which take the idle cycles.
 LOCAL_WORKER_NICENESS = 10
+
+
+def dask_setup(worker) -> None:
+    """Dask's preload hook: a worker of a local cluster (:func:`connect` preloads this module) starts below
+    the server's CPU priority, so that on the machine that serves the app a theory update or a page render
+    comes before Monte-Carlo chunks, which take the idle cycles. Dask restarts a worker with it too."""
+    lower_priority(LOCAL_WORKER_NICENESS)
+
+
+def lower_priority(niceness: int) -> None:
+    """Raise the ``nice`` value of every thread of this process to at least ``niceness`` (never lowers it).
+
+    Linux keeps a nice value per thread (threads started later inherit their creator's), so each thread of
+    ``/proc/self/task`` is set; elsewhere the process as a whole.
+    """
+    try:
+        threads = [int(tid) for tid in os.listdir("/proc/self/task")]
+    except OSError:
+        threads = [0]
+    for tid in threads:
+        try:
+            if os.getpriority(os.PRIO_PROCESS, tid) < niceness:
+                os.setpriority(os.PRIO_PROCESS, tid, niceness)
+        except OSError:                  # a thread that ended meanwhile
+            pass
 
 
 _SHARED: dict[str, Engine] = {}

@@ -237,15 +237,20 @@ def test_sidebar_shows_the_controls_of_the_open_tab():
         assert all(column is gp for column in app.tab_controls[:4])
         assert any("explorer-controls" in column.css_classes for column in gp.select(pn.Column))
         assert gp.visible and not any(c.visible for c in app.tab_controls[4:])
+        deferred = app.other_tabs["Fast bootstrap"]
+        assert not deferred.built and not app.tab_controls[-1].objects  # made when first opened
+        assert all(tab.state.started for tab in app.other_tabs.values())  # their jobs start with the page
         view.tabs.active = len(view.tabs) - 1  # Fast bootstrap: its controls are in the sidebar, not in the tab
-        fast = app.other_tabs["Fast bootstrap"]
-        assert app.tab_controls[-1] is fast.controls and fast.controls.visible and not gp.visible
+        fast = deferred.view
+        assert deferred.built and app.tab_controls[-1].objects == [fast.controls]
+        assert app.tab_controls[-1].visible and not gp.visible
         assert "explorer-fastboot-controls" in fast.controls.css_classes
         assert fast.controls not in fast.layout().objects
         view.tabs.active = 5  # Model selection: the Explore sub-panel's controls, then the Experiments'
-        selection = app.other_tabs["Model selection"]
+        selection = app.other_tabs["Model selection"].view
+        assert selection.experiments is app.other_tabs["Model selection"].experiments  # the state made first
         explore, experiments = selection.controls.objects
-        assert selection.controls.visible and not fast.controls.visible
+        assert app.tab_controls[5].visible and not app.tab_controls[-1].visible
         selection.layout()
         assert explore.visible and not experiments.visible
         selection.subtabs.active = 1
@@ -271,9 +276,11 @@ def test_presentation_switch_redraws_every_tab_larger():
         assert all(tab.presentation for tab in tabs)
         figure = view.tab_views["curve"].plot.object[()]  # the DynamicMap's current frame
         assert figure.opts.get("plot").kwargs["fontscale"] > 1
-        svm = app.other_tabs["SVM bootstrap"]
+        svm = app.other_tabs["SVM bootstrap"].view  # made now: it takes the switch's value
+        assert svm.presentation
         assert svm.plots["curve"].object[()].opts.get("plot").kwargs["fontscale"] > 1
         switch.value = False
+        assert not svm.presentation  # a tab made earlier follows the switch
         assert "fontscale" not in view.tab_views["curve"].plot.object[()].opts.get("plot").kwargs
     finally:
         view.state.close()

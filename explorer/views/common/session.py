@@ -24,7 +24,8 @@ def bind_to_session(state) -> None:
     """In a served session, send ``state``'s job updates to the session's event loop (in order, by
     :func:`session_dispatcher`) and close the state when the session ends; elsewhere do nothing."""
     doc = pn.state.curdoc
-    if doc is not None and doc.session_context is not None:
+    if doc is not None and doc.session_context is not None and getattr(state, "_session_doc", None) is not doc:
+        state._session_doc = doc  # bound once (the app binds a state before a tab made later binds it again)
         state.dispatch = session_dispatcher(doc)
         pn.state.on_session_destroyed(lambda context: state.close())
 

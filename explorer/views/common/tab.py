@@ -3,7 +3,7 @@ settings, its download buttons, and the layout they sit in. The tabs differ in t
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import panel as pn
 import param
@@ -12,7 +12,7 @@ from explorer.views.common.exports import Export, download_button
 from explorer.views.common.presentation import presented
 from explorer.views.common.widgets import job_indicators, message_alert
 
-__all__ = ["JobTab"]
+__all__ = ["JobTab", "DeferredTab"]
 
 #: A job message (a ``<pre>``) wraps at the width of its box.
 _WRAP = ":host pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }"
@@ -174,3 +174,58 @@ class JobTab(pn.viewable.Viewer):
         if self.owns_state and not self.state.started:
             self.state.refresh()  # first shown: compute the settings now
         return self.layout()
+
+
+class DeferredTab(pn.viewable.Viewer):
+    """A tab of the page whose view is made when the page first opens it; its state exists from the start.
+
+    Building a tab's widgets and figures is most of the cost of a page (about 1.5 s of the server's event loop
+    for the seven tabs); a class opening the page at once queues every other session's updates behind it. The
+    state computes from the start all the same (:meth:`start`), so that a tab opened later shows finished
+    figures, and the URL and the presets reach its parameters without building anything.
+
+    ``make(state, **states)`` builds the view (a :class:`JobTab`); ``states`` are further states it is given
+    by name (e.g. ``experiments``), also readable as attributes.
+    """
+
+    state = param.Parameter(default=None, precedence=-1, doc="The tab's session state.")
+    presentation = param.Boolean(default=False, label="Presentation",
+                                 doc="Draw the figures for a projector (passed on to the view).")
+
+    def __init__(self, make: Callable[..., JobTab], state, **states):
+        super().__init__(state=state)
+        self._make, self._states, self._view = make, states, None
+        self.param.watch(lambda event: self._view is not None and setattr(self._view, "presentation", event.new),
+                         "presentation")
+
+    def __getattr__(self, name: str):
+        states = self.__dict__.get("_states") or {}
+        if name in states:
+            return states[name]
+        raise AttributeError(name)
+
+    @property
+    def extra_states(self) -> dict:
+        """The further states given by name (e.g. ``{"experiments": ...}``)."""
+        return dict(self._states)
+
+    def start(self) -> None:
+        """Start computing the state's settings (a view would do it when first shown)."""
+        if not self.state.started:
+            self.state.refresh()
+
+    @property
+    def built(self) -> bool:
+        """Whether the view has been made."""
+        return self._view is not None
+
+    @property
+    def view(self) -> JobTab:
+        """The tab's view, made on first use."""
+        if self._view is None:
+            self._view = self._make(self.state, **self._states)
+            self._view.presentation = self.presentation
+        return self._view
+
+    def __panel__(self):
+        return self.view.__panel__()

@@ -17,8 +17,8 @@ import panel as pn
 from explorer.views.common.jobs import JobStatus
 from explorer.views.common.values import rejection
 
-__all__ = ["JobIndicators", "job_indicators", "param_widget", "param_widgets", "checked_input", "csv_upload", "message_alert",
-           "Revision", "live", "LazyTabs"]
+__all__ = ["JobIndicators", "job_indicators", "param_widget", "param_widgets", "checked_input", "csv_upload",
+           "message_alert", "Revision", "live", "LazyTabs"]
 
 
 @dataclass(frozen=True)
@@ -144,8 +144,9 @@ class LazyTabs(pn.Tabs):
     ``CDN_DIST`` and rewrites the page's shared stylesheets (e.g. ``css/loading.css``) to cdn.holoviz.org,
     which offline fails in the browser console. Here every tab's models stay in the document once built.
 
-    Each tab is an empty column until first opened; ``append``, ``extend`` and ``insert`` take ``(title,
-    object)`` pairs or objects as ``pn.Tabs`` does. Keep ``dynamic`` False (the default).
+    Each tab is an empty column until first opened, when its object is made into a Panel object (a
+    :class:`pn.viewable.Viewer`'s ``__panel__`` runs then, not before); ``append``, ``extend`` and ``insert``
+    take ``(title, object)`` pairs or objects as ``pn.Tabs`` does. Keep ``dynamic`` False (the default).
     """
 
     def __init__(self, *tabs, **params):
@@ -156,10 +157,12 @@ class LazyTabs(pn.Tabs):
 
     def _hold(self, tab) -> tuple[str, pn.Column]:
         name, content = tab if isinstance(tab, tuple) else (None, tab)
-        content = pn.panel(content)
+        if name is None:
+            content = pn.panel(content)
+            name = content.name
         placeholder = pn.Column(sizing_mode="stretch_width")
-        self._contents[id(placeholder)] = content
-        return (content.name if name is None else name), placeholder
+        self._contents[id(placeholder)] = content  # made into a Panel object (``__panel__``) when first opened
+        return name, placeholder
 
     def _fill(self, *events) -> None:
         """Put the active tab's content into its placeholder (once)."""
@@ -167,7 +170,7 @@ class LazyTabs(pn.Tabs):
             placeholder = self.objects[self.active]
             content = self._contents.pop(id(placeholder), None)
             if content is not None:
-                placeholder.objects = [content]
+                placeholder.objects = [pn.panel(content)]
 
     def append(self, tab) -> None:
         super().append(self._hold(tab))
