@@ -804,10 +804,8 @@ def self_consistency_residual(sol: SVMReplicaSolution, K: ArrayLike) -> float:
 
     Parameters
     ----------
-    sol : SVMReplicaSolution
-        The solution to check.
-    K : ndarray of shape (n_sites, n_sites)
-        The kernel matrix it was computed with.
+    sol, K : SVMReplicaSolution and ndarray of shape (n_sites, n_sites)
+        The solution to check and the kernel matrix it was computed with.
 
     Returns
     -------
