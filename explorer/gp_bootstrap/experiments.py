@@ -472,22 +472,14 @@ def holdout_comparison(
 
     Parameters
     ----------
-    problem : RegressionProblem
-        Training data, kernel and noise.
-    s_over_n : float
-        Bootstrap size per data point, S/N (Fig. 2: 1).
-    mc_samples : int
-        Monte-Carlo bootstrap samples.
+    problem, s_over_n, mc_samples
+        As in :func:`distribution_comparison` (Fig. 2: S/N = 1).
     X_test : ndarray of shape (M, d), optional
         Test inputs; default ``problem.X_test``.
     rng : int, SeedSequence, Generator or None
         Root seed of the Monte-Carlo bootstrap.
-    tol : float
-        Tolerance of the ADATAP solve.
-    executor : Executor, optional
-        Where the Monte-Carlo chunks run (default: this process).
-    hooks : Hooks, optional
-        Progress and cancellation.
+    tol, executor, hooks
+        As in :func:`distribution_comparison`.
 
     Returns
     -------

@@ -94,7 +94,7 @@ class SVMProblem:
         Parameters
         ----------
         X_other : ndarray of shape (M, d)
-            Standardised inputs (a single input of shape (d,) is taken as M = 1).
+            As in :meth:`cross`.
 
         Returns
         -------
@@ -354,10 +354,8 @@ def theory_learning_curve(problem: SVMProblem, s_over_n: Sequence[float], *, tol
 
     Parameters
     ----------
-    problem : SVMProblem
-        Data rows, sites and kernel matrix.
-    s_over_n : sequence of float, length n_S
-        Bootstrap sizes per data row, S/N (positive).
+    problem, s_over_n
+        As in :func:`svm_learning_curve`.
     tol : float
         Tolerance of the ADATAP solves.
     max_iter : int
@@ -472,10 +470,8 @@ def svm_field_comparison(
         Root seed of the Monte-Carlo bootstrap (``svm.bootstrap_fields``).
     tol : float
         Tolerance of the ADATAP solve.
-    executor : Executor, optional
-        Where the Monte-Carlo chunks run (default: this process; ``explorer.engine`` for Dask).
-    hooks : Hooks, optional
-        Progress and cancellation.
+    executor, hooks
+        As in :func:`svm_learning_curve`.
 
     Returns
     -------
