@@ -372,6 +372,39 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def _holdout_split(dataset: Dataset, holdout: int, min_train: int, min_train_words: str | None = None) -> tuple:
+    """The first ``holdout`` rows as test rows, the rest as training rows (the bootstrap problems' split).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The rows to split, in order.
+    holdout : int
+        Number of leading rows held out, 0 <= holdout <= n − ``min_train``.
+    min_train : int
+        Training rows that must remain.
+    min_train_words : str, optional
+        ``min_train`` as the error message says it (default: the number).
+
+    Returns
+    -------
+    tuple
+        ``(X, y, X_test, y_test)``: training inputs of shape (n − holdout, d) and targets, then the held-out
+        inputs of shape (holdout, d) and targets (both None when ``holdout`` is 0).
+
+    Raises
+    ------
+    ValueError
+        If ``holdout`` is negative or leaves fewer than ``min_train`` training rows.
+    """
+    words = min_train if min_train_words is None else min_train_words
+    if not 0 <= holdout <= dataset.n - min_train:
+        raise ValueError(f"`holdout` must be between 0 and {dataset.n - min_train} ({words} training rows must "
+                         f"remain), got {holdout}.")
+    X_test, y_test = (dataset.inputs[:holdout], dataset.targets[:holdout]) if holdout else (None, None)
+    return dataset.inputs[holdout:], dataset.targets[holdout:], X_test, y_test
+
+
 # --------------------------------------------------------------------------- user CSV files
 
 

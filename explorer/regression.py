@@ -40,11 +40,9 @@ class GPPosterior:
 
     Attributes
     ----------
-    kernel : Kernel
-    X : ndarray of shape (n, d)
-    y : ndarray of shape (n,)
-    noise_var : float
-        σ², the variance of the Gaussian observation noise.
+    kernel, X, y, noise_var
+        As passed to :func:`fit` (X of shape (n, d), y of shape (n,) as read-only ndarrays); σ² is the
+        variance of the Gaussian observation noise.
     alpha : ndarray of shape (n,)
         α = A⁻¹ y.
     jitter : float
@@ -328,14 +326,8 @@ def loo_squared_error(kernel, X, y, noise_var, eval_gradient=False):
 
     Parameters
     ----------
-    kernel : Kernel
-        Prior covariance k.
-    X : array_like of shape (n, d)
-        Training inputs, n >= 2.
-    y : array_like of shape (n,)
-        Training targets.
-    noise_var : float
-        σ² >= 0 (> 0 with ``eval_gradient``).
+    kernel, X, y, noise_var
+        As in :func:`loo_predictions`; σ² > 0 with ``eval_gradient``.
     eval_gradient : bool, optional
         Also return the gradient.
 
@@ -368,16 +360,8 @@ def loo_neg_log_predictive(kernel, X, y, noise_var, eval_gradient=False):
 
     Parameters
     ----------
-    kernel : Kernel
-        Prior covariance k.
-    X : array_like of shape (n, d)
-        Training inputs, n >= 2.
-    y : array_like of shape (n,)
-        Training targets.
-    noise_var : float
-        σ² >= 0 (> 0 with ``eval_gradient``).
-    eval_gradient : bool, optional
-        Also return the gradient.
+    kernel, X, y, noise_var, eval_gradient
+        As in :func:`loo_squared_error` (n >= 2; σ² > 0 with ``eval_gradient``).
 
     Returns
     -------
@@ -385,10 +369,8 @@ def loo_neg_log_predictive(kernel, X, y, noise_var, eval_gradient=False):
 
     Raises
     ------
-    TypeError, ValueError, CholeskyError
-        As :func:`fit`; ValueError also for n < 2 or ``eval_gradient=True`` with ``noise_var=0``.
-    FloatingPointError
-        If the value or gradient comes out NaN or infinite.
+    TypeError, ValueError, CholeskyError, FloatingPointError
+        As :func:`loo_squared_error`.
     """
     a, c, da, dc = _loo_terms(kernel, X, y, noise_var, eval_gradient)
     value = _finite(np.mean(0.5 * (_LOG_2PI - np.log(c)) + 0.5 * a**2 / c), "LOO log predictive")

@@ -180,14 +180,8 @@ def bootstrap_optimism(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, n_
 
     Parameters
     ----------
-    model : model family
-        Offers ``predict_path`` (module docstring); pickled to the workers of a Dask executor.
-    X : ndarray of shape (N, d)
-        Inputs.
-    y : ndarray of shape (N,)
-        Targets.
-    grid : ndarray of shape (Q,)
-        Complexities q, strictly increasing.
+    model, X, y, grid
+        As in :func:`apparent_error`; ``model`` is pickled to the workers of a Dask executor.
     n_replications : int
         J, the number of resamples.
     rng : int, SeedSequence, Generator or None
@@ -239,14 +233,8 @@ def full_bootstrap(model, X, y, grid, n_replications: int = 100, *, rng: SeedLik
 
     Parameters
     ----------
-    model : model family
-        Offers ``predict_path`` (module docstring).
-    X : ndarray of shape (N, d)
-        Inputs.
-    y : ndarray of shape (N,)
-        Targets.
-    grid : ndarray of shape (Q,)
-        Complexities q, strictly increasing.
+    model, X, y, grid
+        As in :func:`apparent_error`.
     n_replications : int
         J, the number of resamples (Table 1: 100).
     rng : int, SeedSequence, Generator or None

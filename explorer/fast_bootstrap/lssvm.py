@@ -111,7 +111,7 @@ class LSSVM:
         Returns
         -------
         ndarray of shape (G, m)
-            h(x) of eq. (18) for every γ and evaluation input.
+            As :func:`lssvm_path`.
         """
 
         del rng  # deterministic

@@ -179,16 +179,10 @@ class RBFN:
 
         Parameters
         ----------
-        X : ndarray of shape (n, d)
-            Distinct training inputs.
-        y : ndarray of shape (n,)
-            Targets.
+        X, y, X_eval, weights
+            As in :meth:`explorer.fast_bootstrap.lssvm.LSSVM.predict_path`.
         grid : ndarray of shape (G,)
             Numbers of kernels P, whole numbers in 1..n.
-        X_eval : ndarray of shape (m, d)
-            Evaluation inputs.
-        weights : ndarray of shape (n,), optional
-            Multiplicities c_i of the training points (default all one).
         rng : Generator, int or None
             Random source of k-means.
 
@@ -285,12 +279,8 @@ class MLP:
 
         Parameters
         ----------
-        theta : ndarray of shape (P (d + 2) + 1,)
-            Flat parameters.
-        X : ndarray of shape (n, d)
-            Inputs.
-        P : int
-            Number of hidden units.
+        theta, X, P
+            As in :meth:`forward`.
 
         Returns
         -------
@@ -307,14 +297,10 @@ class MLP:
 
         Parameters
         ----------
-        X : ndarray of shape (n, d)
-            Distinct training inputs.
-        y : ndarray of shape (n,)
-            Targets.
+        X, y, weights
+            As in :meth:`predict_path`.
         P : int
             Number of hidden units.
-        weights : ndarray of shape (n,), optional
-            Multiplicities c_i of the training points (default all one).
         rng : Generator, int or None
             Random source of the initial weights.
 
@@ -355,16 +341,10 @@ class MLP:
 
         Parameters
         ----------
-        X : ndarray of shape (n, d)
-            Distinct training inputs.
-        y : ndarray of shape (n,)
-            Targets.
+        X, y, X_eval, weights
+            As in :meth:`explorer.fast_bootstrap.lssvm.LSSVM.predict_path`.
         grid : ndarray of shape (G,)
             Numbers of hidden units P, whole numbers in 1..n.
-        X_eval : ndarray of shape (m, d)
-            Evaluation inputs.
-        weights : ndarray of shape (n,), optional
-            Multiplicities c_i of the training points (default all one).
         rng : Generator, int or None
             Random source of the initial weights (one generator for all P in turn).
 
@@ -376,8 +356,7 @@ class MLP:
         Raises
         ------
         ValueError
-            If a P of ``grid`` is not a whole number between 1 and n, or ``weights`` are not n positive
-            multiplicities.
+            As in :meth:`RBFN.predict_path`.
         """
 
         gen = np.random.default_rng(rng)

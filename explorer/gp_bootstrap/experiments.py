@@ -14,7 +14,7 @@ import numpy as np
 
 from explorer.gp_bootstrap import mean_field, montecarlo, replica, variational
 from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, L1Summary, l1_all_inputs, l1_noise_floor
-from explorer.datasets import Dataset
+from explorer.datasets import Dataset, _holdout_split
 from explorer.kernels import Kernel, paper_rbf
 from explorer.losses import get_loss
 from explorer.chunks import Executor, SeedLike, item_generator, root_seed
@@ -112,17 +112,12 @@ def regression_problem(
     if dataset.task != "regression":
         raise ValueError(f"Dataset {dataset.name!r} is a {dataset.task} task; the GP-regression bootstrap "
                          "needs a real-valued target.")
-    if not 0 <= holdout <= dataset.n - 10:
-        raise ValueError(f"`holdout` must be between 0 and {dataset.n - 10} (10 training rows must remain), "
-                         f"got {holdout}.")
-    X, y = dataset.inputs[holdout:], dataset.targets[holdout:]
+    X, y, X_test, y_test = _holdout_split(dataset, holdout, 10)
     if kernel is None:
         kernel = paper_rbf(X, l2=PAPER_L2, scale="sd")
     if not (np.isfinite(noise_var) and noise_var > 0):
         raise ValueError(f"`noise_var` must be positive, got {noise_var}. It is the noise variance σ².")
     K = kernel(X)
-    X_test = dataset.inputs[:holdout] if holdout else None
-    y_test = dataset.targets[:holdout] if holdout else None
     return RegressionProblem(dataset.name, X, y, kernel, float(noise_var), K, X_test, y_test)
 
 
@@ -472,22 +467,14 @@ def holdout_comparison(
 
     Parameters
     ----------
-    problem : RegressionProblem
-        Training data, kernel and noise.
-    s_over_n : float
-        Bootstrap size per data point, S/N (Fig. 2: 1).
-    mc_samples : int
-        Monte-Carlo bootstrap samples.
+    problem, s_over_n, mc_samples
+        As in :func:`distribution_comparison` (Fig. 2: S/N = 1).
     X_test : ndarray of shape (M, d), optional
         Test inputs; default ``problem.X_test``.
     rng : int, SeedSequence, Generator or None
         Root seed of the Monte-Carlo bootstrap.
-    tol : float
-        Tolerance of the ADATAP solve.
-    executor : Executor, optional
-        Where the Monte-Carlo chunks run (default: this process).
-    hooks : Hooks, optional
-        Progress and cancellation.
+    tol, executor, hooks
+        As in :func:`distribution_comparison`.
 
     Returns
     -------

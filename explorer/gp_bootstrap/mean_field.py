@@ -284,7 +284,7 @@ def mf_test_error(sol: MFSolution) -> float:
     Parameters
     ----------
     sol : MFSolution
-        The mean-field solution at S.
+        As in :func:`mf_per_input_error`.
 
     Returns
     -------

@@ -843,14 +843,11 @@ def predictive_density(sol: ReplicaSolution, i: int, h: np.ndarray, tail_mass: f
 
     Parameters
     ----------
-    sol : ReplicaSolution
-        The replica solution at S.
-    i : int
-        Index of the training input.
+    sol, i, tail_mass
+        As in :func:`mixture_components`: the replica solution at S, the index of the training input and
+        the Poisson tail mass dropped from the mixture.
     h : ndarray of any shape
         Predictor values at which to evaluate the density.
-    tail_mass : float
-        Poisson tail mass dropped from the mixture.
 
     Returns
     -------
@@ -867,14 +864,10 @@ def bin_probabilities(sol: ReplicaSolution, i: int, edges: np.ndarray, tail_mass
 
     Parameters
     ----------
-    sol : ReplicaSolution
-        The replica solution at S.
-    i : int
-        Index of the training input.
+    sol, i, tail_mass
+        As in :func:`predictive_density`.
     edges : ndarray of shape (n_bins + 1,)
         Increasing bin edges.
-    tail_mass : float
-        Poisson tail mass dropped from the mixture.
 
     Returns
     -------

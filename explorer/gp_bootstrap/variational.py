@@ -185,16 +185,9 @@ def solve_variational(
 
     Parameters
     ----------
-    K : ndarray of shape (N, N)
-        Kernel matrix of the training inputs.
-    y : ndarray of shape (N,)
-        Targets.
-    noise_var : float
-        Noise variance σ² of the GP (training energy eq. 50 of seed 000).
-    S : float
-        Mean bootstrap sample size (occupation numbers s_i ~ Poisson(S/N), eq. 11).
-    tol : float
-        Stop when the largest relative change of any Δλ(i) is below ``tol`` (as ``solve_replica``).
+    K, y, noise_var, S, tol
+        As in :func:`explorer.gp_bootstrap.replica.solve_replica`: kernel matrix of shape (N, N), targets of
+        shape (N,), noise variance σ², mean bootstrap sample size and the relative tolerance on Δλ.
     max_iter : int
         Largest number of iterations of (VG-1).
     init : VGSolution or ndarray of shape (N,), optional
@@ -322,7 +315,7 @@ def vg_test_error(sol: VGSolution) -> float:
     Parameters
     ----------
     sol : VGSolution
-        The variational solution at S.
+        As in :func:`vg_per_input_error`.
 
     Returns
     -------

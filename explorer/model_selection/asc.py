@@ -453,8 +453,9 @@ def mutual_information(kernel: Kernel, X, y, noise_var: float, partitions: AscPa
     Parameters
     ----------
     kernel : Kernel
-    X : array of shape (N, d)
-    y : array of shape (N,)
+        Prior covariance k.
+    X, y : array_like of shapes (N, d) and (N,)
+        Inputs and targets.
     noise_var : float
         σ² > 0.
     partitions : AscPartitions
@@ -541,13 +542,8 @@ def mutual_information_vs_beta(kernel: Kernel, X, y, noise_var: float, partition
 
     Parameters
     ----------
-    kernel : Kernel
-    X : array of shape (N, d)
-    y : array of shape (N,)
-    noise_var : float
-        σ² > 0.
-    partitions : AscPartitions
-        From :func:`draw_partitions` with the same N.
+    kernel, X, y, noise_var, partitions
+        As in :func:`mutual_information`.
     betas : array_like of shape (n_beta,)
         The grid of β, positive and finite.
     entropy : one of ``ENTROPIES``

@@ -206,10 +206,7 @@ def negative_log_evidence(kernel: Kernel, X, y, noise_var: float, eval_gradient:
     TypeError, ValueError, CholeskyError, FloatingPointError
         As :func:`explorer.regression.log_evidence`.
     """
-    out = regression.log_evidence(kernel, X, y, noise_var, eval_gradient)
-    if eval_gradient:
-        return CriterionValue("evidence", -out[0], -out[1])
-    return CriterionValue("evidence", -out, None)
+    return _criterion_value("evidence", -1.0, regression.log_evidence(kernel, X, y, noise_var, eval_gradient))
 
 
 def loo_cv(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = False) -> CriterionValue:
@@ -217,15 +214,8 @@ def loo_cv(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = False) 
 
     Parameters
     ----------
-    kernel : Kernel
-        Prior covariance k.
-    X : array_like of shape (N, d)
-        N >= 2 inputs.
-    y : array_like of shape (N,)
-    noise_var : float
-        σ² >= 0 (> 0 with ``eval_gradient``).
-    eval_gradient : bool, optional
-        Also compute the gradient w.r.t. ``np.append(kernel.theta, log noise_var)``.
+    kernel, X, y, noise_var, eval_gradient
+        As in :func:`negative_log_evidence`, with N >= 2.
 
     Returns
     -------
@@ -237,8 +227,13 @@ def loo_cv(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = False) 
     TypeError, ValueError, CholeskyError, FloatingPointError
         As :func:`explorer.regression.loo_neg_log_predictive`.
     """
-    out = regression.loo_neg_log_predictive(kernel, X, y, noise_var, eval_gradient)
-    return CriterionValue("loo", *(out if eval_gradient else (out, None)))
+    return _criterion_value("loo", 1.0, regression.loo_neg_log_predictive(kernel, X, y, noise_var, eval_gradient))
+
+
+def _criterion_value(name: str, sign: float, out) -> CriterionValue:
+    """``sign`` times a :mod:`explorer.regression` result, ``value`` or ``(value, gradient)``."""
+    value, grad = out if isinstance(out, tuple) else (out, None)
+    return CriterionValue(name, sign * value, None if grad is None else sign * grad)
 
 
 def draw_folds(n: int, n_folds: int = 10, rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, ...]:
@@ -289,16 +284,12 @@ def kfold_cv(kernel: Kernel, X, y, noise_var: float, folds, eval_gradient: bool 
 
     Parameters
     ----------
-    kernel : Kernel
-        Prior covariance k.
-    X : array_like of shape (N, d)
-    y : array_like of shape (N,)
-    noise_var : float
-        σ² >= 0 (> 0 with ``eval_gradient``).
+    kernel, X, y, noise_var
+        As in :func:`negative_log_evidence`.
     folds : sequence of array_like of int
         At least 2 index sets that partition range(N), e.g. from :func:`draw_folds`.
     eval_gradient : bool, optional
-        Also compute the gradient w.r.t. ``np.append(kernel.theta, log noise_var)``.
+        As in :func:`negative_log_evidence`.
 
     Returns
     -------
@@ -340,10 +331,8 @@ def asc_criterion(kernel: Kernel, X, y, noise_var: float, partitions: asc.AscPar
 
     Parameters
     ----------
-    kernel : Kernel
-        Prior covariance k.
-    X : array_like of shape (N, d)
-    y : array_like of shape (N,)
+    kernel, X, y
+        As in :func:`negative_log_evidence`.
     noise_var : float
         σ² > 0.
     partitions : AscPartitions
@@ -353,7 +342,7 @@ def asc_criterion(kernel: Kernel, X, y, noise_var: float, partitions: asc.AscPar
     entropy : {"zero", "prior"}, optional
         h(τ): 0 or the prior entropy (eq. 4.2).
     eval_gradient : bool, optional
-        Also compute the gradient w.r.t. ``np.append(kernel.theta, log noise_var)``.
+        As in :func:`negative_log_evidence`.
 
     Returns
     -------
@@ -395,14 +384,12 @@ def bootstrap_632(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = 
 
     Parameters
     ----------
-    kernel : Kernel
-        Prior covariance k.
-    X : array_like of shape (N, d)
-    y : array_like of shape (N,)
+    kernel, X, y
+        As in :func:`negative_log_evidence`.
     noise_var : float
         σ² > 0.
     eval_gradient : bool, optional
-        Also compute the gradient w.r.t. ``np.append(kernel.theta, log noise_var)``.
+        As in :func:`negative_log_evidence`.
     tol : float, optional
         Tolerance of the replica fixed point.
     init : ndarray of shape (N,), optional

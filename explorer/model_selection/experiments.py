@@ -380,19 +380,12 @@ def hyperparameter_experiment(criteria: Sequence[str] = SYNTHETIC_CRITERIA, *, t
         Test cases per teacher draw (unused with ``data``).
     sigma_n : float, optional
         Teacher noise standard deviation.
-    n_partitions, n_objects : int, optional
-        J and M of ASC.
-    entropy : {"zero", "prior"}, optional
-        h(τ) of ASC.
+    n_partitions, n_objects, entropy
+        J, M and h(τ) of ASC, as in :func:`curves_experiment`.
     n_restarts, max_iter : int, optional
         L-BFGS-B runs per optimisation and iterations per run.
-    rng : int, SeedSequence, Generator or None, optional
-        Root seed of the job (``chunks.root_seed``); data set r draws everything from
-        ``chunks.item_generator(root, g, r)`` (module docstring).
-    chunk_size : int, optional
-        Data sets per chunk (changes no number).
-    executor : Executor, optional
-        Where the data sets run: in this process (default) or on Dask workers (``explorer.engine``).
+    rng, chunk_size, executor
+        As in :func:`curves_experiment`.
     hooks : Hooks, optional
         Progress and stop hooks (counted in repetitions).
 
@@ -528,19 +521,12 @@ def functional_form_experiment(select_by: str = "loo",
         Repetitions per setting, >= 1.
     n : int, optional
         Training cases N (with ``data``: 3 <= n <= data.n − 2).
-    n_partitions, n_objects : int, optional
-        J and M of ASC.
-    entropy : {"zero", "prior"}, optional
-        h(τ) of ASC.
+    n_partitions, n_objects, entropy
+        J, M and h(τ) of ASC, as in :func:`curves_experiment`.
     n_restarts, max_iter : int, optional
         L-BFGS-B runs per optimisation and iterations per run.
-    rng : int, SeedSequence, Generator or None, optional
-        Root seed of the job (``chunks.root_seed``); data set r draws everything from
-        ``chunks.item_generator(root, g, r)``, g the setting (module docstring).
-    chunk_size : int, optional
-        Data sets per chunk (changes no number).
-    executor : Executor, optional
-        Where the data sets run: in this process (default) or on Dask workers (``explorer.engine``).
+    rng, chunk_size, executor
+        As in :func:`curves_experiment`; g is the setting.
     hooks : Hooks, optional
         Progress and stop hooks (counted in setting × repetition data sets).
 
@@ -641,17 +627,10 @@ def beta_experiment(teacher: str = "squared_exponential", *, n_datasets: int = 8
         Cases N per data set.
     betas : array_like of shape (n_beta,), optional
         Positive grid of β.
-    n_partitions, n_objects : int, optional
-        J and M of ASC (L = 2).
-    entropy : {"zero", "prior"}, optional
-        h(τ) of ASC.
-    rng : int, SeedSequence, Generator or None, optional
-        Root seed of the job (``chunks.root_seed``); data set r draws everything from
-        ``chunks.item_generator(root, g, r)`` (module docstring).
-    chunk_size : int, optional
-        Data sets per chunk (changes no number).
-    executor : Executor, optional
-        Where the data sets run: in this process (default) or on Dask workers (``explorer.engine``).
+    n_partitions, n_objects, entropy
+        J, M and h(τ) of ASC (L = 2), as in :func:`curves_experiment`.
+    rng, chunk_size, executor
+        As in :func:`curves_experiment`.
     hooks : Hooks, optional
         Progress and stop hooks (counted in data sets).
 

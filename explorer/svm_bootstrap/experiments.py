@@ -16,7 +16,7 @@ import numpy as np
 from explorer.chunks import Executor, SeedLike, root_seed
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import replica as svm_replica
-from explorer.datasets import Dataset
+from explorer.datasets import Dataset, _holdout_split
 from explorer.kernels import Kernel, SquaredExponential
 from explorer.progress import NO_HOOKS, Hooks, best_time
 from explorer.validation import held_out_inputs, s_over_n_grid
@@ -94,7 +94,7 @@ class SVMProblem:
         Parameters
         ----------
         X_other : ndarray of shape (M, d)
-            Standardised inputs (a single input of shape (d,) is taken as M = 1).
+            As in :meth:`cross`.
 
         Returns
         -------
@@ -139,17 +139,12 @@ def svm_problem(dataset: Dataset, lengthscale: "float | Sequence[float]" = BROAD
     if dataset.task != "classification":
         raise ValueError(f"Dataset {dataset.name!r} is a {dataset.task} task; the SVM bootstrap needs two classes "
                          "(labels -1/+1). Load a classification dataset or give --target a two-class column.")
-    if not 0 <= holdout <= dataset.n - 2:
-        raise ValueError(f"`holdout` must be between 0 and {dataset.n - 2} (two training rows must remain), "
-                         f"got {holdout}.")
     data = dataset.standardized() if standardize else dataset
+    X, y, X_test, y_test = _holdout_split(data, holdout, 2, "two")
     if kernel is None:
         kernel = SquaredExponential(lengthscale=_lengthscale_iv(lengthscale, data.d))
-    X, y = data.inputs[holdout:], data.targets[holdout:]
     sites = svm.merge_identical(X, y)
     K = kernel(X[sites.index])
-    X_test = data.inputs[:holdout] if holdout else None
-    y_test = data.targets[:holdout] if holdout else None
     return SVMProblem(dataset.name, X, y, kernel, sites, K, X_test, y_test)
 
 
@@ -354,10 +349,8 @@ def theory_learning_curve(problem: SVMProblem, s_over_n: Sequence[float], *, tol
 
     Parameters
     ----------
-    problem : SVMProblem
-        Data rows, sites and kernel matrix.
-    s_over_n : sequence of float, length n_S
-        Bootstrap sizes per data row, S/N (positive).
+    problem, s_over_n
+        As in :func:`svm_learning_curve`.
     tol : float
         Tolerance of the ADATAP solves.
     max_iter : int
@@ -472,10 +465,8 @@ def svm_field_comparison(
         Root seed of the Monte-Carlo bootstrap (``svm.bootstrap_fields``).
     tol : float
         Tolerance of the ADATAP solve.
-    executor : Executor, optional
-        Where the Monte-Carlo chunks run (default: this process; ``explorer.engine`` for Dask).
-    hooks : Hooks, optional
-        Progress and cancellation.
+    executor, hooks
+        As in :func:`svm_learning_curve`.
 
     Returns
     -------

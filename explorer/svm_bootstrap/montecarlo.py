@@ -170,11 +170,8 @@ def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, ro
         Margin tolerance of every SVM fit.
     init : SVMSolution, optional
         Warm start of every fit (default: the SVM on all sites, computed here); results do not depend on it.
-    executor : Executor, optional
-        Where the chunks run: in this process (default) or on Dask workers (``explorer.engine``).
-    hooks : Hooks, optional
-        ``report`` after every chunk ("done/total samples"); ``should_stop`` cancels the queued chunks
-        (``Cancelled`` counts samples).
+    executor, hooks
+        As in :func:`explorer.gp_bootstrap.montecarlo.bootstrap_predictions` (progress counted in samples).
 
     Returns
     -------
@@ -273,8 +270,8 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
     Returns
     -------
     LearningCurve
-        ``s_values``, the estimates ``value`` and standard errors ``se`` (ndarrays of shape (n_S,)) and
-        the :class:`BootstrapError` of every S.
+        As from :func:`explorer.gp_bootstrap.montecarlo.bootstrap_learning_curve`, with the
+        zero-one loss as the error of every S.
 
     Raises
     ------

@@ -206,14 +206,8 @@ def site_parameters(dl_c: ArrayLike, gam_c: ArrayLike, lam_c: ArrayLike, y: Arra
     ----------
     dl_c, gam_c, lam_c : ndarray of shape (n,)
         Cavity parameters Δλ_c (> 0), γ_c and λ_c (< 0) of the sites.
-    y : ndarray of shape (n,)
-        Labels -1 / +1.
-    p : ndarray of shape (n,)
-        Probability 1 − e^(−kS/N) that the site is in a bootstrap sample.
-    q : ndarray of shape (n,), optional
-        1 − p, if known more accurately (e^(−kS/N) at large S); default ``1 - p``.
-
-    All arrays broadcast together (scalars are fine).
+    y, p, q
+        As in :func:`local_moments`; all arrays broadcast together.
 
     Returns
     -------
@@ -804,10 +798,8 @@ def self_consistency_residual(sol: SVMReplicaSolution, K: ArrayLike) -> float:
 
     Parameters
     ----------
-    sol : SVMReplicaSolution
-        The solution to check.
-    K : ndarray of shape (n_sites, n_sites)
-        The kernel matrix it was computed with.
+    sol, K : SVMReplicaSolution and ndarray of shape (n_sites, n_sites)
+        The solution to check and the kernel matrix it was computed with.
 
     Returns
     -------
