@@ -39,6 +39,10 @@ class JobStatus(param.Parameterized):
                          doc="Readable message of the last job's failure; empty when it succeeded.")
 
 
+#: Seconds between two progress updates of a job (each is a message to the browser).
+REPORT_INTERVAL = 0.25
+
+
 class Job:
     """One background computation: its settings key, a stop flag and a throttled progress report.
 
@@ -53,6 +57,8 @@ class Job:
         self.stop = threading.Event()
         self.done = threading.Event()
         self._last_report = 0.0
+        self._latest = None            # the newest partial result, not yet shown
+        self._partial_posted = False   # an update that shows it is queued
 
     def start(self, target: Callable[[], None]) -> None:
         """Run ``target`` on a thread of its own (a daemon: a server can exit while a job runs).
@@ -74,16 +80,31 @@ class Job:
         return self.stop.is_set()
 
     def report(self, fraction: float, message: str) -> None:
+        """Show the progress (at most every :data:`REPORT_INTERVAL` seconds, and the end)."""
         now = time.monotonic()
-        if now - self._last_report < 0.1 and fraction < 1.0:
+        if now - self._last_report < REPORT_INTERVAL and fraction < 1.0:
             return
         self._last_report = now
         self._post(self, partial(self.status.param.update, progress=min(max(float(fraction), 0.0), 1.0),
                                  message=message))
 
     def partial(self, value) -> None:
-        """Publish an intermediate result (e.g. the learning curve so far)."""
-        self._post(self, partial(self._publish, self, value))
+        """Publish an intermediate result (e.g. the learning curve so far).
+
+        Partial results that arrive while the session is still busy with an earlier one are drawn once, the
+        newest: a redraw of a figure costs the session's event loop a tenth of a second or more, and under a
+        class's load each queued redraw would delay every other update of the server.
+        """
+        self._latest = value
+        if not self._partial_posted:
+            self._partial_posted = True
+            self._post(self, self._publish_latest)
+
+    def _publish_latest(self) -> None:
+        self._partial_posted = False   # first: a partial result arriving from now on queues a new update
+        value, self._latest = self._latest, None
+        if value is not None:
+            self._publish(self, value)
 
 
 def call_now(callback: Callable[[], None]) -> None:
