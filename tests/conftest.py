@@ -1,3 +1,4 @@
+import http.client
 import os
 import shutil
 import socket
@@ -120,6 +121,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_http(url: str, process: subprocess.Popen, seconds: float = 300, *, log=None,
+                  timeout: float = 90) -> None:
+    """Wait until ``url`` answers 200 (a page build takes seconds, more on a loaded 2-core machine); fail the
+    test if ``process`` exits first or ``seconds`` pass (with the end of ``log``, a file, if given)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                if response.status == 200:
+                    return
+        except (OSError, http.client.HTTPException):  # not up yet (or another process's port for a moment)
+            time.sleep(0.5)
+    process.kill()
+    said = ""
+    if log is not None:
+        log.seek(0)
+        said = ": " + log.read().decode(errors="replace")[-2000:]
+    ended = "exited" if process.poll() is not None else f"did not answer within {seconds:.0f} s"
+    pytest.fail(f"{' '.join(map(str, process.args))[:120]} {ended} on {url}{said}")
+
+
 @pytest.fixture(scope="module")
 def browser():
     """A headless chromium (one per test module)."""
@@ -144,18 +166,7 @@ def server(browser):  # after the browser: no server is started when the test sk
         proc = subprocess.Popen([sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-show"],
                                 stdout=log, stderr=subprocess.STDOUT, env=env)
         url = f"http://127.0.0.1:{port}/"
-        deadline = time.time() + 300  # a page build takes seconds (more on a loaded 2-core machine)
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(url, timeout=90) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            proc.kill()
-            log.seek(0)
-            pytest.fail(f"explorer serve did not answer on {url}: {log.read().decode()[-2000:]}")
+        wait_for_http(url, proc, log=log)
         yield url
         proc.terminate()
         proc.wait(timeout=20)

@@ -1,17 +1,14 @@
 """The serve and datasets commands: options, and the Dask workers of ``serve`` (its page: tests/test_app.py)."""
 import json
-import http.client
 import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 
 import pytest
 
 from explorer import cli, datasets
-from tests.conftest import free_port
+from tests.conftest import free_port, wait_for_http
 
 
 def test_serve_help_lists_the_options(capsys):
@@ -47,19 +44,6 @@ def test_only_serve_imports_the_ui_stack():
     assert parser.parse_args(["serve"]).handler.__module__ == "explorer.cli.app"
 
 
-def _wait_for_page(server: subprocess.Popen, url: str, seconds: float = 300) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert server.poll() is None, "explorer serve exited before answering"
-        try:
-            with urllib.request.urlopen(url, timeout=90) as response:
-                if response.status == 200:
-                    return
-        except (OSError, http.client.HTTPException):  # not up yet (or another process's port for a moment)
-            time.sleep(0.5)
-    pytest.fail(f"explorer serve did not answer on {url} within {seconds} s")
-
-
 @pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
 def test_serve_runs_a_local_cluster_whose_workers_end_with_the_server(stop):
     """``explorer serve --workers 2``: two Dask worker processes under the server, none left after Ctrl-C (SIGINT
@@ -70,7 +54,7 @@ def test_serve_runs_a_local_cluster_whose_workers_end_with_the_server(stop):
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                               env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     try:
-        _wait_for_page(server, f"http://127.0.0.1:{port}/?dataset=teacher&auto_mc=false")
+        wait_for_http(f"http://127.0.0.1:{port}/?dataset=teacher&auto_mc=false", server)
         children = psutil.Process(server.pid).children(recursive=True)
         workers = [p for p in children if "spawn_main" in " ".join(p.cmdline())]
         assert len(workers) == 2, [p.cmdline() for p in children]
