@@ -253,4 +253,4 @@ def test_a_preset_the_page_cannot_apply_shows_why():
 
 def test_the_panel_says_the_measured_time_or_that_there_is_none(states):
     assert "(seed 000, Fig. 5; about 19 s on 2 cores)" in comparison_text(apply_preset("000-fig5", states), states)
-    assert "(seed 002, Table 2 (MLP), Figs. 9-10; time not measured)" in comparison_text(preset("002-t2-mlp"), states)
+    assert "(seed 002, Table 1 (MLP), Figs. 2-3; time not measured)" in comparison_text(preset("002-t1-mlp"), states)
