@@ -20,16 +20,17 @@ import panel as pn
 
 from explorer import engine as dask_engine
 from explorer.views import GPBootstrapState, GPBootstrapView
-from explorer.views.common.links import link_page
 from explorer.views.common.engine_status import engine_status
+from explorer.views.common.links import link_page
 from explorer.views.common.presentation import PRESENTATION_CSS, presentation_switch
+from explorer.views.common.presets import PresetMenu, page_states, page_tab_opener
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import DeferredTab
 from explorer.views.fast_bootstrap import FastBootstrapState, FastBootstrapTab
 from explorer.views.model_selection import SelectionExperimentState, SelectionState, SelectionTab
 from explorer.views.svm_bootstrap.tab import SVMState, SVMTab
 
-__all__ = ["create_app", "serve", "DATA_DIR_ENV", "TITLE"]
+__all__ = ["DATA_DIR_ENV", "TITLE", "create_app", "serve"]
 
 DATA_DIR_ENV = "EXPLORER_DATA_DIR"
 TITLE = "Resampling Explorer"
@@ -81,14 +82,16 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
         pn.state.onload(partial(_on_load, state, write_url))
     state.refresh()
     sidebar, tab_controls = _sidebar(view, others)
+    presets = PresetMenu(page_states(view, others), page_tab_opener(view.tabs))  # "Reproduce a figure"
     template = pn.template.FastListTemplate(
-        title=TITLE, sidebar=[sidebar, engine_status(engine)], main=[view.main],
-        header=[_presentation_switch(view, others)],
+        title=TITLE, sidebar=[sidebar, engine_status(engine)], main=[presets.panel, view.main],
+        header=[presets.menu, _presentation_switch(view, others)],
         sidebar_width=330, accent="#1f77b4", header_background="#1f4e79", design=Fast,
     )
     template.config.raw_css.append(PRESENTATION_CSS)
     template.explorer = view  # handles for tests and notebooks
     template.other_tabs = others
+    template.presets = presets
     template.tab_controls = tab_controls  # the sidebar column shown for each tab, in the order of the tabs
     return template
 
