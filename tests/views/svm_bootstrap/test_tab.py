@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from tests.conftest import assert_documented_controls
+from tests.views.common.figures import right_legend
 from tests.views.common.offline import read_plain_csv
 
 from explorer.views.svm_bootstrap import tab as V
@@ -207,3 +208,18 @@ def test_tab_builds_without_a_server(rng):
     assert got["dataset"] == state.dataset and got["seed"] == state.seed
     assert got["kernel"] == "squared_exponential" and got["lengthscale"] == pytest.approx(2.0)
     assert got["curve_grid"] == [0.5, 1.0] and got["mc_samples"] == 40 and got["holdout"] == 5
+
+
+def test_figures_keep_their_legends_beside_the_data_with_click_to_hide(rng):
+    state = small_state(rng)
+    state.refresh()
+    assert state.wait(timeout=60) and state.field is not None
+    curve = right_legend(V.learning_curve_plot(state))
+    assert curve.click_policy == "hide"
+    assert {"replica theory, eq. (17)", "Monte-Carlo (± 1 s.e.)"} <= {i.label.value for i in curve.items}
+    field = right_legend(V.field_plot(state))
+    assert field.click_policy == "hide" and any("p(−1|x)" in i.label.value for i in field.items)
+    # the learning curve says which way is better; the field plot what p(−1|x) is compared with
+    assert "lower error is better" in V.learning_curve_plot(state).opts.get().kwargs["title"]
+    assert "p(−1|x) theory" in V.field_plot(state).opts.get().kwargs["title"]
+    state.close()
