@@ -3,6 +3,7 @@
 The headless-browser test of the running page lives in its own file (marker ``browser``).
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -75,7 +76,7 @@ def test_page_elements_carry_stable_css_classes(app):
     curve = view.tab_views["curve"]
     for element, css in ((curve.plot, "explorer-plot-curve"), (curve.progress, "explorer-progress-curve"),
                          (curve.cancel, "explorer-cancel-curve"), (curve.csv, "explorer-csv-curve"),
-                         (curve.html, "explorer-html-curve")):
+                         (curve.html, "explorer-html-curve"), (curve.json, "explorer-json-curve")):
         assert css in element.css_classes
 
 
@@ -128,8 +129,9 @@ def test_state_error_shows_in_an_alert(app):
 def test_download_callbacks_return_content(app):
     curve = app.explorer.tab_views["curve"]
     assert app.explorer.state.wait(60)
-    assert curve.csv.callback().getvalue().splitlines()[1].startswith("s_over_n,theory")
+    assert curve.csv.callback().getvalue().splitlines()[0].startswith("s_over_n,theory")  # the header comes first
     assert "<html" in curve.html.callback().getvalue()[:200].lower()
+    assert json.loads(curve.json.callback().getvalue())["settings"]["dataset"] == "teacher"
 
 
 LINK = "/?dataset=teacher&tab=distribution&mc_samples=200&s_over_n=2.0"

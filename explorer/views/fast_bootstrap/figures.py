@@ -2,7 +2,9 @@
 Figs. 2-7 of the paper. They only arrange what :class:`~explorer.views.fast_bootstrap.state.FastBootstrapState`
 holds; each call makes a new figure (the tab replaces its pane's object: the x-axis turns log or linear
 with the model). Legends sit beside the data and hide a method's lines when clicked (a band or error bars share
-their curve's entry); the generalization error says that lower is better."""
+their curve's entry); the generalization error's title says that lower is better. The y-axis labels are short
+(the titles carry equation numbers and definitions) so that they fit the plots' height, also in presentation
+mode."""
 
 from __future__ import annotations
 
@@ -12,11 +14,14 @@ import numpy as np
 
 from explorer.views.fast_bootstrap.state import COMPLEXITY, FastBootstrapState
 
-__all__ = ["FAST_COLOR", "FULL_COLOR", "GEN_DIM", "LEGEND", "OPT_DIM", "REPLICA_COLOR", "generalization_plot",
-           "optimism_plot"]
+__all__ = ["FAST_COLOR", "FULL_COLOR", "GEN_DIM", "LEGEND", "OPT_DIM", "OPT_TITLE", "REPLICA_COLOR",
+           "generalization_plot", "optimism_plot"]
 
-OPT_DIM = hv.Dimension("optimism", label="optimism, eq. (6): generalization − apparent error")
-GEN_DIM = hv.Dimension("generalization_error", label="generalization error, eq. (8) (lower is better)")
+#: Short y-axis labels: a vertical label longer than the plot's height is cut at both ends; the titles carry the
+#: equation numbers, the definition of the optimism and the better direction.
+OPT_DIM = hv.Dimension("optimism", label="optimism")
+GEN_DIM = hv.Dimension("generalization_error", label="generalization error")
+OPT_TITLE = "Optimism = generalization − apparent error, eq. (6)"
 #: Legends beside the data, not over it; clicking an entry hides its lines.
 LEGEND = {"legend_position": "right", "legend_opts": {"click_policy": "hide"}}
 FULL_COLOR, FAST_COLOR, REPLICA_COLOR = "#1f77b4", "#d62728", "#2ca02c"
@@ -39,7 +44,7 @@ def optimism_plot(state: FastBootstrapState) -> hv.Overlay:
     the reduced grid (± SE) and its fitted polynomial on the full grid, the LS-SVM's replica optimism."""
     res, x = state.comparison, _x_dim(state)
     if res is None:
-        return _finish([hv.Curve((_EMPTY, _EMPTY), x, OPT_DIM)], state, "Optimism: no result yet")
+        return _finish([hv.Curve((_EMPTY, _EMPTY), x, OPT_DIM)], state, "Optimism = generalization − apparent error: no result yet")
     layers, fast = [], res.fast
     if res.full is not None:
         full = res.full
@@ -48,9 +53,9 @@ def optimism_plot(state: FastBootstrapState) -> hv.Overlay:
             color=FULL_COLOR, alpha=0.2, line_alpha=0))
         layers.append(hv.Curve((full.grid, full.optimism), x, OPT_DIM, label=label).opts(color=FULL_COLOR,
                                                                                           line_width=2))
-    log = "log " if fast.log_complexity else ""
-    layers.append(hv.Curve((fast.grid, fast.optimism), x, OPT_DIM,
-                           label=f"fitted polynomial, degree {fast.degree} in {log}q").opts(
+    log, f = "log " if fast.log_complexity else "", fast.f_test
+    label = f"degree-{fast.degree} fit in {log}q (F test p = {f.p_value:.2g})"  # no wider than the other entries
+    layers.append(hv.Curve((fast.grid, fast.optimism), x, OPT_DIM, label=label).opts(
         color=FAST_COLOR, line_width=2, line_dash="dashed"))
     label = f"fast bootstrap, reduced grid (J = {fast.replications}) ± SE"
     layers.append(hv.ErrorBars((fast.sample_grid, fast.sample_optimism, fast.sample_se), x, [OPT_DIM, "se"],
@@ -61,9 +66,8 @@ def optimism_plot(state: FastBootstrapState) -> hv.Overlay:
         layers.append(hv.Curve((res.replica.grid, res.replica.optimism), x, OPT_DIM,
                                label="replica theory (no refits)").opts(color=REPLICA_COLOR, line_width=2,
                                                                          line_dash="dotted"))
-    f = fast.f_test
-    title = f"Optimism, eq. (6): F({f.df_num}, {f.df_den}) = {f.F:.3g}, p = {f.p_value:.2g} → degree {fast.degree}"
-    return _finish(layers, state, title)
+    # the F test behind the degree: its p in the legend, F and df in the summary table (the title stays short)
+    return _finish(layers, state, OPT_TITLE)
 
 
 def generalization_plot(state: FastBootstrapState) -> hv.Overlay:

@@ -51,7 +51,8 @@ GP_CSS = {
     "job_message": "explorer-job-message-{tab}",  # Str: "Monte-Carlo at S/N = 1: 256/500 samples", "done", ...
     "job_error": "explorer-job-error-{tab}",    # Alert: a failed background job
     "run": "explorer-run-{tab}", "cancel": "explorer-cancel-{tab}",  # Buttons (cancel disabled when idle)
-    "csv": "explorer-csv-{tab}", "html": "explorer-html-{tab}",      # FileDownload buttons
+    "csv": "explorer-csv-{tab}", "html": "explorer-html-{tab}",      # FileDownload buttons: plain CSV, HTML page
+    "json": "explorer-json-{tab}",              # FileDownload: the settings behind the CSV (JSON sidecar)
     "summary": "explorer-l1-summary",           # Markdown table of the L1 tab
     "worst": "explorer-worst-table",            # Tabulator of the worst inputs (click a row)
 }
@@ -137,7 +138,7 @@ class _Tab(JobTab):
                                       css_classes=[f"explorer-plot-{t}"])
         self.status_line = pn.pane.Markdown("", css_classes=[f"explorer-status-{t}"], sizing_mode="stretch_width")
         self.revision_line = pn.pane.HTML("", css_classes=[f"explorer-revision-{t}"], styles={"color": "#888"})
-        self.csv, self.html = self.downloads
+        self.csv, self.html, self.json = self.downloads
         self.state.param.watch(self._on_state, list(self.redraw_on) + ["tab"])
         self.redraw()
 
@@ -149,9 +150,11 @@ class _Tab(JobTab):
 
     def exports(self) -> list[Export]:
         t, s = self.tab, self.state
-        return [Export(f"explorer-{t}.csv", "Download data (CSV)", f"explorer-csv-{t}", lambda: plots.csv_text(s, t)),
+        return [Export(plots.csv_filename(t), "Download data (CSV)", f"explorer-csv-{t}", lambda: plots.csv_text(s, t)),
                 Export(f"explorer-{t}.html", "Download plot (HTML)", f"explorer-html-{t}",
-                       lambda: plots.html_text(s, t))]
+                       lambda: plots.html_text(s, t)),
+                Export(f"explorer-{t}-settings.json", "Settings (JSON)", f"explorer-json-{t}",
+                       lambda: plots.settings_text(s, t))]
 
     def _css(self, what: str) -> str:
         return f"explorer-{what}-{self.tab}"

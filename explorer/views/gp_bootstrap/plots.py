@@ -3,7 +3,8 @@
 Each figure mirrors one of seed 000: the learning curve (Fig. 1), the bootstrap mean and variance at
 held-out inputs (Fig. 2), the bootstrap distribution of the predictor at one input (Fig. 3-4) and the
 L1 distances at all inputs (Fig. 5). The numbers come from the compute core; these functions only
-arrange them. ``figure``/``frame`` pick the figure/table of a tab, ``csv_text``/``html_text`` export them.
+arrange them. ``figure``/``frame`` pick the figure/table of a tab, ``csv_text``/``html_text`` export them
+(``csv_text`` a plain table: the settings behind it are in the JSON sidecar ``settings_text``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from scipy import stats
 
 from explorer.gp_bootstrap import replica
 from explorer.gp_bootstrap.l1 import histogram_edges
-from explorer.views.common.exports import html_page
+from explorer.views.common.exports import csv_table, html_page, settings_json
 from explorer.views.gp_bootstrap.state import BIN_WIDTH, METHODS, GPBootstrapState
 
 __all__ = [
@@ -24,7 +25,8 @@ __all__ = [
     "selected_input", "inputs_plot", "l1_plot",
     "holdout_overlay", "holdout_plot", "problem_label", "l1_summary",
     "curve_frame", "distribution_frame", "l1_frame", "worst_inputs_frame", "holdout_frame",
-    "figure", "frame", "csv_text", "html_text", "EXPORT_COLUMNS", "GAP_COLUMNS",
+    "figure", "frame", "csv_text", "csv_filename", "html_text", "settings", "settings_text", "settings_line",
+    "EXPORT_COLUMNS", "GAP_COLUMNS", "L1_REFERENCES",
 ]
 
 S_DIM = hv.Dimension("s_over_n", label="S/N")
@@ -353,8 +355,15 @@ def inputs_plot(state: GPBootstrapState) -> hv.Overlay:
 # ---------------------------------------------------------------------------------------- Fig. 5
 
 
+#: The reference L1 values of the L1 map (the summary counts the inputs with L1 ≤ 0.1 and ≥ 0.2), with their dash.
+L1_REFERENCES = {0.1: "dashed", 0.2: "dotted"}
+
+
 def l1_plot(state: GPBootstrapState) -> hv.Overlay:
-    """Histogram of L1(MC histogram, theory) over all inputs, with the MC noise floor, seed 000 Fig. 5."""
+    """Histogram of L1(MC histogram, theory) over all inputs, with the MC noise floor, seed 000 Fig. 5.
+
+    The reference values ``L1_REFERENCES`` are vertical lines from 0 to the highest bar, drawn as curves (not
+    ``hv.VLine``, which Bokeh leaves out of the legend) so that the legend names them."""
     dist = state.distribution
     measured = floor = np.zeros(0)
     bins = _EMPTY
@@ -362,13 +371,15 @@ def l1_plot(state: GPBootstrapState) -> hv.Overlay:
         bins = np.arange(0.0, max(dist.l1.max, dist.noise_floor.max, 0.3) + 0.01, 0.01)
         measured = np.histogram(dist.l1.l1, bins=bins)[0]
         floor = np.histogram(dist.noise_floor.l1, bins=bins)[0]
+    top = float(max(measured.max(initial=0), floor.max(initial=0), 1))
+    references = [hv.Curve(([x, x], [0.0, top]), L1_DIM, COUNT_DIM, label=f"L1 = {x:g}").opts(
+        color="black", line_dash=dash, line_width=1) for x, dash in L1_REFERENCES.items()]
     layers = _framewise(
         hv.Histogram((bins, measured), kdims=L1_DIM, vdims=COUNT_DIM, label="MC histogram vs theory").opts(
             fill_color=THEORY_COLOR, fill_alpha=0.6),
         hv.Histogram((bins, floor), kdims=L1_DIM, vdims=COUNT_DIM,
                      label="noise floor (theory vs its own samples)").opts(fill_color=TEST_COLOR, fill_alpha=0.35),
-        hv.VLine(0.1, label="L1 = 0.1").opts(color="black", line_dash="dashed", line_width=1),
-        hv.VLine(0.2, label="L1 = 0.2").opts(color="black", line_dash="dotted", line_width=1),
+        *references,
     )
     return hv.Overlay(layers).opts(title="L1(MC histogram, theory) at every input: smaller is better, the noise "
                                          "floor is as good as it gets", show_grid=True, **_LEGEND, **_SIZE)
@@ -460,8 +471,41 @@ def frame(state: GPBootstrapState, tab: str) -> pd.DataFrame:
 
 
 def csv_text(state: GPBootstrapState, tab: str) -> str:
-    """CSV of :func:`frame`, with a comment line naming the settings."""
-    return f"# {settings_line(state)}\n" + frame(state, tab).to_csv(index=False)
+    """CSV of :func:`frame`: one header line (``EXPORT_COLUMNS[tab]``), then the rows; the settings are in the
+    sidecar :func:`settings_text`."""
+    return csv_table(frame(state, tab))
+
+
+def csv_filename(tab: str) -> str:
+    """The file name of ``tab``'s CSV download (its settings sidecar names it)."""
+    return f"explorer-{tab}.csv"
+
+
+def settings(state: GPBootstrapState) -> dict:
+    """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: the data, the kernel
+    and its hyperparameters, the noise, S/N, the test loss, the Monte-Carlo sizes and the seed."""
+    out = {"dataset": state.dataset, "standardize": bool(state.standardize), "holdout": int(state.holdout),
+           "kernel": state.kernel, **_kernel_settings(state), "noise_var": float(state.noise_var),
+           "s_over_n": float(state.s_over_n), "loss": state.loss, "curve_mc_samples": int(state.curve_mc_samples),
+           "mc_samples": int(state.mc_samples), "input_index": int(state.index), "seed": int(state.seed)}
+    if state.target:
+        out["target"] = state.target
+    if state.loss != "square":
+        out.update(eps=float(state.eps), beta=float(state.beta))
+    return out
+
+
+def _kernel_settings(state: GPBootstrapState) -> dict:
+    """The hyperparameters of the chosen kernel (the paper's kernel has l² only)."""
+    if state.kernel == "paper":
+        return {"l2": float(state.l2)}
+    extra = {"rq": {"alpha": float(state.alpha)}, "periodic": {"period": float(state.period)}}.get(state.kernel, {})
+    return {"lengthscale": float(state.lengthscale), "signal_var": float(state.signal_var), **extra}
+
+
+def settings_text(state: GPBootstrapState, tab: str) -> str:
+    """The JSON sidecar of ``tab``'s CSV: ``{"export", "files", "settings"}`` (:func:`settings`)."""
+    return settings_json(f"GP bootstrap (seed 000): {tab}", settings(state), [csv_filename(tab)])
 
 
 def html_text(state: GPBootstrapState, tab: str) -> str:
@@ -484,7 +528,7 @@ def _gap_element(state: GPBootstrapState) -> hv.Table:
 
 
 def settings_line(state: GPBootstrapState) -> str:
-    """The controls behind a figure, for the header of its exports."""
+    """The controls behind a figure, in one line (the title of its HTML page)."""
     kernel = {"paper": f"paper l2={state.l2:g}", "rq": f"rq alpha={state.alpha:g}",
               "periodic": f"periodic period={state.period:g}"}.get(state.kernel, state.kernel)
     if state.kernel != "paper":

@@ -32,8 +32,8 @@ from explorer.views.common.uploads import Upload, read_upload
 from explorer.views.common.widgets import csv_upload, param_widgets
 from explorer.views.model_selection.figures import (
     CRITERION_COLORS,
-    EMPTY,
     FIGURE_SIZE,
+    LEGEND,
     NORM_DIM,
     normalise,
     param_label,
@@ -314,8 +314,12 @@ def experiment_frame(state: SelectionExperimentState) -> pd.DataFrame:
     return pd.DataFrame([row], columns=EXPERIMENT_COLUMNS["beta"])
 
 
-def _empty_plot(title: str) -> hv.Overlay:
-    return hv.Overlay([hv.Curve((EMPTY, EMPTY), "x", "y")]).opts(title=title, **FIGURE_SIZE)
+def _empty_plot(experiment: str) -> hv.Overlay:
+    """The figure before a result exists: a sentence saying what to press, no axes (there is nothing to read)."""
+    hint = hv.Text(0.5, 0.5, f"Press 'Run experiment' to compute {experiment}").opts(
+        text_font_size="14pt", text_color="#555555")
+    return hv.Overlay([hint]).opts(title=f"{experiment}: no result yet", xlim=(0, 1), ylim=(0, 1), xaxis=None,
+                                   yaxis=None, show_grid=False, toolbar=None, **FIGURE_SIZE)
 
 
 def _curves_experiment_plot(res: sx.CurvesExperiment) -> hv.Overlay:
@@ -323,9 +327,9 @@ def _curves_experiment_plot(res: sx.CurvesExperiment) -> hv.Overlay:
     layers = [hv.Curve((res.grid, normalise(m)), x_dim, NORM_DIM, label=CRITERION_LABELS[c]).opts(
         color=CRITERION_COLORS[c], line_width=2) for c, m in zip(res.criteria, res.mean)]
     title = (f"Experiment 2: mean criteria vs {param_label(res.parameter)}, {res.values.shape[1]} data set(s), "
-             "normalised; dotted: teacher")
+             "normalised (lower is better); dotted: teacher")
     return (hv.Overlay(layers) * hv.VLine(res.true_value).opts(color="gray", line_dash="dotted")).opts(
-        logx=True, legend_position="top_left", title=title, show_grid=True, **FIGURE_SIZE)
+        logx=True, title=title, show_grid=True, **LEGEND, **FIGURE_SIZE)
 
 
 def _hyperparameter_experiment_plot(res: sx.HyperparameterExperiment) -> hv.Overlay:
@@ -357,7 +361,7 @@ def _beta_experiment_plot(res: sx.BetaExperiment) -> hv.Overlay:
         color="#08519c", line_width=3))
     title = f"Experiment 10: Boltzmann ASC I_β vs β, {res.teacher} teacher; dotted: β = 1"
     return (hv.Overlay(layers) * hv.VLine(1.0).opts(color="gray", line_dash="dotted")).opts(
-        logx=True, legend_position="top_left", title=title, show_grid=True, **FIGURE_SIZE)
+        logx=True, title=title, show_grid=True, **LEGEND, **FIGURE_SIZE)
 
 
 _EXPERIMENT_PLOTS = {sx.CurvesExperiment: _curves_experiment_plot,
@@ -369,7 +373,7 @@ _EXPERIMENT_PLOTS = {sx.CurvesExperiment: _curves_experiment_plot,
 def experiment_plot(state: SelectionExperimentState):
     """The figure of the experiment's result (empty with a hint before one exists)."""
     if state.result is None:
-        return _empty_plot(f"{state.experiment}: no result yet (press 'Run')")
+        return _empty_plot(state.experiment)
     return _EXPERIMENT_PLOTS[type(state.result)](state.result)
 
 

@@ -7,8 +7,9 @@ eq. 20, and literal leave-one-out), and the internal-field distribution with p(�
 (eqs. 18-19 vs MC). Every computation runs as a background :class:`~explorer.views.common.jobs.Job` (progress,
 cancel) and lands in a result cache shared by the sessions, as in :mod:`explorer.views.gp_bootstrap.state`.
 
-The figure functions (:func:`learning_curve_plot`, :func:`field_plot`) and the exports (:func:`csv_text`,
-:func:`html_text`) only arrange those results; :class:`SVMTab` lays them out (seed 004, Fig. 1 left/right).
+The figure functions (:func:`learning_curve_plot`, :func:`field_plot`) and the exports (:func:`csv_text`, a
+plain table with the settings in its JSON sidecar :func:`settings_text`, and :func:`html_text`) only arrange
+those results; :class:`SVMTab` lays them out (seed 004, Fig. 1 left/right).
 The state computes nothing until :meth:`SVMState.refresh` is first called (the tab calls it when shown).
 """
 
@@ -34,7 +35,7 @@ from explorer import datasets
 from explorer.progress import Hooks
 from explorer.svm_bootstrap.experiments import SVMFieldComparison, SVMProblem, TheoryPoint
 from explorer.views.common.caches import lru
-from explorer.views.common.exports import Export, html_page
+from explorer.views.common.exports import Export, csv_table, html_page, settings_json
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
@@ -46,7 +47,7 @@ __all__ = [
     "SVMState", "SVMTab", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD",
     "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "describe_error",
     "learning_curve_plot", "field_plot", "large_gaps", "GAP_THRESHOLD", "curve_frame", "field_frame", "curve_summary", "field_summary",
-    "csv_text", "html_text", "settings_line",
+    "csv_text", "html_text", "settings", "settings_text", "settings_line", "CSV_FILES",
 ]
 
 
@@ -548,8 +549,30 @@ _FIGURES = {"curve": learning_curve_plot, "field": field_plot}
 _FRAMES = {"curve": curve_frame, "field": field_frame}
 
 
+#: The file name of each CSV export (the settings sidecar lists them).
+CSV_FILES = {what: f"explorer-svm-{what}.csv" for what in _FRAMES}
+
+
+def settings(state: SVMState) -> dict:
+    """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: the data, the
+    kernel K(x, x') = exp(−|x − x'|²/(2L²)) and its lengthscale, the S/N values, the Monte-Carlo sizes and the
+    seed."""
+    out = {"dataset": state.dataset, "kernel": "squared_exponential", "lengthscale": float(state.lengthscale),
+           "curve_grid": sorted(float(v) for v in state.curve_grid), "curve_mc_samples": int(state.curve_mc_samples),
+           "s_over_n": float(state.s_over_n), "mc_samples": int(state.mc_samples), "holdout": int(state.holdout),
+           "test_index": int(state.index), "seed": int(state.seed)}
+    if state.dataset == UPLOAD:
+        out["target"] = state.target
+    return out
+
+
+def settings_text(state: SVMState) -> str:
+    """The JSON sidecar of the CSV exports: ``{"export", "files", "settings"}`` (:func:`settings`)."""
+    return settings_json("hard-margin SVM bootstrap (seed 004)", settings(state), list(CSV_FILES.values()))
+
+
 def settings_line(state: SVMState) -> str:
-    """The controls behind a figure, for the header of its exports."""
+    """The controls behind a figure, in one line (the title of its HTML page)."""
     target = f" target={state.target}" if state.dataset == UPLOAD else ""
     grid = ",".join(f"{v:g}" for v in sorted(state.curve_grid))
     return (f"dataset={state.dataset}{target} lengthscale={state.lengthscale:g} S/N grid={grid} "
@@ -558,8 +581,9 @@ def settings_line(state: SVMState) -> str:
 
 
 def csv_text(state: SVMState, what: str) -> str:
-    """CSV of the ``what`` ("curve" or "field") table, with a comment line naming the settings."""
-    return f"# hard-margin SVM bootstrap (seed 004): {settings_line(state)}\n" + _FRAMES[what](state).to_csv(index=False)
+    """CSV of the ``what`` ("curve" or "field") table: one header line (``EXPORT_COLUMNS[what]``), then the rows;
+    the settings are in the sidecar :func:`settings_text`."""
+    return csv_table(_FRAMES[what](state))
 
 
 def html_text(state: SVMState, what: str) -> str:
@@ -607,9 +631,11 @@ class SVMTab(JobTab):
     def exports(self) -> list[Export]:
         def text(fmt: str, what: str):
             return lambda: csv_text(self.state, what) if fmt == "csv" else html_text(self.state, what)
-        return [Export(f"explorer-svm-{what}.{fmt}", f"{_EXPORT_NAMES[what]} ({fmt.upper()})",
-                       f"explorer-svm-{fmt}-{what}", text(fmt, what))
-                for what in ("curve", "field") for fmt in ("csv", "html")]
+        return [*(Export(f"explorer-svm-{what}.{fmt}", f"{_EXPORT_NAMES[what]} ({fmt.upper()})",
+                         f"explorer-svm-{fmt}-{what}", text(fmt, what))
+                  for what in ("curve", "field") for fmt in ("csv", "html")),
+                Export("explorer-svm-settings.json", "Settings (JSON)", "explorer-svm-json-settings",
+                       lambda: settings_text(self.state))]
 
     def _make_widgets(self) -> dict[str, pn.widgets.Widget]:
         s = self.state

@@ -90,3 +90,26 @@ def test_svm_learning_curve_flags_gaps_beyond_three_standard_errors():
     options = figure.opts.get().kwargs
     assert options["legend_opts"] == {"click_policy": "hide"} and "lower error is better" in options["title"]
     state.close()
+
+
+def test_l1_map_names_its_reference_lines_in_the_legend():
+    from tests.views.common.figures import right_legend
+    state = GPBootstrapState(dataset="teacher", auto_mc=False)  # before any result: the lines are there already
+    legend = right_legend(plots.l1_plot(state))
+    labels = [item.label.value for item in legend.items]
+    assert labels[-2:] == ["L1 = 0.1", "L1 = 0.2"] and legend.click_policy == "hide"
+    lines = {e.label: e for e in plots.l1_plot(state) if e.label.startswith("L1 =")}
+    for x, dash in plots.L1_REFERENCES.items():  # vertical, at the reference value, dashed as the legend shows
+        assert lines[f"L1 = {x:g}"].dimension_values(0).tolist() == [x, x]
+        assert lines[f"L1 = {x:g}"].opts.get().kwargs["line_dash"] == dash
+    state.close()
+
+
+def test_l1_reference_lines_reach_the_highest_bar(toy_state):
+    toy_state.param.update(tab="distribution", mc_samples=200)
+    toy_state.run_mc()
+    assert toy_state.wait(timeout=120) and toy_state.distribution is not None
+    figure = plots.l1_plot(toy_state)
+    top = max(h.dimension_values(1).max() for h in figure if isinstance(h, hv.Histogram))
+    for line in (e for e in figure if e.label.startswith("L1 =")):
+        assert line.dimension_values(1).tolist() == [0.0, top]

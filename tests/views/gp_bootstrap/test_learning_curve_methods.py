@@ -93,7 +93,7 @@ def test_gap_table_waits_for_monte_carlo():
 
 def test_csv_export_carries_vg_mf_and_the_gaps(square):
     text = plots.csv_text(square, "curve")
-    table = pd.read_csv(io.StringIO(text), comment="#")
+    table = pd.read_csv(io.StringIO(text))  # a plain table: no comment line
     assert list(table.columns) == plots.EXPORT_COLUMNS["curve"]
     assert {"theory_vg", "theory_mf", *plots.GAP_COLUMNS} <= set(table.columns)
     theory = table[table["s_over_n"].isin(THEORY_GRID)]

@@ -4,10 +4,13 @@ Most tests use the generated ``teacher`` set (N = 64) and small Monte-Carlo samp
 file runs in seconds; ``boston`` appears where the paper's setting matters.
 """
 
+import io
+import json
 import threading
 import time
 
 import numpy as np
+import pandas as pd
 import param
 import pytest
 
@@ -28,6 +31,7 @@ from explorer.views.gp_bootstrap.state import (
     UPLOAD,
     GPBootstrapState,
 )
+from tests.views.common.offline import read_plain_csv
 
 TIMEOUT = 180
 
@@ -348,12 +352,40 @@ def computed():
 @pytest.mark.parametrize("tab, rows", [("curve", len(set(THEORY_GRID) | set(MC_GRID))), ("l1", 64), ("holdout", 20)])
 def test_csv_export_has_the_expected_columns(computed, tab, rows):
     text = plots.csv_text(computed, tab)
-    lines = text.splitlines()
-    assert lines[0].startswith("# dataset=teacher")
-    assert lines[1].split(",") == plots.EXPORT_COLUMNS[tab]
-    assert len(lines) == rows + 2
+    read = read_plain_csv(text, plots.EXPORT_COLUMNS[tab])  # a plain table: the header is the first line
+    assert len(text.splitlines()) == rows + 1 and len(read) == rows
     table = plots.frame(computed, tab)
     assert not table.drop(columns=[c for c in table if c.startswith(("mc_", "gap_"))]).isna().any().any()
+
+
+@pytest.mark.parametrize("tab", ["curve", "distribution", "l1", "holdout"])
+def test_every_tab_downloads_a_plain_csv_and_its_settings_as_json(computed, tab):
+    from explorer.views.gp_bootstrap import panels
+    view = {"curve": panels.LearningCurveTab, "distribution": panels.DistributionTab, "l1": panels.L1Tab,
+            "holdout": panels.HoldoutTab}[tab](state=computed)
+    downloads = {d.filename: d for d in view.downloads}
+    assert sorted(downloads) == sorted([f"explorer-{tab}.csv", f"explorer-{tab}.html", f"explorer-{tab}-settings.json"])
+    assert view.json.css_classes == [f"explorer-json-{tab}"]
+    text = downloads[f"explorer-{tab}.csv"].callback().getvalue()
+    frame = pd.read_csv(io.StringIO(text))  # plain read_csv: no comment line to skip
+    assert frame.columns.tolist() == plots.EXPORT_COLUMNS[tab] and len(frame) > 0
+    sidecar = json.loads(downloads[f"explorer-{tab}-settings.json"].callback().getvalue())
+    assert sidecar["files"] == [f"explorer-{tab}.csv"] and "seed 000" in sidecar["export"]
+    got = sidecar["settings"]
+    assert got["dataset"] == "teacher" and got["kernel"] == "paper" and got["l2"] == computed.l2
+    assert got["seed"] == computed.seed and got["s_over_n"] == computed.s_over_n
+    assert got["mc_samples"] == 200 and got["curve_mc_samples"] == 20 and got["holdout"] == 20
+    assert "lengthscale" not in got and "eps" not in got  # only the settings that apply
+
+
+def test_settings_name_the_hyperparameters_of_the_chosen_kernel_and_loss():
+    s = GPBootstrapState(dataset="teacher", auto_mc=False, kernel="rq", alpha=2.5, lengthscale=3.0,
+                         loss="eps-insensitive", eps=0.2, seed=7)
+    got = plots.settings(s)
+    assert got["kernel"] == "rq" and (got["alpha"], got["lengthscale"], got["seed"]) == (2.5, 3.0, 7)
+    assert "l2" not in got and "period" not in got
+    assert (got["loss"], got["eps"], got["beta"]) == ("eps-insensitive", 0.2, s.beta)
+    s.close()
 
 
 def test_distribution_csv_sums_to_one(computed):

@@ -4,15 +4,18 @@ import io
 import json
 from pathlib import Path
 
+import holoviews as hv
 import numpy as np
 import pandas as pd
 import pytest
 from tests.conftest import assert_documented_controls
+from tests.views.common.figures import right_legend
 from tests.views.common.offline import read_plain_csv
 
 from explorer.model_selection import experiments as sx
 from explorer.views import model_selection as V
 from explorer.views.common.jobs import call_now
+from explorer.views.common.presentation import presented
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 
@@ -64,6 +67,9 @@ def test_curves_experiment_shows_the_core_numbers():
     # the figure draws the mean curves of the core, normalised (one curve per criterion)
     curves = V.experiment_plot(state).Curve.values()
     np.testing.assert_allclose(curves[1].dimension_values(1), V.normalise(ref["mean"][1]), rtol=1e-12)
+    # beside the data, click to hide a criterion; the title says which way is better
+    assert right_legend(V.experiment_plot(state)).click_policy == "hide"
+    assert "lower is better" in V.experiment_plot(state).opts.get().kwargs["title"]
 
 
 def test_hyperparameter_experiment_shows_the_core_numbers():
@@ -103,6 +109,20 @@ def test_beta_experiment_shows_the_core_numbers():
     assert row["beta_at_max_of_mean"] == ref.betas[np.nanargmax(ref.mean)]
     mean_curve = V.experiment_plot(state).Curve.values()[-1]
     np.testing.assert_allclose(mean_curve.dimension_values(1), ref.mean, rtol=1e-12)
+    legend = right_legend(V.experiment_plot(state))  # beside the data curves, not over them
+    assert [item.label.value for item in legend.items] == ["mean over data sets"]
+
+
+@pytest.mark.parametrize("presentation", [False, True])
+@pytest.mark.parametrize("experiment", list(V.EXPERIMENTS))
+def test_before_a_run_the_figure_says_to_press_run_instead_of_showing_bare_axes(experiment, presentation):
+    state = V.SelectionExperimentState(experiment=experiment)
+    plot = hv.render(presented(V.experiment_plot(state), presentation), backend="bokeh")
+    assert not any(axis.visible for axis in plot.xaxis + plot.yaxis) and not plot.legend
+    (hint,) = plot.renderers
+    assert hint.data_source.data["text"] == [f"Press 'Run experiment' to compute {experiment}"]
+    assert plot.x_range.start < hint.data_source.data["x"][0] < plot.x_range.end  # centred, not at an edge
+    assert plot.title.text == f"{experiment}: no result yet"
 
 
 @pytest.mark.parametrize("experiment", ["hyperparameters", "functional-forms"])

@@ -1,10 +1,13 @@
 """SVM bootstrap view state (seed 004) without a server: parameters, jobs, cancel, cache, exports, errors."""
 import io
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
 from tests.conftest import assert_documented_controls
+from tests.views.common.figures import right_legend
+from tests.views.common.offline import read_plain_csv
 
 from explorer.views.svm_bootstrap import tab as V
 
@@ -124,17 +127,18 @@ def test_auto_mc_off_waits_for_run(rng):
 def test_exports_have_the_expected_columns(rng):
     state = small_state(rng)
     empty = V.csv_text(state, "curve")
-    assert empty.splitlines()[1].split(",") == V.EXPORT_COLUMNS["curve"]
+    assert empty.splitlines() == [",".join(V.EXPORT_COLUMNS["curve"])]
     state.refresh()
     assert state.wait(timeout=60)
     for what in ("curve", "field"):
-        text = V.csv_text(state, what)
-        assert text.startswith("# hard-margin SVM bootstrap (seed 004): dataset=uploaded CSV target=label")
-        frame = pd.read_csv(io.StringIO(text), comment="#")
-        assert list(frame.columns) == V.EXPORT_COLUMNS[what]
-    curve = pd.read_csv(io.StringIO(V.csv_text(state, "curve")), comment="#")
+        read_plain_csv(V.csv_text(state, what), V.EXPORT_COLUMNS[what])  # header first: no comment line
+    sidecar = json.loads(V.settings_text(state))
+    assert sidecar["export"] == "hard-margin SVM bootstrap (seed 004)"
+    assert sidecar["files"] == ["explorer-svm-curve.csv", "explorer-svm-field.csv"]
+    assert sidecar["settings"]["dataset"] == "uploaded CSV" and sidecar["settings"]["target"] == "label"
+    curve = pd.read_csv(io.StringIO(V.csv_text(state, "curve")))
     assert list(curve["s_over_n"]) == [0.5, 1.0] and curve["mc_se"].notna().all()
-    field = pd.read_csv(io.StringIO(V.csv_text(state, "field")), comment="#")
+    field = pd.read_csv(io.StringIO(V.csv_text(state, "field")))
     assert len(field) == 5 and set(field["y_test"]) <= {-1.0, 1.0}
     html = V.html_text(state, "field")
     assert "<html" in html.lower() and "bokeh" in html.lower()
@@ -192,4 +196,30 @@ def test_tab_builds_without_a_server(rng):
     assert "S → ∞" in tab.status["curve"].object
     assert tab.cancel.disabled
     downloads = {d.filename: d for d in tab.downloads}
-    assert downloads["explorer-svm-curve.csv"].callback().getvalue().splitlines()[1].startswith("s_over_n,")
+    assert sorted(downloads) == ["explorer-svm-curve.csv", "explorer-svm-curve.html", "explorer-svm-field.csv",
+                                 "explorer-svm-field.html", "explorer-svm-settings.json"]
+    assert downloads["explorer-svm-settings.json"].css_classes == ["explorer-svm-json-settings"]
+    for what in ("curve", "field"):
+        text = downloads[f"explorer-svm-{what}.csv"].callback().getvalue()
+        frame = pd.read_csv(io.StringIO(text))  # plain read_csv: the first line is the header
+        assert frame.columns.tolist() == V.EXPORT_COLUMNS[what] and len(frame) > 0
+    sidecar = json.loads(downloads["explorer-svm-settings.json"].callback().getvalue())
+    got = sidecar["settings"]
+    assert got["dataset"] == state.dataset and got["seed"] == state.seed
+    assert got["kernel"] == "squared_exponential" and got["lengthscale"] == pytest.approx(2.0)
+    assert got["curve_grid"] == [0.5, 1.0] and got["mc_samples"] == 40 and got["holdout"] == 5
+
+
+def test_figures_keep_their_legends_beside_the_data_with_click_to_hide(rng):
+    state = small_state(rng)
+    state.refresh()
+    assert state.wait(timeout=60) and state.field is not None
+    curve = right_legend(V.learning_curve_plot(state))
+    assert curve.click_policy == "hide"
+    assert {"replica theory, eq. (17)", "Monte-Carlo (± 1 s.e.)"} <= {i.label.value for i in curve.items}
+    field = right_legend(V.field_plot(state))
+    assert field.click_policy == "hide" and any("p(−1|x)" in i.label.value for i in field.items)
+    # the learning curve says which way is better; the field plot what p(−1|x) is compared with
+    assert "lower error is better" in V.learning_curve_plot(state).opts.get().kwargs["title"]
+    assert "p(−1|x) theory" in V.field_plot(state).opts.get().kwargs["title"]
+    state.close()
