@@ -73,6 +73,8 @@ class DaskExecutor:
         self.description = description
 
     def map_chunks(self, task, shared, chunks, root, args, should_stop):
+        from concurrent.futures import CancelledError
+
         from distributed import as_completed
         from distributed.scheduler import KilledWorker
 
@@ -96,9 +98,17 @@ class DaskExecutor:
                         raise EngineError("A Dask worker died while computing this job (out of memory, or "
                                           "stopped); the job was given up after Dask's retries. "
                                           "Run it again, or with fewer samples.") from exc
+                    except CancelledError as exc:       # the engine closed (server or kernel stopping)
+                        if should_stop():
+                            return
+                        raise EngineError("The Dask engine dropped this job (it was closed or restarted). "
+                                          "Run it again.") from exc
                     yield by_key[future.key], rows
         finally:
-            client.cancel(futures + [data])
+            try:
+                client.cancel(futures + [data])
+            except Exception:  # noqa: BLE001 - a closed client has nothing left to cancel
+                pass
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.description!r})"

@@ -126,3 +126,23 @@ def test_local_workers_keep_glibc_malloc_defaults_and_yield_to_the_server(dask_e
         assert trim is None
         assert niceness >= engine.LOCAL_WORKER_NICENESS
     assert os.getpriority(os.PRIO_PROCESS, 0) < engine.LOCAL_WORKER_NICENESS   # the calling process is untouched
+
+
+def test_a_job_whose_engine_closes_is_one_clear_error():
+    """A server or kernel stopping closes the engine under running jobs: EngineError (shown as a message), not a
+    traceback from inside Dask."""
+    own = engine.connect(workers=1, dashboard=False)
+    chunks = plan_chunks([40], 1)
+
+    def close_soon():
+        time.sleep(1.0)
+        own.close()
+
+    closer = threading.Thread(target=close_soon)
+    closer.start()
+    try:
+        with pytest.raises(engine.EngineError, match="The Dask engine dropped this job"):
+            run_chunks(_slow_normals, 3, chunks, root_seed(4), (0.25,), executor=own.executor)
+    finally:
+        closer.join()
+        own.close()
