@@ -116,8 +116,8 @@ class BackgroundJobs(param.Parameterized):
 
     Each job kind shows its result from a cache shared by the sessions or computes it in a :class:`Job`
     (progress, cancel between steps); :meth:`refresh` changes the outputs together in one ``param.update``.
-    A state names its ``_job_kinds`` and ``_outputs``, calls :meth:`_init_jobs` in ``__init__``, has an
-    ``error`` parameter and implements ``_refresh_outputs``, which calls :meth:`_request` per job kind.
+    A state names its ``_job_kinds`` and ``_outputs``, calls :meth:`_init_jobs` in ``__init__`` and implements
+    ``_refresh_outputs``, which calls :meth:`_request` per job kind.
 
     Worker threads never touch the session: they hand their updates to ``dispatch``, which applies them in order
     where the session lives (:func:`explorer.views.common.session.default_dispatcher`: in a notebook on the
@@ -133,6 +133,12 @@ class BackgroundJobs(param.Parameterized):
                              doc="Where the Monte-Carlo runs: an explorer.engine.Engine, a distributed.Client, "
                                  "or None for the engine this process shares (a local cluster of worker "
                                  "processes, started at first use; $EXPLORER_SCHEDULER if set).")
+
+    error = param.String(default="", precedence=-1, label="Error",
+                         doc="Output: why the current settings cannot be computed; empty when they can.")
+    notice = param.String(default="", precedence=-1, label="Notice",
+                          doc="Output: why a typed value was refused, a link parameter ignored, or another warning "
+                              "that does not stop the computation; empty when none.")
 
     #: What a closed state says when it is asked to compute.
     _closed_message = ("This state was closed (state.close()): it computes nothing more. Create a new state to go "

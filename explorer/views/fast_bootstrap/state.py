@@ -286,10 +286,6 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                                label="Full bootstrap", doc="Output: the comparison including the full bootstrap.")
     replica = param.ClassSelector(class_=ReplicaRun, default=None, allow_None=True, precedence=-1,
                                   label="Replica optimism", doc="Output: the replica theory's optimism (LS-SVM).")
-    error = param.String(default="", precedence=-1, label="Error",
-                         doc="Output: why the current settings cannot be computed; empty when they can.")
-    notice = param.String(default="", precedence=-1, label="Notice",
-                          doc="Output: why a typed value was refused, or a link parameter ignored; empty when none.")
 
     _job_kinds = JOB_KINDS
     _outputs = ("data", "fast", "full", "replica")

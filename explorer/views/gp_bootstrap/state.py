@@ -345,10 +345,6 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     holdout_mc = param.ClassSelector(class_=experiments.HoldoutComparison, default=None, allow_None=True,
                                      precedence=-1, label="Held-out comparison",
                                      doc="Output: theory and MC moments at the held-out inputs.")
-    error = param.String(default="", precedence=-1, label="Error",
-                         doc="Output: why the current settings cannot be computed; empty when they can.")
-    notice = param.String(default="", precedence=-1, label="Notice",
-                          doc="Output: a warning that does not stop the computation (e.g. a bad link parameter).")
 
     def __init__(self, **params):
         dataset = params.pop("dataset", None)  # may name a file of data_dir: set once the choices are known

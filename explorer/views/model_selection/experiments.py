@@ -169,8 +169,6 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
 
     result = param.ClassSelector(class_=_EXPERIMENT_TYPES, default=None, allow_None=True, precedence=-1,
                                  label="Result", doc="Output: the experiment's result for the current settings.")
-    error = param.String(default="", precedence=-1, label="Error",
-                         doc="Output: why the current settings cannot run; empty when they can.")
 
     _job_kinds = ("experiment",)
     _outputs = ("result",)

@@ -299,10 +299,6 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
                                  label="Selected hyperparameters", doc="Output: the optimum of each criterion.")
     ranking = param.ClassSelector(class_=SelectionRanking, default=None, allow_None=True, precedence=-1,
                                   label="Ranking", doc="Output: functional forms ranked by each criterion.")
-    error = param.String(default="", precedence=-1, label="Error",
-                         doc="Output: why the current settings cannot be computed; empty when they can.")
-    notice = param.String(default="", precedence=-1, label="Notice",
-                          doc="Output: why a typed value was refused, or a link parameter ignored; empty when none.")
 
     _job_kinds = JOB_KINDS
     _outputs = _OUTPUTS

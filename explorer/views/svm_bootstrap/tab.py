@@ -264,10 +264,6 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
     field = param.ClassSelector(class_=SVMFieldComparison, default=None, allow_None=True, precedence=-1,
                                 label="Field comparison",
                                 doc="Output: theory (eqs. 18-19) and MC fields with p(−1|x) at the test inputs.")
-    error = param.String(default="", precedence=-1, label="Error",
-                         doc="Output: why the current settings cannot be computed; empty when they can.")
-    notice = param.String(default="", precedence=-1, label="Notice",
-                          doc="Output: why a typed value was refused, or a link parameter ignored; empty when none.")
 
     _job_kinds = JOB_KINDS
     _outputs = _OUTPUTS
