@@ -87,7 +87,9 @@ def _inlining(diff):
         synced = doc.models.synced_references
         for sheet in _new_models(doc.callbacks._held_events, synced):
             if isinstance(sheet, ImportedStyleSheet) and sheet.url.startswith(CDN_DIST):
-                sheet.url = _data_url(sheet.url)
+                # set without a change event: the browser gets the new model whole, an event about a model
+                # it does not know yet breaks the patch ("s is not iterable" in _apply_json_patch)
+                sheet._property_values["url"] = _data_url(sheet.url)
         return diff(doc, *args, **kwargs)
 
     inlined_diff.inlines_stylesheets = True
