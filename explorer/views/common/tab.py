@@ -151,13 +151,14 @@ class JobTab(pn.viewable.Viewer):
         if len(ind.kinds) == 1:
             (name,) = ind.kinds
             ind.message[name].param.update(sizing_mode="stretch_width", min_width=150)
-            return pn.Row(*self.runs.values(), self.cancel, ind.progress[name], ind.message[name], align="center",
-                          sizing_mode="stretch_width")
-        # several jobs: the buttons, then one column per job below them (a message wraps at its bar's width)
+            return pn.FlexBox(*self.runs.values(), self.cancel, ind.progress[name], ind.message[name],
+                              flex_wrap="wrap", align_items="center", sizing_mode="stretch_width")
+        # several jobs: the buttons, then one column per job below them (a message wraps at its bar's width;
+        # the columns wrap onto more lines where the tab is narrow)
         for name in ind.kinds:
             ind.message[name].width = self.progress_width
-        jobs = pn.Row(*[pn.Column(ind.progress[name], ind.message[name], margin=(0, 5)) for name in ind.kinds],
-                      sizing_mode="stretch_width")
+        jobs = pn.FlexBox(*[pn.Column(ind.progress[name], ind.message[name], margin=(0, 5)) for name in ind.kinds],
+                          flex_wrap="wrap", sizing_mode="stretch_width")  # wraps in a narrow notebook
         return pn.Column(pn.Row(*self.runs.values(), self.cancel), jobs, sizing_mode="stretch_width")
 
     def export_row(self, *extra) -> pn.FlexBox:

@@ -124,7 +124,7 @@ def learning_curve_plot(state: GPBootstrapState) -> hv.Overlay:
     )
     return hv.Overlay(layers).opts(
         multi_y=True, legend_position="right", legend_opts={"click_policy": "mute"}, show_grid=True, padding=0.04,
-        title="Bootstrap learning curve: lower ε(S) is better; theory should meet Monte-Carlo", **_SIZE)
+        title="Bootstrap learning curve: lower ε(S) is better;\ntheory should meet Monte-Carlo", **_SIZE)
 
 
 def gap_frame(state: GPBootstrapState) -> pd.DataFrame:
@@ -287,8 +287,8 @@ def distribution_plot(state: GPBootstrapState) -> hv.Overlay:
         hv.Scatter([(target, 0.0)] if np.isfinite(target) else [], H_DIM, DENSITY_DIM, label="target y_i").opts(
             color="black", marker="triangle", size=10),
     )
-    return hv.Overlay(layers).opts(title="Bootstrap distribution of the prediction f_i(D): the outline should "
-                                         "follow the bars", show_grid=True, **_LEGEND, **_SIZE)
+    return hv.Overlay(layers).opts(title="Bootstrap distribution of the prediction f_i(D):\n"
+                                         "the outline should follow the bars", show_grid=True, **_LEGEND, **_SIZE)
 
 
 def _component_labels(w, mu, sd) -> tuple[list, list, list]:
@@ -381,8 +381,8 @@ def l1_plot(state: GPBootstrapState) -> hv.Overlay:
                      label="noise floor (theory vs its own samples)").opts(fill_color=TEST_COLOR, fill_alpha=0.35),
         *references,
     )
-    return hv.Overlay(layers).opts(title="L1(MC histogram, theory) at every input: smaller is better, the noise "
-                                         "floor is as good as it gets", show_grid=True, **_LEGEND, **_SIZE)
+    return hv.Overlay(layers).opts(title="L1(MC histogram, theory) at every input: smaller is better,\n"
+                                         "the noise floor is as good as it gets", show_grid=True, **_LEGEND, **_SIZE)
 
 
 def l1_frame(state: GPBootstrapState) -> pd.DataFrame:

@@ -420,7 +420,7 @@ def learning_curve_plot(state: SVMState) -> hv.Overlay:
                    label=f"theory − MC > {GAP_THRESHOLD:g} s.e.").opts(
             color="black", marker="circle", size=20, fill_alpha=0, line_width=2),
     )
-    title = f"Bootstrap learning curve, {_problem_label(state)}: lower error is better"
+    title = f"Bootstrap learning curve, {_problem_label(state)}:\nlower error is better"
     # padding: the points at the first and last S/N are drawn whole, not cut by the frame
     return hv.Overlay(layers).opts(legend_position="right", legend_opts={"click_policy": "hide"}, title=title,
                                    show_grid=True, padding=0.06, **_SIZE)
@@ -452,7 +452,7 @@ def field_plot(state: SVMState, bins: int = 40) -> hv.Overlay:
         th_label = f"theory, eqs. (18)-(19): p(−1|x) = {pt:.3f}"
         mc_label = f"Monte-Carlo ({samples.size} SVMs): p(−1|x) = {pm:.3f} ± {pse:.3f}"
         label = "" if field.y_test is None else f", true label {field.y_test[j]:+g}"
-        title = (f"Test input {j}{label}, S/N = {field.s_over_n:g}: p(−1|x) theory {pt:.3f}, "
+        title = (f"Test input {j}{label}, S/N = {field.s_over_n:g}:\np(−1|x) theory {pt:.3f}, "
                  f"MC {pm:.3f} ± {pse:.3f}")
     layers = _framewise(
         hv.Histogram((edges, density), kdims=[H_DIM], vdims=[DENSITY_DIM], label=mc_label).opts(
