@@ -11,7 +11,9 @@ A number typed into an embedded input is applied when Enter is pressed, as in th
 not commit a text input in a Bokeh widget's shadow root inside a JupyterLab cell on Enter, only on blur).
 
 Job updates of the views' states reach the notebook on the kernel's event loop
-(:func:`explorer.views.common.session.default_dispatcher`); nothing here needs to be called for that.
+(:func:`explorer.views.common.session.default_dispatcher`); JupyterLab hands widget messages to a kernel
+subshell (another thread), so Panel's comm handler and its ``send`` run holding the same lock as those updates
+(:data:`~explorer.views.common.session.NOTEBOOK_LOCK`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ import panel.io.notebook as panel_notebook
 from bokeh.core.has_props import HasProps
 from bokeh.models import ImportedStyleSheet
 from panel.io.resources import CDN_DIST, DIST_DIR
+from panel.viewable import MimeRenderMixin
+
+from explorer.views.common.session import NOTEBOOK_LOCK
 
 __all__ = ["extension"]
 
@@ -48,6 +53,10 @@ def extension(*extensions: str) -> None:
     pn.extension(*extensions, inline=True)
     if not getattr(panel_notebook.diff, "inlines_stylesheets", False):
         panel_notebook.diff = _inlining(panel_notebook.diff)
+    if not getattr(MimeRenderMixin._on_msg, "serialized", False):   # comm messages: see NOTEBOOK_LOCK
+        MimeRenderMixin._on_msg = _serialized(MimeRenderMixin._on_msg)
+    if not getattr(panel_notebook.send, "serialized", False):
+        panel_notebook.send = _serialized(panel_notebook.send)
     shell = _shell()
     if shell is not None:
         formatter = shell.display_formatter.mimebundle_formatter
@@ -77,6 +86,17 @@ if (!window.explorerEnterCommits) {
 def _figure_bundle(obj, include=None, exclude=None):
     """The notebook output of a HoloViews figure, rendered by Panel (inline stylesheets, as ``pn.panel``)."""
     return pn.pane.HoloViews(obj)._repr_mimebundle_(include, exclude)
+
+
+def _serialized(function):
+    """``function`` run holding :data:`~explorer.views.common.session.NOTEBOOK_LOCK` (one thread at a time)."""
+
+    def serialized(*args, **kwargs):
+        with NOTEBOOK_LOCK:
+            return function(*args, **kwargs)
+
+    serialized.serialized = True
+    return serialized
 
 
 def _inlining(diff):

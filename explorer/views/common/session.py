@@ -15,7 +15,7 @@ from typing import Callable
 import panel as pn
 from panel.io.state import set_curdoc
 
-__all__ = ["bind_to_session", "session_dispatcher", "kernel_dispatcher", "default_dispatcher"]
+__all__ = ["bind_to_session", "session_dispatcher", "kernel_dispatcher", "default_dispatcher", "NOTEBOOK_LOCK"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,15 @@ def session_dispatcher(doc) -> Callable[[Callable[[], None]], None]:
     return dispatch
 
 
+#: Held while a notebook's objects change and while Panel sends a message over a comm. JupyterLab 4.4 with
+#: ipykernel 7 hands comm messages (a widget the student moved) to a kernel *subshell*, a thread of its own,
+#: while job updates apply on the kernel's main thread: without this lock Panel changed one document from two
+#: threads and the parts of two messages interleaved on the comm ("s is not iterable" in the browser's
+#: ``_apply_json_patch``, updates lost). :func:`explorer.views.notebook.extension` takes it around Panel's comm
+#: handler and its ``send``; :class:`kernel_dispatcher` around the updates it applies.
+NOTEBOOK_LOCK = threading.RLock()
+
+
 class kernel_dispatcher:  # noqa: N801 - used like a function: ``state.dispatch = kernel_dispatcher(loop)``
     """How worker threads hand updates to a notebook: on the kernel's event loop, in the order they were sent.
 
@@ -92,12 +101,13 @@ class kernel_dispatcher:  # noqa: N801 - used like a function: ``state.dispatch 
         """Apply the queued updates, oldest first (on the kernel's thread only; elsewhere do nothing)."""
         if threading.get_ident() != self._thread:
             return
-        while self._queue:
-            callback = self._queue.popleft()
-            try:
-                callback()
-            except Exception:  # noqa: BLE001 - one failed update must not hold back the later ones
-                log.exception("update of a background job failed")
+        with NOTEBOOK_LOCK:
+            while self._queue:
+                callback = self._queue.popleft()
+                try:
+                    callback()
+                except Exception:  # noqa: BLE001 - one failed update must not hold back the later ones
+                    log.exception("update of a background job failed")
 
 
 def default_dispatcher() -> Callable[[Callable[[], None]], None]:

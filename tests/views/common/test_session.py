@@ -1,4 +1,6 @@
 """Where job updates go: a notebook's kernel loop (in order, flushed by ``wait``), and a closed state says so."""
+import subprocess
+import sys
 import threading
 
 from explorer.views.common.session import default_dispatcher, kernel_dispatcher
@@ -46,3 +48,39 @@ def test_a_closed_state_says_so_when_asked_to_compute():
     state.close()
     state.refresh()
     assert "closed" in state.error and "new state" in state.error
+
+
+def test_panel_comm_handling_and_sending_wait_for_the_notebook_lock():
+    """JupyterLab hands comm messages to a kernel subshell thread: Panel's comm handler and ``send`` must not run
+    while a job update applies on the kernel's thread (the lock), or two messages interleave on the comm. (In a
+    process of its own: ``extension()`` changes Panel's notebook functions for the whole process.)"""
+    code = """
+import threading
+import panel.io.notebook as panel_notebook
+from panel.viewable import MimeRenderMixin
+from explorer.views.common.session import NOTEBOOK_LOCK
+from explorer.views.notebook import extension
+
+extension()
+assert MimeRenderMixin._on_msg.serialized and panel_notebook.send.serialized
+
+class Comm:
+    def __init__(self):
+        self.parts = []
+    def send(self, data=None, buffers=None):
+        self.parts.append(data)
+
+class Message:
+    header_json, metadata_json, content_json, buffers = "h", "m", "c", []
+
+comm, sent = Comm(), threading.Event()
+with NOTEBOOK_LOCK:  # a job update is being applied
+    sender = threading.Thread(target=lambda: (panel_notebook.send(comm, Message()), sent.set()))
+    sender.start()
+    assert not sent.wait(0.3) and comm.parts == []  # the subshell's message waits
+assert sent.wait(5) and comm.parts == ["h", "m", "c"]
+sender.join()
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
