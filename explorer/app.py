@@ -84,7 +84,7 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     sidebar, tab_controls = _sidebar(view, others)
     presets = PresetMenu(page_states(view, others), page_tab_opener(view.tabs))  # "Reproduce a figure"
     template = pn.template.FastListTemplate(
-        title=TITLE, sidebar=[sidebar, engine_status(engine)], main=[presets.panel, view.main],
+        title=TITLE, sidebar=[sidebar, engine_status(engine)], main=[pn.Column(presets.panel, view.main, sizing_mode="stretch_width")],  # one card: no empty one above
         header=[presets.menu, _presentation_switch(view, others)],
         sidebar_width=330, accent="#1f77b4", header_background="#1f4e79", design=Fast,
     )

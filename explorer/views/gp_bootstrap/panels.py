@@ -134,13 +134,17 @@ class _Tab(JobTab):
         self.revision = 0
         self._stale = True
         self.stream = Revision()
-        self.plot = pn.pane.HoloViews(self.figure(), sizing_mode="stretch_width", min_height=430, linked_axes=False,
-                                      css_classes=[f"explorer-plot-{t}"])
+        self.plot = self.plot_pane()
         self.status_line = pn.pane.Markdown("", css_classes=[f"explorer-status-{t}"], sizing_mode="stretch_width")
         self.revision_line = pn.pane.HTML("", css_classes=[f"explorer-revision-{t}"], styles={"color": "#888"})
         self.csv, self.html, self.json = self.downloads
         self.state.param.watch(self._on_state, list(self.redraw_on) + ["tab"])
         self.redraw()
+
+    def plot_pane(self) -> pn.viewable.Viewable:
+        """The element that shows :meth:`figure` (CSS class ``explorer-plot-<tab>``)."""
+        return pn.pane.HoloViews(self.figure(), sizing_mode="stretch_width", min_height=430, linked_axes=False,
+                                 css_classes=[f"explorer-plot-{self.tab}"])
 
     def shown_jobs(self) -> dict[str, str]:
         return {self.tab: self.kind}
@@ -358,6 +362,13 @@ class HoldoutTab(_Tab):
         panels = [live(lambda what=what: self.styled(plots.holdout_overlay(self.state, what)), self.stream)
                   for what in ("mean", "var")]
         return hv.Layout(panels).cols(2)
+
+    def plot_pane(self) -> pn.Row:
+        """The mean and the variance side by side, one figure each: as one HoloViews layout (a Bokeh grid) that
+        Bokeh sometimes laid out at zero size when the tab was opened while its results arrived."""
+        panes = [pn.pane.HoloViews(panel, sizing_mode="stretch_width", min_height=430, linked_axes=False)
+                 for panel in self.figure()]
+        return pn.Row(*panes, sizing_mode="stretch_width", css_classes=[f"explorer-plot-{self.tab}"])
 
     def describe(self) -> str:
         th, mc = self.state.holdout_theory, self.state.holdout_mc
