@@ -23,7 +23,7 @@ from explorer.progress import Cancelled
 from explorer.views.common.caches import LRU
 from explorer.views.common.session import default_dispatcher
 
-__all__ = ["Job", "JobStatus", "BackgroundJobs", "call_now"]
+__all__ = ["Job", "JobStatus", "BackgroundJobs", "RedrawGate", "call_now"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,35 @@ class JobStatus(param.Parameterized):
 
 #: Seconds between two progress updates of a job (each is a message to the browser).
 REPORT_INTERVAL = 0.25
+#: Seconds between two redraws of partial results, over all the jobs of this process (see :class:`RedrawGate`).
+PARTIAL_GAP = 1.0
+
+
+class RedrawGate:
+    """Spaces the redraws of partial results of all the jobs of a process by at least ``gap`` seconds.
+
+    A redraw rebuilds a figure on the server's one event loop (0.1-0.4 s under a class's load); five sessions
+    whose Monte-Carlo publishes a learning curve per S queued redraws faster than the loop drew them, and a
+    student's theory update waited behind them. Partial results are a courtesy: the final result is never
+    delayed, and a partial result that has waited is drawn as the newest one by then.
+    """
+
+    def __init__(self, gap: float):
+        self.gap = float(gap)
+        self._lock = threading.Lock()
+        self._next = 0.0
+
+    def delay(self) -> float:
+        """Seconds until the next redraw may be sent; the slot is reserved for the caller."""
+        with self._lock:
+            now = time.monotonic()
+            at = max(now, self._next)
+            self._next = at + self.gap
+            return at - now
+
+
+#: The gate the jobs of this process share (the server's sessions share one event loop).
+PARTIAL_GATE = RedrawGate(PARTIAL_GAP)
 
 
 class Job:
@@ -51,9 +80,11 @@ class Job:
     """
 
     def __init__(self, kind: str, key, attr: str | None, *, status: JobStatus,
-                 post: Callable[["Job", Callable[[], None]], None], publish: Callable[["Job", object], None]):
+                 post: Callable[["Job", Callable[[], None]], None], publish: Callable[["Job", object], None],
+                 gate: RedrawGate | None = PARTIAL_GATE):
         self.kind, self.key, self.attr = kind, key, attr
-        self.status, self._post, self._publish = status, post, publish
+        self.status, self._post, self._publish, self._gate = status, post, publish, gate
+        self.result_posted = False     # the final result is on its way: a partial one still waiting is dropped
         self.stop = threading.Event()
         self.done = threading.Event()
         self._last_report = 0.0
@@ -98,12 +129,18 @@ class Job:
         self._latest = value
         if not self._partial_posted:
             self._partial_posted = True
-            self._post(self, self._publish_latest)
+            wait = 0.0 if self._gate is None else self._gate.delay()
+            if wait <= 0:
+                self._post(self, self._publish_latest)
+            else:  # the newest partial result by then is drawn once the gate opens
+                timer = threading.Timer(wait, self._post, (self, self._publish_latest))
+                timer.daemon = True
+                timer.start()
 
     def _publish_latest(self) -> None:
         self._partial_posted = False   # first: a partial result arriving from now on queues a new update
         value, self._latest = self._latest, None
-        if value is not None:
+        if value is not None and not self.result_posted:
             self._publish(self, value)
 
 
@@ -146,6 +183,9 @@ class BackgroundJobs(param.Parameterized):
 
     _job_kinds: tuple[str, ...] = ()
     _outputs: tuple[str, ...] = ()
+    #: The kinds whose partial results are spaced by :data:`PARTIAL_GATE` (background Monte-Carlo whose redraws
+    #: are costly); the others are drawn at once (e.g. ADATAP's curve before VG and MF, the answer to a control).
+    _gated_kinds: tuple[str, ...] = ()
     #: The kinds :meth:`cancel` stops when given none (None: every kind).
     _cancellable: tuple[str, ...] | None = None
     #: What an optional job that waits for its button says.
@@ -342,7 +382,8 @@ class BackgroundJobs(param.Parameterized):
         if self._deferred:
             status.param.update(running=False, progress=0.0, error="", message=self._deferred_message)
             return
-        job = Job(kind, key, attr, status=status, post=self._post, publish=self._publish)
+        job = Job(kind, key, attr, status=status, post=self._post, publish=self._publish,
+                  gate=PARTIAL_GATE if kind in self._gated_kinds else None)
         self._jobs[kind] = job
         status.param.update(running=True, progress=0.0, message="starting…", error="")
         job.start(partial(self._execute, job, cache, work))
@@ -362,6 +403,7 @@ class BackgroundJobs(param.Parameterized):
                                     f"Unexpected error ({type(err).__name__}: {err}); see the server log."))
         else:
             cache.put(job.key, result)
+            job.result_posted = True
             self._post(job, partial(self._finish, job, result, "done", ""))
 
     def _post(self, job: Job, callback: Callable[[], None]) -> None:

@@ -259,6 +259,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     """
 
     _job_kinds = ("theory", *MC_KINDS)
+    _gated_kinds = MC_KINDS  # a class's learning curves: their partial redraws share the server's loop
     _outputs = _OUTPUTS
     _cancellable = MC_KINDS
     _not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."

@@ -1,11 +1,13 @@
 """The job machinery of the session states: partial results are coalesced, progress is throttled."""
-from explorer.views.common.jobs import REPORT_INTERVAL, Job, JobStatus
+import time
+
+from explorer.views.common.jobs import REPORT_INTERVAL, Job, JobStatus, RedrawGate
 
 
-def _job():
+def _job(gate=None):
     queued, shown = [], []
     job = Job("curve", "key", "curve", status=JobStatus(), post=lambda job, callback: queued.append(callback),
-              publish=lambda job, value: shown.append(value))
+              publish=lambda job, value: shown.append(value), gate=gate or RedrawGate(0.0))
     return job, queued, shown
 
 
@@ -31,3 +33,29 @@ def test_progress_is_reported_at_most_every_interval_but_always_at_the_end():
     for callback in queued:
         callback()
     assert job.status.progress == 1.0 and job.status.message == "done"
+
+
+def test_partial_redraws_of_all_jobs_are_spaced_by_the_gate_and_the_newest_value_is_drawn():
+    gate = RedrawGate(0.3)
+    first, first_queue, first_shown = _job(gate)
+    second, second_queue, second_shown = _job(gate)
+    first.partial("a")
+    assert len(first_queue) == 1  # the gate was open: at once
+    started = time.monotonic()
+    second.partial("b")
+    second.partial("c")  # waits with "b": only the newest is drawn
+    assert second_queue == []
+    while not second_queue and time.monotonic() - started < 5:
+        time.sleep(0.01)
+    assert time.monotonic() - started >= 0.25 and len(second_queue) == 1
+    first_queue.pop()()
+    second_queue.pop()()
+    assert first_shown == ["a"] and second_shown == ["c"]
+
+
+def test_a_partial_result_still_waiting_when_the_final_one_is_posted_is_dropped():
+    job, queued, shown = _job(RedrawGate(0.0))
+    job.partial("partial")
+    job.result_posted = True  # BackgroundJobs._execute posts the final result
+    queued.pop()()
+    assert shown == []
