@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 
@@ -32,6 +31,7 @@ from explorer.gp_bootstrap.montecarlo import _efron, _predict_batch
 from explorer.kernels import paper_rbf
 from explorer.losses import get_loss
 from explorer.resampling import occupation_numbers
+from timing import best_of
 
 MC_GRID = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)  # the app's learning-curve grid (explorer.views.gp_bootstrap.state)
 
@@ -40,16 +40,6 @@ def boston() -> experiments.RegressionProblem:
     data = datasets.load("boston")
     return experiments.regression_problem(data, paper_rbf(data.inputs, l2=experiments.PAPER_L2, scale="sd"),
                                           experiments.PAPER_NOISE_VAR)
-
-
-def best_time(fn, repeats: int):
-    """Best-of-``repeats`` wall time of ``fn()`` (timeit's rule) and its last result."""
-    best, out = np.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def plain_curve(problem, S_values: np.ndarray, n_samples: int, seed: int) -> np.ndarray:
@@ -80,8 +70,8 @@ def main(argv: list[str] | None = None) -> None:
                                                    rng=args.seed, chunk_size=chunk_size, executor=executor).value
 
     plain_curve(problem, S_values[:1], 8, args.seed)  # warm-up (imports, caches)
-    t_plain, _ = best_time(lambda: plain_curve(problem, S_values, args.samples, args.seed), args.repeats)
-    t_chunked, reference = best_time(curve, args.repeats)
+    t_plain, _ = best_of(lambda: plain_curve(problem, S_values, args.samples, args.seed), args.repeats)
+    t_chunked, reference = best_of(curve, args.repeats)
     print(f"in-process plain loop:          {t_plain:7.2f} s")
     print(f"in-process, chunks of {DEFAULT_CHUNK_SIZE:<4d}:     {t_chunked:7.2f} s   "
           f"chunking overhead {t_chunked / t_plain - 1:+.1%} (target <= +10%)")
@@ -91,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         eng = engine.connect(workers=workers, dashboard=False)
         try:
             curve(eng.executor)  # warm-up: the workers import numpy/scipy and the task
-            times[workers], values = best_time(lambda e=eng: curve(e.executor), args.repeats)
+            times[workers], values = best_of(lambda e=eng: curve(e.executor), args.repeats)
         finally:
             eng.close()
         assert np.array_equal(values, reference), f"{workers} worker(s) changed the numbers"

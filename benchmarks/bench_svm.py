@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +26,7 @@ from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import replica as svm_replica
 from explorer import datasets
+from timing import best_of
 
 SONAR = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "sonar.csv"
 GRID = np.linspace(0.25, 4.0, 10)
@@ -40,15 +39,6 @@ def problems():
     yield "pima L=1 (narrow)", svm_experiments.svm_problem(datasets.load("pima"), 1.0)
     if SONAR.exists():
         yield "sonar L=3 (narrow)", svm_experiments.svm_problem(datasets.load_csv(SONAR, "label"), 3.0)
-
-
-def best_of(fn, repeats: int) -> tuple[float, object]:
-    best, out = math.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def theory_at(problem, S, **options):
