@@ -17,6 +17,7 @@ import panel as pn
 import param
 
 from explorer.views.common.exports import Export
+from explorer.views.common.patching import forget_frames, patch_overlay
 from explorer.views.common.tab import JobTab
 from explorer.views.common.widgets import LazyTabs, Revision, csv_upload, live, message_alert, param_widget
 from explorer.views.gp_bootstrap import plots
@@ -229,11 +230,22 @@ class LearningCurveTab(_Tab):
         self.gaps = pn.pane.Markdown("", css_classes=["explorer-gaps-curve"], sizing_mode="stretch_width")
         self.note = pn.pane.Markdown("", css_classes=["explorer-note-curve"], sizing_mode="stretch_width",
                                      visible=False)
+        self._restyled = False
         super().__init__(**params)
         self.state.jobs["theory"].param.watch(self._on_state, ["running", "error"])
 
+    def restyle(self) -> None:
+        self._restyled = True  # new styles: HoloViews draws them (patch_overlay writes data only)
+        super().restyle()
+
     def draw(self) -> None:
-        super().draw()
+        if self._restyled or not patch_overlay(self.plot, plots.learning_curve_layers(self.state),
+                                               plots.CURVE_PADDING):
+            super().draw()
+        else:  # patched on the page: a page that draws the figure anew must evaluate it again, not take the cache
+            self.stream.update(revision=self.revision)
+            forget_frames(self.plot)
+        self._restyled = False
         self.gaps.object = plots.gap_table(self.state)
         self.note.object = plots.vg_mf_note(self.state)
         self.note.visible = bool(self.note.object)

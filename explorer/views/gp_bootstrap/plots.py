@@ -18,10 +18,11 @@ from scipy import stats
 from explorer.gp_bootstrap import replica
 from explorer.gp_bootstrap.l1 import histogram_edges
 from explorer.views.common.exports import csv_table, html_page, settings_json
+from explorer.views.common.patching import Layer, overlay
 from explorer.views.gp_bootstrap.state import BIN_WIDTH, METHODS, GPBootstrapState
 
 __all__ = [
-    "learning_curve_plot", "gap_frame", "gap_table", "large_gaps", "gap_sentence", "GAP_THRESHOLD", "vg_mf_note", "distribution_plot", "inputs_points",
+    "learning_curve_plot", "learning_curve_layers", "CURVE_PADDING", "gap_frame", "gap_table", "large_gaps", "gap_sentence", "GAP_THRESHOLD", "vg_mf_note", "distribution_plot", "inputs_points",
     "selected_input", "inputs_plot", "l1_plot",
     "holdout_overlay", "holdout_plot", "problem_label", "l1_summary",
     "curve_frame", "distribution_frame", "l1_frame", "worst_inputs_frame", "holdout_frame",
@@ -89,6 +90,41 @@ def _methods(state: GPBootstrapState) -> tuple[str, ...]:
     return tuple(m for m in METHODS if state.loss == "square" or m not in ("theory_vg", "theory_mf"))
 
 
+def learning_curve_layers(state: GPBootstrapState) -> list[Layer]:
+    """The layers of :func:`learning_curve_plot`, in order: its data and styles (see :mod:`~explorer.views.common.patching`)."""
+    theory, mc, sol = state.theory_curve, state.curve_mc, state.solution
+    s, tp = (theory.s_over_n, theory.expected_test_points) if theory is not None else (_EMPTY,) * 2
+    values = theory.method_values() if theory is not None else {}
+    points = mc.points if mc is not None else ()
+    ms = np.array([p.s_over_n for p in points], dtype=float)
+    mean = np.array([p.mc_mean for p in points], dtype=float)
+    se = np.array([p.mc_se for p in points], dtype=float)
+    here = (np.array([sol.s_over_n]), np.array([state.current_theory_error])) if sol is not None else (_EMPTY,) * 2
+    flagged = large_gaps(state)
+    mc_label = "Monte-Carlo (± 1 s.e.)"
+    muted = dict(muted_alpha=0)
+    curves = [Layer(hv.Curve, (S_DIM,), (ERR_DIM,), (s, values.get(m, _EMPTY)), _CURVE_LABEL[m],
+                    dict(line_width=2, **muted, **_CURVE_STYLE[m])) for m in _methods(state)]
+    return [
+        *curves,
+        Layer(hv.Scatter, (S_DIM,), (ERR_DIM,), here, "ADATAP at the current S/N",
+              dict(color=THEORY_COLOR, marker="diamond", size=12, **muted)),
+        Layer(hv.Segments, (S_DIM, ERR_DIM, "s_over_n_end", "error_end"), (), (ms, mean - se, ms, mean + se),
+              mc_label, dict(color=MC_COLOR, line_width=1.5, **muted)),
+        Layer(hv.Scatter, (S_DIM,), (ERR_DIM,), (ms, mean), mc_label, dict(color=MC_COLOR, size=8, **muted)),
+        Layer(hv.Scatter, (S_DIM,), (ERR_DIM,),
+              (flagged["s_over_n"].to_numpy(float), flagged["mc_mean"].to_numpy(float)),
+              f"ADATAP − MC > {GAP_THRESHOLD:g} s.e.",
+              dict(color=FLAG_COLOR, marker="circle", size=18, fill_alpha=0, line_width=2, **muted)),
+        Layer(hv.Curve, (S_DIM,), (TEST_DIM,), (s, tp), "test points N·e^(−S/N)",
+              dict(color=TEST_COLOR, line_dash="dotted", **muted)),
+    ]
+
+
+#: The ``padding`` option of the learning-curve figure (also what :func:`patch_overlay` pads its ranges by).
+CURVE_PADDING = 0.04
+
+
 def learning_curve_plot(state: GPBootstrapState) -> hv.Overlay:
     """ε(S) of ADATAP, approximate ADATAP, VG, MF and Monte-Carlo (± 1 s.e.) vs S/N, seed 000 Fig. 1 (left).
 
@@ -96,34 +132,11 @@ def learning_curve_plot(state: GPBootstrapState) -> hv.Overlay:
     diamond marks the ADATAP theory at the current S/N. A click on a legend entry hides its layer (Bokeh
     ``click_policy="mute"`` with zero muted alpha: unlike ``"hide"``, a redraw does not show it again). VG
     and MF are left out for losses other than square (they define ε(S) by eq. 45 only); HoloViews then hides
-    their layers and drops their legend entries.
+    their layers and drops their legend entries. The layers are :func:`learning_curve_layers`.
     """
-    theory, mc, sol = state.theory_curve, state.curve_mc, state.solution
-    s, tp = (theory.s_over_n, theory.expected_test_points) if theory is not None else (_EMPTY,) * 2
-    values = theory.method_values() if theory is not None else {}
-    points = mc.points if mc is not None else ()
-    ms = np.array([p.s_over_n for p in points])
-    mean, se = np.array([p.mc_mean for p in points]), np.array([p.mc_se for p in points])
-    here = [(sol.s_over_n, state.current_theory_error)] if sol is not None else []
-    flagged = large_gaps(state)
-    mc_label = "Monte-Carlo (± 1 s.e.)"
-    curves = [hv.Curve((s, values.get(m, _EMPTY)), S_DIM, ERR_DIM, label=_CURVE_LABEL[m]).opts(
-        line_width=2, muted_alpha=0, **_CURVE_STYLE[m]) for m in _methods(state)]
-    layers = _framewise(
-        *curves,
-        hv.Scatter(here, S_DIM, ERR_DIM, label="ADATAP at the current S/N").opts(
-            color=THEORY_COLOR, marker="diamond", size=12, muted_alpha=0),
-        hv.Segments((ms, mean - se, ms, mean + se) if ms.size else [], [S_DIM, ERR_DIM, "s_over_n_end", "error_end"],
-                    label=mc_label).opts(color=MC_COLOR, line_width=1.5, muted_alpha=0),
-        hv.Scatter((ms, mean), S_DIM, ERR_DIM, label=mc_label).opts(color=MC_COLOR, size=8, muted_alpha=0),
-        hv.Scatter((flagged["s_over_n"], flagged["mc_mean"]), S_DIM, ERR_DIM,
-                   label=f"ADATAP − MC > {GAP_THRESHOLD:g} s.e.").opts(
-            color=FLAG_COLOR, marker="circle", size=18, fill_alpha=0, line_width=2, muted_alpha=0),
-        hv.Curve((s, tp), S_DIM, TEST_DIM, label="test points N·e^(−S/N)").opts(
-            color=TEST_COLOR, line_dash="dotted", muted_alpha=0),
-    )
-    return hv.Overlay(layers).opts(
-        multi_y=True, legend_position="right", legend_opts={"click_policy": "mute"}, show_grid=True, padding=0.04,
+    return overlay(learning_curve_layers(state)).opts(
+        multi_y=True, legend_position="right", legend_opts={"click_policy": "mute"}, show_grid=True,
+        padding=CURVE_PADDING,
         title="Bootstrap learning curve: lower ε(S) is better;\ntheory should meet Monte-Carlo", **_SIZE)
 
 
