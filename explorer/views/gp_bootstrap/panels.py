@@ -134,6 +134,7 @@ class _Tab(JobTab):
         t = self.tab
         self.revision = 0
         self._stale = True
+        self._patched = False
         self.stream = Revision()
         self.plot = self.plot_pane()
         self.status_line = pn.pane.Markdown("", css_classes=[f"explorer-status-{t}"], sizing_mode="stretch_width")
@@ -199,14 +200,25 @@ class _Tab(JobTab):
         self._stale = False
         t0 = time.perf_counter()
         self.revision += 1
-        with pn.io.hold(freeze=True):  # one message to the browser, one model-graph update
-            self.draw()
-            self.status_line.object = self.describe()
+        with pn.io.hold():  # one message to the browser
+            self._patched = self.patch()
+            # a figure drawn by HoloViews changes many models: one model-graph update at the end (Bokeh walks the
+            # whole page for it, which a patch that only writes data and ranges does not need)
+            with pn.io.hold(freeze=not self._patched):
+                self.draw()
+                self.status_line.object = self.describe()
         self.revision_line.object = (f"<small data-revision='{self.revision}'>plot revision {self.revision} "
                                      f"({1e3 * (time.perf_counter() - t0):.0f} ms)</small>")
 
+    def patch(self) -> bool:
+        """Update the drawn figure in place (see :mod:`~explorer.views.common.patching`); ``False`` when it must
+        be drawn by HoloViews."""
+        return False
+
     def draw(self) -> None:
-        self.stream.event(revision=self.revision)
+        """Everything :meth:`redraw` updates: the figure through HoloViews unless :meth:`patch` updated it."""
+        if not self._patched:
+            self.stream.event(revision=self.revision)
 
     def describe(self) -> str:
         return ""
@@ -238,14 +250,17 @@ class LearningCurveTab(_Tab):
         self._restyled = True  # new styles: HoloViews draws them (patch_overlay writes data only)
         super().restyle()
 
+    def patch(self) -> bool:
+        restyled, self._restyled = self._restyled, False
+        if restyled or not patch_overlay(self.plot, plots.learning_curve_layers(self.state), plots.CURVE_PADDING):
+            return False
+        # patched on the page: a page that draws the figure anew must evaluate it again, not take the cache
+        self.stream.update(revision=self.revision)
+        forget_frames(self.plot)
+        return True
+
     def draw(self) -> None:
-        if self._restyled or not patch_overlay(self.plot, plots.learning_curve_layers(self.state),
-                                               plots.CURVE_PADDING):
-            super().draw()
-        else:  # patched on the page: a page that draws the figure anew must evaluate it again, not take the cache
-            self.stream.update(revision=self.revision)
-            forget_frames(self.plot)
-        self._restyled = False
+        super().draw()
         self.gaps.object = plots.gap_table(self.state)
         self.note.object = plots.vg_mf_note(self.state)
         self.note.visible = bool(self.note.object)
