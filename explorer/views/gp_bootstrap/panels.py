@@ -19,7 +19,15 @@ import param
 from explorer.views.common.exports import Export
 from explorer.views.common.patching import forget_frames, patch_overlay
 from explorer.views.common.tab import JobTab
-from explorer.views.common.widgets import LazyTabs, Revision, csv_upload, live, message_alert, param_widget
+from explorer.views.common.widgets import (
+    LazyTabs,
+    Revision,
+    csv_upload,
+    live,
+    message_alert,
+    param_widget,
+    respond_at_once,
+)
 from explorer.views.gp_bootstrap import plots
 from explorer.views.gp_bootstrap.state import GP_TABS, MC_GRID, GPBootstrapState
 
@@ -81,7 +89,7 @@ class GPControls(pn.viewable.Viewer):
             w[name] = _widget(s, name, pn.widgets.FloatInput)
         for name in ("holdout", "curve_mc_samples", "mc_samples", "seed"):
             w[name] = _widget(s, name, pn.widgets.IntInput)
-        w["s_over_n"] = _widget(s, "s_over_n", pn.widgets.EditableFloatSlider, throttled=True)
+        w["s_over_n"] = respond_at_once(_widget(s, "s_over_n", pn.widgets.EditableFloatSlider, throttled=True))
         w["auto_mc"] = _widget(s, "auto_mc", pn.widgets.Checkbox)
         w["standardize"] = _widget(s, "standardize", pn.widgets.Checkbox)
         self.upload = csv_upload("explorer-upload", s.upload_csv)
