@@ -139,3 +139,12 @@ def test_learning_curve_tab_patches_data_and_redraws_styles_through_holoviews(wi
     assert_same_figure(plot, with_mc)
     tab.presentation = True  # presentation mode: thicker lines, through HoloViews
     assert len(calls) == 1 and theory.line_width > width
+
+
+def test_the_s_over_n_control_is_handled_without_panels_50_ms_wait(with_mc):
+    from explorer.views.gp_bootstrap.panels import GPControls
+
+    control = GPControls(state=with_mc).widgets["s_over_n"]
+    parts = [control, control._slider, control._value_edit]
+    assert [part._debounce for part in parts] == [0, 0, 0]
+    assert pn.widgets.FloatInput()._debounce == 50  # the other controls keep Panel's default
