@@ -48,9 +48,10 @@ PARTIAL_GAP = 1.0
 class RedrawGate:
     """Spaces the redraws of partial results of all the jobs of a process by at least ``gap`` seconds.
 
-    A redraw rebuilds a figure on the server's one event loop (0.1-0.4 s under a class's load); five sessions
-    whose Monte-Carlo publishes a learning curve per S queued redraws faster than the loop drew them, and a
-    student's theory update waited behind them. Partial results are a courtesy: the final result is never
+    A redraw through HoloViews rebuilds a figure on the server's one event loop (0.1-0.4 s under a class's load);
+    five sessions whose Monte-Carlo publishes partial results queued redraws faster than the loop drew them, and
+    a student's theory update waited behind them. (A figure patched in place, as the learning curve is, needs no
+    gate.) Partial results are a courtesy: the final result is never
     delayed, and a partial result that has waited is drawn as the newest one by then.
     """
 

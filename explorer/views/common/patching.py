@@ -105,8 +105,11 @@ def overlay_ranges(plot, extents: dict[str, tuple[float, float]], padding: float
     (x0, x1), (y0, y1) = extents["x"], next(e for axis, e in extents.items() if axis != "x")
     aspect = plot.get_aspect(x1 - x0, y1 - y0)
     xpad, ypad = (padding / aspect, padding) if aspect > 1 else (padding, padding * aspect)
-    return {axis: (low - (xpad if axis == "x" else ypad) * (high - low), high + (xpad if axis == "x" else ypad) * (high - low))
-            for axis, (low, high) in extents.items()}
+    ranges = {}
+    for axis, (low, high) in extents.items():
+        pad = (xpad if axis == "x" else ypad) * (high - low)
+        ranges[axis] = (low - pad, high + pad)
+    return ranges
 
 
 def _matches(subplot, layer: Layer) -> bool:

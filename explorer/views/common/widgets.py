@@ -17,8 +17,8 @@ import panel as pn
 from explorer.views.common.jobs import JobStatus
 from explorer.views.common.values import rejection
 
-__all__ = ["JobIndicators", "job_indicators", "param_widget", "param_widgets", "respond_at_once", "checked_input", "csv_upload",
-           "message_alert", "Revision", "live", "LazyTabs"]
+__all__ = ["JobIndicators", "job_indicators", "param_widget", "param_widgets", "respond_at_once", "checked_input",
+           "csv_upload", "message_alert", "Revision", "live", "LazyTabs"]
 
 
 @dataclass(frozen=True)
