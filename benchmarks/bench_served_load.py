@@ -13,10 +13,12 @@ Starts ``explorer serve`` (a subprocess, with its local Dask cluster) and headle
   the slowdown is their mean over *alone* (target <= 3 on 2 cores; 4.9 before the Dask engine);
 - *theory update*: in another session (``auto_mc=false``: it computes no Monte-Carlo of its own) the time from
   pressing Enter on a new S/N to the learning-curve figure showing its new ``data-revision``, idle and while the
-  K sessions compute. "browser" is that time in the page (target <= 1 s; 4.0 s before); "server" is the time
-  from Enter to the websocket message that carries the new revision (the server's reply, before the browser
-  renders it; target <= 300 ms). It includes the page's own time to send the value, which under load is a share
-  of the same two cores (all browsers of the benchmark run beside the server).
+  K sessions compute (from the moment all K pages are built and show their job's progress). "browser" is that time
+  in the page (target <= 1 s; 4.0 s before); "server" is the server's own time, from receiving the new value on
+  that session's websocket to sending the message that carries the new revision (``served_trace.py`` wraps
+  Bokeh's websocket handler; target <= 300 ms); "round trip" adds the page's time to send the value and to receive
+  the reply, which under load is a share of the same two cores (all browsers of the benchmark run beside the
+  server).
 
 A warm-up session first computes a small curve (worker imports, the boston theory cache). The machine's load
 average is printed at the start and the end: on a shared machine the figures are only as good as the idle cores.
@@ -38,6 +40,8 @@ import urllib.request
 
 from playwright.sync_api import sync_playwright
 
+import served_trace
+
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
                  "--disable-background-networking", "--disable-component-update", "--disable-dev-shm-usage"]
 
@@ -46,6 +50,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 PAGE_SCRIPT = """
 window.__revisionMessages = [];
 window.__doneAt = null;
+window.__runningAt = null;
+window.__shownAt = null;
+window.__startingAt = null;
 const Socket = window.WebSocket;
 window.WebSocket = class extends Socket {
   constructor(...args) {
@@ -74,6 +81,9 @@ setInterval(() => {
   if (window.__doneAt !== null) return;
   const host = window.__deepFind(document, '.explorer-job-message-curve');
   const text = host ? (host.shadowRoot ? host.shadowRoot.textContent : host.textContent) : '';
+  if (host && window.__shownAt === null) window.__shownAt = Date.now();
+  if (window.__startingAt === null && /starting/.test(text)) window.__startingAt = Date.now();
+  if (window.__runningAt === null && /\\d+\/\\d+/.test(text)) window.__runningAt = Date.now();
   if (/\\bdone\\b/.test(text)) window.__doneAt = Date.now();
 }, 100);
 """
@@ -89,9 +99,11 @@ def load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def start_server(port: int, workers: int | None, log) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-show"]
-    cmd += ["--workers", str(workers)] if workers else []
+def start_server(port: int, workers: int | None, log, trace: str) -> subprocess.Popen:
+    serve = ["--port", str(port), "--no-show"] + (["--workers", str(workers)] if workers else [])
+    here = os.path.dirname(os.path.abspath(__file__))
+    cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import served_trace; "
+                                 f"served_trace.serve({trace!r}, {serve!r})"]
     server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     deadline = time.time() + 300
     while time.time() < deadline:
@@ -140,9 +152,32 @@ def wait_done(pages_started, timeout: float = 900.0) -> list[float]:
     return [done[i] for i in range(len(pages_started))]
 
 
+def wait_running(pages_started, timeout: float = 300.0) -> float:
+    """Seconds from opening the first page until every page's learning-curve job shows its progress."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if all(page.evaluate("() => window.__runningAt !== null || window.__doneAt !== null")
+               for page, _ in pages_started):
+            return time.time() - min(started for _, started in pages_started)
+        time.sleep(0.2)
+    raise SystemExit(f"the {len(pages_started)} sessions did not all start computing within {timeout} s")
+
+
+def settled_revision(page, quiet: float = 0.5) -> int:
+    """The learning curve's revision once it has not changed for ``quiet`` seconds (a redraw still on its way
+    would otherwise be taken for the answer to the next S/N)."""
+    revision = page.evaluate("() => window.__curveRevision()")
+    while True:
+        page.wait_for_timeout(1e3 * quiet)
+        now = page.evaluate("() => window.__curveRevision()")
+        if now == revision:
+            return revision
+        revision = now
+
+
 def theory_update(page, value: float) -> tuple[float, float]:
-    """Type ``value`` as S/N, press Enter: (browser, server) seconds to the redrawn learning curve."""
-    before = page.evaluate("() => window.__curveRevision()")
+    """Type ``value`` as S/N, press Enter: (browser, round trip) seconds to the redrawn learning curve."""
+    before = settled_revision(page)
     box = page.locator(".explorer-s-over-n input").first
     box.click()
     box.press("Control+a")
@@ -155,11 +190,12 @@ def theory_update(page, value: float) -> tuple[float, float]:
     return (shown - enter) / 1e3, (reply - enter) / 1e3
 
 
-def describe(label: str, times: list[tuple[float, float]]) -> str:
-    browser, server = [t[0] for t in times], [t[1] for t in times]
-    return (f"theory update {label}: browser median {statistics.median(browser):.2f} s (max {max(browser):.2f}), "
-            f"server median {1e3 * statistics.median(server):.0f} ms (max {1e3 * max(server):.0f}) "
-            f"over {len(times)} S/N changes")
+def describe(label: str, times: list[tuple[float, float]], handled: list[float]) -> str:
+    browser, reply = [t[0] for t in times], [t[1] for t in times]
+    return (f"theory update {label}, over {len(times)} S/N changes: browser median {statistics.median(browser):.2f} s "
+            f"(max {max(browser):.2f}); server median {1e3 * statistics.median(handled):.0f} ms "
+            f"(max {1e3 * max(handled):.0f}); round trip to the reply median {1e3 * statistics.median(reply):.0f} ms "
+            f"(max {1e3 * max(reply):.0f})")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -181,8 +217,10 @@ def main(argv: list[str] | None = None) -> None:
           f"nice {args.nice_class}")
     base = "?dataset={}&tab=curve&curve_mc_samples={}&seed={}"
     port = free_port()
-    with tempfile.TemporaryFile() as log, sync_playwright() as pw:
-        server = start_server(port, args.workers, log)
+    trace_path = os.environ.get("EXPLORER_BENCH_TRACE")  # keep the server's trace there (else a temporary file)
+    with tempfile.TemporaryFile() as log, tempfile.NamedTemporaryFile("r") as trace, sync_playwright() as pw:
+        trace = trace if not trace_path else open(trace_path, "w+")
+        server = start_server(port, args.workers, log, trace.name)
         url = f"http://127.0.0.1:{port}/"
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
         class_browser = browser if not args.nice_class else pw.chromium.launch(
@@ -191,26 +229,36 @@ def main(argv: list[str] | None = None) -> None:
             wait_done([open_session(browser, url + base.format(args.dataset, 20, 0))])
             watcher, _ = open_session(browser, url + f"?dataset={args.dataset}&tab=curve&auto_mc=false")
             watcher.wait_for_function("() => window.__curveRevision() > 0", polling=100)
-            idle = [theory_update(watcher, v) for v in (1.1, 1.2, 1.3)]
+            idle_values = (1.1, 1.2, 1.3)
+            idle = [theory_update(watcher, v) for v in idle_values]
             [alone] = wait_done([open_session(browser, url + base.format(args.dataset, args.samples, 1))])
             print(f"one session alone: {alone:.1f} s ({args.samples} MC samples per S/N, {args.dataset})")
-            print(describe("idle", idle))
+            print(describe("idle", idle, served_trace.server_times(trace.name, list(idle_values))))
             together = [open_session(class_browser, url + base.format(args.dataset, args.samples, 2 + k))
                         for k in range(args.sessions)]
-            time.sleep(3.0)  # the pages are built and their jobs run
-            loaded = []
-            for v in (1.4, 1.6, 1.7, 1.8, 1.9, 2.1, 2.2, 2.3, 2.4, 2.6)[:args.updates]:
+            running = wait_running(together)  # the pages are built and their jobs run
+            print(f"the {args.sessions} pages were built and computing {running:.1f} s after they were opened")
+            loaded, loaded_values = [], (1.4, 1.6, 1.7, 1.8, 1.9, 2.1, 2.2, 2.3, 2.4, 2.6)[:args.updates]
+            for v in loaded_values:
                 loaded.append(theory_update(watcher, v))
                 watcher.wait_for_timeout(500)
             busy_until = time.time()
             times = wait_done(together)
+            opened = min(started for _, started in together)
+            for k, (page, started) in enumerate(together):
+                marks = page.evaluate("() => [window.__shownAt, window.__startingAt, window.__runningAt]")
+                print(f"  session {k + 1}: opened, page shown, job started, first chunk in, done at " + ", ".join(
+                    "-" if at is None else f"{at - opened:.1f}" for at in
+                    [started, *(None if m is None else m / 1e3 for m in marks), started + times[k]]) +
+                    " s after the first was opened")
             first_done = min(started + t for (_, started), t in zip(together, times))
             print(f"{args.sessions} sessions together: {', '.join(f'{t:.1f}' for t in times)} s; mean "
                   f"{statistics.mean(times):.1f} s -> slowdown {statistics.mean(times) / alone:.2f}x vs alone "
                   f"(target <= 3; ideal {args.sessions / (args.workers or os.cpu_count()):.1f} on "
                   f"{args.workers or os.cpu_count()} workers)")
             note = "" if busy_until <= first_done else " (some sessions had finished: fewer loaded samples)"
-            print(describe(f"while {args.sessions} sessions compute", loaded) + note)
+            handled = served_trace.server_times(trace.name, list(loaded_values))
+            print(describe(f"while {args.sessions} sessions compute", loaded, handled) + note)
         finally:
             browser.close()
             class_browser.close()

@@ -10,7 +10,8 @@ thread is inside a BLAS call can deadlock it.
 **Dask.**
 The core's long functions take an ``executor`` (:mod:`explorer.chunks`); :class:`DaskExecutor` runs their seeded
 chunks on a ``distributed.Client``: the shared inputs (K, X, y) are scattered once per job, the chunks are
-submitted in order and collected with ``distributed.as_completed`` (progress and partial results as they come),
+submitted with a priority that runs the jobs one after another (:func:`job_order`: the soonest finished first) and
+each job's chunks in order, collected with ``distributed.as_completed`` (progress and partial results as they come),
 and a stop request cancels the queued chunks (a running chunk finishes: at most one chunk of extra work per
 worker). The numbers equal those of the in-process loop bit for bit, whatever the number of workers.
 
@@ -33,7 +34,7 @@ from typing import Any
 from threadpoolctl import threadpool_limits
 
 __all__ = ["EngineError", "Engine", "DaskExecutor", "connect", "local_workers", "shared_engine", "SCHEDULER_ENV",
-           "use_single_threaded_blas"]
+           "use_single_threaded_blas", "job_order"]
 
 SCHEDULER_ENV = "EXPLORER_SCHEDULER"
 """Environment variable with the address of an existing Dask scheduler (``tcp://host:8786``)."""
@@ -65,6 +66,24 @@ def local_workers() -> int:
         return max(os.cpu_count() or 1, 1)
 
 
+#: Seconds a chunk is assumed to take when jobs are ordered (:func:`job_order`): about a chunk of the default
+#: size on one worker (a GP sample on boston costs ~2 ms, 32 a chunk).
+CHUNK_SECONDS = 0.05
+
+
+def job_order(started: float, n_chunks: int) -> int:
+    """When a job should be finished if it ran alone: its start plus its chunks' time, in milliseconds.
+
+    The workers take the chunks of the job with the earliest such time first (the Dask priority is minus it), a
+    job's chunks in index order. Jobs of the same size therefore run
+    one after another in the order they were started (five students who start the same curve together finish
+    after 1, 2, ..., 5 job times instead of all after 5, as when every job gets an equal share), and a short job
+    started after a long one need not wait for all of it: it goes first when the long job's extra chunks would take
+    longer (at :data:`CHUNK_SECONDS` each) than the time between their starts. A running chunk is never stopped.
+    """
+    return int(1e3 * (started + n_chunks * CHUNK_SECONDS))
+
+
 class DaskExecutor:
     """Runs chunk tasks on a ``distributed.Client`` (the :class:`explorer.chunks.Executor` protocol)."""
 
@@ -79,9 +98,16 @@ class DaskExecutor:
         from distributed.scheduler import KilledWorker
 
         client, job = self.client, uuid.uuid4().hex[:12]
-        [data] = client.scatter([shared], hash=False)            # once per job, not per chunk
-        futures = [client.submit(task, data, chunk, root, *args, key=f"{task.__name__}-{job}-{chunk.index}",
-                                 priority=-chunk.index, pure=False) for chunk in chunks]
+        # One batch (client.map: Dask keeps the chunks in index order within it) whose keys name the job in their
+        # Dask "task group" (the key before its last dash): Dask holds a large group with few inputs in its
+        # scheduler queue, in priority order. Chunks submitted one by one went to the workers at once while their
+        # group was small, and groups sharing the inputs' group ("ndarray") with four other jobs, all of them,
+        # both ahead of the queue.
+        data = client.scatter({f"shared_{job}": shared}, hash=False)[f"shared_{job}"]  # once per job, not per chunk
+        n = len(chunks)
+        futures = client.map(task, [data] * n, list(chunks), [root] * n, *([arg] * n for arg in args),
+                             key=[f"{task.__name__}_{job}-{chunk.index}" for chunk in chunks],
+                             priority=-job_order(time.time(), n), pure=False)
         by_key = {f.key: chunk for f, chunk in zip(futures, chunks)}
         pending = as_completed(futures, loop=client.loop)
         try:

@@ -146,3 +146,46 @@ def test_a_job_whose_engine_closes_is_one_clear_error():
     finally:
         closer.join()
         own.close()
+
+
+def _timed_normals(shared, chunk, root, seconds):
+    """As :func:`_slow_normals`, returning the time each chunk ended too (in its rows' last column)."""
+    rows = _slow_normals(shared, chunk, root, seconds)
+    return np.column_stack([rows, np.full(len(rows), time.time())])
+
+
+def _finish_times(executor, n_chunks: int, seed: int, start: threading.Event, results: dict) -> None:
+    start.wait()
+    chunks = plan_chunks([n_chunks], 1)
+    rows = run_chunks(_timed_normals, 2, chunks, root_seed(seed), (0.1,), executor=executor)
+    results[seed] = np.sort(stack_rows(rows, chunks, 0)[:, -1])
+
+
+def _race(dask_engine, first: int, second: int, gap: float) -> dict:
+    """Start a job of ``first`` chunks, ``gap`` seconds later one of ``second`` chunks; their chunks' end times."""
+    results, go = {}, [threading.Event(), threading.Event()]
+    threads = [threading.Thread(target=_finish_times, args=(dask_engine.executor, n, seed, event, results))
+               for n, seed, event in ((first, 1, go[0]), (second, 2, go[1]))]
+    for thread in threads:
+        thread.start()
+    go[0].set()
+    time.sleep(gap)
+    go[1].set()
+    for thread in threads:
+        thread.join(timeout=120)
+    return results
+
+
+def test_jobs_of_equal_size_run_one_after_another(dask_engine):
+    # processor sharing would end both after about 2 x 16 x 0.1 s / 2 workers; in order the first ends after half
+    ends = _race(dask_engine, 16, 16, 0.3)
+    first_done, second_done = ends[1][-1], ends[2][-1]
+    assert first_done < second_done
+    # only chunks that were already running when the second job came may still belong to the first
+    assert np.sum(ends[2] < first_done) <= 2 * dask_engine.n_workers, (ends[1], ends[2])
+
+
+def test_a_short_job_goes_before_the_rest_of_a_long_one(dask_engine):
+    ends = _race(dask_engine, 60, 4, 0.5)       # 60 x 0.1 s: 3 s of work on 2 workers; 4 chunks 0.5 s later
+    long_done, short_done = ends[1][-1], ends[2][-1]
+    assert short_done < long_done - 1.0, (short_done, long_done)
