@@ -59,9 +59,12 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     :class:`~explorer.views.GPBootstrapState` parameters (e.g. ``dataset="teacher"``); parameters in the
     page URL override them. The view is reachable as ``template.explorer`` (a ``GPBootstrapView``).
 
-    In a served session the background jobs start once the browser has shown the page (Panel's onload):
-    the first paint does not share the CPU with Monte-Carlo, and a page that is fetched but never shown
-    starts none. The synchronous work is the ADATAP solve at the current S/N (~0.1 s).
+    In a served session the background jobs start with the page, before the browser shows it: their Monte-Carlo
+    runs in the Dask workers, whose priority is below the server's, so it does not hold the page back, and a
+    class's pages take seconds to reach the browsers under load (started once the page was shown, five sessions
+    finished their curves 4 s later on average, ``benchmarks/bench_served_load.py``). A page that is fetched but
+    never shown computes until Bokeh discards its session. The synchronous work is the ADATAP solve at the current
+    S/N (~0.1 s).
     """
     data_dir = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
     state = GPBootstrapState(data_dir=None if data_dir is None else str(data_dir), client=engine, **settings)
@@ -77,7 +80,6 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
         tab.start()
     view.tabs.extend(list(others.items()))
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-        state.defer_jobs()  # background jobs start once the browser shows the page (_on_load)
         write_url = link_page(view, others)  # the URL carries the open tab and every tab's settings
         pn.state.onload(partial(_on_load, state, write_url))
     state.refresh()
@@ -141,7 +143,7 @@ def _presentation_switch(view: GPBootstrapView, others: dict) -> pn.widgets.Togg
 
 
 def _on_load(state: GPBootstrapState, write_url) -> None:
-    """The browser shows the page: complete the URL, start the background jobs, show what is ready."""
+    """The browser shows the page: complete the URL, show what is ready (also a result whose update was lost)."""
     write_url()
     state.start_jobs()
 

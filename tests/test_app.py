@@ -164,10 +164,8 @@ def test_job_updates_apply_in_order_whatever_order_the_session_runs_them(unconne
     app = create_app()
     state, status = app.explorer.state, app.explorer.state.jobs["distribution"]
     assert (state.dataset, state.tab, state.mc_samples, state.s_over_n) == ("teacher", "distribution", 200, 2.0)
-    assert state.wait(0) and not status.running  # nothing runs before the browser shows the page
-    pn.state._on_load(doc)  # Panel's handler of the page's DocumentReady event (runs the onload callbacks)
+    assert status.running  # the job starts with the page, before the browser shows it
     assert state.wait(60), "the distribution job did not finish"
-    assert "mc_samples=200" in pn.state.location.search  # the URL carries every control
     assert added and set(added) == set(doc.session_callbacks) and state.distribution is None  # all waiting
     for callback in reversed(added):  # the worst order the session could run them in: newest first
         # (before the fix: "solving the replica theory" stayed, with the job long finished)
@@ -175,6 +173,8 @@ def test_job_updates_apply_in_order_whatever_order_the_session_runs_them(unconne
     assert state.distribution is not None and state.distribution.samples.shape == (200, 64)
     assert status.message == "done" and status.progress == 1.0 and not status.running
     assert app.explorer.tab_views["distribution"].job_message.object == "done"
+    pn.state._on_load(doc)  # Panel's handler of the page's DocumentReady event (runs the onload callbacks)
+    assert "mc_samples=200" in pn.state.location.search  # the URL carries every control, once the page is shown
     state.close()
 
 

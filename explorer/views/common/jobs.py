@@ -299,9 +299,8 @@ class BackgroundJobs(param.Parameterized):
     def defer_jobs(self) -> None:
         """Start no background job until :meth:`start_jobs` (results already cached are still shown).
 
-        A served page calls this before it is built and :meth:`start_jobs` once the browser shows it: the
-        first paint does not share the CPU with Monte-Carlo, and a page that is requested but never opened
-        (a health check, a link preview) computes nothing in the background.
+        For a caller that sets several things before anything should compute (the served app did this until its
+        page was shown; it no longer does, see :func:`explorer.app.create_app`).
         """
         self._deferred = True
 

@@ -8,8 +8,8 @@ results and land in caches shared by all sessions of the server (same settings â
 
 Only the work the active tab needs is done (``tab``); the other tabs catch up when they are opened.
 The jobs run on the machinery every tab shares (:class:`~explorer.views.common.jobs.BackgroundJobs`): worker
-threads hand their updates to the session's event loop in order, and a served page defers its jobs until the
-browser shows it (:meth:`~explorer.views.common.jobs.BackgroundJobs.defer_jobs`).
+threads hand their updates to the session's event loop in order; a caller may hold the jobs back until it is
+ready for them (:meth:`~explorer.views.common.jobs.BackgroundJobs.defer_jobs`).
 """
 
 from __future__ import annotations
