@@ -13,7 +13,9 @@ Starts ``explorer serve`` (a subprocess, with its local Dask cluster) and headle
   the slowdown is their mean over *alone* (target <= 3 on 2 cores; 4.9 before the Dask engine);
 - *theory update*: in another session (``auto_mc=false``: it computes no Monte-Carlo of its own) the time from
   pressing Enter on a new S/N to the learning-curve figure showing its new ``data-revision``, idle and while the
-  K sessions compute (from the moment all K pages are built and show their job's progress). "browser" is that time
+  K sessions compute, in two phases: at once after the server has built the K pages (which starts their jobs),
+  while their browsers still load them, and once every page is shown (the server's trace counts how many of
+  their jobs were still computing at each update). "browser" is that time
   in the page (target <= 1 s; 4.0 s before); "server" is the server's own time, from receiving the new value on
   that session's websocket to sending the message that carries the new revision (``served_trace.py`` wraps
   Bokeh's websocket handler; target <= 300 ms); "round trip" adds the page's time to send the value and to receive
@@ -52,7 +54,6 @@ window.__revisionMessages = [];
 window.__doneAt = null;
 window.__runningAt = null;
 window.__shownAt = null;
-window.__startingAt = null;
 const Socket = window.WebSocket;
 window.WebSocket = class extends Socket {
   constructor(...args) {
@@ -82,7 +83,6 @@ setInterval(() => {
   const host = window.__deepFind(document, '.explorer-job-message-curve');
   const text = host ? (host.shadowRoot ? host.shadowRoot.textContent : host.textContent) : '';
   if (host && window.__shownAt === null) window.__shownAt = Date.now();
-  if (window.__startingAt === null && /starting/.test(text)) window.__startingAt = Date.now();
   if (window.__runningAt === null && /\\d+\/\\d+/.test(text)) window.__runningAt = Date.now();
   if (/\\bdone\\b/.test(text)) window.__doneAt = Date.now();
 }, 100);
@@ -152,15 +152,14 @@ def wait_done(pages_started, timeout: float = 900.0) -> list[float]:
     return [done[i] for i in range(len(pages_started))]
 
 
-def wait_running(pages_started, timeout: float = 300.0) -> float:
-    """Seconds from opening the first page until every page's learning-curve job shows its progress."""
+def wait_shown(pages_started, timeout: float = 300.0) -> None:
+    """Until every page shows its learning-curve job (the page is built in the browser)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if all(page.evaluate("() => window.__runningAt !== null || window.__doneAt !== null")
-               for page, _ in pages_started):
-            return time.time() - min(started for _, started in pages_started)
+        if all(page.evaluate("() => window.__shownAt !== null") for page, _ in pages_started):
+            return
         time.sleep(0.2)
-    raise SystemExit(f"the {len(pages_started)} sessions did not all start computing within {timeout} s")
+    raise SystemExit(f"the {len(pages_started)} pages were not all shown within {timeout} s")
 
 
 def settled_revision(page, quiet: float = 0.5) -> int:
@@ -202,7 +201,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=5, help="K sessions computing together (default 5)")
     parser.add_argument("--samples", type=int, default=300, help="MC samples per S/N (default 300)")
-    parser.add_argument("--updates", type=int, default=5, help="S/N changes timed while they compute (default 5)")
+    parser.add_argument("--updates", type=int, default=5,
+                        help="S/N changes timed in each phase of the class's load (default 5, at most 5)")
     parser.add_argument("--workers", type=int, default=None, help="local Dask workers (default one per core)")
     parser.add_argument("--dataset", default="boston")
     parser.add_argument("--nice-class", type=int, default=0, metavar="N",
@@ -236,29 +236,33 @@ def main(argv: list[str] | None = None) -> None:
             print(describe("idle", idle, served_trace.server_times(trace.name, list(idle_values))))
             together = [open_session(class_browser, url + base.format(args.dataset, args.samples, 2 + k))
                         for k in range(args.sessions)]
-            running = wait_running(together)  # the pages are built and their jobs run
-            print(f"the {args.sessions} pages were built and computing {running:.1f} s after they were opened")
-            loaded, loaded_values = [], (1.4, 1.6, 1.7, 1.8, 1.9, 2.1, 2.2, 2.3, 2.4, 2.6)[:args.updates]
-            for v in loaded_values:
-                loaded.append(theory_update(watcher, v))
-                watcher.wait_for_timeout(500)
-            busy_until = time.time()
-            times = wait_done(together)
             opened = min(started for _, started in together)
+            # every page is built now (goto returns once the server answered): their jobs have started
+            phases = {"while the class's pages load and compute": (1.4, 1.6, 1.7, 1.8, 1.9),
+                      "once their pages are shown, while they compute": (2.1, 2.2, 2.3, 2.4, 2.6)}
+            loaded = {}
+            for label, values in phases.items():
+                if label.startswith("once"):
+                    wait_shown(together)
+                loaded[label] = [theory_update(watcher, v) for v in values[:args.updates]]
+            times = wait_done(together)
             for k, (page, started) in enumerate(together):
-                marks = page.evaluate("() => [window.__shownAt, window.__startingAt, window.__runningAt]")
-                print(f"  session {k + 1}: opened, page shown, job started, first chunk in, done at " + ", ".join(
+                marks = page.evaluate("() => [window.__shownAt, window.__runningAt]")
+                print(f"  session {k + 1}: opened, page shown, progress shown, done at " + ", ".join(
                     "-" if at is None else f"{at - opened:.1f}" for at in
                     [started, *(None if m is None else m / 1e3 for m in marks), started + times[k]]) +
                     " s after the first was opened")
-            first_done = min(started + t for (_, started), t in zip(together, times))
             print(f"{args.sessions} sessions together: {', '.join(f'{t:.1f}' for t in times)} s; mean "
                   f"{statistics.mean(times):.1f} s -> slowdown {statistics.mean(times) / alone:.2f}x vs alone "
                   f"(target <= 3; ideal {args.sessions / (args.workers or os.cpu_count()):.1f} on "
                   f"{args.workers or os.cpu_count()} workers)")
-            note = "" if busy_until <= first_done else " (some sessions had finished: fewer loaded samples)"
-            handled = served_trace.server_times(trace.name, list(loaded_values))
-            print(describe(f"while {args.sessions} sessions compute", loaded, handled) + note)
+            for label, values in phases.items():
+                values = list(values[:args.updates])
+                running = [served_trace.jobs_running(trace.name, "curve", opened, at)
+                           for at in served_trace.value_times(trace.name, values)]
+                print(describe(label, loaded[label], served_trace.server_times(trace.name, values)))
+                print(f"  the class's learning-curve jobs computing when each new S/N reached the server: "
+                      f"{', '.join(map(str, running))} of {args.sessions}")
         finally:
             browser.close()
             class_browser.close()

@@ -4,7 +4,7 @@ it next sends a figure revision.
 ``bench_served_load.py`` starts the server as ``python -c "import served_trace; served_trace.serve(LOG, ARGS)"``:
 Bokeh's ``WSHandler.on_message`` and tornado's ``WebSocketHandler.write_message`` (through which Bokeh and Panel
 write) are wrapped so that every received message fragment that sets an ``attr: "value"`` and every sent message that carries a
-``data-revision`` is appended to ``LOG`` as ``<connection id> <event> <time.time()>
+``data-revision`` is appended to ``LOG`` (and the start and end of every background job) as ``<connection id> <event> <time.time()>
 [<value>]``. The server's own time for a theory update is then the time from receiving the new S/N to sending the
 redrawn figure, on the same connection (without the page's time to send the value and to receive the reply).
 """
@@ -49,7 +49,14 @@ def install(path: str) -> None:
 
     def traced_job_start(self, target):
         record(self, f"job-{self.kind}")
-        return job_start(self, target)
+
+        def traced_target():
+            try:
+                target()
+            finally:
+                record(self, f"jobend-{self.kind}")
+
+        return job_start(self, traced_target)
 
     Job.start = traced_job_start
     WSHandler.on_message = traced_on_message
@@ -70,6 +77,24 @@ def server_times(path: str, values: list[float]) -> list[float]:
         if sent:
             times.append(min(sent) - at)
     return times
+
+
+def jobs_running(path: str, kind: str, since: float, at: float) -> int:
+    """How many jobs of ``kind`` that started after ``since`` were running at ``at`` (times from ``time.time()``)."""
+    events = [line.split() for line in open(path)]
+    started = {who: float(t) for who, event, t, *_ in events if event == f"job-{kind}" and float(t) >= since}
+    ended = {who: float(t) for who, event, t, *_ in events if event == f"jobend-{kind}"}
+    return sum(1 for who, t in started.items() if t <= at < ended.get(who, float("inf")))
+
+
+def value_times(path: str, values: list[float]) -> list[float]:
+    """When each of ``values`` first reached the server."""
+    events = [line.split() for line in open(path)]
+    first = {}
+    for who, event, at, *rest in events:
+        if event == "value" and rest and float(rest[0]) in values:
+            first.setdefault(float(rest[0]), float(at))
+    return [first[v] for v in values if v in first]
 
 
 def serve(path: str, argv: list[str]) -> None:
