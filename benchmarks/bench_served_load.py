@@ -23,7 +23,8 @@ Starts ``explorer serve`` (a subprocess, with its local Dask cluster) and headle
   the reply, which under load is a share of the same two cores (all browsers of the benchmark run beside the
   server).
 
-A warm-up session first computes a small curve (worker imports, the boston theory cache). The machine's load
+A warm-up session first computes a small curve (worker imports, the boston theory cache); the session alone and
+the class start once the server computes nothing (the first page also started the other tabs' jobs). The machine's load
 average is printed at the start and the end: on a shared machine the figures are only as good as the idle cores.
 The K browsers share the server's cores unless ``--nice-class N`` lowers their priority (in a class they run on
 the students' machines).
@@ -153,6 +154,15 @@ def wait_done(pages_started, timeout: float = 900.0) -> list[float]:
     return [done[i] for i in range(len(pages_started))]
 
 
+def wait_quiet(trace: str, timeout: float = 300.0) -> None:
+    """Until the server computes nothing (its trace shows an end for every job it started)."""
+    deadline = time.time() + timeout
+    while not served_trace.all_jobs_ended(trace):
+        if time.time() > deadline:
+            raise SystemExit(f"the server was still computing after {timeout} s")
+        time.sleep(0.2)
+
+
 def wait_shown(pages_started, timeout: float = 300.0) -> None:
     """Until every page shows its learning-curve job (the page is built in the browser)."""
     deadline = time.time() + timeout
@@ -234,7 +244,9 @@ def main(argv: list[str] | None = None) -> None:
             watcher.wait_for_function("() => window.__curveRevision() > 0", polling=100)
             idle_values = (1.1, 1.2, 1.3)
             idle = [theory_update(watcher, v) for v in idle_values]
+            wait_quiet(trace.name)  # the other tabs' first jobs (started by the first page) are done
             [alone] = wait_done([open_session(browser, url + base.format(args.dataset, args.samples, 1))])
+            wait_quiet(trace.name)
             print(f"one session alone: {alone:.1f} s ({args.samples} MC samples per S/N, {args.dataset})")
             print(describe("idle", idle, served_trace.server_times(trace.name, list(idle_values))))
             together = [open_session(class_browser, url + base.format(args.dataset, args.samples,

@@ -83,6 +83,17 @@ def jobs_running(path: str, kind: str, since: float, at: float) -> int:
     return sum(1 for who, t in started.items() if t <= at < ended.get(who, float("inf")))
 
 
+def all_jobs_ended(path: str) -> bool:
+    """Whether every background computation the server started has ended."""
+    started, ended = set(), set()
+    for who, event, *_ in (line.split() for line in open(path)):
+        if event.startswith("job-"):
+            started.add(who)
+        elif event.startswith("jobend-"):
+            ended.add(who)
+    return started <= ended
+
+
 def value_times(path: str, values: list[float]) -> list[float]:
     """When each of ``values`` first reached the server."""
     events = [line.split() for line in open(path)]
