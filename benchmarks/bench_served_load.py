@@ -3,7 +3,6 @@
     python benchmarks/bench_served_load.py                  # K = 5 sessions, boston, 300 MC samples per S/N
     python benchmarks/bench_served_load.py --sessions 3 --samples 100 --workers 2
     python benchmarks/bench_served_load.py --nice-class 15  # the class's browsers yield the server's cores
-    python benchmarks/bench_served_load.py --same-link      # the class opens one link: one computation, shared
 
 Starts ``explorer serve`` (a subprocess, with its local Dask cluster) and headless Chromium (Debian's
 ``/usr/bin/chromium`` driven by Playwright's Python package), then measures, in one run:
@@ -216,8 +215,6 @@ def main(argv: list[str] | None = None) -> None:
                         help="S/N changes timed in each phase of the class's load (default 5, at most 5)")
     parser.add_argument("--workers", type=int, default=None, help="local Dask workers (default one per core)")
     parser.add_argument("--dataset", default="boston")
-    parser.add_argument("--same-link", action="store_true",
-                        help="the K sessions open the same link (one seed): the server computes their curve once")
     parser.add_argument("--nice-class", type=int, default=0, metavar="N",
                         help="run the K sessions' browser at nice N (default 0: the server's priority). A class's "
                              "browsers run on the students' machines; with N > 0 they only take the cycles the "
@@ -249,8 +246,7 @@ def main(argv: list[str] | None = None) -> None:
             wait_quiet(trace.name)
             print(f"one session alone: {alone:.1f} s ({args.samples} MC samples per S/N, {args.dataset})")
             print(describe("idle", idle, served_trace.server_times(trace.name, list(idle_values))))
-            together = [open_session(class_browser, url + base.format(args.dataset, args.samples,
-                                                                    2 if args.same_link else 2 + k))
+            together = [open_session(class_browser, url + base.format(args.dataset, args.samples, 2 + k))
                         for k in range(args.sessions)]
             opened = min(started for _, started in together)
             # every page is built now (goto returns once the server answered): their jobs have started

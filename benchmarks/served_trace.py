@@ -44,17 +44,21 @@ def install(path: str) -> None:
             record(self, "revision")
         return write_message(self, message, binary)
 
-    from explorer.views.common.jobs import BackgroundJobs
-    execute = BackgroundJobs._execute
+    from explorer.views.common.jobs import Job
+    job_start = Job.start
 
-    def traced_execute(self, run, cache, key, work):  # one background computation (shared by the sessions)
-        record(run, f"job-{run.kind}")
-        try:
-            return execute(self, run, cache, key, work)
-        finally:
-            record(run, f"jobend-{run.kind}")
+    def traced_job_start(self, target):
+        record(self, f"job-{self.kind}")
 
-    BackgroundJobs._execute = traced_execute
+        def traced_target():
+            try:
+                target()
+            finally:
+                record(self, f"jobend-{self.kind}")
+
+        return job_start(self, traced_target)
+
+    Job.start = traced_job_start
     WSHandler.on_message = traced_on_message
     WebSocketHandler.write_message = traced_write_message  # Bokeh's handler and Panel both write through it
 

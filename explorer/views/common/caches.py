@@ -27,10 +27,6 @@ class LRU:
         self.maxsize, self.weigh, self.max_weight = maxsize, weigh, max_weight
         self._data: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
-        #: The computations of entries not cached yet, by key (:class:`explorer.views.common.jobs.SharedRun`):
-        #: sessions asking for the same entry share one.
-        self.runs: dict = {}
-        self.runs_lock = threading.Lock()
 
     def get(self, key):
         with self._lock:

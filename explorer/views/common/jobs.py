@@ -1,10 +1,8 @@
 """Background jobs of the explorer's session states (no widgets, no plots).
 
-A :class:`Job` is one session's request for a result: it has a stop flag, reports throttled progress and partial
-results through callbacks, and is marked done at the end; its session shows it through a :class:`JobStatus`. The
-computation itself is a :class:`SharedRun` on a daemon thread, which every session asking for the same result
-joins (a class opening one link computes its curve once), checked for a stop between Monte-Carlo batches
-(``should_stop``). :class:`BackgroundJobs` is the machinery every
+A :class:`Job` runs on a daemon thread of its own, checks a stop flag between Monte-Carlo batches
+(``should_stop``), reports throttled progress and partial results through callbacks, and marks itself
+done; its session shows it through a :class:`JobStatus`. :class:`BackgroundJobs` is the machinery every
 tab's state mixes in to run its jobs (lookup in a shared :class:`~explorer.views.common.caches.LRU`,
 start, deferred start, cancel, progress, results handed to the session's event loop in order).
 """
@@ -25,7 +23,7 @@ from explorer.progress import Cancelled
 from explorer.views.common.caches import LRU
 from explorer.views.common.session import default_dispatcher
 
-__all__ = ["Job", "JobStatus", "BackgroundJobs", "RedrawGate", "SharedRun", "call_now"]
+__all__ = ["Job", "JobStatus", "BackgroundJobs", "RedrawGate", "call_now"]
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +82,9 @@ class Job:
 
     def __init__(self, kind: str, key, attr: str | None, *, status: JobStatus,
                  post: Callable[["Job", Callable[[], None]], None], publish: Callable[["Job", object], None],
-                 gate: RedrawGate | None = PARTIAL_GATE,
-                 finish: Callable[["Job", object, str, str], None] | None = None):
+                 gate: RedrawGate | None = PARTIAL_GATE):
         self.kind, self.key, self.attr = kind, key, attr
         self.status, self._post, self._publish, self._gate = status, post, publish, gate
-        self._finish = finish or (lambda job, result, message, error: None)
         self.result_posted = False     # the final result is on its way: a partial one still waiting is dropped
         self.stop = threading.Event()
         self.done = threading.Event()
@@ -96,16 +92,21 @@ class Job:
         self._latest = None            # the newest partial result, not yet shown
         self._partial_posted = False   # an update that shows it is queued
 
+    def start(self, target: Callable[[], None]) -> None:
+        """Run ``target`` on a thread of its own (a daemon: a server can exit while a job runs).
+
+        numpy and LAPACK release the GIL, so jobs of different sessions run side by side.
+        """
+        def run():
+            try:
+                target()
+            finally:
+                self.done.set()
+        threading.Thread(target=run, name=f"explorer-{self.kind}", daemon=True).start()
+
     @property
     def alive(self) -> bool:
         return not self.done.is_set()
-
-    def end(self, result, message: str, error: str) -> None:
-        """The computation this job shows ended (or this job left it): tell the session, mark the job done."""
-        if result is not None:
-            self.result_posted = True
-        self._finish(self, result, message, error)
-        self.done.set()
 
     def should_stop(self) -> bool:
         return self.stop.is_set()
@@ -142,70 +143,6 @@ class Job:
         value, self._latest = self._latest, None
         if value is not None and not self.result_posted:
             self._publish(self, value)
-
-
-class SharedRun:
-    """One computation of a cache entry, shown by every job that asked for it (one per session).
-
-    A class opening the same link asks for the same learning curve many times before the first one is cached; the
-    first job computes it, and the later ones join it instead of computing it again: each member gets the progress,
-    the partial results and the result (or error) in its own session. It stands in for the job in the computation
-    (``report``, ``partial``, ``should_stop``, ``kind``): it stops only when every member has stopped. A member that
-    stops while others stay is told "cancelled" at once; the last ones get the computation's own end.
-    """
-
-    def __init__(self, kind: str):
-        self.kind = kind
-        self._lock = threading.Lock()
-        self._members: list[Job] = []
-        self._last_left: list[Job] = []   # stopped, and nobody else stayed: they get the computation's end
-        self._progress: tuple[float, str] | None = None
-        self._partial = None
-        self._closed = False
-
-    def join(self, job: Job) -> bool:
-        """Add ``job`` as a member (it is shown the progress and the partial result so far); False once ended."""
-        with self._lock:
-            if self._closed:
-                return False
-            self._members.append(job)
-            progress, latest = self._progress, self._partial
-        if progress is not None:
-            job.report(*progress)
-        if latest is not None:
-            job.partial(latest)
-        return True
-
-    def _staying(self) -> list[Job]:
-        with self._lock:
-            left = [job for job in self._members if job.stop.is_set()]
-            self._members = [job for job in self._members if not job.stop.is_set()]
-            staying = list(self._members)
-            if left and not staying:
-                self._last_left += left
-                left = []
-        for job in left:
-            job.end(None, "cancelled (still computed for the other sessions that asked for it)", "")
-        return staying
-
-    def report(self, fraction: float, message: str) -> None:
-        self._progress = (fraction, message)
-        for job in self._staying():
-            job.report(fraction, message)
-
-    def partial(self, value) -> None:
-        self._partial = value
-        for job in self._staying():
-            job.partial(value)
-
-    def should_stop(self) -> bool:
-        return not self._staying()
-
-    def close(self) -> list[Job]:
-        """End the run: the members to tell its outcome (no one joins from now on)."""
-        with self._lock:
-            self._closed = True
-            return self._members + self._last_left
 
 
 def call_now(callback: Callable[[], None]) -> None:
@@ -446,43 +383,28 @@ class BackgroundJobs(param.Parameterized):
             status.param.update(running=False, progress=0.0, error="", message=self._deferred_message)
             return
         job = Job(kind, key, attr, status=status, post=self._post, publish=self._publish,
-                  gate=PARTIAL_GATE if kind in self._gated_kinds else None,
-                  finish=lambda job, *outcome: self._post(job, partial(self._finish, job, *outcome)))
+                  gate=PARTIAL_GATE if kind in self._gated_kinds else None)
         self._jobs[kind] = job
         status.param.update(running=True, progress=0.0, message="starting…", error="")
-        with cache.runs_lock:  # the same computation already running for another session: show that one
-            run = cache.runs.get(key)
-            if run is not None and run.join(job):
-                return
-            run = cache.runs[key] = SharedRun(kind)
-            run.join(job)
-        threading.Thread(target=self._execute, args=(run, cache, key, work), name=f"explorer-{kind}",
-                         daemon=True).start()  # a daemon: a server can exit while a job runs
+        job.start(partial(self._execute, job, cache, work))
 
-    def _execute(self, run: SharedRun, cache: LRU, key, work: Callable[[SharedRun], object]) -> None:
-        """Worker thread: run ``work``, cache its result and hand the outcome to every member's session.
-
-        numpy and LAPACK release the GIL, and the Monte-Carlo runs on Dask, so the jobs of different sessions run
-        side by side."""
-        result, error = None, ""
+    def _execute(self, job: Job, cache: LRU, work: Callable[[Job], object]) -> None:
+        """Worker thread: run ``work``, cache its result and hand the outcome to the session."""
         try:
-            result = work(run)
-            message = "done"
+            result = work(job)
         except Cancelled as stop:
-            message = f"cancelled after {stop.done} of {stop.total}"
+            self._post(job, partial(self._finish, job, None,
+                                    f"cancelled after {stop.done} of {stop.total}", ""))
         except self.expected_errors as err:
-            message, error = "failed", self.describe_error(err)
+            self._post(job, partial(self._finish, job, None, "failed", self.describe_error(err)))
         except Exception as err:  # noqa: BLE001 - a bug must not kill the session; log it, show it
-            log.exception("background job %s of %s failed", run.kind, type(self).__name__)
-            message, error = "failed", f"Unexpected error ({type(err).__name__}: {err}); see the server log."
-        if result is not None:
-            cache.put(key, result)
-        with cache.runs_lock:
-            if cache.runs.get(key) is run:
-                del cache.runs[key]
-            members = run.close()
-        for job in members:
-            job.end(result, message, error)
+            log.exception("background job %s of %s failed", job.kind, type(self).__name__)
+            self._post(job, partial(self._finish, job, None, "failed",
+                                    f"Unexpected error ({type(err).__name__}: {err}); see the server log."))
+        else:
+            cache.put(job.key, result)
+            job.result_posted = True
+            self._post(job, partial(self._finish, job, result, "done", ""))
 
     def _post(self, job: Job, callback: Callable[[], None]) -> None:
         """Run ``callback`` in the session's context, unless ``job`` has been superseded meanwhile."""

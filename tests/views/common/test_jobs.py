@@ -1,13 +1,7 @@
-"""The job machinery of the session states: partial results are coalesced, progress is throttled, sessions
-asking for the same result share one computation."""
-import re
+"""The job machinery of the session states: partial results are coalesced, progress is throttled."""
 import time
 
-import param
-
-from explorer.progress import Cancelled
-from explorer.views.common.caches import LRU
-from explorer.views.common.jobs import REPORT_INTERVAL, BackgroundJobs, Job, JobStatus, RedrawGate
+from explorer.views.common.jobs import REPORT_INTERVAL, Job, JobStatus, RedrawGate
 
 
 def _job(gate=None):
@@ -65,96 +59,3 @@ def test_a_partial_result_still_waiting_when_the_final_one_is_posted_is_dropped(
     job.result_posted = True  # BackgroundJobs._execute posts the final result
     queued.pop()()
     assert shown == []
-
-
-# --------------------------------------------------------------- sessions asking for the same result share it
-
-class _Sum(BackgroundJobs):
-    """A state with one job kind whose work the test controls (its result is shared through ``cache``)."""
-
-    _job_kinds = ("sum",)
-    _outputs = ("total",)
-    total = param.Parameter(default=None, doc="Output: the job's result.")
-
-    def __init__(self, cache: LRU, work, **params):
-        super().__init__(**params)
-        self._cache, self._work = cache, work
-        self._init_jobs()
-
-    def _refresh_outputs(self) -> None:
-        self._request("sum", ("same settings",), "total", self._cache, self._work, optional=False)
-
-
-def _counting_work(steps: int = 40, pause: float = 0.02):
-    """A computation that counts its runs, reports each step and stops when asked."""
-    calls = []
-
-    def work(run):
-        calls.append(run)
-        for k in range(steps):
-            if run.should_stop():
-                raise Cancelled(k, steps, "steps")
-            run.report(k / steps, f"{k}/{steps} steps")
-            run.partial(k)
-            time.sleep(pause)
-        return steps
-
-    return work, calls
-
-
-def test_sessions_asking_for_the_same_result_share_one_computation():
-    cache, (work, calls) = LRU(4), _counting_work()
-    first, second = _Sum(cache, work), _Sum(cache, work)
-    first.refresh()
-    time.sleep(0.1)
-    second.refresh()  # the same settings while the first computes
-    assert second.jobs["sum"].running
-    assert first.wait(30) and second.wait(30)
-    assert len(calls) == 1
-    for state in (first, second):
-        assert state.total == 40 and state.jobs["sum"].message == "done" and not state.jobs["sum"].running
-    third = _Sum(cache, work)
-    third.refresh()  # afterwards: from the cache
-    assert third.total == 40 and third.jobs["sum"].message == "done (cached)" and len(calls) == 1
-
-
-def test_a_session_that_cancels_leaves_the_others_their_computation():
-    cache, (work, calls) = LRU(4), _counting_work()
-    first, second = _Sum(cache, work), _Sum(cache, work)
-    first.refresh()
-    second.refresh()
-    time.sleep(0.1)
-    first.cancel()
-    assert first.wait(5) and first.jobs["sum"].message.startswith("cancelled")
-    assert first.total is not None and first.total < 39  # its partial result stays
-    assert second.jobs["sum"].running
-    assert second.wait(30) and second.total == 40 and second.jobs["sum"].message == "done"
-    assert len(calls) == 1
-
-
-def test_the_computation_stops_when_every_session_has_cancelled():
-    cache, (work, calls) = LRU(4), _counting_work(steps=400)
-    first, second = _Sum(cache, work), _Sum(cache, work)
-    first.refresh()
-    second.refresh()
-    time.sleep(0.1)
-    second.close()  # a session ends
-    first.cancel()
-    assert first.wait(5) and second.wait(5)
-    assert re.fullmatch(r"cancelled after \d+ of 400", first.jobs["sum"].message), first.jobs["sum"].message
-    assert cache.get(("same settings",)) is None and not cache.runs  # nothing cached, nothing left running
-    assert len(calls) == 1
-
-
-def test_a_failed_shared_computation_is_reported_to_every_session():
-    def fail(run):
-        time.sleep(0.2)
-        raise ValueError("bad settings")
-
-    cache = LRU(4)
-    first, second = _Sum(cache, fail), _Sum(cache, fail)
-    first.refresh()
-    second.refresh()
-    assert first.wait(5) and second.wait(5)
-    for state in (first, second):
-        assert state.jobs["sum"].message == "failed" and state.jobs["sum"].error == "bad settings"
