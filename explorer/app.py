@@ -60,10 +60,10 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     page URL override them. The view is reachable as ``template.explorer`` (a ``GPBootstrapView``).
 
     In a served session the background jobs start with the page, before the browser shows it: their Monte-Carlo
-    runs in the Dask workers, whose priority is below the server's, so it does not hold the page back, and under a
-    class's load the pages take 5-14 s to reach the browsers (``benchmarks/bench_served_load.py``), time in which
-    the curves now compute. A page that is fetched but never shown computes until Bokeh discards its session. The synchronous work is the ADATAP solve at the current
-    S/N (~0.1 s).
+    runs in Dask workers at a lower priority than the server, so it does not hold the page back, and under a
+    class's load a page takes 5-14 s to reach its browser (``benchmarks/bench_served_load.py``), time in which
+    the curve computes. A page that is fetched but never shown computes until Bokeh discards its session. The
+    synchronous work is the ADATAP solve at the current S/N (~0.1 s).
     """
     data_dir = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
     state = GPBootstrapState(data_dir=None if data_dir is None else str(data_dir), client=engine, **settings)

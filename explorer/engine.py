@@ -98,11 +98,11 @@ class DaskExecutor:
         from distributed.scheduler import KilledWorker
 
         client, job = self.client, uuid.uuid4().hex[:12]
-        # One batch (client.map: Dask keeps the chunks in index order within it) whose keys name the job in their
-        # Dask "task group" (the key before its last dash): Dask holds a large group with few inputs in its
-        # scheduler queue, in priority order. Chunks submitted one by one went to the workers at once while their
-        # group was small, and groups sharing the inputs' group ("ndarray") with four other jobs, all of them,
-        # both ahead of the queue.
+        # Dask holds a large "task group" (keys up to their last dash) with few inputs in its scheduler queue, in
+        # priority order; other tasks go to the workers at once, ahead of that queue. So the chunks are one batch
+        # (client.map, which keeps them in index order), and the job's id is part of the group's name and of its
+        # input's: submitted one by one, a job's first chunks formed a small group, and jobs whose inputs shared
+        # one group ("ndarray-…") had too many inputs; both jumped the queue.
         data = client.scatter({f"shared_{job}": shared}, hash=False)[f"shared_{job}"]  # once per job, not per chunk
         n = len(chunks)
         futures = client.map(task, [data] * n, list(chunks), [root] * n, *([arg] * n for arg in args),

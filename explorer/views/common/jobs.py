@@ -299,8 +299,8 @@ class BackgroundJobs(param.Parameterized):
     def defer_jobs(self) -> None:
         """Start no background job until :meth:`start_jobs` (results already cached are still shown).
 
-        For a caller that sets several things before anything should compute (the served app did this until its
-        page was shown; it no longer does, see :func:`explorer.app.create_app`).
+        For a caller that sets several things before anything should compute (e.g. a preset applied to a state
+        whose values are checked, not computed).
         """
         self._deferred = True
 
