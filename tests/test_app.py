@@ -30,7 +30,7 @@ from tests.conftest import free_port
 def app():
     clear_caches()
     template = create_app(dataset="teacher", curve_mc_samples=20, mc_samples=200, auto_mc=False)
-    for tab in template.other_tabs.values():  # their jobs update panes from their threads (no server here)
+    for tab in template.other_tabs.values():  # no server here: their updates are applied by ``wait``
         assert tab.state.wait(timeout=300)
     yield template
     template.explorer.state.close()

@@ -159,7 +159,8 @@ class BackgroundJobs(param.Parameterized):
 
     Worker threads never touch the session: they hand their updates to ``dispatch``, which applies them in order
     where the session lives (:func:`explorer.views.common.session.default_dispatcher`: in a notebook on the
-    kernel's event loop, in a script at once; a served session points it at its event loop,
+    kernel's event loop, in a script on the thread that made the state when it calls :meth:`wait`; a served
+    session points it at its event loop,
     :func:`explorer.views.common.session.bind_to_session`). Jobs run elsewhere (e.g. on Dask workers) report
     through the same ``Job`` methods, so their updates take the same way.
 
@@ -280,8 +281,10 @@ class BackgroundJobs(param.Parameterized):
                 self.jobs[k].message = "cancelling…"
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the background jobs finish; True if they did within ``timeout`` seconds. Their updates
-        are shown before it returns (a notebook's dispatcher otherwise applies them after the cell)."""
+        """Block until the background jobs finish; True if they did within ``timeout`` seconds. The updates
+        that arrived by then are shown before it returns, also on a timeout (in a notebook they would otherwise
+        wait for the end of the cell, in a script for the next ``wait``): a script follows a job's progress by
+        calling ``wait`` with a short timeout until it returns True."""
         deadline = None if timeout is None else time.monotonic() + timeout
         flush = getattr(self.dispatch, "flush", None)
         while True:
@@ -289,6 +292,8 @@ class BackgroundJobs(param.Parameterized):
             for job in jobs:
                 remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
                 if not job.done.wait(remaining):
+                    if flush is not None:
+                        flush()
                     return False
             if flush is None:
                 return True

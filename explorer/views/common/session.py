@@ -1,7 +1,8 @@
-"""How a session state meets its session: job updates on the event loop that talks to the browser, in order.
+"""How a session state meets its session: job updates on the thread that owns its objects, in order.
 
 In a served app that is the session's event loop (:func:`session_dispatcher`); in a notebook it is the kernel's
-(:func:`kernel_dispatcher`), so that updates from job threads never interleave on the notebook's comm.
+(:func:`kernel_dispatcher`), so that updates from job threads never interleave on the notebook's comm; in a script
+it is the thread that made the state, when it calls ``wait`` (:func:`script_dispatcher`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Callable
 import panel as pn
 from panel.io.state import set_curdoc
 
-__all__ = ["bind_to_session", "session_dispatcher", "kernel_dispatcher", "default_dispatcher", "NOTEBOOK_LOCK"]
+__all__ = ["bind_to_session", "session_dispatcher", "kernel_dispatcher", "script_dispatcher", "default_dispatcher",
+           "NOTEBOOK_LOCK"]
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +87,8 @@ class kernel_dispatcher:  # noqa: N801 - used like a function: ``state.dispatch 
     applies the queue at once, so that ``state.wait()`` followed by a figure shows the results.
     """
 
-    def __init__(self, loop) -> None:
-        self._loop = loop
+    def __init__(self, loop=None) -> None:
+        self._loop = loop  # None: nothing applies the queue but flush (see script_dispatcher)
         self._thread = threading.get_ident()
         self._queue: deque[Callable[[], None]] = deque()  # append/popleft are atomic: no lock needed
 
@@ -94,7 +96,7 @@ class kernel_dispatcher:  # noqa: N801 - used like a function: ``state.dispatch 
         self._queue.append(callback)
         if threading.get_ident() == self._thread:
             self.flush()  # already on the kernel's thread (e.g. a cancel): apply now, in order
-        else:
+        elif self._loop is not None:
             self._loop.add_callback(self.flush)
 
     def flush(self) -> None:
@@ -110,12 +112,24 @@ class kernel_dispatcher:  # noqa: N801 - used like a function: ``state.dispatch 
                     log.exception("update of a background job failed")
 
 
+def script_dispatcher() -> kernel_dispatcher:
+    """How worker threads hand updates to a script (or a test): queued, and applied on the thread that made the
+    dispatcher when it calls ``flush`` (the state's ``wait`` does), oldest first; an update sent from that thread
+    itself (e.g. a cancel) applies at once.
+
+    Applied on the job's thread instead, an update would change a figure while the script's thread draws it
+    (``get_root``, ``save``): HoloViews then fails with "dictionary keys changed during iteration".
+    """
+    return kernel_dispatcher(None)
+
+
 def default_dispatcher() -> Callable[[Callable[[], None]], None]:
     """Where a new state sends its job updates: the kernel's event loop when it lives in a Jupyter kernel (a
-    notebook), else straight to the callback (scripts, tests; :func:`bind_to_session` rebinds a served one)."""
+    notebook), else the thread that made it, at ``wait`` (scripts, tests; :func:`bind_to_session` rebinds a
+    served one)."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     loop = getattr(getattr(shell, "kernel", None), "io_loop", None)
     if loop is None or threading.current_thread() is not threading.main_thread():
-        return lambda callback: callback()
+        return script_dispatcher()
     return kernel_dispatcher(loop)

@@ -2,9 +2,12 @@
 import subprocess
 import sys
 import threading
+import time
 
 from explorer.views.common.session import default_dispatcher, kernel_dispatcher
 from explorer.views.gp_bootstrap.state import GPBootstrapState
+
+TIMEOUT = 300  # Dask workers on a busy machine
 
 
 class FakeLoop:
@@ -37,10 +40,38 @@ def test_kernel_dispatcher_applies_updates_from_threads_on_its_own_thread_in_ord
     assert applied == [0, 1, 2, 3, 4]
 
 
-def test_outside_a_kernel_updates_apply_at_once():
+def test_in_a_script_updates_from_job_threads_wait_for_the_scripts_wait():
+    """Applied on a job's thread, an update could change a figure while the script's thread draws it
+    ("dictionary keys changed during iteration" in HoloViews' get_root): a script's updates wait for ``wait``."""
     applied = []
-    default_dispatcher()(lambda: applied.append(1))
-    assert applied == [1]
+    dispatch = default_dispatcher()
+    dispatch(lambda: applied.append(0))  # from the script's own thread (e.g. a cancel): at once
+    assert applied == [0]
+    worker = threading.Thread(target=lambda: [dispatch(lambda i=i: applied.append(i)) for i in range(1, 4)])
+    worker.start()
+    worker.join()
+    assert applied == [0]
+    state = GPBootstrapState(dataset="toy", tab="curve", curve_mc_samples=10)
+    state.refresh()
+    assert state.curve_mc is None
+    assert state.wait(TIMEOUT) and state.curve_mc is not None and state.curve_mc.complete  # shown by ``wait``
+    assert state.jobs["curve"].message == "done"
+    dispatch.flush()
+    assert applied == [0, 1, 2, 3]
+
+
+def test_a_script_follows_progress_by_waiting_with_a_timeout():
+    state = GPBootstrapState(dataset="toy", tab="distribution", mc_samples=100_000, auto_mc=True)
+    state.refresh()
+    seen = set()
+    deadline = time.monotonic() + TIMEOUT
+    while not state.wait(0.2) and time.monotonic() < deadline:
+        seen.add(state.jobs["distribution"].progress)
+        if len(seen - {0.0}) >= 2:
+            break
+    state.cancel()
+    assert state.wait(TIMEOUT)
+    assert len(seen - {0.0}) >= 2 and state.jobs["distribution"].message.startswith("cancelled")
 
 
 def test_a_closed_state_says_so_when_asked_to_compute():

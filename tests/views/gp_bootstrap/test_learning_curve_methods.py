@@ -14,6 +14,7 @@ pytest.importorskip("panel")
 import holoviews as hv  # noqa: E402
 
 from explorer.gp_bootstrap import mean_field, variational  # noqa: E402
+from explorer.views.common.jobs import call_now  # noqa: E402
 from explorer.views.common.widgets import Revision, live  # noqa: E402
 from explorer.views.gp_bootstrap import plots  # noqa: E402
 from explorer.views.gp_bootstrap.panels import LearningCurveTab  # noqa: E402
@@ -154,6 +155,7 @@ def test_square_loss_shows_no_note(square):
 
 def test_adatap_is_published_before_vg_and_mf_are_solved():
     s = GPBootstrapState(dataset="teacher", tab="curve", auto_mc=False)
+    s.dispatch = call_now  # every update as it comes (a script's dispatcher would apply only the last, at ``wait``)
     seen = []
     s.param.watch(lambda e: seen.append(e.new) if e.new is not None else None, "theory_curve")
     s.refresh()

@@ -23,7 +23,7 @@ def test_tab_builds_without_a_server():
     tab = V.SelectionTab(state=state)
     layout = pn.panel(tab)  # renders the tab: starts the jobs
     assert state.started
-    assert state.wait(timeout=60)  # without a server the jobs update the panes from their thread: wait first
+    assert state.wait(timeout=60)  # without a server the jobs' updates are applied by ``wait``
     assert layout.get_root() is not None
     assert "N = 32 training cases" in tab.status.object
     assert tab.cancel.disabled

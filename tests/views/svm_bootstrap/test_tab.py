@@ -9,7 +9,6 @@ from tests.conftest import assert_documented_controls
 from tests.views.common.figures import right_legend
 from tests.views.common.offline import read_plain_csv
 
-from explorer.views.common.session import kernel_dispatcher
 from explorer.views.svm_bootstrap import tab as V
 
 
@@ -187,19 +186,9 @@ def test_bad_csv_and_target_become_messages(rng):
     assert "exactly two distinct values" in state.error
 
 
-class _QueueOnly:
-    """A stand-in event loop that never runs the callbacks it is given (``wait`` flushes the queue instead)."""
-
-    def add_callback(self, callback) -> None:
-        pass
-
-
 def test_tab_builds_without_a_server(rng):
     pn = pytest.importorskip("panel")
-    state = small_state(rng)
-    # job updates wait for this thread (applied by ``wait``): from the job threads they would change the figures
-    # while get_root builds their models ("dictionary keys changed during iteration" in HoloViews)
-    state.dispatch = kernel_dispatcher(_QueueOnly())
+    state = small_state(rng)  # job updates wait for this thread's ``wait``: none changes a figure during get_root
     tab = V.SVMTab(state=state)
     root = pn.panel(tab).get_root()
     assert state.started and root is not None
