@@ -30,12 +30,19 @@ from explorer.views.fast_bootstrap import FastBootstrapState, FastBootstrapTab
 from explorer.views.model_selection import SelectionExperimentState, SelectionState, SelectionTab
 from explorer.views.svm_bootstrap.tab import SVMState, SVMTab
 
-__all__ = ["DATA_DIR_ENV", "TITLE", "create_app", "serve"]
+__all__ = ["DATA_DIR_ENV", "SERVED_BOKEH_BUNDLES", "TITLE", "create_app", "serve"]
 
 DATA_DIR_ENV = "EXPLORER_DATA_DIR"
 TITLE = "Resampling Explorer"
 DEFAULT_PORT = 5006
 DEFAULT_ADDRESS = "127.0.0.1"
+
+#: The BokehJS bundles a page of :func:`serve` loads. Bokeh's server sends all five; not these two:
+#: ``bokeh-gl`` (no figure draws with WebGL) and ``bokeh-mathjax`` (1.8 MB; Panel asks for it as soon as a page has a
+#: Markdown pane, but no text of ours is TeX). That is 2 MB of the page's 6.3 MB of JavaScript and CSS less to
+#: parse: Chromium spends about a fifth less CPU time on showing a page (2.0 against 2.5 CPU-seconds, measured
+#: with ``benchmarks/bench_served_load.py``'s headless browser).
+SERVED_BOKEH_BUNDLES = ("bokeh", "bokeh-widgets", "bokeh-tables")
 
 pn.extension("tabulator")
 
@@ -174,11 +181,28 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,
     try:
         server = pn.serve(app, port=port, address=address, websocket_origin=origins, show=show, title=TITLE,
                           start=False, **kwargs)
+        _load_only_needed_bundles(server)
         _stop_on_signals(server)
         server.start()
         server.io_loop.start()
     finally:
         engine.close()  # the worker processes of a local cluster end with the server
+
+
+def _load_only_needed_bundles(server) -> None:
+    """Pages of ``server`` load the BokehJS bundles of :data:`SERVED_BOKEH_BUNDLES` only.
+
+    Bokeh's server application (``server._tornado``, a ``BokehTornado``) makes the resources of every page; Panel
+    then drops MathJax only from a page without text. The wrapper replaces its ``resources`` on this one server.
+    """
+    application = server._tornado
+    resources = application.resources
+
+    def needed_bundles(absolute_url=None):
+        every = resources(absolute_url)
+        return every.clone(components=[c for c in every.components if c in SERVED_BOKEH_BUNDLES])
+
+    application.resources = needed_bundles
 
 
 def _stop_on_signals(server) -> None:

@@ -5,6 +5,7 @@ The headless-browser test of the running page lives in its own file (marker ``br
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -203,6 +204,9 @@ def test_explorer_serve_answers_on_localhost(tmp_path):
                 time.sleep(0.3)
         assert page is not None, "the server did not answer within 90 s"
         assert "Resampling Explorer" in page and "bokeh" in page.lower()
+        # the bundles it needs, not WebGL nor MathJax (2 MB less JavaScript per page; no TeX, no WebGL here)
+        bundles = set(re.findall(r"static/js/([a-z-]+)\.min\.js", page))
+        assert bundles == {"bokeh", "bokeh-widgets", "bokeh-tables"}, bundles
     finally:
         server.terminate()
         server.wait(timeout=20)
