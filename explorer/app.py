@@ -39,9 +39,8 @@ DEFAULT_ADDRESS = "127.0.0.1"
 
 #: The BokehJS bundles a page of :func:`serve` loads. Bokeh's server sends all five; not these two:
 #: ``bokeh-gl`` (no figure draws with WebGL) and ``bokeh-mathjax`` (1.8 MB; Panel asks for it as soon as a page has a
-#: Markdown pane, but no text of ours is TeX). That is 2 MB of the page's 6.3 MB of JavaScript and CSS less to
-#: parse: Chromium spends about a fifth less CPU time on showing a page (2.0 against 2.5 CPU-seconds, measured
-#: with ``benchmarks/bench_served_load.py``'s headless browser).
+#: Markdown pane, but no text of ours is TeX). That is 2 MB of the page's 6.3 MB of JavaScript and CSS that no
+#: browser (a student's laptop, a lecturer's projector machine) has to fetch and parse.
 SERVED_BOKEH_BUNDLES = ("bokeh", "bokeh-widgets", "bokeh-tables")
 
 pn.extension("tabulator")
