@@ -254,8 +254,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     Set the controls (``dataset``, ``kernel``, ``s_over_n``, ...); the outputs (``problem``, ``solution``,
     ``theory_curve``, ``curve_mc``, ``distribution``, ``holdout_theory``, ``holdout_mc``, ``error``)
     follow for the active ``tab`` (every change refreshes, also before the first :meth:`refresh`). Call
-    :meth:`wait` to block until background jobs are done; ``jobs[kind]`` reports each job ("theory" and
-    ``MC_KINDS``).
+    :meth:`wait` to block until background jobs are done (in a script their results and progress are applied by
+    ``wait``, see :func:`~explorer.views.common.session.script_dispatcher`); ``jobs[kind]`` reports each job
+    ("theory" and ``MC_KINDS``).
     """
 
     _job_kinds = ("theory", *MC_KINDS)
