@@ -4,6 +4,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 from explorer.views.common.session import default_dispatcher, kernel_dispatcher
 from explorer.views.gp_bootstrap.state import GPBootstrapState
 
@@ -40,6 +42,7 @@ def test_kernel_dispatcher_applies_updates_from_threads_on_its_own_thread_in_ord
     assert applied == [0, 1, 2, 3, 4]
 
 
+@pytest.mark.usefixtures("empty_view_caches")  # nothing cached: the job computes
 def test_in_a_script_updates_from_job_threads_wait_for_the_scripts_wait():
     """Applied on a job's thread, an update could change a figure while the script's thread draws it
     ("dictionary keys changed during iteration" in HoloViews' get_root): a script's updates wait for ``wait``."""
@@ -60,6 +63,7 @@ def test_in_a_script_updates_from_job_threads_wait_for_the_scripts_wait():
     assert applied == [0, 1, 2, 3]
 
 
+@pytest.mark.usefixtures("empty_view_caches")  # nothing cached: the job computes
 def test_a_script_follows_progress_by_waiting_with_a_timeout():
     state = GPBootstrapState(dataset="toy", tab="distribution", mc_samples=100_000, auto_mc=True)
     state.refresh()
