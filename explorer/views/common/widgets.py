@@ -18,7 +18,7 @@ from explorer.views.common.jobs import JobStatus
 from explorer.views.common.values import rejection
 
 __all__ = ["JobIndicators", "job_indicators", "param_widget", "param_widgets", "respond_at_once", "checked_input",
-           "csv_upload", "message_alert", "Revision", "live", "LazyTabs"]
+           "csv_upload", "message_alert", "Revision", "layers", "live", "LazyTabs"]
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,12 @@ def message_alert(state, name: str, css_class: str, alert_type: str = "danger") 
 
 #: Stream whose events make a DynamicMap re-evaluate its figure (the value counts the redraws).
 Revision = hv.streams.Stream.define("Revision", revision=0)
+
+
+def layers(figure: hv.Element | hv.Overlay) -> tuple[tuple[str, str], ...]:
+    """What the Bokeh plot of ``figure`` is made of: the element type and label of each layer."""
+    elements = figure.values() if isinstance(figure, hv.Overlay) else [figure]
+    return tuple((type(element).__name__, element.label) for element in elements)
 
 
 def live(figure: Callable[[], hv.Element | hv.Overlay], stream) -> hv.DynamicMap:

@@ -6,6 +6,7 @@ and its figures and tables (:mod:`explorer.views.model_selection.figures`) on th
 
 from __future__ import annotations
 
+import holoviews as hv
 import panel as pn
 import param
 
@@ -13,7 +14,7 @@ from explorer.views.common.exports import Export
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.uploads import UPLOAD
-from explorer.views.common.widgets import Revision, csv_upload, live, param_widgets
+from explorer.views.common.widgets import Revision, csv_upload, layers, live, param_widgets
 from explorer.views.model_selection.experiments import (
     SelectionExperimentsPanel,
     SelectionExperimentState,
@@ -77,10 +78,10 @@ class SelectionTab(JobTab):
         self.widgets["target"].visible = s.dataset == UPLOAD
         s.param.watch(lambda e: setattr(self.widgets["target"], "visible", e.new == UPLOAD), "dataset")
         self.upload = csv_upload(self._css("upload"), s.upload_csv)
-        self.streams = {what: Revision() for what in FIGURES}
-        self.plots = {what: pn.pane.HoloViews(
-            live(lambda what=what: self.styled(FIGURES[what](self.state)), self.streams[what]), sizing_mode="stretch_width",
-            min_height=430, linked_axes=False, css_classes=[self._css(f"plot-{what}")]) for what in FIGURES}
+        self._figures: dict[str, hv.Overlay] = {}   # the newest figure of each plot, as drawn
+        self.streams: dict[str, Revision] = {}
+        self.plots = {what: pn.pane.HoloViews(sizing_mode="stretch_width", min_height=430, linked_axes=False,
+                                              css_classes=[self._css(f"plot-{what}")]) for what in FIGURES}
         self.status = pn.pane.Markdown("", css_classes=[self._css("status")], sizing_mode="stretch_width")
         self.tables = {what: pn.pane.DataFrame(frame(s), index=False, sizing_mode="stretch_width",
                                                css_classes=[self._css(what)])
@@ -104,11 +105,29 @@ class SelectionTab(JobTab):
                        lambda: settings_text(self.state))]
 
     def _on_results(self, *events) -> None:
-        for stream in self.streams.values():
-            stream.event(revision=stream.revision + 1)
+        for what in FIGURES:
+            self._redraw(what)
         self.status.object = summary(self.state)
         self.tables["ranking"].object = ranking_frame(self.state)
         self.tables["optima"].object = optima_frame(self.state)
+
+    def _redraw(self, what: str) -> None:
+        """Show the state's figure ``what``: in place when it has the same layers as the one on the page, else as a
+        new Bokeh figure.
+
+        Given other layers, HoloViews changes the figure on the page in place: it adds renderers in one message and
+        moves the legend beside the plot in the next. A browser still building the figure (the tab opened a moment
+        before a result came) then lays the plot out before the legend's view exists and logs "cannot find a view
+        for Legend" at every repaint. A new figure arrives whole, in one message.
+        """
+        figure = self.styled(FIGURES[what](self.state))
+        old = self._figures.get(what)
+        self._figures[what] = figure
+        if old is not None and layers(old) == layers(figure):
+            self.streams[what].event(revision=self.streams[what].revision + 1)
+            return
+        self.streams[what] = stream = Revision()
+        self.plots[what].object = live(lambda: self._figures[what], stream)
 
     def _on_placement(self, *events) -> None:
         """The Experiments sub-panel shows its controls where the tab shows its own, and draws as the tab does."""

@@ -39,6 +39,28 @@ def test_tab_builds_without_a_server():
     assert "#### Ranking of functional forms (rank 1 = lowest = best)" in headings
 
 
+def test_a_figure_with_other_layers_is_drawn_anew_and_one_with_the_same_layers_in_place():
+    """Given other layers, HoloViews would add renderers and move the legend of the figure on the page in two
+    messages, which a browser still building that figure lays out before the legend's view exists ("cannot find a
+    view for Legend"): the tab then shows a new figure, and updates the one shown only when the layers stay."""
+    pn = pytest.importorskip("panel")
+    from explorer.views.common.widgets import layers
+    state = small_state(auto_run=False)
+    tab = V.SelectionTab(state=state)
+    pn.panel(tab).get_root()
+    empty = tab.plots["curves"].object
+    assert [label for _, label in layers(empty[()])] == [""]  # no results yet: one empty curve
+    state.param.update(auto_run=True)
+    state.run()
+    assert state.wait(timeout=60)
+    drawn = tab.plots["curves"].object
+    assert drawn is not empty  # the curves and their legend came: a new figure
+    assert {label for _, label in layers(drawn[()])} >= {"evidence", "loo"}
+    revision = tab.streams["curves"].revision
+    state.curves = state.curves  # the same criteria again (e.g. a partial result followed by the final one)
+    assert tab.plots["curves"].object is drawn and tab.streams["curves"].revision == revision + 1
+
+
 #: A small experiment (as in test_experiments.py).
 TINY = dict(repetitions=2, criteria=["evidence", "loo", "asc-beta-noise"], n_partitions=2, n_objects=4,
             n_restarts=1, max_iter=4)
