@@ -57,6 +57,12 @@ class Executor(Protocol):
     def map_chunks(self, task: ChunkTask, shared: Any, chunks: Sequence[Chunk], root: np.random.SeedSequence,
                    args: tuple, should_stop: Callable[[], bool]) -> Iterator[tuple[Chunk, Any]]: ...
 
+    def call(self, function: Callable[..., Any], args: tuple, kwargs: dict, hooks: Hooks) -> Any:
+        """``function(*args, hooks=..., **kwargs)`` as one unit of work (a computation whose own steps are
+        sequential, e.g. optimisation restarts drawn from one generator): ``hooks`` receives its progress and
+        partial results and stops it (between its steps) as if it ran here."""
+        ...
+
 
 def root_seed(seed: SeedLike) -> np.random.SeedSequence:
     """The job's root ``SeedSequence``: from an int (reproducible), a Generator (drawn from it) or None (fresh).
@@ -142,6 +148,9 @@ class InProcess:
             if should_stop():
                 return
             yield chunk, task(shared, chunk, root, *args)
+
+    def call(self, function, args, kwargs, hooks):
+        return function(*args, hooks=hooks, **kwargs)
 
     def __repr__(self) -> str:
         return "InProcess()"

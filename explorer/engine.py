@@ -33,6 +33,8 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
+from explorer.progress import Hooks
+
 __all__ = ["EngineError", "Engine", "DaskExecutor", "connect", "local_workers", "shared_engine", "SCHEDULER_ENV",
            "use_single_threaded_blas", "job_order"]
 
@@ -136,8 +138,87 @@ class DaskExecutor:
             except Exception:  # noqa: BLE001 - a closed client has nothing left to cancel
                 pass
 
+    def call(self, function, args, kwargs, hooks):
+        """``function(*args, hooks=..., **kwargs)`` as one task on a worker, its hooks relayed to ``hooks`` here.
+
+        The worker's hooks put progress and partial results on a Dask ``Queue`` that this thread drains (progress
+        at most every :data:`_REMOTE_REPORT_SECONDS`), and read a Dask ``Event`` that this thread sets when
+        ``hooks.should_stop()``: the function stops at its next check, as it would in this process, and its
+        :class:`~explorer.progress.Cancelled` comes back here. The numbers are those of the same call in this
+        process (the same code and seed; one BLAS thread in both).
+        """
+        from concurrent.futures import CancelledError
+
+        from distributed import Event, Queue
+        from distributed.scheduler import KilledWorker
+
+        client, job = self.client, uuid.uuid4().hex[:12]
+        stop, queue = Event(f"explorer-stop-{job}", client=client), Queue(f"explorer-hooks-{job}", client=client)
+        future = client.submit(_call_with_relayed_hooks, function, args, kwargs, stop.name, queue.name, hooks.count,
+                               key=f"{function.__name__}_{job}", priority=-job_order(time.time(), 1), pure=False)
+
+        def relay() -> None:
+            for kind, value in queue.get(batch=True):
+                if kind == "progress":
+                    hooks.report(*value)
+                else:
+                    hooks.publish(value)
+        try:
+            stopping = False
+            while not future.done():
+                if not stopping and hooks.should_stop is not None and hooks.should_stop():
+                    stop.set()
+                    stopping = True
+                relay()
+                time.sleep(_POLL_SECONDS)
+            relay()  # the worker put everything before its function returned
+            try:
+                return future.result()
+            except KilledWorker as exc:
+                raise EngineError("A Dask worker died while computing this job (out of memory, or stopped); "
+                                  "the job was given up after Dask's retries. Run it again.") from exc
+            except CancelledError as exc:  # the engine closed (server or kernel stopping)
+                raise EngineError("The Dask engine dropped this job (it was closed or restarted). "
+                                  "Run it again.") from exc
+        finally:
+            for release in (lambda: client.cancel([future]), queue.close, stop.clear):
+                try:
+                    release()
+                except Exception:  # noqa: BLE001 - a closed client has nothing left to release
+                    pass
+
     def __repr__(self) -> str:
         return f"DaskExecutor({self.description!r})"
+
+
+#: How often a task run by :meth:`DaskExecutor.call` sends its progress and asks whether to stop (each is a
+#: message to the scheduler).
+_REMOTE_REPORT_SECONDS = 0.2
+
+
+def _call_with_relayed_hooks(function, args, kwargs, stop_name: str, queue_name: str, count):
+    """On a worker: ``function`` with hooks that talk to :meth:`DaskExecutor.call` through the scheduler (and
+    ``count``, the caller's count for a :class:`~explorer.progress.Cancelled`)."""
+    from distributed import Event, Queue
+
+    stop, queue = Event(stop_name), Queue(queue_name)
+    last = {"progress": 0.0, "stop": 0.0, "stopped": False}
+
+    def progress(fraction: float, message: str) -> None:
+        now = time.monotonic()
+        if now - last["progress"] >= _REMOTE_REPORT_SECONDS or fraction >= 1.0:
+            last["progress"] = now
+            queue.put(("progress", (fraction, message)))
+
+    def should_stop() -> bool:
+        now = time.monotonic()
+        if not last["stopped"] and now - last["stop"] >= _REMOTE_REPORT_SECONDS:
+            last["stop"], last["stopped"] = now, stop.is_set()
+        return last["stopped"]
+
+    hooks = Hooks(progress=progress, should_stop=should_stop, partial=lambda value: queue.put(("partial", value)),
+                  count=count)
+    return function(*args, hooks=hooks, **kwargs)
 
 
 @dataclass

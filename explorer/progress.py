@@ -35,6 +35,9 @@ class Cancelled(Exception):
         super().__init__(f"Run cancelled after {done} of {total} {unit}.")
         self.done, self.total, self.unit = done, total, unit
 
+    def __reduce__(self):  # pickled from a Dask worker back to the job: rebuilt from its counts
+        return type(self), (self.done, self.total, self.unit)
+
 
 @dataclass(frozen=True)
 class Hooks:

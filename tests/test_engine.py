@@ -189,3 +189,52 @@ def test_a_short_job_goes_before_the_rest_of_a_long_one(dask_engine):
     ends = _race(dask_engine, 60, 4, 0.5)       # 60 x 0.1 s: 3 s of work on 2 workers; 4 chunks 0.5 s later
     long_done, short_done = ends[1][-1], ends[2][-1]
     assert short_done < long_done - 1.0, (short_done, long_done)
+
+
+def _process_id(*, hooks: Hooks) -> int:
+    return os.getpid()
+
+
+def _steps(n: int, seconds: float, *, hooks: Hooks):
+    """n steps of ``seconds`` each drawing from one generator (like optimisation restarts), partial results."""
+    gen, done = np.random.default_rng(11), []
+    for i in range(n):
+        hooks.check(i, n, "steps")
+        hooks.report(i / n, f"step {i + 1}/{n}")
+        time.sleep(seconds)
+        done.append(gen.standard_normal())
+        hooks.publish(tuple(done))
+    return tuple(done)
+
+
+def test_a_call_runs_on_a_worker_with_its_hooks_relayed_and_equals_the_one_here(dask_engine):
+    """``DaskExecutor.call``: the model-selection optimisations (restarts from one generator) run on a worker; their
+    progress and partial results reach this process and the numbers equal those of the call here."""
+    from explorer.model_selection import criteria as selection
+    from explorer.chunks import IN_PROCESS
+    from explorer.kernels import make_kernel
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-3, 3, (30, 1))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(30)
+    args, kwargs = (X, y, make_kernel("se", 1), ("evidence", "loo")), dict(rng=0, n_restarts=3, max_iter=8)
+    seen, reports = [], []
+    hooks = Hooks(progress=lambda f, m: reports.append(m), partial=seen.append)
+    there = dask_engine.executor.call(selection.select_hyperparameters, args, kwargs, hooks)
+    here = IN_PROCESS.call(selection.select_hyperparameters, args, kwargs, Hooks())
+    assert [r.hyperparameters for r in there] == [r.hyperparameters for r in here]
+    assert [r.value for r in there] == [r.value for r in here]
+    assert [len(p) for p in seen] == [1, 2] and reports and all("optimising" in m for m in reports)
+    assert dask_engine.executor.call(_process_id, (), {}, Hooks()) != os.getpid()  # a worker's process did it
+
+
+def test_a_call_on_a_worker_stops_at_its_next_step_when_cancelled(dask_engine):
+    stop, seen = threading.Event(), []
+    hooks = Hooks(should_stop=stop.is_set, partial=seen.append, count=(2, 5, "criteria"))
+    threading.Timer(1.0, stop.set).start()
+    t0 = time.monotonic()
+    with pytest.raises(Cancelled) as info:
+        dask_engine.executor.call(_steps, (100, 0.1), {}, hooks)
+    assert time.monotonic() - t0 < 5.0  # 100 steps would take 10 s
+    assert (info.value.done, info.value.total, info.value.unit) == (2, 5, "criteria")  # the caller's count
+    assert 1 <= len(seen) < 100

@@ -32,6 +32,7 @@ from explorer.model_selection.criteria import (
     SelectionResult,
 )
 from explorer.model_selection.problem import SelectionProblem, selection_problem
+from explorer.chunks import IN_PROCESS, Executor
 from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
@@ -161,8 +162,10 @@ def job_hooks(job: Job, partial: Callable[[object], None] | None = None) -> Hook
     return Hooks(progress=job.report, should_stop=job.should_stop, partial=partial)
 
 
-def _curves(problem, kernel_name, parameter, points, decades, criteria, options, seed, job: Job) -> SelectionCurves:
-    """Each criterion along ``parameter`` in turn (cancellable in between); ``job.partial`` after each."""
+def _curves(problem, kernel_name, parameter, points, decades, criteria, options, seed, job: Job,
+            executor: Executor = IN_PROCESS) -> SelectionCurves:
+    """Each criterion along ``parameter`` in turn (cancellable in between), each curve one task on ``executor``;
+    ``job.partial`` after each."""
     kernel, noise_var = reference_hyperparameters(problem, kernel_name)
     reference = selection.hyperparameter_dict(kernel, noise_var)
     centre = float(reference[parameter])
@@ -175,32 +178,38 @@ def _curves(problem, kernel_name, parameter, points, decades, criteria, options,
         hooks.check(j, n, "criteria")
         label = f"curve of {name} ({j + 1}/{n})"
         hooks.report(j / n, label)
-        crit = _criterion(name, problem, gen, options)
-        done.append(selection.criterion_curve(crit, kernel, problem.X, problem.y, noise_var, parameter, grid,
-                                              hooks=hooks.sub(j / n, 1 / n, label, count=(j, n, "criteria"))))
+        crit = _criterion(name, problem, gen, options)  # here: its random folds or partitions come from ``gen``
+        done.append(executor.call(selection.criterion_curve, (crit, kernel, problem.X, problem.y, noise_var,
+                                                              parameter, grid), {},
+                                  hooks.sub(j / n, 1 / n, label, count=(j, n, "criteria"))))
         out = SelectionCurves(tuple(done), criteria, parameter, reference)
         job.partial(out)
     return out
 
 
-def _optima(problem, kernel_name, criteria, options, restarts, max_iter, seed, job: Job) -> SelectionFits:
-    """:func:`selection.select_hyperparameters` from the data-scaled start, each criterion's result published."""
+def _optima(problem, kernel_name, criteria, options, restarts, max_iter, seed, job: Job,
+            executor: Executor = IN_PROCESS) -> SelectionFits:
+    """:func:`selection.select_hyperparameters` from the data-scaled start (one task on ``executor``: its restarts
+    share one generator), each criterion's result published."""
     start = selection.initial_hyperparameters(kernel_name, problem.X, problem.y)
     test = {} if problem.X_test is None else {"X_test": problem.X_test, "y_test": problem.y_test}
-    results = selection.select_hyperparameters(
-        problem.X, problem.y, start.kernel, criteria, noise_var=start.noise_var, rng=seed, n_restarts=restarts,
-        max_iter=max_iter, **test, **options,
-        hooks=job_hooks(job, lambda done: job.partial(SelectionFits(done, criteria))))
+    results = executor.call(
+        selection.select_hyperparameters, (problem.X, problem.y, start.kernel, criteria),
+        dict(noise_var=start.noise_var, rng=seed, n_restarts=restarts, max_iter=max_iter, **test, **options),
+        job_hooks(job, lambda done: job.partial(SelectionFits(done, criteria))))
     return SelectionFits(results, criteria)
 
 
-def _ranking(problem, kernels, select_by, rank_by, options, restarts, max_iter, seed, job: Job) -> SelectionRanking:
-    """:func:`selection.rank_functional_forms`, the rows published (without ranks) after each kernel."""
+def _ranking(problem, kernels, select_by, rank_by, options, restarts, max_iter, seed, job: Job,
+             executor: Executor = IN_PROCESS) -> SelectionRanking:
+    """:func:`selection.rank_functional_forms` (one task on ``executor``), the rows published (without ranks)
+    after each kernel."""
     test = {} if problem.X_test is None else {"X_test": problem.X_test, "y_test": problem.y_test}
-    rows = selection.rank_functional_forms(
-        problem.X, problem.y, kernels, select_by=select_by, rank_by=rank_by, rng=seed, n_restarts=restarts,
-        max_iter=max_iter, **test, **options,
-        hooks=job_hooks(job, lambda done: job.partial(SelectionRanking(done, kernels, select_by, rank_by))))
+    rows = executor.call(
+        selection.rank_functional_forms, (problem.X, problem.y, kernels),
+        dict(select_by=select_by, rank_by=rank_by, rng=seed, n_restarts=restarts, max_iter=max_iter, **test,
+             **options),
+        job_hooks(job, lambda done: job.partial(SelectionRanking(done, kernels, select_by, rank_by))))
     return SelectionRanking(rows, kernels, select_by, rank_by)
 
 
@@ -385,10 +394,11 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
         points, decades = int(self.curve_points), float(self.curve_decades)
         self._request("curves", (data_key, kname, parameter, points, decades, criteria, okey, seed), "curves",
                       _CURVES, lambda job: _curves(problem, kname, parameter, points, decades, criteria, opts, seed,
-                                                   job), optional=False)
+                                                   job, self.executor), optional=False)
         self._request("optima", (data_key, kname, criteria, okey, restarts, max_iter, seed), "optima", _OPTIMA,
-                      lambda job: _optima(problem, kname, criteria, opts, restarts, max_iter, seed, job))
+                      lambda job: _optima(problem, kname, criteria, opts, restarts, max_iter, seed, job,
+                                          self.executor))
         select_by = self.select_by
         self._request("ranking", (data_key, kernels, select_by, criteria, okey, restarts, max_iter, seed), "ranking",
                       _RANKINGS, lambda job: _ranking(problem, kernels, select_by, criteria, opts, restarts,
-                                                      max_iter, seed, job))
+                                                      max_iter, seed, job, self.executor))
