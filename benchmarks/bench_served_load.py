@@ -11,6 +11,13 @@ Starts ``explorer serve`` (a subprocess, with its local Dask cluster) and headle
   &curve_mc_samples=300&seed=1``), from opening the page to its job saying "done";
 - *K together*: K sessions opened together, each with its own seed (nothing cached), the same measure;
   the slowdown is their mean over *alone* (target <= 3 on 2 cores; 4.9 before the Dask engine);
+- *how busy the machine was* while the session ran alone (``/proc/stat``: the server, its workers and the
+  browser alike), and from it the least mean any order of the K sessions could give if each needed that much
+  CPU time: one after another, each on every core, opened when they were (and if opened at once). The issue's
+  "ideal 2.5" (K sessions over 2 cores) assumes a session alone keeps one core busy; when it keeps both busy,
+  sessions opened at once cannot beat (K + 1) / 2;
+- *alone on one worker* (``--baseline-workers 1``, a second server afterwards): one session alone on a server
+  with one Dask worker, as the issue's baseline had one core per session, and the K sessions' mean over it;
 - *theory update*: in another session (``auto_mc=false``: it computes no Monte-Carlo of its own) the time from
   pressing Enter on a new S/N to the learning-curve figure showing its new ``data-revision``, idle and while the
   K sessions compute, in two phases: at once after the server has built the K pages (which starts their jobs),
@@ -88,6 +95,45 @@ setInterval(() => {
   if (/\\bdone\\b/.test(text)) window.__doneAt = Date.now();
 }, 100);
 """
+
+
+def busy_jiffies() -> tuple[int, int]:
+    """The CPU time of the whole machine so far, busy and in all, in jiffies (``/proc/stat``: every process counts,
+    the benchmark's browsers and the server's workers alike)."""
+    with open("/proc/stat") as f:
+        user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in f.readline().split()[1:9])
+    total = user + nice + system + idle + iowait + irq + softirq + steal
+    return total - idle - iowait, total
+
+
+def best_order_mean(opened: list[float], work: float) -> float:
+    """The least mean time from opening to done that any order can give sessions opened at ``opened`` (seconds)
+    which each need ``work`` seconds of the whole machine: one after another in the order they were opened, each
+    on every core (for equal sessions no order and no sharing does better)."""
+    done, times = float("-inf"), []
+    for at in sorted(opened):
+        done = max(done, at) + work
+        times.append(done - at)
+    return statistics.mean(times)
+
+
+def alone_on_workers(workers: int, samples: int, dataset: str, pw, chromium: str) -> float:
+    """Seconds to a finished learning curve for one session alone on a new server with ``workers`` Dask workers
+    (after a warm-up session, once the server computes nothing)."""
+    port = free_port()
+    with tempfile.TemporaryFile() as log, tempfile.NamedTemporaryFile("r") as trace:
+        server = start_server(port, workers, log, trace.name)
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        try:
+            url = f"http://127.0.0.1:{port}/?dataset={dataset}&tab=curve&curve_mc_samples={{}}&seed={{}}"
+            wait_done([open_session(browser, url.format(20, 0))])
+            wait_quiet(trace.name)
+            [alone] = wait_done([open_session(browser, url.format(samples, 1))])
+            return alone
+        finally:
+            browser.close()
+            server.terminate()
+            server.wait(timeout=120)
 
 
 def free_port() -> int:
@@ -215,6 +261,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="S/N changes timed in each phase of the class's load (default 5, at most 5)")
     parser.add_argument("--workers", type=int, default=None, help="local Dask workers (default one per core)")
     parser.add_argument("--dataset", default="boston")
+    parser.add_argument("--baseline-workers", type=int, default=1, metavar="N",
+                        help="afterwards, one session alone on a new server with N workers (default 1: one core for "
+                             "the session, as before the Dask engine; 0: skip)")
     parser.add_argument("--nice-class", type=int, default=0, metavar="N",
                         help="run the K sessions' browser at nice N (default 0: the server's priority). A class's "
                              "browsers run on the students' machines; with N > 0 they only take the cycles the "
@@ -239,12 +288,16 @@ def main(argv: list[str] | None = None) -> None:
             wait_done([open_session(browser, url + base.format(args.dataset, 20, 0))])
             watcher, _ = open_session(browser, url + f"?dataset={args.dataset}&tab=curve&auto_mc=false")
             watcher.wait_for_function("() => window.__curveRevision() > 0", polling=100)
+            wait_quiet(trace.name)  # the other tabs' first jobs (started by the first page) are done
             idle_values = (1.1, 1.2, 1.3)
             idle = [theory_update(watcher, v) for v in idle_values]
-            wait_quiet(trace.name)  # the other tabs' first jobs (started by the first page) are done
+            busy_before = busy_jiffies()
             [alone] = wait_done([open_session(browser, url + base.format(args.dataset, args.samples, 1))])
+            busy, total = (after - before for after, before in zip(busy_jiffies(), busy_before))
             wait_quiet(trace.name)
-            print(f"one session alone: {alone:.1f} s ({args.samples} MC samples per S/N, {args.dataset})")
+            cores = os.cpu_count()
+            print(f"one session alone: {alone:.1f} s ({args.samples} MC samples per S/N, {args.dataset}); the "
+                  f"machine's {cores} cores were {100 * busy / total:.0f} % busy meanwhile (server, workers, browser)")
             print(describe("idle", idle, served_trace.server_times(trace.name, list(idle_values))))
             together = [open_session(class_browser, url + base.format(args.dataset, args.samples, 2 + k))
                         for k in range(args.sessions)]
@@ -268,6 +321,10 @@ def main(argv: list[str] | None = None) -> None:
                   f"{statistics.mean(times):.1f} s -> slowdown {statistics.mean(times) / alone:.2f}x vs alone "
                   f"(target <= 3; ideal {args.sessions / (args.workers or os.cpu_count()):.1f} on "
                   f"{args.workers or os.cpu_count()} workers)")
+            floor = best_order_mean([started for _, started in together], alone * busy / total)
+            print(f"  least mean any order could give, if each session needs the CPU time of the one alone and they "
+                  f"open when they did: {floor:.1f} s -> slowdown {floor / alone:.2f}x (opened at once: "
+                  f"{best_order_mean([0.0] * args.sessions, alone * busy / total) / alone:.2f}x)")
             for label, values in phases.items():
                 values = list(values[:args.updates])
                 running = [served_trace.jobs_running(trace.name, "curve", opened, at)
@@ -280,6 +337,10 @@ def main(argv: list[str] | None = None) -> None:
             class_browser.close()
             server.terminate()
             server.wait(timeout=120)
+        if args.baseline_workers:
+            single = alone_on_workers(args.baseline_workers, args.samples, args.dataset, pw, chromium)
+            print(f"one session alone on a server with {args.baseline_workers} worker(s): {single:.1f} s; the "
+                  f"{args.sessions} sessions' mean above is {statistics.mean(times) / single:.2f}x that")
     print(f"load average at end: {load()}")
 
 
