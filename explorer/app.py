@@ -77,7 +77,7 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     view = GPBootstrapView(state=state)
     # seed 004, seed 001 and seed 002 tabs: their own state, their view made when first opened; their jobs
     # start now (results are cached across sessions), so that a tab opened later shows finished figures
-    others = _other_tabs(engine)
+    others = _other_tabs(engine, state.data_dir)
     for tab in others.values():
         bind_to_session(tab.state)
         for extra in tab.extra_states.values():
@@ -103,16 +103,18 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     return template
 
 
-def _other_tabs(engine: dask_engine.Engine | None) -> dict[str, DeferredTab]:
-    """The SVM, Model selection and Fast bootstrap tabs by title: states now, views when first opened."""
+def _other_tabs(engine: dask_engine.Engine | None, data_dir: str | None = None) -> dict[str, DeferredTab]:
+    """The SVM, Model selection and Fast bootstrap tabs by title: states now, views when first opened; the files of
+    ``data_dir`` are offered as the temperature series and the time series."""
     return {
         "SVM bootstrap": DeferredTab(lambda state: SVMTab(state=state, controls_in_sidebar=True),
                                      SVMState(client=engine)),
         "Model selection": DeferredTab(
             lambda state, experiments: SelectionTab(state=state, experiments=experiments, controls_in_sidebar=True),
-            SelectionState(client=engine), experiments=SelectionExperimentState(client=engine)),
+            SelectionState(client=engine),
+            experiments=SelectionExperimentState(client=engine, data_dir=data_dir)),
         "Fast bootstrap": DeferredTab(lambda state: FastBootstrapTab(state=state, controls_in_sidebar=True),
-                                      FastBootstrapState(client=engine)),
+                                      FastBootstrapState(client=engine, data_dir=data_dir)),
     }
 
 
