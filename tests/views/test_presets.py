@@ -36,10 +36,12 @@ SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 
 
 @pytest.fixture
-def states():
-    """Fresh states of every tab whose jobs never start (the presets' values are what is tested here)."""
+def states(tmp_path):
+    """Fresh states of every tab whose jobs never start (the presets' values are what is tested here); the
+    server's data folder holds the Santa Fe laser file the Table 2 presets choose."""
+    (tmp_path / "santafe_laser_A.csv").write_text("t,value\n" + "".join(f"{t},{t % 7}\n" for t in range(60)))
     made = {"": GPBootstrapState(), "svm_": SVMState(), "sel_": SelectionState(auto_run=False),
-            "selx_": SelectionExperimentState(), "fb_": FastBootstrapState()}
+            "selx_": SelectionExperimentState(), "fb_": FastBootstrapState(data_dir=str(tmp_path))}
     for state in made.values():
         state.defer_jobs()
     yield made
@@ -108,6 +110,15 @@ def test_a_refused_value_is_an_error_naming_it(states):
     bad = replace(preset("000-fig5"), settings={"": {"mc_samples": -5}})
     with pytest.raises(PresetError, match=r"the Gaussian process state refused mc_samples=-5"):
         apply_preset(bad, states)
+
+
+def test_a_laser_preset_without_the_file_in_the_data_folder_says_where_to_put_it():
+    no_folder = FastBootstrapState()
+    no_folder.defer_jobs()
+    with pytest.raises(PresetError, match=r"refused fb_series_csv='santafe_laser_A.csv'\. .*reads "
+                                          r"santafe_laser_A.csv .* from the server's data folder .*upload the file"):
+        apply_preset("002-t2-lssvm", {"fb_": no_folder})
+    no_folder.close()
 
 
 # ------------------------------------------------------------------------------------ the papers' numbers

@@ -343,6 +343,11 @@ class BackgroundJobs(param.Parameterized):
         elif getattr(self, name) is not value:
             setattr(self, name, value)
 
+    def refuse(self, message: str) -> None:
+        """Show ``message`` and no result (e.g. a refused upload): nothing of the earlier data stays on screen."""
+        self._clear_outputs()
+        self.error = message
+
     def _clear_outputs(self) -> None:
         """The settings cannot be computed: show nothing rather than results of other settings."""
         for job in self._jobs.values():

@@ -309,8 +309,8 @@ def _fb_presets() -> tuple[Preset, ...]:
     laser = {"dataset": "time series CSV", "series_csv": "santafe_laser_A.csv", "series_column": "value", "lags": 6,
              "seed": 0, "kappa0": 1, "kappa1": 2, "with_full": False, "with_replica": False, "auto_run": True}
     note2 = ("Santa Fe laser A is not shipped: the preset reads santafe_laser_A.csv (columns t, value) from the "
-             "server's working directory; give another path in 'Time series CSV (path)' or upload it. Only the fast "
-             "bootstrap runs, as in the paper.")
+             "server's data folder (`explorer serve --data-dir FOLDER`); without it, upload the file in the Fast "
+             "bootstrap tab and apply the preset again. Only the fast bootstrap runs, as in the paper.")
     return (
         Preset("002-t1-mlp", "Seed 002 Table 1: MLP on the toy function", "seed 002, Table 1 (MLP), Figs. 2-3",
                "fastboot", {"fb_": {**toy, "model": "mlp", "full_start": 1, "full_stop": 13, "full_step": 1,
@@ -439,7 +439,7 @@ def apply_preset(p: Preset | str, states: States, open_tab: Callable[[str], None
         bad = apply_query(linked, {prefix + name: value for name, value in values.items()})
         if bad:
             raise PresetError(f"Preset {p.name!r}: the {PRESET_PREFIXES.get(prefix, prefix)} state refused "
-                              f"{', '.join(bad)}.")
+                              f"{', '.join(bad)}. {p.description}")
     for prefix in p.run:
         states[prefix].run()
     if open_tab is not None:

@@ -6,10 +6,16 @@ import hashlib
 import io
 from typing import NamedTuple
 
-__all__ = ["UPLOAD", "Upload", "read_upload", "csv_columns", "use_uploaded_table"]
+__all__ = ["MAX_UPLOAD_BYTES", "UPLOAD", "Upload", "read_upload", "csv_columns", "use_uploaded_table"]
 
 #: The ``dataset`` value of an uploaded CSV, in every tab.
 UPLOAD = "uploaded CSV"
+#: The largest file a page reads (an upload, or a file of the server's data folder). The browser refuses a larger
+#: upload before sending it, and the server again. 5 MB is some 50,000 rows of ten numbers: far more than any
+#: method of the app takes (each refuses more rows than it can handle with its own message), and, sent in one
+#: websocket message as base64 (4/3 larger), well below Bokeh's 20 MiB message limit, above which the browser's
+#: connection would be dropped without a word.
+MAX_UPLOAD_BYTES = 5_000_000
 
 
 class Upload(NamedTuple):
@@ -20,16 +26,19 @@ class Upload(NamedTuple):
     sha256: str
 
 
-def read_upload(filename: str, content: bytes | str, *, max_bytes: int | None = None) -> Upload:
-    """Decode an upload as UTF-8 (a byte-order mark dropped). Raises ValueError with a message for the user."""
-    if max_bytes is not None and len(content) > max_bytes:
-        raise ValueError(f"{filename} has {len(content) / 1e6:.0f} MB; upload a file of at most "
-                         f"{max_bytes / 1e6:.0f} MB.")
+def read_upload(filename: str, content: bytes | str, *, max_bytes: int = MAX_UPLOAD_BYTES) -> Upload:
+    """Decode an upload as UTF-8 (a byte-order mark dropped). Raises ValueError with a message for the user: a
+    file larger than ``max_bytes``, not UTF-8 text, or empty."""
+    if len(content) > max_bytes:
+        raise ValueError(f"{filename} has {len(content) / 1e6:.1f} MB; the app reads files of at most "
+                         f"{max_bytes / 1e6:g} MB. Upload a smaller extract of it.")
     try:
         text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
     except UnicodeDecodeError as err:
         raise ValueError(f"{filename} is not UTF-8 text ({err.reason} at byte {err.start}). "
                          "Save it as a UTF-8 CSV and upload it again.") from None
+    if not text.strip():
+        raise ValueError(f"{filename} is empty. Upload a CSV with a header row of column names and data rows.")
     return Upload(filename, text, hashlib.sha256(text.encode()).hexdigest())
 
 
@@ -52,7 +61,7 @@ def use_uploaded_table(state, filename: str, content: bytes | str, target: str |
         upload = read_upload(filename, content)
         columns = csv_columns(upload, what)
     except ValueError as err:
-        state.error = str(err)
+        state.refuse(str(err))  # no figure of the earlier data beside the message
         return None
     state._upload = upload
     if UPLOAD not in state.param.dataset.objects:

@@ -53,14 +53,16 @@ from explorer.gp_bootstrap.replica import ConvergenceError
 from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
+from explorer.views.common.server_files import DATA_DIR_HELP, data_file_names, read_data_file
 from explorer.views.common.uploads import Upload, read_upload
 from explorer.views.common.values import CheckedState
 
 __all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "JOB_KINDS", "JOB_NAMES",
-           "MAX_GRID_POINTS", "MAX_POINTS", "MAX_SERIES_BYTES", "MODEL_LABELS", "RUN_LABELS", "SERIES",
+           "MAX_GRID_POINTS", "MAX_POINTS", "MODEL_LABELS", "RUN_LABELS", "SERIES",
            "FastBootstrapState", "ReplicaRun", "describe_error", "progress_sentence"]
 
-#: ``dataset`` value of a time series read from a CSV file (``series_csv``) and embedded as NAR(``lags``).
+#: ``dataset`` value of a time series read from a CSV file (``series_csv``, a file of the server's data folder, or an
+#: upload) and embedded as NAR(``lags``).
 SERIES = "time series CSV"
 #: The data offered: the toy function (eq. 19), the GP teacher, the shipped sets (the classification ones are
 #: refused with a message: seed 002 is about regression), and a time-series CSV.
@@ -73,8 +75,6 @@ AUTO_SECONDS = 15.0
 MAX_GRID_POINTS = 2000
 #: Most data points accepted (the LS-SVM factorises an N × N kernel matrix per bootstrap replication).
 MAX_POINTS = 2000
-#: A time-series CSV larger than this is refused (it would stall the session).
-MAX_SERIES_BYTES = 20_000_000
 
 #: What the complexity q of each model is (axis and summary labels).
 COMPLEXITY = {"ls-svm": LSSVM.complexity, "rbfn": RBFN.complexity, "mlp": MLP.complexity}
@@ -209,9 +209,9 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     n_points = param.Integer(default=200, bounds=(10, MAX_POINTS), softbounds=(20, 1000),
                              label="Points N (toy, teacher)",
                              doc="Data points drawn for the toy function (the paper: 200) or the GP teacher.")
-    series_csv = param.String(default="", label="Time series CSV (path)",
-                              doc="Path, on the machine running the app, of a CSV whose rows are in time order, e.g. "
-                                  "santafe_laser_A.csv (columns t, value). Leave it empty to use an uploaded CSV.")
+    series_csv = param.Selector(default="", objects=[""], label="Time series CSV (data folder)",
+                                doc="A CSV whose rows are in time order, e.g. santafe_laser_A.csv (columns t, value). "
+                                    + DATA_DIR_HELP + " Leave it empty to use the uploaded CSV.")
     series_column = param.String(default="value", label="Series column",
                                  doc="The column of the CSV holding the series x(t).")
     lags = param.Integer(default=6, bounds=(1, 50), softbounds=(1, 12), label="Lags (NAR order)",
@@ -276,6 +276,8 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
                          doc="Seed of the toy/teacher draw, the bootstrap resamples and the network initialisations; "
                              "same settings and seed, same numbers (as `explorer fast-bootstrap --seed`).")
+    data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
+                            doc="Folder whose *.csv files are offered as time series (explorer serve --data-dir).")
 
     # --- outputs
     data = param.ClassSelector(class_=datasets.Dataset, default=None, allow_None=True, precedence=-1,
@@ -294,7 +296,10 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
 
     def __init__(self, **params):
         given = set(params)
+        series_csv = params.pop("series_csv", "")  # a file of data_dir: set once the choices are known
         super().__init__(**params)
+        self.param.series_csv.objects = ["", *data_file_names(self.data_dir)]
+        self.series_csv = series_csv
         self._init_jobs()
         for kind, status in self.jobs.items():
             status.param.watch(partial(self._say, kind), "message")
@@ -327,9 +332,9 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         The message of an earlier upload goes with it (see :meth:`refresh` for the new file's)."""
         self.error = ""
         try:
-            self._upload = read_upload(filename, content, max_bytes=MAX_SERIES_BYTES)
+            self._upload = read_upload(filename, content)
         except ValueError as err:
-            self.error = str(err)
+            self.refuse(str(err))
             return
         self.param.update(dataset=SERIES, series_csv="")
         if self.started:
@@ -383,22 +388,18 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
             return (self.dataset, int(self.n_points), int(self.seed))
         if self.dataset != SERIES:
             return ("shipped", self.dataset)
-        if not self.series_csv.strip():
+        series = self._series_file()
+        return ("series", series.sha256, series.filename, self.series_column.strip(), int(self.lags))
+
+    def _series_file(self) -> Upload:
+        """The chosen file of the data folder, else the uploaded one (read again only when the file changed)."""
+        if not self.series_csv:
             if self._upload is not None:
-                return ("upload", self._upload.sha256, self._upload.filename, self.series_column.strip(), int(self.lags))
-            raise datasets.DatasetError("upload a time series CSV or give its path on the server (e.g. "
-                                        "santafe_laser_A.csv, column value) in 'Time series CSV (path)'.")
-        file = Path(self.series_csv.strip()).expanduser()
-        if not file.is_file():
-            where = "" if file.is_absolute() else f" (relative to {Path.cwd()})"
-            raise datasets.DatasetError(f"there is no file {str(file)!r}{where}. Give the path of a CSV whose rows "
-                                        "are in time order.")
-        stat = file.stat()
-        if stat.st_size > MAX_SERIES_BYTES:
-            raise datasets.DatasetError(f"{file.name} has {stat.st_size / 1e6:.0f} MB; give a series of at most "
-                                        f"{MAX_SERIES_BYTES / 1e6:.0f} MB.")
-        return (SERIES, str(file.resolve()), stat.st_mtime_ns, stat.st_size, self.series_column.strip(),
-                int(self.lags))
+                return self._upload
+            raise datasets.DatasetError("upload a time series CSV (rows in time order, e.g. santafe_laser_A.csv, "
+                                        "column value), or choose a file of the server's data folder in 'Time "
+                                        "series CSV (data folder)'.")
+        return read_data_file(self.data_dir, self.series_csv)
 
     def _load(self) -> tuple[tuple, datasets.Dataset]:
         key = self._data_key()
@@ -410,9 +411,8 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                 return datasets.load("teacher", n=key[1], rng=key[2])
             if key[0] == "shipped":
                 return datasets.load(key[1])
-            if key[0] == "upload":
-                return datasets.load_series_csv(io.StringIO(self._upload.text), key[3], key[4], name=Path(key[2]).stem)
-            return datasets.load_series_csv(key[1], key[4], key[5], name=Path(key[1]).stem)
+            return datasets.load_series_csv(io.StringIO(self._series_file().text), key[3], key[4],
+                                            name=Path(key[2]).stem)
         return key, _DATA.get_or_compute(key, load)
 
     def _grid(self, which: str) -> tuple[float, float, float]:

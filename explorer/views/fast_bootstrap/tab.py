@@ -20,7 +20,7 @@ __all__ = ["FastBootstrapTab"]
 
 _FIGURES = {"optimism": optimism_plot, "generalization": generalization_plot}
 #: The widget of each control.
-_WIDGETS = {"dataset": pn.widgets.Select, "n_points": pn.widgets.IntInput, "series_csv": pn.widgets.TextInput,
+_WIDGETS = {"dataset": pn.widgets.Select, "n_points": pn.widgets.IntInput, "series_csv": pn.widgets.Select,
             "series_column": pn.widgets.TextInput, "lags": pn.widgets.IntInput, "model": pn.widgets.Select,
             "lengthscale": pn.widgets.FloatInput, "wsf": pn.widgets.FloatInput, "max_epochs": pn.widgets.IntInput,
             "n_init": pn.widgets.IntInput, "full_start": pn.widgets.FloatInput, "full_stop": pn.widgets.FloatInput,
@@ -86,8 +86,9 @@ class FastBootstrapTab(JobTab):
         """Show the controls of the chosen data source and model, and nothing else."""
         s, w = self.state, self.widgets
         w["n_points"].visible = s.dataset in ("toy", "teacher")
-        for name in ("series_csv", "series_column", "lags"):
+        for name in ("series_column", "lags"):
             w[name].visible = s.dataset == SERIES
+        w["series_csv"].visible = s.dataset == SERIES and len(s.param.series_csv.objects) > 1  # a data folder's files
         self.upload.visible = s.dataset == SERIES
         w["lengthscale"].visible = w["with_replica"].visible = w["replica_points"].visible = s.model == "ls-svm"
         self.runs["run-replica"].visible = s.model == "ls-svm"

@@ -8,10 +8,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
-from pathlib import Path
 
 import holoviews as hv
 import numpy as np
@@ -28,6 +26,7 @@ from explorer.views.common.exports import Export, csv_table, json_text
 from explorer.views.common.jobs import Job
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
+from explorer.views.common.server_files import DATA_DIR_HELP, data_file_names, read_data_file
 from explorer.views.common.uploads import Upload, read_upload
 from explorer.views.common.widgets import csv_upload, param_widgets
 from explorer.views.model_selection.figures import (
@@ -42,7 +41,7 @@ from explorer.views.model_selection.state import SelectionJobs, job_hooks
 
 __all__ = [
     "SelectionExperimentState", "SelectionExperimentsPanel", "EXPERIMENTS", "EXPERIMENT_DATA", "EXPERIMENT_COLUMNS",
-    "TEMPERATURE_EXPERIMENTS", "TEMPERATURE_COLUMNS", "MAX_TEMPERATURE_BYTES", "experiment_frame", "experiment_plot",
+    "TEMPERATURE_EXPERIMENTS", "TEMPERATURE_COLUMNS", "experiment_frame", "experiment_plot",
     "experiment_csv", "experiment_json", "experiment_summary", "experiment_settings_line",
 ]
 
@@ -61,8 +60,6 @@ EXPERIMENTS = {
 EXPERIMENT_DATA = ("teacher", "temperature")
 #: Experiments that can run on the temperature series (the others always use teacher draws).
 TEMPERATURE_EXPERIMENTS = ("hyperparameters", "functional-forms")
-#: A temperature CSV larger than this is refused (the series has 365 rows; a huge file would stall the session).
-MAX_TEMPERATURE_BYTES = 20_000_000
 #: Training cases of a random split of the temperature series (§5.1: 64 training, the rest test cases).
 _TEMPERATURE_TRAIN = 64
 
@@ -75,24 +72,6 @@ _TEMPERATURE = lru("model_selection.temperature", 4)  # parsed temperature serie
 
 _EXPERIMENT_TYPES = (sx.CurvesExperiment, sx.HyperparameterExperiment, sx.FunctionalFormExperiment,
                      sx.BetaExperiment)
-
-
-def _read_temperature(path: str) -> str:
-    """The text of the temperature CSV at ``path`` (on the machine running the app), or a readable error."""
-    file = Path(path).expanduser()
-    if not file.is_file():
-        where = "" if file.is_absolute() else f" (relative to {Path.cwd()})"
-        raise datasets.DatasetError(f"there is no file {str(file)!r}{where}. Give the path of a CSV with the columns "
-                                    f"{' and '.join(TEMPERATURE_COLUMNS)}, or upload one.")
-    if file.stat().st_size > MAX_TEMPERATURE_BYTES:
-        raise datasets.DatasetError(f"{file.name} has {file.stat().st_size / 1e6:.0f} MB; the temperature series is "
-                                    "one row per day of the year. Average the daily anomalies per day of the year "
-                                    "first.")
-    try:
-        return file.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise datasets.DatasetError(f"{file.name} is not UTF-8 text ({err.reason} at byte {err.start}); save it as "
-                                    "a UTF-8 CSV.") from None
 
 
 def _parse_temperature(text: str) -> datasets.Dataset:
@@ -124,10 +103,10 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
                           doc="teacher: fresh GP teacher draws per repetition (x ~ N(0, 1), ℓ = 1, σ_f = 1); "
                               "temperature: random 64/301 splits of the day-of-year temperature series "
                               "(Experiments 4 and 8; curves and beta always use teacher draws).")
-    temperature_csv = param.String(default="", label="Temperature CSV (path)",
-                                   doc="Path, on the machine running the app, of a CSV with the columns "
-                                       "day_of_year and mean_anomaly_by_file_doy (Berkeley Earth's daily anomaly "
-                                       "averaged per day of the year). Leave empty to use an uploaded file.")
+    temperature_csv = param.Selector(default="", objects=[""], label="Temperature CSV (data folder)",
+                                     doc="A CSV with the columns day_of_year and mean_anomaly_by_file_doy (Berkeley "
+                                         "Earth's daily anomaly averaged per day of the year). " + DATA_DIR_HELP
+                                         + " Leave it empty to use the uploaded file.")
     teacher = param.Selector(default="squared_exponential", objects=list(sx.TEACHERS), label="Teacher",
                              doc="Covariance function of the teacher (hyperparameters, beta); the student has "
                                  "the same form.")
@@ -173,8 +152,15 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
     _job_kinds = ("experiment",)
     _outputs = ("result",)
 
+    data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
+                            doc="Folder whose *.csv files are offered as temperature series (explorer serve "
+                                "--data-dir).")
+
     def __init__(self, **params):
+        temperature_csv = params.pop("temperature_csv", "")  # a file of data_dir: set once the choices are known
         super().__init__(**params)
+        self.param.temperature_csv.objects = ["", *data_file_names(self.data_dir)]
+        self.temperature_csv = temperature_csv
         self._init_jobs()
         self._upload: Upload | None = None
         self.param.watch(self._on_change, [n for n, p in self.param.objects().items()
@@ -187,7 +173,7 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
         try:
             self._upload = read_upload(filename, content)
         except ValueError as err:
-            self.error = str(err)
+            self.refuse(str(err))
             return
         self.param.update(temperature_csv="", data="temperature")
         if self._started:
@@ -224,16 +210,15 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
         return self.data == "temperature" and self.experiment in TEMPERATURE_EXPERIMENTS
 
     def _temperature(self) -> tuple[datasets.Dataset, str]:
-        """The temperature series of the path (or else the upload) and the hash of its text."""
-        if self.temperature_csv.strip():
-            text = _read_temperature(self.temperature_csv.strip())
+        """The temperature series of the data folder's file (or else the upload) and the hash of its text."""
+        if self.temperature_csv:
+            file = read_data_file(self.data_dir, self.temperature_csv)
         elif self._upload is not None:
-            text = self._upload.text
+            file = self._upload
         else:
-            raise datasets.DatasetError("give the path of the temperature CSV (columns day_of_year and "
-                                        "mean_anomaly_by_file_doy) or upload it.")
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        return _TEMPERATURE.get_or_compute(digest, lambda: _parse_temperature(text)), digest
+            raise datasets.DatasetError("upload the temperature CSV (columns day_of_year and "
+                                        "mean_anomaly_by_file_doy), or choose a file of the server's data folder.")
+        return _TEMPERATURE.get_or_compute(file.sha256, lambda: _parse_temperature(file.text)), file.sha256
 
     def _refresh_outputs(self) -> None:
         settings = self.settings()
@@ -460,7 +445,8 @@ class SelectionExperimentsPanel(JobTab):
         if s.experiment not in TEMPERATURE_EXPERIMENTS:
             used.discard("data")
         for name, widget in self.widgets.items():
-            widget.visible = name in used or (name == "temperature_csv" and s._uses_temperature())
+            widget.visible = name in used or (name == "temperature_csv" and s._uses_temperature()
+                                              and len(s.param.temperature_csv.objects) > 1)  # a data folder's files
         self.upload.visible = s._uses_temperature()
         self.status.object = experiment_summary(s)
 
@@ -486,7 +472,7 @@ class SelectionExperimentsPanel(JobTab):
 
 
 #: The widget of each control of the sub-panel.
-_CONTROLS = {"experiment": pn.widgets.Select, "data": pn.widgets.Select, "temperature_csv": pn.widgets.TextInput,
+_CONTROLS = {"experiment": pn.widgets.Select, "data": pn.widgets.Select, "temperature_csv": pn.widgets.Select,
              "teacher": pn.widgets.Select, "teachers": pn.widgets.MultiChoice, "repetitions": pn.widgets.IntInput,
              "criteria": pn.widgets.MultiChoice, "parameter": pn.widgets.Select, "select_by": pn.widgets.Select,
              "noise_std": pn.widgets.FloatInput, "n_partitions": pn.widgets.IntInput,

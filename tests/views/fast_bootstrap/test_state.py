@@ -14,7 +14,7 @@ from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
 from explorer.views import fast_bootstrap as V
 from explorer.views.fast_bootstrap.state import progress_sentence
-from explorer.views.fast_bootstrap import state as state_module
+from explorer.views.common.links import Linked, apply_query
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 
@@ -133,9 +133,9 @@ def test_cache_hit_on_returning_to_previous_settings():
 
 
 def _write(tmp_path, text: str) -> str:
-    path = tmp_path / "series.csv"
-    path.write_text(text)
-    return str(path)
+    """Write ``text`` as series.csv of the data folder ``tmp_path``; its name is what a page chooses."""
+    (tmp_path / "series.csv").write_text(text)
+    return "series.csv"
 
 
 BAD_INPUTS = {
@@ -150,9 +150,7 @@ BAD_INPUTS = {
     "too-many-units": (dict(model="rbfn", n_points=20, full_start=2.0, full_stop=16.0, full_step=1.0,
                             fast_start=2.0, fast_stop=16.0, fast_step=2.0), r"keep the grids ≤ N/2 = 10"),
     "classification": (dict(dataset="crabs"), r"for regression; 'crabs' is a classification data set"),
-    "no-csv-path": (dict(dataset=V.SERIES), r"upload a time series CSV or give its path on the server"),
-    "missing-csv": (dict(dataset=V.SERIES, series_csv="/no/such/series.csv"),
-                    r"there is no file '/no/such/series.csv'"),
+    "no-csv": (dict(dataset=V.SERIES), r"upload a time series CSV .*or choose a file of the server's data folder"),
     "missing-column": (dict(dataset=V.SERIES, series_csv="{t,x}"), r"column 'value' is not in"),
     "non-numeric": (dict(dataset=V.SERIES, series_csv="{t,value,bad}"), r"non-numeric value 'n/a' in column 'value'"),
     "short-series": (dict(dataset=V.SERIES, series_csv="{t,value,short}"), r"leaves 6 examples; at least 10"),
@@ -166,16 +164,17 @@ _CSV = {"{t,x}": "t,x\n" + "".join(f"{i},{i}\n" for i in range(40)),
 def test_bad_input_gives_a_clear_message(case, tmp_path):
     settings, match = BAD_INPUTS[case]
     if settings.get("series_csv") in _CSV:
-        settings = {**settings, "series_csv": _write(tmp_path, _CSV[settings["series_csv"]])}
+        settings = {**settings, "series_csv": _write(tmp_path, _CSV[settings["series_csv"]]), "data_dir": str(tmp_path)}
     state = small_state(**settings)
     state.refresh()
     assert re.search(match, state.error), state.error
+    assert str(tmp_path) not in state.error  # never the server's path
     assert state.fast is None and state.full is None and not any(j.running for j in state.jobs.values())
 
 
 @pytest.mark.skipif(not LASER.exists(), reason="Santa Fe laser data not found beside the checkout")
 def test_santa_fe_laser_series_uses_table_2():
-    state = V.FastBootstrapState(dataset=V.SERIES, series_csv=str(LASER), model="ls-svm")
+    state = V.FastBootstrapState(dataset=V.SERIES, data_dir=str(LASER.parent), series_csv=LASER.name, model="ls-svm")
     assert _grids(state) == _table(fe.TABLE_2["ls-svm"])
     state.param.update(full_start=15.0, full_stop=105.0, full_step=15.0, full_replications=2, fast_start=15.0,
                        fast_stop=105.0, fast_step=15.0, fast_replications=2)
@@ -223,11 +222,37 @@ def test_uploaded_series_that_is_not_utf8_gives_a_message():
 
 
 
-def test_uploaded_series_that_is_too_large_gives_a_message(monkeypatch):
-    monkeypatch.setattr(state_module, "MAX_SERIES_BYTES", 100)
+def test_uploaded_series_that_is_too_large_or_empty_gives_a_message():
     state = V.FastBootstrapState()
-    state.upload_series("big.csv", _series_csv().encode())
-    assert state.error.startswith("big.csv has 0 MB; upload a file of at most 0 MB") and state.dataset == "toy"
+    state.upload_series("big.csv", b"t,value\n" + b"1,2\n" * 1_300_000)
+    assert state.error.startswith("big.csv has 5.2 MB; the app reads files of at most 5 MB") and state.dataset == "toy"
+    state.upload_series("empty.csv", b"")
+    assert state.error.startswith("empty.csv is empty") and state.dataset == "toy"
+
+
+def test_only_files_of_the_data_folder_are_read(tmp_path):
+    """A page reads a server file only if it is a CSV of the data folder, chosen by name: a path (typed, or in a
+    link) is refused, and no message quotes the folder's path or the file's content."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "series.csv").write_text(_series_csv())
+    (tmp_path / "secret.csv").write_text("t,value\nroot:x:0:0,1\n")
+    state = V.FastBootstrapState(data_dir=str(folder))
+    assert state.param.series_csv.objects == ["", "series.csv"]
+    for outside in ("../secret.csv", str(tmp_path / "secret.csv"), "/etc/passwd", "~/.ssh/id_rsa", "/proc/self/environ"):
+        with pytest.raises(ValueError):
+            state.series_csv = outside
+    bad = apply_query(Linked(state, "fb_", ("series_csv",)), {"fb_series_csv": "/etc/shadow"})
+    assert bad == ["fb_series_csv='/etc/shadow'"] and state.series_csv == ""
+    state.param.update(dataset=V.SERIES, series_csv="series.csv", series_column="root:x:0:0")
+    state.refresh()
+    assert "column 'root:x:0:0' is not in" in state.error and str(folder) not in state.error
+    (folder / "series.csv").unlink()  # the file goes away: a message without the folder's path
+    state.refresh()
+    assert "there is no file 'series.csv' in the server's data folder" in state.error
+    assert str(folder) not in state.error
+    assert V.FastBootstrapState().param.series_csv.objects == [""]  # no data folder: no server file at all
+    state.close()
 
 
 def test_a_cancelled_fast_bootstrap_can_always_run_again():
@@ -289,10 +314,8 @@ def test_a_stale_upload_error_clears_when_its_cause_goes_away(started):
     state.dataset = "teacher"  # switching the dataset clears it
     assert state.wait(timeout=60) and state.error == ""
     state.upload_series("bad.csv", b"\xff\xfegarbage")
-    state.upload_series("empty.csv", b"")  # an empty file next: not the old message
-    assert not state.error.startswith("bad.csv")
-    if started:  # and its own message once computed
-        assert state.error.startswith("The data cannot be used:") and "empty" in state.error
+    state.upload_series("empty.csv", b"")  # an empty file next: its own message, not the old one
+    assert state.error.startswith("empty.csv is empty") and state.fast is None  # and no figure of other data
     state.dataset = "toy"
     assert state.wait(timeout=60) and state.error == ""
     if started:

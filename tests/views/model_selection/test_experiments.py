@@ -129,7 +129,8 @@ def test_before_a_run_the_figure_says_to_press_run_instead_of_showing_bare_axes(
 def test_temperature_experiments_show_the_core_numbers(experiment):
     if not TEMPERATURE_CSV.is_file():
         pytest.skip(f"{TEMPERATURE_CSV} is absent (the shared datasets folder next to the repository)")
-    state = run_experiment(experiment=experiment, data="temperature", temperature_csv=str(TEMPERATURE_CSV),
+    state = run_experiment(experiment=experiment, data="temperature", data_dir=str(TEMPERATURE_CSV.parent),
+                           temperature_csv=TEMPERATURE_CSV.name,
                            repetitions=1, criteria=["evidence", "loo"], seed=2)
     data = sx.load_temperature(TEMPERATURE_CSV)
     if experiment == "hyperparameters":  # Experiment 4: 64 training / 301 test cases
@@ -152,21 +153,26 @@ def test_temperature_experiments_show_the_core_numbers(experiment):
 
 
 def test_bad_temperature_csv_gives_a_message(tmp_path):
-    state = V.SelectionExperimentState(experiment="hyperparameters", data="temperature")
-    state.refresh()
-    assert "give the path of the temperature CSV" in state.error
-    state.temperature_csv = str(tmp_path / "absent.csv")
-    assert "there is no file" in state.error and "absent.csv" in state.error
     wrong = tmp_path / "wrong.csv"
     wrong.write_text("day,anomaly\n" + "\n".join(f"{i},{i / 100}" for i in range(1, 366)))
-    state.temperature_csv = str(wrong)
-    assert "target column 'mean_anomaly_by_file_doy' is not in" in state.error
     short = tmp_path / "short.csv"
     short.write_text("day_of_year,mean_anomaly_by_file_doy\n" + "\n".join(f"{i},{i / 100}" for i in range(1, 31)))
-    state.temperature_csv = str(short)
+    (tmp_path / "folder.csv").mkdir()  # not a file: not offered
+    state = V.SelectionExperimentState(experiment="hyperparameters", data="temperature", data_dir=str(tmp_path))
+    assert state.param.temperature_csv.objects == ["", "short.csv", "wrong.csv"]
+    state.refresh()
+    assert "upload the temperature CSV" in state.error
+    for outside in (str(wrong), "../wrong.csv", "folder.csv", "/etc/passwd"):  # never a path
+        with pytest.raises(ValueError):
+            state.temperature_csv = outside
+    state.temperature_csv = "wrong.csv"
+    assert "target column 'mean_anomaly_by_file_doy' is not in" in state.error
+    state.temperature_csv = "short.csv"
     assert "has 30 rows" in state.error and "at least 66 rows" in state.error
-    state.temperature_csv = str(tmp_path)  # a folder
-    assert "there is no file" in state.error
+    assert str(tmp_path) not in state.error
+    short.unlink()
+    state.refresh()
+    assert "there is no file 'short.csv' in the server's data folder" in state.error
     state.temperature_csv = ""
     state.upload_temperature("latin1.csv", b"day_of_year,mean\xe9\n1,2\n")
     assert "not UTF-8" in state.error

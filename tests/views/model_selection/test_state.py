@@ -169,14 +169,14 @@ def test_a_stale_upload_error_clears_when_its_cause_goes_away(started):
     assert state.error == ""
     state.upload_csv("bad.csv", b"\xff\xfegarbage")
     state.upload_csv("empty.csv", b"")  # an empty file next: its own message, not the old one
-    assert state.error.startswith("empty.csv does not look like a CSV table")
+    assert state.error.startswith("empty.csv is empty")
     state.upload_csv("good.csv", GOOD_CSV)  # a good file clears it
     assert state.wait(timeout=60) and state.error == "" and state.dataset == V.UPLOAD
     if started:  # a file that cannot be used, then an empty one, then a good one
         state.upload_csv("text.csv", "a,y\nx,z\n")
         assert state.error.startswith("The data cannot be used:")
         state.upload_csv("empty.csv", b"")
-        assert state.error.startswith("empty.csv does not look like a CSV table")
+        assert state.error.startswith("empty.csv is empty")
         state.upload_csv("good.csv", GOOD_CSV)
         assert state.wait(timeout=60) and state.error == "" and state.problem.n == 16
     state.close()
