@@ -648,12 +648,13 @@ class DataDrivenHyperparameters:
     n_used: int
 
 
-def data_driven_hyperparameters(X, y, *, max_points: int = 1000) -> DataDrivenHyperparameters:
+def data_driven_hyperparameters(X, y, *, max_points: int = 1000, rng=0) -> DataDrivenHyperparameters:
     """Lengthscale and signal variance on the scale of the data (the "median heuristic").
 
-    ℓ is the median Euclidean distance |x_i − x_j| over the pairs i < j of the first ``max_points`` inputs and
-    σ_f² = var(y) with the sample divisor n − 1. A zero median (mostly identical inputs) or variance falls back
-    to 1, so that the kernel stays valid.
+    ℓ is the median Euclidean distance |x_i − x_j| over the pairs i < j of the inputs, or of ``max_points`` of them
+    drawn at random without replacement when there are more (the pairs of n inputs are n²/2 distances: 8 MB at the
+    default 1000, 32 GB at 90,000 rows); σ_f² = var(y) over all n with the sample divisor n − 1. A zero median
+    (mostly identical inputs) or variance falls back to 1, so that the kernel stays valid.
 
     Parameters
     ----------
@@ -662,7 +663,9 @@ def data_driven_hyperparameters(X, y, *, max_points: int = 1000) -> DataDrivenHy
     y : ndarray of shape (n,)
         Targets.
     max_points : int, optional
-        Inputs used for the median (the first ones; all pairs of n inputs cost n²/2 distances).
+        Most inputs used for the median, >= 2.
+    rng : Generator, int or None, optional
+        Seed of the random choice of ``max_points`` inputs (used only when n > ``max_points``).
 
     Returns
     -------
@@ -678,7 +681,9 @@ def data_driven_hyperparameters(X, y, *, max_points: int = 1000) -> DataDrivenHy
     if X.shape[0] < 2 or y.shape != (X.shape[0],) or max_points < 2:
         raise ValueError(f"`X` (n, d) and `y` (n,) must describe the same n >= 2 cases and `max_points` must be at "
                          f"least 2, got shapes {X.shape} and {y.shape} and max_points={max_points}.")
-    used = X[:max_points]
+    used = X
+    if X.shape[0] > max_points:  # the pairs of a random subsample: bounded time and memory
+        used = X[np.random.default_rng(rng).choice(X.shape[0], max_points, replace=False)]
     median = float(np.median(pdist(used)))
     var = float(np.var(y, ddof=1))
     return DataDrivenHyperparameters(median if median > 0 else 1.0, var if var > 0 else 1.0, used.shape[0])

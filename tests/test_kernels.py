@@ -322,3 +322,18 @@ def test_data_driven_hyperparameters_need_two_cases():
 
     with pytest.raises(ValueError, match=r"must describe the same n >= 2 cases"):
         data_driven_hyperparameters(np.zeros((1, 2)), np.zeros(1))
+
+
+def test_data_driven_hyperparameters_use_a_seeded_subsample_of_large_data(rng):
+    """More than ``max_points`` inputs: the median of the pairs of ``max_points`` of them drawn with the seed
+    (bounded memory: a 90,000-row upload once asked pdist for 32 GB); the variance still uses every target."""
+    from scipy.spatial.distance import pdist
+
+    from explorer.kernels import data_driven_hyperparameters
+
+    X, y = rng.normal(size=(3000, 2)), rng.normal(size=3000)
+    start = data_driven_hyperparameters(X, y, max_points=200, rng=5)
+    chosen = X[np.random.default_rng(5).choice(3000, 200, replace=False)]
+    assert start.n_used == 200 and start.lengthscale == np.median(pdist(chosen))
+    assert start.signal_var == pytest.approx(np.var(y, ddof=1), rel=1e-12)
+    assert data_driven_hyperparameters(X, y, max_points=200, rng=5) == start  # the same seed, the same start

@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from explorer.gp_bootstrap import mean_field, montecarlo, replica, variational
-from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, L1Summary, l1_all_inputs, l1_noise_floor
+from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
 from explorer.datasets import Dataset, _holdout_split
 from explorer.kernels import Kernel, paper_rbf
 from explorer.losses import get_loss
@@ -375,7 +375,7 @@ def distribution_comparison(
     s_over_n: float,
     mc_samples: int,
     *,
-    bin_width: float = PAPER_BIN_WIDTH,
+    bin_width: float | None = None,
     rng: SeedLike = None,
     tol: float = 1e-3,
     executor: Executor | None = None,
@@ -391,8 +391,10 @@ def distribution_comparison(
         Bootstrap size per data point, S/N (Fig. 3-5: 1).
     mc_samples : int
         Monte-Carlo bootstrap samples B (also the draws of the noise floor).
-    bin_width : float
-        Histogram bin width Δh; default 0.2 (Fig. 5).
+    bin_width : float, optional
+        Histogram bin width Δh; default :func:`~explorer.gp_bootstrap.l1.scaled_bin_width` of the training
+        targets, 0.2 · sd(y)/sd(boston's target): 0.2 for boston (Fig. 5), and the same L1 summary for a
+        rescaled target (the noise floor uses the same bins).
     rng : int, SeedSequence, Generator or None
         Root seed: the Monte-Carlo bootstrap draws group 0, the noise floor group 1's generator.
     tol : float
@@ -422,6 +424,7 @@ def distribution_comparison(
         hooks=hooks.sub(0.05, 0.85, "Monte-Carlo"),
     )
     hooks.report(0.9, "L1 distances")
+    bin_width = scaled_bin_width(problem.y) if bin_width is None else bin_width
     l1 = l1_all_inputs(preds.train, sol, bin_width)
     floor = l1_noise_floor(sol, mc_samples, bin_width, item_generator(root, 1, 0))
     hooks.report(1.0, "done")
