@@ -219,6 +219,7 @@ def test_target_picker_defaults_to_the_last_column_with_the_widget_linked(tmp_pa
     state.dataset = "file: houses.csv"
     assert state.target == widget.value == "price" and widget.visible
     widget.value = "size"
+    assert state.wait(60)  # a CSV first gets the hyperparameters of largest evidence (a background job)
     assert state.target == "size" and state.problem.y.tolist() == list(range(12))
     state.dataset = "teacher"
     assert state.target is None and not widget.visible

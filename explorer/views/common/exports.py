@@ -1,10 +1,15 @@
 """What a tab lets the user download: data tables as plain CSV (one header line, nothing above it) with the
-settings behind them in a JSON sidecar, and figures as standalone HTML pages that open offline."""
+settings behind them in a JSON sidecar, and figures as standalone HTML pages that open offline.
+
+Every download is named for what it holds (:func:`download_name`): the figure or table, then the data and what
+else picks it out, e.g. ``learning-curve_boston.csv``, ``predictive-distribution_boston_input-17.csv`` and
+``settings_learning-curve_boston.json``; a name that follows the controls is made when the button is clicked."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -17,24 +22,75 @@ from bokeh.embed import file_html
 from bokeh.model import Model
 from bokeh.resources import Resources
 
-__all__ = ["Export", "PageResources", "csv_table", "download_button", "html_page", "json_ready", "json_text",
-           "settings_json"]
+__all__ = ["Export", "PageResources", "csv_table", "download_button", "download_name", "html_page", "json_ready",
+           "json_text", "settings_json", "NAME_PART_CHARS"]
+
+#: Most characters of one part of a download's name (a file name the user uploaded can be long).
+NAME_PART_CHARS = 40
+
+
+def _slug(part: str) -> str:
+    """``part`` in lower case with every run of other characters than a-z, 0-9 and '.' written '-'."""
+    slug = re.sub(r"[^a-z0-9.]+", "-", str(part).lower()).strip("-.")
+    return slug[:NAME_PART_CHARS].rstrip("-.")
+
+
+def download_name(what: str, *about: str, ext: str) -> str:
+    """The file name of a download: what it holds, then what picks it out (data, input, ...), joined by '_'.
+
+    Each part is written in lower case with runs of other characters than letters, digits and '.' as one '-'
+    (at most ``NAME_PART_CHARS`` characters); empty parts are left out.
+
+    Parameters
+    ----------
+    what : str
+        The figure or table, e.g. "learning curve" or "settings".
+    *about : str
+        What picks it out: the data set, an input, a tab, ...
+    ext : str
+        The extension without the dot: "csv", "html" or "json".
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> download_name("Predictive distribution", "boston", "input 17", ext="csv")
+    'predictive-distribution_boston_input-17.csv'
+    >>> download_name("settings", "Learning curve", "My data (v2)", ext="json")
+    'settings_learning-curve_my-data-v2.json'
+    """
+    parts = [p for p in (_slug(x) for x in (what, *about)) if p]
+    return "_".join(parts or ["download"]) + f".{ext}"
 
 
 @dataclass(frozen=True)
 class Export:
-    """One download of a tab: the file's name, the button's label and CSS class, and what makes the file."""
+    """One download of a tab: the file's name (or what makes it from the current settings, see
+    :func:`download_name`), the button's label and CSS class, and what makes the file."""
 
-    filename: str
+    filename: str | Callable[[], str]
     label: str
     css_class: str
     text: Callable[[], str]
 
+    def name(self) -> str:
+        """The file name for the current settings."""
+        return self.filename() if callable(self.filename) else self.filename
+
 
 def download_button(export: Export) -> pn.widgets.FileDownload:
-    """A button that downloads ``export.text()`` (made when clicked) as ``export.filename``."""
-    return pn.widgets.FileDownload(callback=lambda: io.StringIO(export.text()), filename=export.filename,
-                                   label=export.label, color="light", css_classes=[export.css_class])
+    """A button that downloads ``export.text()`` as ``export.name()``, both made when it is clicked."""
+    button = pn.widgets.FileDownload(filename=export.name(), label=export.label, color="light",
+                                     css_classes=[export.css_class])
+
+    def make() -> io.StringIO:
+        button.filename = export.name()  # Panel reads the name after calling back: it follows the settings
+        return io.StringIO(export.text())
+
+    button.callback = make
+    return button
 
 
 class PageResources(Resources):

@@ -17,16 +17,16 @@ from scipy import stats
 
 from explorer.gp_bootstrap import replica
 from explorer.gp_bootstrap.l1 import histogram_edges
-from explorer.views.common.exports import csv_table, html_page, settings_json
+from explorer.views.common.exports import csv_table, download_name, html_page, settings_json
 from explorer.views.common.patching import Layer, overlay
-from explorer.views.gp_bootstrap.state import BIN_WIDTH, METHODS, GPBootstrapState
+from explorer.views.gp_bootstrap.state import MAX_ROWS, METHODS, SUBSAMPLE_SEED, GPBootstrapState
 
 __all__ = [
     "learning_curve_plot", "learning_curve_layers", "CURVE_PADDING", "gap_frame", "gap_table", "large_gaps", "gap_sentence", "GAP_THRESHOLD", "vg_mf_note", "distribution_plot", "inputs_points",
     "selected_input", "inputs_plot", "l1_plot",
     "holdout_overlay", "holdout_plot", "problem_label", "l1_summary",
     "curve_frame", "distribution_frame", "l1_frame", "worst_inputs_frame", "holdout_frame",
-    "figure", "frame", "csv_text", "csv_filename", "html_text", "settings", "settings_text", "settings_line",
+    "figure", "frame", "csv_text", "csv_filename", "html_filename", "settings_filename", "TAB_NAMES", "html_text", "settings", "settings_text", "settings_line",
     "EXPORT_COLUMNS", "GAP_COLUMNS", "L1_REFERENCES",
 ]
 
@@ -61,6 +61,9 @@ EXPORT_COLUMNS = {
 
 
 _EMPTY = np.array([])
+#: What each tab's downloads hold, the first part of their file names (:func:`csv_filename`).
+TAB_NAMES = {"curve": "learning curve", "distribution": "predictive distribution", "l1": "L1 map",
+             "holdout": "test inputs"}
 
 
 def _framewise(*elements):
@@ -241,10 +244,10 @@ def _distribution_data(state: GPBootstrapState):
     return sol, i, (dist.samples[:, i] if dist is not None else None)
 
 
-def _bins(sol, i: int, samples) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bin edges of width 0.2 (``compare.histogram_edges``), theory mass and MC fraction per bin."""
+def _bins(sol, i: int, samples, width: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bin edges of width ``width`` (``l1.histogram_edges``), theory mass and MC fraction per bin."""
     mu = replica.mixture_components(sol, i).means
-    edges = histogram_edges(samples if samples is not None else mu[:1], sol, i, BIN_WIDTH)
+    edges = histogram_edges(samples if samples is not None else mu[:1], sol, i, width)
     theory = replica.bin_probabilities(sol, i, edges)
     mc = np.histogram(samples, bins=edges)[0] / samples.size if samples is not None else np.full(theory.size, np.nan)
     return edges, theory, mc
@@ -266,9 +269,11 @@ def _h_grid(edges: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
 
 
 def distribution_plot(state: GPBootstrapState) -> hv.Overlay:
-    """MC histogram (bin width 0.2) of f_i(D) vs the eq. (60) mixture: its density, its mass per bin and,
-    on demand, its Poisson components (k copies of input i in the sample), seed 000 Fig. 3-4."""
+    """MC histogram of f_i(D) vs the eq. (60) mixture: its density, its mass per bin and, on demand, its Poisson
+    components (k copies of input i in the sample), seed 000 Fig. 3-4. Bin width ``state.bin_width``: 0.2 for
+    boston, 0.2 · sd(y)/sd(boston's target) for other targets."""
     sol, i, samples = _distribution_data(state)
+    width = state.bin_width
     edges = h = density = _EMPTY
     theory = mc = np.zeros(0)
     components = (np.array([np.nan]), np.array([np.nan]))  # drawn as nothing, but keeps the legend entry
@@ -276,7 +281,7 @@ def distribution_plot(state: GPBootstrapState) -> hv.Overlay:
     peaks = ([], [], [])
     if sol is not None:
         target = float(sol.y[i])
-        edges, theory, mc = _visible(*_bins(sol, i, samples), target)
+        edges, theory, mc = _visible(*_bins(sol, i, samples, width), target)
         mix = replica.mixture_components(sol, i)
         mu, sd = mix.means, mix.sds
         if np.all(sd > 0):  # sd = 0 only for K ∝ I: point masses, shown by the binned theory alone
@@ -285,9 +290,9 @@ def distribution_plot(state: GPBootstrapState) -> hv.Overlay:
             if state.show_components:
                 components = _components(mix.weights, mu, sd)
                 peaks = _component_labels(mix.weights, mu, sd)
-    mc_step = np.append(np.nan_to_num(mc), np.nan_to_num(mc[-1:])) / BIN_WIDTH if edges.size else _EMPTY
+    mc_step = np.append(np.nan_to_num(mc), np.nan_to_num(mc[-1:])) / width if edges.size else _EMPTY
     layers = _framewise(
-        hv.Histogram((edges, theory / BIN_WIDTH), kdims=H_DIM, vdims=DENSITY_DIM, label="theory, mass per bin").opts(
+        hv.Histogram((edges, theory / width), kdims=H_DIM, vdims=DENSITY_DIM, label="theory, mass per bin").opts(
             fill_color=THEORY_COLOR, fill_alpha=0.25, line_color=THEORY_COLOR, line_alpha=0.5),
         hv.Curve((h, density), H_DIM, DENSITY_DIM, label="theory density, eq. (60)").opts(color=THEORY_COLOR),
         hv.Curve(components, H_DIM, DENSITY_DIM, label="Poisson components w_k N(μ_k, s_k²)").opts(
@@ -323,11 +328,11 @@ def _components(w, mu, sd) -> tuple[np.ndarray, np.ndarray]:
 
 
 def distribution_frame(state: GPBootstrapState) -> pd.DataFrame:
-    """Per bin of width 0.2: the theory's mass (eq. 60) and the MC fraction of samples at input i."""
+    """Per bin of width ``state.bin_width``: the theory's mass (eq. 60) and the MC fraction of samples at input i."""
     sol, i, samples = _distribution_data(state)
     if sol is None:
         return pd.DataFrame(columns=EXPORT_COLUMNS["distribution"])
-    edges, theory, mc = _bins(sol, i, samples)
+    edges, theory, mc = _bins(sol, i, samples, state.bin_width)
     return pd.DataFrame({"input": i, "h_left": edges[:-1], "h_right": edges[1:], "theory_probability": theory,
                          "mc_probability": mc, "mc_samples": samples.size if samples is not None else 0},
                         columns=EXPORT_COLUMNS["distribution"])
@@ -489,14 +494,31 @@ def csv_text(state: GPBootstrapState, tab: str) -> str:
     return csv_table(frame(state, tab))
 
 
-def csv_filename(tab: str) -> str:
-    """The file name of ``tab``'s CSV download (its settings sidecar names it)."""
-    return f"explorer-{tab}.csv"
+def _what(state: GPBootstrapState, tab: str) -> tuple[str, ...]:
+    """What picks out ``tab``'s downloads besides the tab: the data and, for the distribution, the input."""
+    return (state.data_label(), f"input {state.index}") if tab == "distribution" else (state.data_label(),)
+
+
+def csv_filename(state: GPBootstrapState, tab: str) -> str:
+    """The file name of ``tab``'s CSV download, e.g. ``learning-curve_boston.csv`` (its settings sidecar names it)."""
+    return download_name(TAB_NAMES[tab], *_what(state, tab), ext="csv")
+
+
+def html_filename(state: GPBootstrapState, tab: str) -> str:
+    """The file name of ``tab``'s figure as an HTML page, e.g. ``predictive-distribution_boston_input-17.html``."""
+    return download_name(TAB_NAMES[tab], *_what(state, tab), ext="html")
+
+
+def settings_filename(state: GPBootstrapState, tab: str) -> str:
+    """The file name of ``tab``'s settings sidecar, e.g. ``settings_learning-curve_boston.json``."""
+    return download_name("settings", TAB_NAMES[tab], *_what(state, tab), ext="json")
 
 
 def settings(state: GPBootstrapState) -> dict:
-    """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: the data, the kernel
-    and its hyperparameters, the noise, S/N, the test loss, the Monte-Carlo sizes and the seed."""
+    """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: the data (a CSV's file
+    name and the SHA-256 of its text, the random subsample if one is used), the kernel and every hyperparameter
+    (also the per-input lengthscales of the paper kernel, and where the values come from), the noise, S/N, the
+    test loss, the histograms' bin width, the Monte-Carlo sizes and the seed."""
     out = {"dataset": state.dataset, "standardize": bool(state.standardize), "holdout": int(state.holdout),
            "kernel": state.kernel, **_kernel_settings(state), "noise_var": float(state.noise_var),
            "s_over_n": float(state.s_over_n), "loss": state.loss, "curve_mc_samples": int(state.curve_mc_samples),
@@ -505,6 +527,32 @@ def settings(state: GPBootstrapState) -> dict:
         out["target"] = state.target
     if state.loss != "square":
         out.update(eps=float(state.eps), beta=float(state.beta))
+    return {**out, **_data_settings(state), **_model_settings(state)}
+
+
+def _data_settings(state: GPBootstrapState) -> dict:
+    """The CSV file (name, SHA-256 of its text) and the random subsample, if any."""
+    try:
+        file = state.data_file()
+    except (OSError, ValueError):  # the file went away: the settings say so instead of failing the download
+        file = {"file": state.dataset, "sha256": None}
+    if file is None:
+        return {}
+    subsample = {"rows": MAX_ROWS, "seed": SUBSAMPLE_SEED} if state.subsample else None
+    return {"file": file["file"], "sha256": file["sha256"], "subsample": subsample}
+
+
+def _model_settings(state: GPBootstrapState) -> dict:
+    """Where the hyperparameters come from, the kernel's values as the problem uses them, the bin width."""
+    out: dict = {"hyperparameters": state.hyperparameter_source}
+    if state.hyperparameter_source == "evidence" and state.evidence is not None:
+        fit = state.evidence
+        out["evidence"] = {"log_evidence": fit.log_evidence, "rows": fit.n, "lengthscale": fit.lengthscale,
+                           "signal_var": fit.signal_var, "noise_var": fit.noise_var}
+    if state.problem is not None:
+        out["kernel_parameters"] = {name: np.asarray(v).tolist() for name, v in state.problem.kernel.params.items()}
+        out["rows"] = int(state.problem.n)
+        out["bin_width"] = float(state.bin_width)
     return out
 
 
@@ -518,7 +566,7 @@ def _kernel_settings(state: GPBootstrapState) -> dict:
 
 def settings_text(state: GPBootstrapState, tab: str) -> str:
     """The JSON sidecar of ``tab``'s CSV: ``{"export", "files", "settings"}`` (:func:`settings`)."""
-    return settings_json(f"GP bootstrap (seed 000): {tab}", settings(state), [csv_filename(tab)])
+    return settings_json(f"GP bootstrap (seed 000): {tab}", settings(state), [csv_filename(state, tab)])
 
 
 def html_text(state: GPBootstrapState, tab: str) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import param
 
+from explorer.gp_bootstrap import evidence as gp_evidence
 from explorer.gp_bootstrap import experiments
 from explorer.gp_bootstrap import montecarlo
 from explorer.gp_bootstrap import replica
@@ -29,18 +30,20 @@ from explorer.gp_bootstrap import mean_field
 from explorer.gp_bootstrap import variational
 from explorer import datasets, kernels
 from explorer.gp_bootstrap.experiments import theory_error
-from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH
+from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, scaled_bin_width
 from explorer.losses import get_loss
 from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
-from explorer.views.common.uploads import UPLOAD, csv_columns, read_upload
+from explorer.views.common.server_files import read_data_file
+from explorer.views.common.uploads import UPLOAD, Upload, csv_columns, read_upload
 from explorer.views.common.values import CheckedState
 
 __all__ = [
     "GPBootstrapState", "TheoryCurve", "METHODS", "VG_MF_LOSSES", "CurvePoint", "CurveMC", "HoldoutTheory",
     "REGRESSION_DATASETS", "UPLOAD", "CSV_PREFIX", "KERNELS", "LOSSES", "GP_TABS", "MC_KINDS",
     "MC_GRID", "THEORY_GRID", "BIN_WIDTH", "URL_PARAMETERS", "describe_error", "theory_error",
+    "MAX_ROWS", "MAX_COLUMNS", "SUBSAMPLE_SEED", "EVIDENCE_ROWS", "HYPERPARAMETERS",
 ]
 
 #: The shipped or generated regression datasets offered in the app (the others are classification sets).
@@ -60,18 +63,38 @@ VG_MF_LOSSES = ("square",)
 #: S/N of the Monte-Carlo points of the learning curve, and the finer grid of the theory curve.
 MC_GRID = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 THEORY_GRID = (0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)
+#: Bin width of boston's histograms (Fig. 5); other targets get 0.2 · sd(y)/sd(boston's target) (``scaled_bin_width``).
 BIN_WIDTH = PAPER_BIN_WIDTH
+#: Most rows of a CSV (uploaded or of the data directory) the pages take: every change of a control solves the
+#: ADATAP theory (an N × N fixed point, ~8 N² bytes per matrix) on the server's event loop. Measured on the 2-core
+#: machine: N = 1000 rows, 13 inputs: kernel matrix 0.06 s, one ADATAP solve 0.1-0.24 s (5-9 iterations, peak
+#: 33 MB); N = 1500: 0.37-0.46 s, N = 2000: 0.42 s and 132 MB. A larger file is refused before any work, with the
+#: offer of a random subsample of MAX_ROWS rows (``subsample``).
+MAX_ROWS = 1000
+#: Most input columns of a CSV: the kernel matrix costs N² × columns (0.1 s at MAX_ROWS rows and 100 columns).
+MAX_COLUMNS = 100
+#: Seed of the random subsample of a CSV with more than MAX_ROWS rows (the same rows in every session and link).
+SUBSAMPLE_SEED = 0
+#: Most rows on which the evidence is maximised (a random subsample, seed SUBSAMPLE_SEED, when there are more):
+#: each evaluation is a Cholesky factorisation and an inverse of an N × N matrix, ~60-80 of them in all
+#: (~1 s at 300 rows on the 2-core machine, ~4 s at 500, ~30 s at 1000).
+EVIDENCE_ROWS = 300
+#: Where the hyperparameters of the current settings come from (``hyperparameter_source``).
+HYPERPARAMETERS = ("set", "evidence", "evidence pending")
 #: Seed of the generated datasets (toy, teacher), so that a link always shows the same data.
 DATA_SEED = 0
 #: Controls that the page URL carries (``pn.state.location.sync``).
 URL_PARAMETERS = (
-    "dataset", "target", "standardize", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period", "noise_var",
+    "dataset", "target", "subsample", "standardize", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period", "noise_var",
     "s_over_n", "loss", "eps", "beta", "curve_mc_samples", "mc_samples", "seed", "auto_mc", "holdout",
     "input_index", "show_components", "tab",
 )
 #: Controls that change what has to be computed (everything but the pure view options).
 _COMPUTE_PARAMETERS = tuple(p for p in URL_PARAMETERS if p not in ("input_index", "show_components"))
 _OUTPUTS = ("problem", "solution", "theory_curve", "curve_mc", "distribution", "holdout_theory", "holdout_mc")
+#: The controls that hold the kernel's and the noise's values: set by hand, a link or a preset, they replace the
+#: hyperparameters chosen by maximum evidence.
+_HYPER_PARAMETERS = ("kernel", "l2", "lengthscale", "signal_var", "alpha", "period", "noise_var")
 
 #: Errors a user can cause with the controls; they become a message in the page, never a traceback.
 EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError,
@@ -170,6 +193,7 @@ _CURVES = lru("gp_bootstrap.curves", 32)          # CurveMC per (problem, loss, 
 _DISTRIBUTIONS = lru("gp_bootstrap.distributions", 8, weigh=lambda d: d.samples.nbytes,
                      max_weight=400e6)            # (B, N) samples each
 _HOLDOUTS = lru("gp_bootstrap.holdouts", 16)      # HoldoutComparison per (problem, S/N, samples, seed)
+_EVIDENCE = lru("gp_bootstrap.evidence", 32)      # EvidenceFit per data key
 
 
 # ------------------------------------------------------------------------------------ computations
@@ -259,7 +283,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     ("theory" and ``MC_KINDS``).
     """
 
-    _job_kinds = ("theory", *MC_KINDS)
+    _job_kinds = ("theory", *MC_KINDS, "evidence")
     # partial redraws through HoloViews share the server's loop: spaced by the gate; the learning curve's are
     # patched in place (views.common.patching, ~15 ms) and drawn at once
     _gated_kinds = tuple(kind for kind in MC_KINDS if kind != "curve")
@@ -275,6 +299,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                                  "or teacher (GP teacher, seed 001), a CSV of the data directory, or an upload.")
     target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
                             doc="Column of a CSV dataset to predict; every other column is an input.")
+    subsample = param.Boolean(default=False, label=f"Use a random subsample of {MAX_ROWS:,} rows",
+                              doc=f"A CSV with more than {MAX_ROWS:,} rows is refused (the theory solves an N × N "
+                                  f"system on the server at every change); ticked, the pages use {MAX_ROWS:,} of its "
+                                  f"rows drawn at random (seed {SUBSAMPLE_SEED}, kept in their file order).")
     holdout = param.Integer(default=50, bounds=(1, 1000), softbounds=(1, 200), label="Held-out rows",
                             doc="The first rows kept out as test inputs in the 'Test inputs' tab (Fig. 2: 50); "
                                 "the bootstrap resamples the rest.")
@@ -290,15 +318,15 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                                 "(rq), exponential, Matérn 3/2, Matérn 5/2, periodic.")
     l2 = param.Number(default=experiments.PAPER_L2, bounds=(1e-3, 1e6), softbounds=(1.0, 500.0),
                       label="l² (paper kernel)", doc="Squared global lengthscale l² of the paper kernel (73.54).")
-    lengthscale = param.Number(default=1.0, bounds=(1e-4, 1e6), softbounds=(0.01, 100.0), label="Lengthscale",
+    lengthscale = param.Number(default=1.0, bounds=(1e-6, 1e9), softbounds=(0.01, 100.0), label="Lengthscale",
                                doc="Lengthscale ℓ of the chosen kernel, in the units of the inputs.")
-    signal_var = param.Number(default=1.0, bounds=(1e-6, 1e6), softbounds=(0.01, 100.0),
+    signal_var = param.Number(default=1.0, bounds=(1e-9, 1e12), softbounds=(0.01, 100.0),
                               label="Signal variance", doc="Prior variance of the latent function, k(x, x).")
     alpha = param.Number(default=1.0, bounds=(1e-3, 1e3), softbounds=(0.1, 10.0), label="α (rq)",
                          doc="Shape parameter α of the rational quadratic kernel.")
     period = param.Number(default=1.0, bounds=(1e-4, 1e6), softbounds=(0.1, 10.0), label="Period",
                           doc="Period of the periodic kernel, in the units of the inputs.")
-    noise_var = param.Number(default=experiments.PAPER_NOISE_VAR, bounds=(1e-8, 1e4), softbounds=(1e-4, 1.0),
+    noise_var = param.Number(default=experiments.PAPER_NOISE_VAR, bounds=(1e-8, 1e8), softbounds=(1e-4, 1.0),
                              label="Noise σ²", doc="Noise variance σ² of the GP, eq. (50) (seed 000: 0.01).")
     # --- bootstrap
     s_over_n = param.Number(default=1.0, bounds=(0.05, 5.0), step=0.05, label="Bootstrap size S/N",
@@ -349,6 +377,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     holdout_mc = param.ClassSelector(class_=experiments.HoldoutComparison, default=None, allow_None=True,
                                      precedence=-1, label="Held-out comparison",
                                      doc="Output: theory and MC moments at the held-out inputs.")
+    evidence = param.ClassSelector(class_=gp_evidence.EvidenceFit, default=None, allow_None=True, precedence=-1,
+                                   label="Evidence maximum", doc="Output: the hyperparameters of largest evidence "
+                                                                 "on the current CSV data, once computed.")
 
     def __init__(self, **params):
         dataset = params.pop("dataset", None)  # may name a file of data_dir: set once the choices are known
@@ -359,9 +390,16 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         self._init_dataset_choices()
         if dataset is not None:
             self.dataset = dataset
-        # registered before the refresh: it runs first: the new kernel computes with its new start
+        # a CSV starts from the hyperparameters of largest evidence unless the caller set them
+        self._evidence_pending = self._is_csv() and not set(params) & set(_HYPER_PARAMETERS)
+        self._applying_evidence = False
+        # registered before the refresh: they run first: the new kernel computes with its new start
         self.param.watch(self._on_kernel, ["kernel", "lengthscale", "signal_var"])
+        self.param.watch(self._on_data, ["dataset", "target", "standardize", "subsample"])
+        self.param.watch(self._on_hyperparameter, list(_HYPER_PARAMETERS))
         self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
+        self.param.watch(self._on_evidence, ["evidence"])
+        self.jobs["evidence"].param.watch(self._on_evidence_error, ["error"])
 
     # ----------------------------------------------------------------------------- public API
 
@@ -382,13 +420,18 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                 "holdout": "holdout"}[self.tab]
 
     def upload_csv(self, filename: str, content: bytes | str) -> None:
-        """Use an uploaded CSV as the dataset; its last column becomes the target until another is picked."""
+        """Use an uploaded CSV as the dataset; its last column becomes the target until another is picked.
+
+        A file that cannot be read clears the figures and says why in ``error``; a readable one starts from the
+        hyperparameters of largest evidence on it (``evidence``)."""
         try:
-            upload = read_upload(filename, content)
+            upload = read_upload(filename, content)  # an empty file is refused there, with a message
             columns = csv_columns(upload, "inputs and a target")
         except ValueError as err:
+            self._clear_outputs()  # no figure of the previous data under a message about this file
             self.error = str(err)
             return
+        self._evidence_pending = True
         self._upload = upload
         self._columns[UPLOAD] = columns
         if UPLOAD not in self.param.dataset.objects:
@@ -404,12 +447,49 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                 setattr(self, name, value)
             except Exception:  # noqa: BLE001 - any invalid link value is reported, never raised
                 bad.append(f"{name}={value!r}")
+        if set(values) & set(_HYPER_PARAMETERS):
+            self._evidence_pending = False  # the link's hyperparameters stay
         self.tell("link", f"Ignored link parameter(s) that do not fit this app: {', '.join(bad)}." if bad else "")
 
     def data_driven_start(self) -> kernels.DataDrivenHyperparameters:
         """ℓ and σ_f² from the current data (:func:`explorer.kernels.data_driven_hyperparameters`)."""
         data = self._load_dataset()
         return kernels.data_driven_hyperparameters(data.inputs, data.targets)
+
+    @property
+    def bin_width(self) -> float:
+        """Δh of the predictive-distribution histograms: 0.2 · sd(y)/sd(boston's target) of the training targets
+        (:func:`~explorer.gp_bootstrap.l1.scaled_bin_width`; boston: the paper's 0.2)."""
+        if self.distribution is not None:
+            return self.distribution.l1.bin_width
+        return scaled_bin_width(self.problem.y) if self.problem is not None else BIN_WIDTH
+
+    @property
+    def hyperparameter_source(self) -> str:
+        """Where the kernel's values come from (``HYPERPARAMETERS``): the controls as set, the evidence maximum
+        on the CSV data, or that maximum while it is being computed."""
+        if self._evidence_pending:
+            return "evidence pending"
+        return "evidence" if "evidence" in self.__dict__.get("_told", {}) else "set"
+
+    def data_file(self) -> dict | None:
+        """The CSV file behind the data: ``{"file": its name, "sha256": of its text}``; None for the shipped and
+        generated sets (boston, toy, teacher)."""
+        if self.dataset == UPLOAD and self._upload is not None:
+            return {"file": self._upload[0], "sha256": self._upload[2]}
+        if self.dataset.startswith(CSV_PREFIX):
+            file = self._data_file()
+            return {"file": file.filename, "sha256": file.sha256}
+        return None
+
+    def data_label(self) -> str:
+        """The data in a few words, for file names: the shipped set's name or the CSV file's name without
+        ``.csv``, with the target column of a CSV and ``subsample`` when a random subsample is used."""
+        file = self.data_file()
+        if file is None:
+            return self.dataset
+        parts = [Path(file["file"]).stem, self.target or ""]
+        return "-".join([*parts, f"subsample-{MAX_ROWS}"] if self.subsample else parts)
 
     def _on_kernel(self, *events) -> None:
         """A switch to a kernel other than ``paper`` starts from the data's scale, unless the same change sets ℓ
@@ -428,6 +508,61 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                             f"{self.lengthscale:g} (median distance between inputs) and signal variance σ_f² = "
                             f"{self.signal_var:g} (variance of the target).")
 
+    # ----------------------------------------------------------------------------- hyperparameters of a CSV
+
+    def _is_csv(self) -> bool:
+        return self.dataset == UPLOAD or self.dataset.startswith(CSV_PREFIX)
+
+    def _on_data(self, *events) -> None:
+        """New CSV data (file, target, scaling, subsample) starts from its evidence maximum."""
+        if self._is_csv():
+            self._evidence_pending = True
+        else:
+            self._evidence_pending = False
+            self.tell("evidence")
+
+    def _on_hyperparameter(self, *events) -> None:
+        """Hyperparameters set by hand, a link or a preset replace those of the evidence maximum."""
+        if not self._applying_evidence:
+            self._evidence_pending = False
+            self.tell("evidence")
+
+    def _on_evidence(self, event) -> None:
+        if event.new is not None and self._evidence_pending:
+            self.refresh()  # the job's result: apply it and compute
+
+    def _on_evidence_error(self, event) -> None:
+        if event.new and self._evidence_pending:
+            self._evidence_pending = False
+            self.tell("evidence", f"The hyperparameters could not be chosen by maximum evidence ({event.new}); the "
+                                  "kernel keeps its values: set them by hand or pick the paper preset.")
+            self.refresh()
+
+    def _choose_hyperparameters(self) -> bool:
+        """Apply the evidence maximum of the current CSV data if it is known (True); else start the job that
+        computes it and show nothing meanwhile (False)."""
+        key, data = self._data_key(), self._load_dataset()  # the row limit is checked before the job starts
+        fit = _EVIDENCE.get(key)
+        if fit is None:
+            self._request("evidence", key, "evidence", _EVIDENCE, lambda job: _evidence_fit(data, job),
+                          optional=False)
+            for name in _OUTPUTS:
+                self._assign(name, None)
+            self.tell("evidence", "Choosing the kernel's hyperparameters by maximum evidence on your data…")
+            return False
+        self._apply_evidence(fit, data.n)
+        return True
+
+    def _apply_evidence(self, fit: gp_evidence.EvidenceFit, rows: int) -> None:
+        values = {"lengthscale": fit.lengthscale, "signal_var": fit.signal_var, "noise_var": fit.noise_var}
+        clipped = {name: float(np.clip(v, *self.param[name].bounds)) for name, v in values.items()}
+        self._evidence_pending, self._applying_evidence = False, True
+        try:
+            self.param.update(kernel="se", **clipped)
+        finally:
+            self._applying_evidence = False
+        self.tell("evidence", _evidence_note(self, fit, rows, clipped != values))
+
     # ----------------------------------------------------------------------------- settings → keys
 
     def _init_dataset_choices(self) -> None:
@@ -441,8 +576,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
             objects += [CSV_PREFIX + path.name for path in files]
         self.param.dataset.objects = objects
 
-    def _csv_path(self) -> Path:
-        return Path(self.data_dir) / self.dataset[len(CSV_PREFIX):]
+    def _data_file(self) -> Upload:
+        """The chosen file of the data folder, read and checked as an upload."""
+        return read_data_file(self.data_dir, self.dataset[len(CSV_PREFIX):])
 
     def _sync_target(self) -> None:
         """Target choices follow the dataset: the CSV's columns, or none for the built-in sets."""
@@ -452,7 +588,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
             columns = self._columns.get(UPLOAD, [])
         else:
             if self.dataset not in self._columns:
-                self._columns[self.dataset] = _csv_header(self._csv_path().read_text(encoding="utf-8-sig"))
+                self._columns[self.dataset] = _csv_header(self._data_file().text)
             columns = self._columns[self.dataset]
         wanted = self.target if self.target in columns else (columns[-1] if columns else None)
         if list(self.param.target.objects) != columns:
@@ -466,12 +602,12 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                 raise datasets.DatasetError("no CSV has been uploaded in this session; upload the file again.")
             return ("upload", self._upload[2], self.target)
         if self.dataset.startswith(CSV_PREFIX):
-            path = self._csv_path()
-            return ("csv", str(path), path.stat().st_mtime_ns, self.target)
+            file = self._data_file()
+            return ("csv", file.filename, file.sha256, self.target)
         return ("shipped", self.dataset)
 
     def _data_key(self) -> tuple:
-        return (self._dataset_key(), bool(self.standardize))
+        return (self._dataset_key(), bool(self.standardize), bool(self.subsample) and self._is_csv())
 
     def _kernel_key(self) -> tuple:
         if self.kernel == "paper":
@@ -511,8 +647,30 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
             raise datasets.DatasetError("choose the target column of the CSV file.")
         if self.dataset == UPLOAD:
             name, text, _ = self._upload
-            return datasets.load_csv(io.StringIO(text), self.target, name=Path(name).stem, task="regression")
-        return datasets.load_csv(self._csv_path(), self.target, task="regression")
+            data = datasets.load_csv(io.StringIO(text), self.target, name=Path(name).stem, task="regression")
+        else:
+            file = self._data_file()  # read as an upload: no message quotes the server's path
+            data = datasets.load_csv(io.StringIO(file.text), self.target, name=Path(file.filename).stem,
+                                     task="regression")
+        return self._limit_rows(data)
+
+    def _limit_rows(self, data: datasets.Dataset) -> datasets.Dataset:
+        """``data`` within MAX_ROWS and MAX_COLUMNS, checked before any kernel matrix: a random subsample of
+        MAX_ROWS rows if ``subsample`` is ticked, else DatasetError saying the limit and the file's count."""
+        if data.d > MAX_COLUMNS:
+            raise datasets.DatasetError(
+                f"{data.name} has {data.d} input columns; these pages take at most {MAX_COLUMNS}. Upload a CSV "
+                "with fewer columns (drop the ones you do not need).")
+        if data.n <= MAX_ROWS:
+            return data
+        if not self.subsample:
+            raise datasets.DatasetError(
+                f"{data.name} has {data.n:,} rows; these pages take at most {MAX_ROWS:,} (the theory solves an "
+                f"N × N system on the server at every change). Tick 'Use a random subsample of {MAX_ROWS:,} rows' "
+                f"under Data to use {MAX_ROWS:,} of its rows drawn at random (seed {SUBSAMPLE_SEED}), or upload a "
+                "smaller file.")
+        return replace(data.subset(subsample_rows(data.n, MAX_ROWS)),
+                       name=f"{data.name} (random {MAX_ROWS:,} of {data.n:,} rows, seed {SUBSAMPLE_SEED})")
 
     def _kernel(self, X: np.ndarray) -> kernels.Kernel:
         if self.kernel == "paper":
@@ -557,6 +715,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
 
     def _refresh_outputs(self) -> None:
         self._sync_target()
+        if self._evidence_pending and not self._choose_hyperparameters():
+            return
         if self.tab == "holdout":
             self._refresh_holdout()
         else:
@@ -588,7 +748,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         samples, seed = int(self.mc_samples), int(self.seed)
         self._request("distribution", (key, v, samples, seed), "distribution", _DISTRIBUTIONS,
                       lambda job: experiments.distribution_comparison(
-                          problem, v, samples, bin_width=BIN_WIDTH, rng=seed, executor=self.executor,
+                          problem, v, samples, bin_width=scaled_bin_width(problem.y), rng=seed, executor=self.executor,
                           hooks=Hooks(progress=job.report, should_stop=job.should_stop)))
 
     def _refresh_holdout(self) -> None:
@@ -612,3 +772,26 @@ def _csv_header(text: str) -> list[str]:
     """Column names of the first row of CSV text (for the target picker; load_csv validates the rest)."""
     row = next(csv.reader(io.StringIO(text)), [])
     return [name.strip().lstrip("\ufeff") for name in row if name.strip()]
+
+
+def subsample_rows(n: int, size: int) -> np.ndarray:
+    """``size`` of the row indices 0..n−1 drawn without replacement (seed ``SUBSAMPLE_SEED``), in increasing order."""
+    rng = np.random.default_rng(SUBSAMPLE_SEED)
+    return np.sort(rng.choice(n, size=min(size, n), replace=False))
+
+
+def _evidence_fit(data: datasets.Dataset, job: Job) -> gp_evidence.EvidenceFit:
+    """The evidence maximum on at most EVIDENCE_ROWS rows of ``data`` (a random subsample when it has more)."""
+    rows = subsample_rows(data.n, EVIDENCE_ROWS)
+    return gp_evidence.maximum_evidence(data.inputs[rows], data.targets[rows],
+                                        hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+
+
+def _evidence_note(state: GPBootstrapState, fit: gp_evidence.EvidenceFit, rows: int, clipped: bool) -> str:
+    """What the notice says about hyperparameters chosen by maximum evidence."""
+    on = "your data" if fit.n == rows else (f"a random subsample of {fit.n} of your {rows:,} rows "
+                                            f"(seed {SUBSAMPLE_SEED})")
+    text = (f"Kernel se, ℓ = {state.lengthscale:g}, σ_f² = {state.signal_var:g}, σ² = {state.noise_var:g} chosen by "
+            f"maximum evidence on {on} (log evidence {fit.log_evidence:.1f}); pick the paper preset to use the "
+            "paper's values.")
+    return text + (" Some values were clipped to the range of their control." if clipped else "")

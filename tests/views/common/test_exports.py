@@ -6,9 +6,11 @@ import json
 import holoviews as hv
 import numpy as np
 import pandas as pd
+import pytest
 from tests.views.common.offline import assert_offline_page
 
-from explorer.views.common.exports import csv_table, html_page, json_ready, json_text, settings_json
+from explorer.views.common.exports import (NAME_PART_CHARS, Export, csv_table, download_button, download_name,
+                                            html_page, json_ready, json_text, settings_json)
 
 
 def test_json_text_writes_nan_as_null_and_numpy_as_python():
@@ -47,3 +49,29 @@ def test_csv_table_has_one_plain_header_and_the_sidecar_holds_the_settings():
     pd.testing.assert_frame_equal(pd.read_csv(io.StringIO(text)), frame)
     sidecar = json.loads(settings_json("demo", {"seed": np.int64(3), "tol": np.nan}, ["demo.csv"]))
     assert sidecar == {"export": "demo", "files": ["demo.csv"], "settings": {"seed": 3, "tol": None}}
+
+
+@pytest.mark.parametrize("parts, ext, name", [
+    (("learning curve", "boston"), "csv", "learning-curve_boston.csv"),
+    (("Predictive distribution", "boston", "input 17"), "csv", "predictive-distribution_boston_input-17.csv"),
+    (("settings", "Learning curve", "boston"), "json", "settings_learning-curve_boston.json"),
+    (("L1 map", "../../etc/passwd", ""), "html", "l1-map_etc-passwd.html"),  # no path, no empty part
+    (("curves", "Ä" * 5), "csv", "curves.csv"),
+])
+def test_download_names_say_what_they_hold_in_safe_characters(parts, ext, name):
+    assert download_name(*parts, ext=ext) == name
+
+
+def test_a_long_part_is_cut():
+    assert download_name("curve", "x" * 200, ext="csv") == f"curve_{'x' * NAME_PART_CHARS}.csv"
+
+
+def test_a_download_button_takes_its_name_from_the_settings_when_clicked():
+    held = {"what": "boston"}
+    export = Export(lambda: download_name("learning curve", held["what"], ext="csv"), "CSV", "demo-csv",
+                    lambda: "a,b\n1,2\n")
+    button = download_button(export)
+    assert button.filename == "learning-curve_boston.csv"
+    held["what"] = "toy"
+    assert button.callback().getvalue() == "a,b\n1,2\n" and button.filename == "learning-curve_toy.csv"
+    assert Export("fixed.csv", "CSV", "c", lambda: "").name() == "fixed.csv"

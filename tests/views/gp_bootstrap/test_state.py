@@ -232,10 +232,12 @@ def csv_bytes(rows: int = 15) -> bytes:
 def test_upload_csv_with_target_picker():
     s = make_state(tab="distribution")
     s.upload_csv("houses.csv", csv_bytes())
+    finished(s)  # the hyperparameters of largest evidence first
     assert s.error == "" and s.dataset == UPLOAD
     assert s.param.target.objects == ["size", "rooms", "price"] and s.target == "price"
     assert s.problem.n == 15 and s.problem.X.shape == (15, 2)
     s.target = "size"
+    finished(s)
     np.testing.assert_allclose(s.problem.y, np.arange(15))
 
 
@@ -250,6 +252,7 @@ def test_invalid_csv_gives_a_message_not_an_exception(content, message):
     s.upload_csv("bad.csv", content)
     assert message in s.error
     s.upload_csv("good.csv", csv_bytes())
+    finished(s)
     assert s.error == "" and s.problem.n == 15
 
 
@@ -257,7 +260,9 @@ def test_data_directory_csv(tmp_path):
     (tmp_path / "houses.csv").write_bytes(csv_bytes(20))
     s = GPBootstrapState(data_dir=str(tmp_path), auto_mc=False, tab="distribution", dataset="file: houses.csv")
     s.refresh()
+    finished(s)
     assert s.error == "" and s.target == "price" and s.problem.n == 20
+    assert s.kernel == "se" and s.hyperparameter_source == "evidence"  # a CSV starts from its evidence maximum
 
 
 def test_missing_data_directory_is_a_notice():
@@ -364,13 +369,16 @@ def test_every_tab_downloads_a_plain_csv_and_its_settings_as_json(computed, tab)
     view = {"curve": panels.LearningCurveTab, "distribution": panels.DistributionTab, "l1": panels.L1Tab,
             "holdout": panels.HoldoutTab}[tab](state=computed)
     downloads = {d.filename: d for d in view.downloads}
-    assert sorted(downloads) == sorted([f"explorer-{tab}.csv", f"explorer-{tab}.html", f"explorer-{tab}-settings.json"])
+    what = {"curve": "learning-curve_teacher", "distribution": f"predictive-distribution_teacher_input-{computed.index}",
+            "l1": "l1-map_teacher", "holdout": "test-inputs_teacher"}[tab]
+    csv_name, json_name = f"{what}.csv", f"settings_{what}.json"
+    assert sorted(downloads) == sorted([csv_name, f"{what}.html", json_name])
     assert view.json.css_classes == [f"explorer-json-{tab}"]
-    text = downloads[f"explorer-{tab}.csv"].callback().getvalue()
+    text = downloads[csv_name].callback().getvalue()
     frame = pd.read_csv(io.StringIO(text))  # plain read_csv: no comment line to skip
     assert frame.columns.tolist() == plots.EXPORT_COLUMNS[tab] and len(frame) > 0
-    sidecar = json.loads(downloads[f"explorer-{tab}-settings.json"].callback().getvalue())
-    assert sidecar["files"] == [f"explorer-{tab}.csv"] and "seed 000" in sidecar["export"]
+    sidecar = json.loads(downloads[json_name].callback().getvalue())
+    assert sidecar["files"] == [csv_name] and "seed 000" in sidecar["export"]
     got = sidecar["settings"]
     assert got["dataset"] == "teacher" and got["kernel"] == "paper" and got["l2"] == computed.l2
     assert got["seed"] == computed.seed and got["s_over_n"] == computed.s_over_n
@@ -393,7 +401,7 @@ def test_distribution_csv_sums_to_one(computed):
     assert list(table.columns) == plots.EXPORT_COLUMNS["distribution"]
     assert table["theory_probability"].sum() == pytest.approx(1.0, abs=1e-6)
     assert table["mc_probability"].sum() == pytest.approx(1.0)
-    assert np.allclose(table["h_right"] - table["h_left"], state_module.BIN_WIDTH)
+    assert np.allclose(table["h_right"] - table["h_left"], computed.bin_width)
 
 
 @pytest.mark.parametrize("tab", ["curve", "distribution", "l1", "holdout"])

@@ -1,0 +1,166 @@
+"""The Gaussian-process pages on the user's own data (issue 21): a stated row limit checked before any work, with
+the offer of a random subsample; a refused or broken file clears the figure; an upload starts from the
+hyperparameters of largest evidence, said in a note; the settings JSON names the file, its SHA-256 and every
+hyperparameter; downloads are named for what they hold."""
+
+import hashlib
+import json
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("panel")
+
+from explorer.gp_bootstrap import evidence as gp_evidence  # noqa: E402
+from explorer.gp_bootstrap import experiments  # noqa: E402
+from explorer import kernels  # noqa: E402
+from explorer.views.gp_bootstrap import plots  # noqa: E402
+from explorer.views.gp_bootstrap.state import (  # noqa: E402
+    EVIDENCE_ROWS,
+    MAX_COLUMNS,
+    MAX_ROWS,
+    SUBSAMPLE_SEED,
+    GPBootstrapState,
+    subsample_rows,
+)
+
+TIMEOUT = 180
+pytestmark = pytest.mark.usefixtures("empty_view_caches")
+
+
+def table(n: int, d: int = 2, scale: float = 1.0, seed: int = 0) -> tuple[str, np.ndarray, np.ndarray]:
+    """CSV text of ``n`` rows: ``d`` inputs x0.. and a target y = scale · (sin x0 + noise); and X, y."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, d)), 6)
+    y = np.round(scale * (np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)), 6)
+    lines = [",".join([*(f"x{j}" for j in range(d)), "y"])]
+    lines += [",".join(f"{v:.6f}" for v in (*row, t)) for row, t in zip(X, y)]
+    return "\n".join(lines) + "\n", X, y
+
+
+def computed_state(**params) -> GPBootstrapState:
+    state = GPBootstrapState(**{"auto_mc": False, "tab": "distribution", **params})
+    state.refresh()
+    assert state.wait(TIMEOUT)
+    return state
+
+
+def uploaded(state: GPBootstrapState, name: str, text: str) -> GPBootstrapState:
+    state.upload_csv(name, text.encode())
+    assert state.wait(TIMEOUT)
+    return state
+
+
+# ------------------------------------------------------------------------------------------------ row limit
+
+
+def test_a_file_over_the_row_limit_is_refused_before_any_work_and_the_figure_cleared(monkeypatch):
+    state = uploaded(computed_state(), "small.csv", table(40)[0])
+    assert state.problem is not None and state.solution is not None
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started on a file over the row limit")
+
+    for module, name in ((experiments, "regression_problem"), (kernels, "data_driven_hyperparameters"),
+                         (gp_evidence, "maximum_evidence")):
+        monkeypatch.setattr(module, name, no_work)
+    uploaded(state, "big.csv", table(MAX_ROWS + 500)[0])
+    assert state.error == (f"The data cannot be used: big has {MAX_ROWS + 500:,} rows; these pages take at most "
+                           f"{MAX_ROWS:,} (the theory solves an N × N system on the server at every change). Tick "
+                           f"'Use a random subsample of {MAX_ROWS:,} rows' under Data to use {MAX_ROWS:,} of its rows "
+                           f"drawn at random (seed {SUBSAMPLE_SEED}), or upload a smaller file.")
+    assert state.problem is None and state.solution is None and state.distribution is None  # no stale figure
+
+
+def test_the_offered_subsample_uses_the_stated_rows_and_says_so():
+    text, X, y = table(MAX_ROWS + 500)
+    state = uploaded(computed_state(), "big.csv", text)
+    state.subsample = True
+    assert state.wait(TIMEOUT) and state.error == ""
+    rows = subsample_rows(MAX_ROWS + 500, MAX_ROWS)
+    assert rows.size == MAX_ROWS == state.problem.n and np.all(np.diff(rows) > 0)
+    np.testing.assert_allclose(state.problem.y, y[rows])
+    assert state.problem.name == f"big (random {MAX_ROWS:,} of {MAX_ROWS + 500:,} rows, seed {SUBSAMPLE_SEED})"
+    assert plots.problem_label(state).startswith(state.problem.name)  # the figure's status line says it
+    assert plots.settings(state)["subsample"] == {"rows": MAX_ROWS, "seed": SUBSAMPLE_SEED}
+    assert f"a random subsample of {EVIDENCE_ROWS} of your {MAX_ROWS:,} rows (seed {SUBSAMPLE_SEED})" in state.notice
+
+
+def test_a_file_with_too_many_columns_is_refused():
+    state = uploaded(computed_state(), "wide.csv", table(30, d=MAX_COLUMNS + 1)[0])
+    assert f"wide has {MAX_COLUMNS + 1} input columns; these pages take at most {MAX_COLUMNS}" in state.error
+    assert state.problem is None
+
+
+@pytest.mark.parametrize("content, message", [(b"", "is empty"), (b"\xff\xfe\x00bad", "not UTF-8"),
+                                              (b"a;b;c\n1;2;3\n", "does not look like a CSV")])
+def test_an_empty_or_broken_upload_says_why_and_clears_the_figure(content, message):
+    state = computed_state()
+    assert state.problem is not None
+    state.upload_csv("bad.csv", content)
+    assert message in state.error
+    assert state.problem is None and state.solution is None
+
+
+# ------------------------------------------------------------------------------------------------ evidence
+
+
+def test_an_upload_starts_from_the_evidence_maximum_with_a_note():
+    text, X, y = table(60)
+    state = computed_state(kernel="paper")
+    state.upload_csv("houses.csv", text.encode())
+    assert state.hyperparameter_source == "evidence pending" and state.problem is None
+    assert state.notice == "Choosing the kernel's hyperparameters by maximum evidence on your data…"
+    assert state.wait(TIMEOUT) and state.error == ""
+    fit = gp_evidence.maximum_evidence(X, y)
+    assert state.kernel == "se" and state.hyperparameter_source == "evidence"
+    assert (state.lengthscale, state.signal_var, state.noise_var) == pytest.approx(
+        (fit.lengthscale, fit.signal_var, fit.noise_var), rel=1e-5)  # the controls keep 6 significant digits
+    assert state.notice == (f"Kernel se, ℓ = {state.lengthscale:g}, σ_f² = {state.signal_var:g}, σ² = "
+                            f"{state.noise_var:g} chosen by maximum evidence on your data (log evidence "
+                            f"{fit.log_evidence:.1f}); pick the paper preset to use the paper's values.")
+    assert state.problem is not None and state.problem.kernel.params["lengthscale"] == state.lengthscale
+
+
+def test_the_paper_kernel_replaces_the_evidence_values_and_its_note():
+    state = uploaded(computed_state(), "houses.csv", table(60)[0])
+    state.param.update(kernel="paper", l2=73.54, noise_var=0.01)
+    assert state.wait(TIMEOUT) and state.error == ""
+    assert state.hyperparameter_source == "set" and "maximum evidence" not in state.notice
+    assert state.problem.kernel.params["signal_var"] == 1.0
+
+
+# ------------------------------------------------------------------------------------------------ exports
+
+
+def test_the_settings_of_an_upload_name_the_file_its_hash_and_every_hyperparameter():
+    text, X, y = table(60)
+    state = uploaded(computed_state(), "houses.csv", text)
+    got = json.loads(plots.settings_text(state, "distribution"))["settings"]
+    assert got["file"] == "houses.csv" and got["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    assert got["subsample"] is None and got["target"] == "y" and got["rows"] == 60
+    assert got["kernel"] == "se" and got["hyperparameters"] == "evidence"
+    assert (got["lengthscale"], got["signal_var"], got["noise_var"]) == (state.lengthscale, state.signal_var,
+                                                                         state.noise_var)
+    assert got["kernel_parameters"] == {"lengthscale": state.lengthscale, "signal_var": state.signal_var}
+    assert got["evidence"]["rows"] == 60 and got["bin_width"] == pytest.approx(state.bin_width)
+
+
+def test_download_names_say_what_they_hold():
+    state = uploaded(computed_state(), "My houses (2024).csv", table(60)[0])
+    state.input_index = 17
+    names = {tab: (plots.csv_filename(state, tab), plots.html_filename(state, tab),
+                   plots.settings_filename(state, tab)) for tab in ("curve", "distribution", "l1", "holdout")}
+    assert names["curve"] == ("learning-curve_my-houses-2024-y.csv", "learning-curve_my-houses-2024-y.html",
+                              "settings_learning-curve_my-houses-2024-y.json")
+    assert names["distribution"][0] == "predictive-distribution_my-houses-2024-y_input-17.csv"
+    assert names["l1"][0] == "l1-map_my-houses-2024-y.csv" and names["holdout"][0] == "test-inputs_my-houses-2024-y.csv"
+    assert all(re.fullmatch(r"[a-z0-9._-]+", name) for triple in names.values() for name in triple)
+
+
+def test_boston_keeps_the_paper_bins_in_the_app():
+    state = computed_state(dataset="boston", mc_samples=200)
+    state.run_mc()
+    assert state.wait(TIMEOUT) and state.bin_width == 0.2 and state.distribution.l1.bin_width == 0.2
+    assert state.distribution.noise_floor.bin_width == 0.2
