@@ -170,7 +170,11 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,
     ------
     explorer.engine.EngineError
         If the scheduler cannot be reached (nothing is served then).
+    OSError
+        If the server cannot listen on ``address:port`` (in use, not an address of this machine, a privileged
+        port): tried before the engine starts, so nothing is left running.
     """
+    _check_address(address, port)
     origins = [f"{host}:{port}" for host in dict.fromkeys(("localhost", "127.0.0.1", address))]
     origins += list(allow_websocket_origin or [])
     engine = dask_engine.connect(scheduler, workers=workers)
@@ -188,6 +192,26 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,
         server.io_loop.start()
     finally:
         engine.close()  # the worker processes of a local cluster end with the server
+
+
+def _check_address(address: str, port: int) -> None:
+    """Bind the sockets the server will bind (Tornado's ``bind_sockets``, as Bokeh's server does) and close them.
+
+    Raises
+    ------
+    OSError
+        With what was asked, why it failed and what to do.
+    """
+    from tornado.netutil import bind_sockets
+
+    try:
+        sockets = bind_sockets(port, address)
+    except (OSError, ValueError, OverflowError, UnicodeError) as err:
+        reason = getattr(err, "strerror", None) or err
+        raise OSError(f"cannot listen on address {address!r}, port {port}: {reason}. Give an address of this "
+                      "machine (127.0.0.1, 0.0.0.0) and a free port (e.g. --port 5007).") from None
+    for sock in sockets:
+        sock.close()
 
 
 def _load_only_needed_bundles(server) -> None:

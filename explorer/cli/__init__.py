@@ -15,7 +15,8 @@ One module per paper registers its commands on the subparsers (``set_defaults(ha
   selection, with the replica optimism for the LS-SVM).
 
 :mod:`~explorer.cli.common` holds the shared option parsers, the progress line, JSON output and exit codes
-(0 success, 2 a user error with a message, 3 the theory did not converge).
+(0 success, 2 a user error with a message, 3 the theory did not converge). Every count, size and tolerance has a
+lower and an upper bound, checked by its option's type before any work starts (a usage error: one line, exit 2).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 
 from explorer.engine import use_single_threaded_blas
 from explorer.cli import app, fast_bootstrap, gp_bootstrap, model_selection, svm_bootstrap
+from explorer.cli.common import OneLineParser
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -34,8 +36,8 @@ COMMAND_MODULES = (gp_bootstrap, app, svm_bootstrap, model_selection, fast_boots
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``explorer`` parser with every command registered by its module."""
-    parser = argparse.ArgumentParser(
+    """The ``explorer`` parser with every command registered by its module (a usage error is one line)."""
+    parser = OneLineParser(
         prog="explorer",
         description="Resampling Explorer: analytical (replica/ADATAP) bootstrap averages vs Monte-Carlo.",
     )

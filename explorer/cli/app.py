@@ -12,7 +12,7 @@ import os
 import sys
 
 from explorer import datasets
-from explorer.cli.common import Output, command, positive_int
+from explorer.cli.common import PORT, WORKERS, Output, command, directory, one_line, scheduler_address
 from explorer.engine import SCHEDULER_ENV, EngineError
 
 __all__ = ["register"]
@@ -26,20 +26,22 @@ def register(sub) -> None:
     p = sub.add_parser("serve", help="serve the interactive explorer in the browser (Panel)",
                        description="Serve the Resampling Explorer dashboard: learning curve, predictive "
                                    "distribution, L1 map and test inputs, theory vs Monte-Carlo, live.")
-    p.add_argument("--port", type=int, default=5006, help="port to listen on (default 5006)")
+    p.add_argument("--port", type=PORT, default=5006, help=f"port to listen on, {PORT} (default 5006)")
     p.add_argument("--address", default="127.0.0.1",
-                   help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 exposes it to the network)")
+                   help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 exposes it to the network); "
+                        "the address and port are tried before anything starts")
     p.add_argument("--allow-websocket-origin", action="append", default=None, metavar="HOST[:PORT]",
                    help="extra origin allowed to connect, e.g. myhost.example.org:5006 behind a proxy (repeatable)")
-    p.add_argument("--data-dir", default=None, metavar="DIR",
+    p.add_argument("--data-dir", type=directory, default=None, metavar="DIR",
                    help="folder whose *.csv files are offered as datasets (default: $EXPLORER_DATA_DIR)")
     p.add_argument("--show", action=argparse.BooleanOptionalAction, default=False,
                    help="open the page in a web browser (default --no-show)")
     g = p.add_argument_group("where Monte-Carlo runs (default: a local Dask cluster started with the server)")
     src = g.add_mutually_exclusive_group()
-    src.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                     help="worker processes of the local Dask cluster (default: one per core, one thread each)")
-    src.add_argument("--scheduler", default=None, metavar="ADDRESS",
+    src.add_argument("--workers", type=WORKERS, default=None, metavar="N",
+                     help=f"worker processes of the local Dask cluster, {WORKERS} (default: one per core, one thread "
+                          f"each)")
+    src.add_argument("--scheduler", type=scheduler_address, default=None, metavar="ADDRESS",
                      help=f"use the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead of a local "
                           f"one (default: ${SCHEDULER_ENV} if set)")
     p.set_defaults(handler=serve)
@@ -52,16 +54,20 @@ def list_datasets(args) -> Output:
 
 
 def serve(args) -> int:
-    """``explorer serve``: run the Panel server until interrupted; exit code 2 for a missing --data-dir or an
-    unreachable scheduler (one line on stderr)."""
-    if args.data_dir is not None and not os.path.isdir(args.data_dir):
-        print(f"explorer: error: --data-dir {args.data_dir!r} is not a directory.", file=sys.stderr)
-        return 2
+    """``explorer serve``: run the Panel server until interrupted; exit code 2 (one line on stderr) for an address
+    or port it cannot listen on, a bad ``$EXPLORER_SCHEDULER`` or an unreachable scheduler."""
+    scheduler = args.scheduler
+    if scheduler is None and args.workers is None and os.environ.get(SCHEDULER_ENV):
+        try:
+            scheduler = scheduler_address(os.environ[SCHEDULER_ENV])
+        except argparse.ArgumentTypeError as err:
+            print(f"explorer: error: ${SCHEDULER_ENV}: {one_line(err)}", file=sys.stderr)
+            return 2
     from explorer.app import serve as serve_app  # the UI stack is imported only for this command
     try:
         serve_app(port=args.port, address=args.address, allow_websocket_origin=args.allow_websocket_origin,
-                  data_dir=args.data_dir, show=args.show, scheduler=args.scheduler, workers=args.workers)
-    except EngineError as err:
-        print(f"explorer: error: {err}", file=sys.stderr)
+                  data_dir=args.data_dir, show=args.show, scheduler=scheduler, workers=args.workers)
+    except (EngineError, OSError) as err:
+        print(f"explorer: error: {one_line(err)}", file=sys.stderr)
         return 2
     return 0

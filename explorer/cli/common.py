@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import re
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,8 +30,11 @@ from explorer.engine import EngineError, connect
 from explorer.progress import Hooks
 from explorer.gp_bootstrap import replica
 
-__all__ = ["Output", "command", "floats", "add_json_option", "add_data_source", "add_engine_options", "positive_int",
-           "engine_executor", "load_dataset", "progress", "to_json", "jsonable"]
+__all__ = ["Output", "command", "add_json_option", "add_data_source", "add_engine_options",
+           "engine_executor", "load_dataset", "progress", "to_json", "jsonable", "OneLineParser", "IntRange",
+           "FloatRange", "NumberList", "Grid", "csv_path", "directory", "scheduler_address", "one_line", "shown",
+           "MAX_CSV_BYTES", "MAX_WORKERS_PER_CORE", "SEED", "TOLERANCE", "PORT", "WORKERS", "MC_SAMPLES", "S_OVER_N",
+           "LENGTHSCALES", "POSITIVE"]
 
 
 @dataclass(frozen=True)
@@ -51,10 +58,10 @@ def command(compute: Compute) -> Callable[[argparse.Namespace], int]:
         try:
             out = compute(args)
         except replica.ConvergenceError as err:
-            print(f"explorer: the theory did not converge: {err}", file=sys.stderr)
+            print(f"explorer: the theory did not converge: {one_line(err)}", file=sys.stderr)
             return 3
         except EXPECTED_ERRORS as err:
-            print(f"explorer: error: {err}", file=sys.stderr)
+            print(f"explorer: error: {one_line(err)}", file=sys.stderr)
             return 2
         if sys.stderr.isatty():
             sys.stderr.write("\n")
@@ -62,14 +69,6 @@ def command(compute: Compute) -> Callable[[argparse.Namespace], int]:
         return 0
 
     return handler
-
-
-def floats(text: str) -> list[float]:
-    """Argument type: comma-separated numbers."""
-    try:
-        return [float(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
 
 
 def add_json_option(p: argparse.ArgumentParser) -> None:
@@ -86,32 +85,229 @@ def add_data_source(p: argparse.ArgumentParser, *, dataset_help: str, target_hel
     g = p.add_argument_group("data (choose one source)")
     src = g.add_mutually_exclusive_group(required=required)
     src.add_argument("--dataset", default=dataset_default, help=dataset_help)
-    src.add_argument("--csv", metavar="PATH", help=csv_help)
+    src.add_argument("--csv", metavar="PATH", type=csv_path, help=f"{csv_help} (at most {MAX_CSV_BYTES:,} bytes)")
     if series_csv_help is not None:
-        src.add_argument("--series-csv", metavar="PATH", help=series_csv_help)
+        src.add_argument("--series-csv", metavar="PATH", type=csv_path,
+                         help=f"{series_csv_help} (at most {MAX_CSV_BYTES:,} bytes)")
     g.add_argument("--target", metavar="COLUMN", help=target_help)
     return g
 
 
-def positive_int(text: str) -> int:
-    """Argument type: a whole number >= 1."""
+# ----------------------------------------------------------------------------- bounded option types
+# Every count, size and tolerance of the CLI is parsed by one of these types: a value outside its documented
+# bounds is a usage error (one line on stderr, exit code 2) before any data is read or any work starts.
+
+#: Largest CSV file a path option reads (bytes), checked with ``os.stat`` before reading: ~50 MB of text is about a
+#: million numbers, more than any dense method here can use (a GP on 10,000 rows already needs 0.8 GB per matrix).
+MAX_CSV_BYTES = 50_000_000
+#: ``--workers`` may ask for at most this many local worker processes per core (``os.cpu_count()``).
+MAX_WORKERS_PER_CORE = 4
+#: Characters of an offending value quoted in a message.
+_SHOWN_CHARS = 40
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line (line breaks and runs of white space become one space)."""
+    return " ".join(str(message).split())
+
+
+def shown(text: str) -> str:
+    """A user's value for a message: quoted, cut to its first characters when long."""
+    return repr(text) if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]!r}… ({len(text):,} characters)"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line on stderr (``explorer CMD: error: ...``), exit code 2.
+
+    The usage summary is left out (it is many lines; ``--help`` shows it). Subparsers inherit the class.
+    """
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see: {self.prog} --help)\n")
+
+
+def _whole_number(text: str) -> int | None:
+    """``text`` as an int ("12", "1_000", "1e3"), or None if it is no whole number (or too long to read)."""
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if math.isfinite(value) and value.is_integer() else None
+
+
+def _real_number(text: str) -> float | None:
+    """``text`` as a finite float, or None."""
+    try:
+        value = float(text)
+    except (ValueError, OverflowError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class IntRange:
+    """Argument type: a whole number from ``low`` to ``high``.
+
+    ``what`` names the value in messages ("Monte-Carlo samples"), ``why`` says what the upper bound protects.
+    ``str(bound)`` ("1 to 100,000") is what the option's help shows.
+    """
+
+    low: int
+    high: int
+    what: str
+    why: str = ""
+
+    def __call__(self, text: str) -> int:
+        value = _whole_number(text)
+        if value is None or not self.low <= value <= self.high:
+            raise argparse.ArgumentTypeError(
+                f"expected {self.what}, a whole number from {self}, got {shown(text)}. {self.why}".strip())
+        return value
+
+    def __str__(self) -> str:
+        return f"{self.low:,} to {self.high:,}"
+
+
+@dataclass(frozen=True)
+class FloatRange:
+    """Argument type: a finite number from ``low`` to ``high`` (both included); ``what`` and ``why`` as
+    :class:`IntRange`."""
+
+    low: float
+    high: float
+    what: str
+    why: str = ""
+
+    def __call__(self, text: str) -> float:
+        value = _real_number(text)
+        if value is None or not self.low <= value <= self.high:
+            raise argparse.ArgumentTypeError(
+                f"expected {self.what} from {self}, got {shown(text)}. {self.why}".strip())
+        return value
+
+    def __str__(self) -> str:
+        return f"{self.low:.3g} to {self.high:.3g}"
+
+
+@dataclass(frozen=True)
+class NumberList:
+    """Argument type: 1 to ``max_items`` comma-separated numbers, each from ``low`` to ``high``."""
+
+    max_items: int
+    low: float
+    high: float
+    what: str
+
+    def __call__(self, text: str) -> list[float]:
+        items = [t for t in text.split(",") if t.strip()]
+        if not 1 <= len(items) <= self.max_items:
+            raise argparse.ArgumentTypeError(f"expected 1 to {self.max_items} comma-separated {self.what}, got "
+                                             f"{len(items):,} ({shown(text)}). Give fewer values.")
+        values = [_real_number(t) for t in items]
+        bad = [t for t, v in zip(items, values) if v is None or not self.low <= v <= self.high]
+        if bad:
+            raise argparse.ArgumentTypeError(f"expected {self.what} from {self.low:.3g} to {self.high:.3g}, got "
+                                             f"{shown(bad[0].strip())} in {shown(text)}.")
+        return values
+
+    def __str__(self) -> str:
+        return f"1 to {self.max_items} values from {self.low:.3g} to {self.high:.3g}"
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Argument type: ``START,STOP,STEP`` (start ≤ stop, step > 0) of at most ``max_points`` grid points,
+    counted from the three numbers before any grid is made."""
+
+    max_points: int
+
+    def __call__(self, text: str) -> tuple[float, float, float]:
+        values = tuple(_real_number(t) for t in text.split(","))
+        if len(values) != 3 or None in values:
+            raise argparse.ArgumentTypeError(f"expected START,STOP,STEP (three finite numbers), got {shown(text)}")
+        start, stop, step = values
+        if not (step > 0 and stop >= start):
+            raise argparse.ArgumentTypeError(f"a grid needs start ≤ stop and step > 0, got {shown(text)}")
+        points = (stop - start) / step + 1  # a float: no grid is made to count its points
+        if points > self.max_points + 1e-9:
+            raise argparse.ArgumentTypeError(
+                f"{shown(text)} has {points:.4g} grid points; at most {self.max_points:,} are allowed (each point "
+                f"is a model trained per replication). Use a larger STEP or a shorter range.")
+        return values
+
+    def __str__(self) -> str:
+        return f"at most {self.max_points:,} points"
+
+
+def csv_path(text: str) -> str:
+    """Argument type: a path to a regular file of at most :data:`MAX_CSV_BYTES` (checked before reading)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected the path of a CSV file, got an empty string")
+    try:
+        info = os.stat(text)
+    except (OSError, ValueError) as err:
+        raise argparse.ArgumentTypeError(f"cannot read {text!r}: {getattr(err, 'strerror', None) or err}. "
+                                         "Check the path.") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular file (a directory or a device); "
+                                         "expected the path of a CSV file")
+    if info.st_size > MAX_CSV_BYTES:
+        raise argparse.ArgumentTypeError(f"{text!r} has {info.st_size:,} bytes; at most {MAX_CSV_BYTES:,} "
+                                         "are read. Use fewer rows (a random subset) or fewer columns.")
+    return text
+
+
+def directory(text: str) -> str:
+    """Argument type: the path of an existing directory."""
+    if not text.strip() or not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory. Give an existing folder.")
+    return text
+
+
+_SCHEDULER = re.compile(r"(?:tcp://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?")
+
+
+def scheduler_address(text: str) -> str:
+    """Argument type: a Dask scheduler address ``tcp://HOST[:PORT]`` (or ``HOST[:PORT]``)."""
+    match = _SCHEDULER.fullmatch(text.strip())
+    if match is None or not 1 <= int(match["port"] or 8786) <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"expected a Dask scheduler address tcp://HOST:PORT, got {shown(text)}. Other protocols (tls://, "
+            "ucx://) need Dask security settings that explorer does not pass: use tcp://, or connect from Python.")
+    return text.strip()
+
+
+SEED = IntRange(0, 2**32 - 1, "a seed", "Seeds are 32-bit: pick another one in range.")
+TOLERANCE = FloatRange(float(np.finfo(float).eps), 1.0, "a tolerance",
+                       "A tolerance below machine precision (2.2e-16) can never be met.")
+PORT = IntRange(1, 65535, "a TCP port")
+WORKERS = IntRange(1, MAX_WORKERS_PER_CORE * (os.cpu_count() or 1), "the number of worker processes",
+                   f"More than {MAX_WORKERS_PER_CORE} per core ({os.cpu_count() or 1} here) only share the same "
+                   "cores; for more, start a Dask cluster and pass --scheduler.")
+#: Monte-Carlo bootstrap samples per S: the papers use up to 20,000; at ~2 ms a sample on boston, 100,000 take
+#: about 3 minutes per S.
+MC_SAMPLES = IntRange(1, 100_000, "the number of Monte-Carlo samples",
+                      "Larger runs would take hours: use fewer samples.")
+#: S/N values of one run: a learning curve of 16 sizes at the most samples takes under an hour.
+S_OVER_N = NumberList(16, 1e-3, 100.0, "bootstrap sizes S/N")
+#: Lengthscales: one per input column at most (ARD).
+LENGTHSCALES = NumberList(1000, 1e-300, 1e300, "positive lengthscales")
+#: A kernel or noise hyperparameter: positive and finite.
+POSITIVE = FloatRange(1e-300, 1e300, "a positive number")
 
 
 def add_engine_options(p: argparse.ArgumentParser) -> None:
     """``--workers N`` and ``--scheduler ADDRESS``: where the command's Monte-Carlo runs (default: in-process)."""
     g = p.add_argument_group("where Monte-Carlo runs (default: in this process; same numbers everywhere)")
     src = g.add_mutually_exclusive_group()
-    src.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                     help="start a local Dask cluster of N worker processes (one thread each) for this command; "
-                          "--workers 1 is one worker process")
-    src.add_argument("--scheduler", default=None, metavar="ADDRESS",
+    src.add_argument("--workers", type=WORKERS, default=None, metavar="N",
+                     help=f"start a local Dask cluster of N worker processes (one thread each) for this command, "
+                          f"N from {WORKERS}; --workers 1 is one worker process")
+    src.add_argument("--scheduler", type=scheduler_address, default=None, metavar="ADDRESS",
                      help="run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)")
 
 

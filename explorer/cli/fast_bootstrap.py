@@ -6,10 +6,11 @@ The data are prepared by the core (:func:`explorer.fast_bootstrap.experiments.pr
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from explorer import datasets
-from explorer.cli.common import (Output, add_data_source, add_engine_options, add_json_option, command, engine_executor,
-                                 progress)
+from explorer.cli.common import (POSITIVE, SEED, Grid, IntRange, Output, add_data_source, add_engine_options,
+                                 add_json_option, command, engine_executor, progress)
 from explorer.fast_bootstrap import experiments as fe
 
 __all__ = ["register", "format_comparison"]
@@ -19,14 +20,16 @@ EPILOG = """defaults: the grids and replication counts of Table 1 of seed 002 (t
 replications (fast, F test on log γ). The MLP's full bootstrap trains 1300 networks (about 2-3 minutes)."""
 
 
-def _triple(text: str) -> tuple[float, float, float]:
-    try:
-        values = tuple(float(t) for t in text.split(","))
-    except ValueError:
-        values = ()
-    if len(values) != 3:
-        raise argparse.ArgumentTypeError(f"expected START,STOP,STEP (three numbers), got {text!r}")
-    return values
+_LONGER = "More would take hours."
+#: The options' bounds (Tables 1-2 use NAR(6), grids of at most 451 points, 100 replications; the app's bounds).
+LAGS = IntRange(1, 50, "the number of lags")
+MAX_EPOCHS = IntRange(1, 10_000, "the number of epochs", _LONGER)
+RESTARTS = IntRange(1, 50, "the number of restarts", _LONGER)
+REPLICATIONS = IntRange(1, 10_000, "the number of replications", _LONGER)
+ORDER = IntRange(0, 10, "a polynomial order")
+GRID = Grid(1000)
+#: Longest run allowed, by the core's estimate (:func:`~explorer.fast_bootstrap.experiments.estimated_seconds`).
+MAX_SECONDS = 3600.0
 
 
 def _yes_no(text: str) -> bool:
@@ -50,27 +53,34 @@ def register(sub) -> None:
                         dataset_help="toy (eq. 19, drawn with --seed; the default) or a shipped "
                                      f"regression set: {', '.join(datasets.available())}")
     g.add_argument("--column", default="value", help="series column of --series-csv (default value)")
-    g.add_argument("--lags", type=int, default=6, help="NAR order for --series-csv (default 6, eq. 20)")
+    g.add_argument("--lags", type=LAGS, default=6, help=f"NAR order for --series-csv, {LAGS} (default 6, eq. 20)")
     g = p.add_argument_group("model")
     g.add_argument("--model", choices=fe.MODELS, default="ls-svm", help="model family (default ls-svm)")
-    g.add_argument("--lengthscale", type=float, default=None,
-                   help=f"LS-SVM Gaussian kernel width ℓ (default {fe.TOY_LENGTHSCALE} on the toy data — the "
+    g.add_argument("--lengthscale", type=POSITIVE, default=None,
+                   help=f"LS-SVM Gaussian kernel width ℓ, {POSITIVE} (default {fe.TOY_LENGTHSCALE} on the toy data — the "
                         "maximum-evidence value — else the median distance between standardised inputs)")
-    g.add_argument("--wsf", type=float, default=8.0, help="RBFN width scaling factor WSF of eq. 14 (default 8)")
-    g.add_argument("--max-epochs", type=int, default=200, help="MLP Levenberg-Marquardt iterations (default 200)")
-    g.add_argument("--restarts", type=int, default=3, help="MLP random restarts, the best kept (default 3)")
-    g = p.add_argument_group("bootstrap (defaults: Table 1 / Table 2)")
-    g.add_argument("--full-grid", type=_triple, metavar="START,STOP,STEP", help="complexities of the full bootstrap")
-    g.add_argument("--full-replications", type=int, help="bootstrap replications J of the full bootstrap")
-    g.add_argument("--fast-grid", type=_triple, metavar="START,STOP,STEP", help="reduced grid of the fast bootstrap")
-    g.add_argument("--fast-replications", type=int, help="replications of the fast bootstrap")
+    g.add_argument("--wsf", type=POSITIVE, default=8.0,
+                   help=f"RBFN width scaling factor WSF of eq. 14, {POSITIVE} (default 8)")
+    g.add_argument("--max-epochs", type=MAX_EPOCHS, default=200,
+                   help=f"MLP Levenberg-Marquardt iterations, {MAX_EPOCHS} (default 200)")
+    g.add_argument("--restarts", type=RESTARTS, default=3,
+                   help=f"MLP random restarts, the best kept, {RESTARTS} (default 3)")
+    g = p.add_argument_group(f"bootstrap (defaults: Table 1 / Table 2; a run the core estimates at more than "
+                             f"{MAX_SECONDS / 60:.0f} minutes on one core is refused before it starts)")
+    g.add_argument("--full-grid", type=GRID, metavar="START,STOP,STEP",
+                   help=f"complexities of the full bootstrap, {GRID}")
+    g.add_argument("--full-replications", type=REPLICATIONS,
+                   help=f"bootstrap replications J of the full bootstrap, {REPLICATIONS}")
+    g.add_argument("--fast-grid", type=GRID, metavar="START,STOP,STEP",
+                   help=f"reduced grid of the fast bootstrap, {GRID}")
+    g.add_argument("--fast-replications", type=REPLICATIONS, help=f"replications of the fast bootstrap, {REPLICATIONS}")
     g.add_argument("--log-complexity", type=_yes_no, metavar="yes|no",
                    help="fit the optimism polynomial in log q (default yes for ls-svm, no otherwise)")
-    g.add_argument("--kappa0", type=int, default=1, help="order κ0 under H0 of the F test (default 1)")
-    g.add_argument("--kappa1", type=int, default=2, help="order κ1 under H1 of the F test (default 2)")
+    g.add_argument("--kappa0", type=ORDER, default=1, help=f"order κ0 under H0 of the F test, {ORDER} (default 1)")
+    g.add_argument("--kappa1", type=ORDER, default=2, help=f"order κ1 under H1 of the F test, {ORDER} (default 2)")
     g.add_argument("--no-full", action="store_true", help="skip the full bootstrap (fast bootstrap only)")
     g.add_argument("--no-replica", action="store_true", help="skip the replica theory (LS-SVM only)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the random generator (default 0)")
+    g.add_argument("--seed", type=SEED, default=0, help=f"seed of the random generator, {SEED} (default 0)")
     add_engine_options(p)
     add_json_option(p)
     p.set_defaults(handler=command(fast_bootstrap))
@@ -96,11 +106,26 @@ def fast_bootstrap(args) -> Output:
                                 fast_replications=args.fast_replications, log_complexity=args.log_complexity)
     options = {"lengthscale": args.lengthscale} if args.model == "ls-svm" else (
         {"wsf": args.wsf} if args.model == "rbfn" else {"max_epochs": args.max_epochs, "n_init": args.restarts})
+    _check_duration(args, data.n, setting, options)
     with engine_executor(args) as executor:
         res = fe.compare_bootstraps(data, args.model, setting, rng=args.seed, with_full=not args.no_full,
                                     with_replica=not args.no_replica, kappa0=args.kappa0, kappa1=args.kappa1,
                                     model_options=options, executor=executor, hooks=progress())
     return Output(res.as_dict(), format_comparison(res))
+
+
+def _check_duration(args, n: int, setting: fe.Setting, options: dict) -> None:
+    """Refuse a run the core estimates at more than :data:`MAX_SECONDS` on one core, before it starts."""
+    fast = replace(setting, full_grid=setting.fast_grid, full_replications=setting.fast_replications)
+    seconds = fe.estimated_seconds("full", args.model, n, fast, options)
+    if not args.no_full:
+        seconds += fe.estimated_seconds("full", args.model, n, setting, options)
+    if args.model == "ls-svm" and not args.no_replica:
+        seconds += fe.estimated_seconds("replica", args.model, n, setting)
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"this run would take about {seconds / 3600:.1f} hours on one core (N = {n}); at most "
+                         f"{MAX_SECONDS / 3600:g} hour is started. Use fewer replications, a coarser grid, fewer "
+                         "epochs or restarts, --no-full or --no-replica.")
 
 
 def format_comparison(res: fe.BootstrapComparison) -> str:

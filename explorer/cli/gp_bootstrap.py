@@ -12,11 +12,20 @@ import argparse
 import numpy as np
 
 from explorer import datasets, kernels
-from explorer.cli.common import (Output, add_data_source, add_engine_options, add_json_option, command,
-                                 engine_executor, floats, load_dataset, progress)
+from explorer.cli.common import (LENGTHSCALES, MC_SAMPLES, POSITIVE, S_OVER_N, SEED, TOLERANCE, FloatRange, IntRange,
+                                 Output, add_data_source, add_engine_options, add_json_option, command,
+                                 engine_executor, load_dataset, progress)
 from explorer.gp_bootstrap import experiments
 
 __all__ = ["register"]
+
+#: Held-out rows (Fig. 2 uses 50); the app's bound.
+HOLDOUT = IntRange(0, 1000, "the number of held-out rows")
+#: Histogram bin width of ``distribution``: narrower bins than 1e-3 give millions of bins per input.
+BIN_WIDTH = FloatRange(1e-3, 1e3, "a bin width", "Narrower bins would make millions of bins per input.")
+#: ε of the ε-insensitive loss (≥ 0) and its β (> 0).
+LOSS_EPS = FloatRange(0.0, 1e6, "ε")
+LOSS_BETA = FloatRange(1e-6, 1e6, "β")
 
 _TOL_HELP = ("ADATAP stopping tolerance: largest relative change of Δλ(i) (default 1e-3, the paper's; "
             "it gives ε(S) to about 1e-6 relative)")
@@ -35,13 +44,15 @@ def register(sub) -> None:
     p.add_argument("--loss", choices=["square", "eps-insensitive"], default="square",
                    help="test loss (default square; eps-insensitive is §5's with --eps and --beta). VG and MF are "
                         "defined for the square loss only: with eps-insensitive their columns are null (n/a)")
-    p.add_argument("--eps", type=float, default=0.1, help="ε of the ε-insensitive loss (default 0.1)")
-    p.add_argument("--beta", type=float, default=0.1, help="β of the ε-insensitive loss (default 0.1)")
+    p.add_argument("--eps", type=LOSS_EPS, default=0.1, help=f"ε of the ε-insensitive loss, {LOSS_EPS} (default 0.1)")
+    p.add_argument("--beta", type=LOSS_BETA, default=0.1,
+                   help=f"β of the ε-insensitive loss, {LOSS_BETA} (default 0.1)")
     p = _add_command(sub, "distribution", distribution, "1", 20000,
                      help="bootstrap distribution of the predictor: L1 theory vs MC (Fig. 3-5)",
                      description="L1 distance between MC histograms (bin width 0.2) and the eq. (60) mixture "
                                  "at every training input, with the MC noise floor.")
-    p.add_argument("--bin-width", type=float, default=0.2, help="histogram bin width (default 0.2, Fig. 5)")
+    p.add_argument("--bin-width", type=BIN_WIDTH, default=0.2,
+                   help=f"histogram bin width, {BIN_WIDTH} (default 0.2, Fig. 5)")
     p = _add_command(sub, "holdout", holdout, "1", 5000, help="bootstrap mean/variance at held-out inputs (Fig. 2)",
                      description="Theory (eq. 48) vs MC mean and variance of the predictor at the first "
                                  "--holdout rows (default 50), bootstrapping the others.")
@@ -61,8 +72,9 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
     g = add_data_source(p, dataset_default="boston", target_help="name of the target column in --csv",
                         dataset_help=f"a shipped or generated dataset: {', '.join(datasets.available())} "
                                      "(default: boston)")
-    g.add_argument("--holdout", type=int, default=0, metavar="K",
-                   help="keep the first K rows as test inputs, bootstrap the rest (Fig. 2 uses 50)")
+    g.add_argument("--holdout", type=HOLDOUT, default=0, metavar="K",
+                   help=f"keep the first K rows as test inputs, bootstrap the rest; K from {HOLDOUT} "
+                        "(Fig. 2 uses 50)")
     g.add_argument("--standardize", action="store_true",
                    help="scale every input column and the target to mean 0 and sample sd 1 over all rows "
                         "(datasets.standardization, as the app's 'Standardise' box)")
@@ -76,25 +88,27 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kernel", choices=kernels.KERNEL_NAMES, default=None,
                    help="covariance function: squared exponential (se), rational quadratic (rq), exponential, "
                         "Matérn 3/2 or 5/2, periodic")
-    g.add_argument("--lengthscale", type=floats, default=None, metavar="L[,L2,...]",
-                   help="lengthscale(s); one value per input column for ARD (default 1)")
-    g.add_argument("--signal-var", type=float, default=None, help="signal variance of the kernel (default 1)")
-    g.add_argument("--alpha", type=float, default=None, help="shape parameter of the rational quadratic kernel")
-    g.add_argument("--period", type=float, default=None, help="period of the periodic kernel")
-    g.add_argument("--l2", type=float, default=experiments.PAPER_L2,
-                   help="l² of the paper preset (default 73.54)")
-    g.add_argument("--noise-var", type=float, default=experiments.PAPER_NOISE_VAR,
-                   help="noise variance σ² of the GP (default 0.01, the paper's)")
+    g.add_argument("--lengthscale", type=LENGTHSCALES, default=None, metavar="L[,L2,...]",
+                   help=f"lengthscale(s); one value per input column for ARD ({LENGTHSCALES}; default 1)")
+    g.add_argument("--signal-var", type=POSITIVE, default=None,
+                   help=f"signal variance of the kernel, {POSITIVE} (default 1)")
+    g.add_argument("--alpha", type=POSITIVE, default=None,
+                   help=f"shape parameter of the rational quadratic kernel, {POSITIVE}")
+    g.add_argument("--period", type=POSITIVE, default=None, help=f"period of the periodic kernel, {POSITIVE}")
+    g.add_argument("--l2", type=POSITIVE, default=experiments.PAPER_L2,
+                   help=f"l² of the paper preset, {POSITIVE} (default 73.54)")
+    g.add_argument("--noise-var", type=POSITIVE, default=experiments.PAPER_NOISE_VAR,
+                   help=f"noise variance σ² of the GP, {POSITIVE} (default 0.01, the paper's)")
 
 
 def _add_run_options(p: argparse.ArgumentParser, s_default: str, mc_default: int, tol_help: str = _TOL_HELP) -> None:
     g = p.add_argument_group("bootstrap")
-    g.add_argument("--s-over-n", type=floats, default=floats(s_default), metavar="V[,V2,...]",
-                   help=f"bootstrap size(s) S/N; S is the mean sample size (default {s_default})")
-    g.add_argument("--mc-samples", type=int, default=mc_default,
-                   help=f"number of Monte-Carlo bootstrap samples (default {mc_default})")
-    g.add_argument("--seed", type=int, default=0, help="seed of the random generator (default 0)")
-    g.add_argument("--tol", type=float, default=1e-3, help=tol_help)
+    g.add_argument("--s-over-n", type=S_OVER_N, default=S_OVER_N(s_default), metavar="V[,V2,...]",
+                   help=f"bootstrap size(s) S/N, {S_OVER_N}; S is the mean sample size (default {s_default})")
+    g.add_argument("--mc-samples", type=MC_SAMPLES, default=mc_default,
+                   help=f"number of Monte-Carlo bootstrap samples, {MC_SAMPLES} (default {mc_default})")
+    g.add_argument("--seed", type=SEED, default=0, help=f"seed of the random generator, {SEED} (default 0)")
+    g.add_argument("--tol", type=TOLERANCE, default=1e-3, help=f"{tol_help}; {TOLERANCE}")
     add_engine_options(p)
     add_json_option(p)
 
@@ -116,8 +130,6 @@ def _kernel(args, X: np.ndarray) -> kernels.Kernel:
 
 
 def _problem(args) -> experiments.RegressionProblem:
-    if args.mc_samples < 1:
-        raise ValueError(f"--mc-samples must be at least 1, got {args.mc_samples}.")
     data = load_dataset(args)
     data = data.standardized(targets=True) if args.standardize else data
     X = data.inputs[args.holdout:]

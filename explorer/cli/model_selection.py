@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from explorer import datasets
-from explorer.cli.common import (Output, add_data_source, add_engine_options, add_json_option, command, engine_executor,
-                                 progress, to_json)
+from explorer.cli.common import (MAX_CSV_BYTES, SEED, FloatRange, IntRange, Output, add_data_source, add_engine_options,
+                                 add_json_option, command, csv_path, engine_executor, progress, to_json)
 from explorer.kernels import KERNEL_NAMES
 from explorer.model_selection import criteria as selection
 from explorer.model_selection import experiments as selection_experiments
@@ -20,6 +20,19 @@ from explorer.model_selection.problem import SelectionProblem, selection_problem
 __all__ = ["register", "SELECT_CRITERIA"]
 
 SELECT_CRITERIA = "evidence,loo,kfold,asc-boltzmann,asc-beta-noise,asc-bayes"
+
+_LONGER = "More would take hours."
+#: Optimisation and criterion counts (the thesis: 16 restarts of 16 iterations, J = 32, L = 2, M = 8, 256
+#: repetitions); the upper bounds keep one run near an hour on the thesis data sizes.
+RESTARTS = IntRange(1, 64, "the number of restarts", _LONGER)
+MAX_ITER = IntRange(1, 200, "the number of iterations per run", _LONGER)
+FOLDS = IntRange(2, 1000, "the number of folds")
+PARTITIONS = IntRange(1, 256, "the number of ASC partitions", _LONGER)
+SUBSETS = IntRange(1, 16, "the number of ASC subsets per partition")
+OBJECTS = IntRange(1, 1000, "the number of ASC objects")
+REPETITIONS = IntRange(1, 256, "the number of repetitions",
+                       "256 is the thesis' count; more would take hours.")
+NOISE_STD = FloatRange(1e-6, 1e3, "a noise standard deviation")
 
 
 def register(sub) -> None:
@@ -33,8 +46,9 @@ def register(sub) -> None:
                         dataset_help=f"a shipped or generated data set: {', '.join(datasets.available())} "
                                      "(generated ones are drawn with --seed)")
     g.add_argument("--inputs", metavar="COL[,COL2,...]", help="input columns (default: every other column)")
-    g.add_argument("--test-csv", metavar="PATH", help="test data with the same columns: adds the test SMSE "
-                                                      "(eq. 5.1) and MSLL of each selected model")
+    g.add_argument("--test-csv", metavar="PATH", type=csv_path,
+                   help="test data with the same columns: adds the test SMSE (eq. 5.1) and MSLL of each selected "
+                        f"model (at most {MAX_CSV_BYTES:,} bytes)")
     g.add_argument("--standardize", action="store_true",
                    help="shift and scale inputs and targets to mean 0, sd 1 with the training statistics "
                         "(default: use them as given; hyperparameters are then in standardized units)")
@@ -57,16 +71,18 @@ def register(sub) -> None:
     p.add_argument("experiment", choices=["curves", "hyperparameters", "functional-forms", "beta"])
     p.add_argument("--teacher", choices=list(selection_experiments.TEACHERS), default="squared_exponential",
                    help="teacher covariance (default squared_exponential)")
-    p.add_argument("--repetitions", type=int, default=4, help="data sets or random splits (default 4; thesis 256)")
+    p.add_argument("--repetitions", type=REPETITIONS, default=4,
+                   help=f"data sets or random splits, {REPETITIONS} (default 4; thesis 256)")
     p.add_argument("--criteria", default=",".join(selection_experiments.SYNTHETIC_CRITERIA),
                    help="comma-separated criteria compared (curves, hyperparameters) or ranking by (functional-forms)")
     p.add_argument("--parameter", choices=["lengthscale", "signal_std", "noise_std"], default="lengthscale",
                    help="hyperparameter swept by `curves` (default lengthscale)")
     p.add_argument("--select-by", choices=selection.CRITERIA, default="loo",
                    help="criterion optimising each functional form (default loo: Experiment 6; evidence: 7)")
-    p.add_argument("--noise-std", type=float, default=0.1, help="teacher noise σ_n (default 0.1)")
-    p.add_argument("--temperature-csv", metavar="PATH",
-                   help="CSV with day_of_year and mean_anomaly_by_file_doy columns: Experiments 4 and 8")
+    p.add_argument("--noise-std", type=NOISE_STD, default=0.1, help=f"teacher noise σ_n, {NOISE_STD} (default 0.1)")
+    p.add_argument("--temperature-csv", metavar="PATH", type=csv_path,
+                   help=f"CSV with day_of_year and mean_anomaly_by_file_doy columns: Experiments 4 and 8 (at most "
+                        f"{MAX_CSV_BYTES:,} bytes)")
     _add_selection_options(p, objects=None)
     add_engine_options(p)
     p.set_defaults(handler=command(select_experiment))
@@ -74,14 +90,15 @@ def register(sub) -> None:
 
 def _add_selection_options(p, objects) -> None:
     g = p.add_argument_group("optimisation and criterion settings")
-    g.add_argument("--seed", type=int, default=0, help="seed of every random part (default 0)")
-    g.add_argument("--restarts", type=int, default=16, help="L-BFGS-B runs from Cauchy starts (default 16)")
-    g.add_argument("--max-iter", type=int, default=16, help="iterations per run (default 16)")
-    g.add_argument("--folds", type=int, default=10, help="K of K-fold CV (default 10)")
-    g.add_argument("--partitions", type=int, default=32, help="ASC partitions J (default 32)")
-    g.add_argument("--subsets", type=int, default=2, help="ASC subsets L per partition (default 2)")
-    g.add_argument("--objects", type=int, default=objects,
-                   help="ASC objects M (default " + ("8" if objects else "the experiment's: 4 or 8") + ")")
+    g.add_argument("--seed", type=SEED, default=0, help=f"seed of every random part, {SEED} (default 0)")
+    g.add_argument("--restarts", type=RESTARTS, default=16,
+                   help=f"L-BFGS-B runs from Cauchy starts, {RESTARTS} (default 16)")
+    g.add_argument("--max-iter", type=MAX_ITER, default=16, help=f"iterations per run, {MAX_ITER} (default 16)")
+    g.add_argument("--folds", type=FOLDS, default=10, help=f"K of K-fold CV, {FOLDS} and at most N (default 10)")
+    g.add_argument("--partitions", type=PARTITIONS, default=32, help=f"ASC partitions J, {PARTITIONS} (default 32)")
+    g.add_argument("--subsets", type=SUBSETS, default=2, help=f"ASC subsets L per partition, {SUBSETS} (default 2)")
+    g.add_argument("--objects", type=OBJECTS, default=objects,
+                   help=f"ASC objects M, {OBJECTS} (default " + ("8" if objects else "the experiment's: 4 or 8") + ")")
     g.add_argument("--asc-entropy", choices=["zero", "prior"], default="zero",
                    help="ASC h(τ): 0 (eq. 3.3) or the prior entropy (eq. 4.2) (default zero)")
     add_json_option(p)
@@ -90,19 +107,21 @@ def _add_selection_options(p, objects) -> None:
 # ----------------------------------------------------------------------------- options → problem
 
 
-def _check_counts(args) -> None:
-    for flag in ("restarts", "max_iter", "partitions", "subsets", "folds"):
-        if getattr(args, flag) < 1:
-            raise ValueError(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}.")
-
-
 def _criteria_list(text: str) -> list[str]:
     names = [t.strip() for t in text.split(",") if t.strip()]
     bad = [n for n in names if n not in selection.CRITERIA]
     if bad or not names:
-        raise ValueError(f"--criteria: unknown {', '.join(map(repr, bad)) or 'empty list'}; choose from "
+        raise ValueError(f"--criteria: unknown {', '.join(map(repr, bad[:5])) or 'empty list'}; choose from "
                          f"{', '.join(selection.CRITERIA)}.")
+    _no_repeats("--criteria", names)
     return names
+
+
+def _no_repeats(flag: str, names: list[str]) -> None:
+    """Each name once: a repeated criterion or kernel would be optimised again for nothing."""
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"{flag} names {', '.join(map(repr, repeated))} more than once; give each once.")
 
 
 def _load(args) -> datasets.Dataset:
@@ -139,7 +158,6 @@ def problem_from_options(args) -> SelectionProblem:
 
 def select(args) -> Output:
     """``explorer select``: the hyperparameters each criterion selects (or, with --rank, a ranking)."""
-    _check_counts(args)
     criteria = _criteria_list(args.criteria)
     problem = problem_from_options(args)
     data = {"name": problem.name, "n": problem.n, "d": problem.d, "inputs": list(problem.feature_names),
@@ -168,8 +186,9 @@ def _select_ranking(args, criteria, data: dict, problem: SelectionProblem) -> Ou
     names = [k.strip() for k in args.rank.split(",") if k.strip()]
     bad = [k for k in names if k not in KERNEL_NAMES]
     if bad or not names:
-        raise ValueError(f"--rank: unknown covariance function(s) {bad or 'none given'}; choose from "
+        raise ValueError(f"--rank: unknown covariance function(s) {bad[:5] or 'none given'}; choose from "
                          f"{', '.join(KERNEL_NAMES)}.")
+    _no_repeats("--rank", names)
     rows = selection.rank_functional_forms(
         problem.X, problem.y, names, select_by=args.select_by, rank_by=criteria, rng=args.seed,
         n_restarts=args.restarts, max_iter=args.max_iter, X_test=problem.X_test, y_test=problem.y_test,
@@ -202,10 +221,7 @@ def format_select(payload: dict) -> str:
 
 def select_experiment(args) -> Output:
     """``explorer select-experiment``: one thesis experiment at small repetition counts (JSON in both modes)."""
-    _check_counts(args)
     sx = selection_experiments
-    if args.repetitions < 1:
-        raise ValueError(f"--repetitions must be at least 1, got {args.repetitions}.")
     data = sx.load_temperature(args.temperature_csv) if args.temperature_csv else None
     common = {"n_partitions": args.partitions, "entropy": args.asc_entropy, "rng": args.seed, "hooks": progress()}
     if args.objects is not None:

@@ -9,8 +9,8 @@ import argparse
 
 import numpy as np
 
-from explorer.cli.common import (Output, add_data_source, add_engine_options, add_json_option, command,
-                                 engine_executor, floats, load_dataset, progress)
+from explorer.cli.common import (LENGTHSCALES, MC_SAMPLES, S_OVER_N, SEED, TOLERANCE, Output, add_data_source,
+                                 add_engine_options, add_json_option, command, engine_executor, load_dataset, progress)
 from explorer.svm_bootstrap import experiments as svm_experiments
 
 __all__ = ["register"]
@@ -26,13 +26,16 @@ def register(sub) -> None:
     add_data_source(p, dataset_default="crabs", target_help="name of the two-class target column in --csv",
                     dataset_help="a shipped classification dataset: crabs, pima, wisconsin (default: crabs)")
     g = p.add_argument_group("model and bootstrap")
-    g.add_argument("--lengthscale", type=floats, default=[svm_experiments.BROAD_LENGTHSCALE], metavar="L[,L2,...]",
-                   help="RBF lengthscale(s) on standardised inputs, one or one per input (default √10 ≈ 3.1623)")
-    g.add_argument("--s-over-n", type=floats, default=floats("0.25,0.5,1,2,4"), metavar="V[,V2,...]",
-                   help="bootstrap sizes S/N (default 0.25,0.5,1,2,4)")
-    g.add_argument("--mc-samples", type=int, default=1000, help="Monte-Carlo samples per S (default 1000)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the random generator (default 0)")
-    g.add_argument("--tol", type=float, default=1e-6, help="ADATAP tolerance on the moment mismatch (default 1e-6)")
+    g.add_argument("--lengthscale", type=LENGTHSCALES, default=[svm_experiments.BROAD_LENGTHSCALE],
+                   metavar="L[,L2,...]", help=f"RBF lengthscale(s) on standardised inputs, one or one per input "
+                                              f"({LENGTHSCALES}; default √10 ≈ 3.1623)")
+    g.add_argument("--s-over-n", type=S_OVER_N, default=S_OVER_N("0.25,0.5,1,2,4"), metavar="V[,V2,...]",
+                   help=f"bootstrap sizes S/N, {S_OVER_N} (default 0.25,0.5,1,2,4)")
+    g.add_argument("--mc-samples", type=MC_SAMPLES, default=1000,
+                   help=f"Monte-Carlo samples per S, {MC_SAMPLES} (default 1000)")
+    g.add_argument("--seed", type=SEED, default=0, help=f"seed of the random generator, {SEED} (default 0)")
+    g.add_argument("--tol", type=TOLERANCE, default=1e-6,
+                   help=f"ADATAP tolerance on the moment mismatch, {TOLERANCE} (default 1e-6)")
     g.add_argument("--exact-loo", action=argparse.BooleanOptionalAction, default=True,
                    help="also retrain for the literal leave-one-out error (one SVM per support vector)")
     add_engine_options(p)
@@ -42,8 +45,6 @@ def register(sub) -> None:
 
 def svm_curve(args) -> Output:
     """``explorer svm-curve``: ε(S) of the theory and of Monte-Carlo, with the S → ∞ limits."""
-    if args.mc_samples < 1:
-        raise ValueError(f"--mc-samples must be at least 1, got {args.mc_samples}.")
     data = load_dataset(args)
     ls = args.lengthscale[0] if len(args.lengthscale) == 1 else np.array(args.lengthscale)
     problem = svm_experiments.svm_problem(data, ls)

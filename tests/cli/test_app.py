@@ -23,7 +23,9 @@ def test_serve_help_lists_the_options(capsys):
 
 
 def test_serve_rejects_a_missing_data_dir(capsys):
-    assert cli.main(["serve", "--data-dir", "/no/such/folder"]) == 2
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["serve", "--data-dir", "/no/such/folder"])
+    assert exit_info.value.code == 2
     assert "not a directory" in capsys.readouterr().err
 
 

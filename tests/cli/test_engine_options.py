@@ -33,7 +33,8 @@ def test_bad_engine_options_are_usage_errors(options, capsys):
         cli.main(["learning-curve", *options])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert "expected a whole number >= 1" in err or "not allowed with argument" in err
+    assert "expected the number of worker processes, a whole number from 1" in err or "not allowed with argument" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_without_engine_options_the_monte_carlo_runs_in_this_process():

@@ -13,7 +13,10 @@ pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 def _cli(capsys, *argv):
     from explorer import cli
-    code = cli.main(list(argv))
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exit_info:  # a usage error (argparse): one line on stderr
+        code = exit_info.code
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -46,9 +49,10 @@ def test_cli_fast_bootstrap_series_csv(capsys, tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["--fast-grid", "1,3,1", "--model", "mlp"], "needs K ≥ κ1 \\+ 2"),
     (["--full-grid", "1,3,0"], "step > 0"),
+    (["--full-grid", "1,1e9,1e-9"], "1e\\+18 grid points; at most 1,000"),
     (["--dataset", "crabs"], "for regression"),
     (["--csv", "nowhere.csv", "--target", "y"], "nowhere.csv"),
-    (["--full-replications", "0"], "at least 1"),
+    (["--full-replications", "0"], "the number of replications, a whole number from 1"),
 ])
 def test_cli_fast_bootstrap_errors_exit_2(capsys, argv, message):
     code, _, err = _cli(capsys, "fast-bootstrap", *argv)

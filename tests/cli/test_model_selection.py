@@ -13,7 +13,10 @@ pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 def _cli(capsys, *argv):
     from explorer import cli
-    code = cli.main(list(argv))
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exit_info:  # a usage error (argparse): one line on stderr
+        code = exit_info.code
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -90,10 +93,11 @@ def test_cli_select_rank(capsys, tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["--dataset", "teacher", "--rank", "se,gibbs"], "--rank: unknown covariance function(s) ['gibbs']"),
     (["--dataset", "teacher", "--criteria", "aic"], "--criteria: unknown 'aic'"),
-    (["--csv", "nofile.csv"], "--csv needs --target"),
+    (["--csv", "datasets/boston.csv"], "--csv needs --target"),
+    (["--csv", "nofile.csv"], "cannot read 'nofile.csv'"),
     (["--dataset", "crabs"], "has a classification target"),
     (["--dataset", "teacher", "--inputs", "z"], "--inputs names unknown column"),
-    (["--dataset", "teacher", "--restarts", "0"], "--restarts must be at least 1"),
+    (["--dataset", "teacher", "--restarts", "0"], "argument --restarts: expected the number of restarts"),
     (["--dataset", "teacher", "--criteria", "asc-bayes", "--objects", "40"], "must not exceed the smallest subset"),
 ])
 def test_cli_select_errors_exit_2(capsys, argv, message):
@@ -109,4 +113,4 @@ def test_cli_select_experiment_json(capsys):
     payload = json.loads(out)
     assert code == 0 and payload["criteria"] == ["evidence", "loo"] and payload["n_repetitions"] == 1
     code, _, err = _cli(capsys, "select-experiment", "curves", "--repetitions", "0")
-    assert code == 2 and "--repetitions must be at least 1" in err
+    assert code == 2 and "argument --repetitions: expected the number of repetitions" in err
