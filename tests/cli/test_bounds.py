@@ -234,3 +234,12 @@ def test_the_paper_settings_and_readme_examples_are_within_the_bounds():
                  ["svm-curve", "--mc-samples", "20000"], ["serve", "--port", "5006"]):
         parser.parse_args(argv)
     assert model_selection.RESTARTS.high >= 16 and fast_bootstrap.LAGS.high >= 6
+
+
+def test_the_readme_states_the_bound_of_every_bounded_option():
+    readme = (os.path.join(os.path.dirname(__file__), "..", "..", "README.md"))
+    with open(readme, encoding="utf-8") as handle:
+        text = handle.read()
+    section = text[text.index("## Command line"):text.index("## Library")]
+    missing = {action.option_strings[-1] for _, action in _bounded_options()} - set(re.findall(r"--[a-z0-9-]+", section))
+    assert not missing
