@@ -49,7 +49,8 @@ def read_data_file(data_dir: str | os.PathLike | None, name: str, *, max_bytes: 
         If the file is larger than ``max_bytes`` or not UTF-8 text (:func:`read_upload`'s messages).
     """
     if name not in data_file_names(data_dir):
-        raise datasets.DatasetError(f"there is no file {name!r} in the server's data folder. Choose one of the "
+        what = repr(name) if Path(name).name == name else "at that path"  # only plain names are files of it
+        raise datasets.DatasetError(f"there is no file {what} in the server's data folder. Choose one of the "
                                     "files offered, or upload the CSV.")
     path = Path(data_dir) / name
     try:

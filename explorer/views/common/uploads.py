@@ -6,7 +6,7 @@ import hashlib
 import io
 from typing import NamedTuple
 
-__all__ = ["MAX_UPLOAD_BYTES", "UPLOAD", "Upload", "read_upload", "csv_columns", "use_uploaded_table"]
+__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_ROWS", "UPLOAD", "Upload", "read_upload", "csv_columns", "use_uploaded_table"]
 
 #: The ``dataset`` value of an uploaded CSV, in every tab.
 UPLOAD = "uploaded CSV"
@@ -16,6 +16,10 @@ UPLOAD = "uploaded CSV"
 #: websocket message as base64 (4/3 larger), well below Bokeh's 20 MiB message limit, above which the browser's
 #: connection would be dropped without a word.
 MAX_UPLOAD_BYTES = 5_000_000
+#: The most lines a page parses (a header and data rows), counted before parsing: a CSV of short rows can hold
+#: some 400,000 within the byte limit, whose parsing alone would hold the server for seconds. Each method then
+#: takes fewer rows still (the Gaussian-process pages offer a random subsample of a larger file).
+MAX_UPLOAD_ROWS = 20_000
 
 
 class Upload(NamedTuple):
@@ -39,6 +43,10 @@ def read_upload(filename: str, content: bytes | str, *, max_bytes: int = MAX_UPL
                          "Save it as a UTF-8 CSV and upload it again.") from None
     if not text.strip():
         raise ValueError(f"{filename} is empty. Upload a CSV with a header row of column names and data rows.")
+    lines = text.count("\n") + (not text.endswith("\n"))
+    if lines > MAX_UPLOAD_ROWS + 1:
+        raise ValueError(f"{filename} has {lines - 1:,} data rows; the app reads at most {MAX_UPLOAD_ROWS:,}. Upload a "
+                         "random sample of its rows.")
     return Upload(filename, text, hashlib.sha256(text.encode()).hexdigest())
 
 

@@ -14,6 +14,7 @@ from typing import Callable, Mapping
 import holoviews as hv
 import panel as pn
 
+from explorer.views.common.file_input import CSVFileInput
 from explorer.views.common.jobs import JobStatus
 from explorer.views.common.values import rejection
 
@@ -117,13 +118,11 @@ def param_widgets(state, kinds: Mapping[str, type[pn.widgets.Widget]], prefix: s
     return {name: param_widget(state, name, kind, prefix) for name, kind in kinds.items()}
 
 
-def csv_upload(css_class: str, on_file: Callable[[str, bytes], None],
-               default_name: str = "upload.csv") -> pn.widgets.FileInput:
-    """A CSV file input; ``on_file(filename, content)`` gets every file the user picks."""
-    upload = pn.widgets.FileInput(accept=".csv", multiple=False, css_classes=[css_class], sizing_mode="stretch_width")
-    upload.param.watch(lambda event: on_file(upload.filename or default_name, event.new) if event.new else None,
-                       "value")
-    return upload
+def csv_upload(css_class: str, on_file: Callable[[str, bytes], None], *,
+               on_refused: Callable[[str], None]) -> CSVFileInput:
+    """A CSV file input; ``on_file(filename, content)`` gets every file the user picks within the upload limit
+    (checked in the browser, before sending), ``on_refused(message)`` says why another was not taken."""
+    return CSVFileInput(on_file, on_refused, css_classes=[css_class], sizing_mode="stretch_width")
 
 
 def message_alert(state, name: str, css_class: str, alert_type: str = "danger") -> pn.pane.Alert:

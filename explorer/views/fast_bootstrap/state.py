@@ -58,7 +58,7 @@ from explorer.views.common.uploads import Upload, read_upload
 from explorer.views.common.values import CheckedState
 
 __all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "JOB_KINDS", "JOB_NAMES",
-           "MAX_GRID_POINTS", "MAX_POINTS", "MODEL_LABELS", "RUN_LABELS", "SERIES",
+           "MAX_GRID_POINTS", "MAX_JOB_SECONDS", "MAX_POINTS", "MODEL_LABELS", "RUN_LABELS", "SERIES",
            "FastBootstrapState", "ReplicaRun", "describe_error", "progress_sentence"]
 
 #: ``dataset`` value of a time series read from a CSV file (``series_csv``, a file of the server's data folder, or an
@@ -75,6 +75,9 @@ AUTO_SECONDS = 15.0
 MAX_GRID_POINTS = 2000
 #: Most data points accepted (the LS-SVM factorises an N × N kernel matrix per bootstrap replication).
 MAX_POINTS = 2000
+#: A job estimated (:func:`estimated_seconds`, one core) to take longer than this is refused, not started: a served
+#: app is shared, and `explorer fast-bootstrap` runs such a job from the command line.
+MAX_JOB_SECONDS = 3600.0
 
 #: What the complexity q of each model is (axis and summary labels).
 COMPLEXITY = {"ls-svm": LSSVM.complexity, "rbfn": RBFN.complexity, "mlp": MLP.complexity}
@@ -120,6 +123,15 @@ class ReplicaRun:
 
     replica: fe.ReplicaOptimism
     seconds: float
+
+
+def _refuse_long(kind: str, estimate: float) -> None:
+    """ValueError if the job ``kind`` would take longer than :data:`MAX_JOB_SECONDS` (nothing starts then)."""
+    if estimate > MAX_JOB_SECONDS:
+        raise ValueError(f"{JOB_NAMES[kind]}: these settings would take about {estimate / 3600:.1f} hours on one core; "
+                         f"the app runs jobs of at most {MAX_JOB_SECONDS / 3600:g} hour. Lower the replications, the "
+                         "grids or the MLP epochs and restarts, or run `explorer fast-bootstrap` from the command "
+                         "line.")
 
 
 def progress_sentence(kind: str, message: str) -> str:
@@ -471,6 +483,8 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         model, options, seed = self.model, self.model_options(), int(self.seed)
         kappa = (int(self.kappa0), int(self.kappa1))
         key = (data_key, model, setting, kappa, tuple(sorted(options.items())), seed)
+        fast_only = replace(setting, full_grid=setting.fast_grid, full_replications=setting.fast_replications)
+        _refuse_long("fast", estimated_seconds("full", model, X.shape[0], fast_only, options))
         self._request("fast", key, "fast", _FAST,
                       lambda job: _comparison(data, model, setting, kappa, options, seed, False, self.executor, job),
                       optional=False)
@@ -479,6 +493,7 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                                "'Run full bootstrap'.")
         else:
             estimate = estimated_seconds("full", model, X.shape[0], setting, options)
+            _refuse_long("full", estimate)
             self._request("full", key, "full", _FULL,
                           lambda job: _comparison(data, model, setting, kappa, options, seed, True, self.executor,
                                                   job),
@@ -493,6 +508,7 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
             points = replica_grid(setting.grids().full, int(self.replica_points))
             rkey = (data_key, options["lengthscale"], tuple(points.tolist()))
             estimate = estimated_seconds("replica", model, X.shape[0], setting, points=points.size)
+            _refuse_long("replica", estimate)
             self._request("replica", rkey, "replica", _REPLICA, partial(_replica, data, options, points),
                           optional=not (self.auto_run and estimate <= AUTO_SECONDS))
             self._waiting("replica", "Run replica theory", estimate)

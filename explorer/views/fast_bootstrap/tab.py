@@ -58,7 +58,7 @@ class FastBootstrapTab(JobTab):
         s = self.state
         bind_to_session(s)
         self.widgets = param_widgets(s, _WIDGETS, self.css_prefix)
-        self.upload = csv_upload(self._css("upload"), s.upload_series, default_name="series.csv")
+        self.upload = csv_upload(self._css("upload"), s.upload_series, on_refused=s.refuse)
         self.reset = pn.widgets.Button(label=s.param.paper_values.label, color="light", sizing_mode="stretch_width",
                                        css_classes=[self._css("reset")])
         self.reset.on_click(lambda event: self.state.reset_to_paper())

@@ -418,7 +418,7 @@ class SelectionExperimentsPanel(JobTab):
         s = self.state
         bind_to_session(s)
         self.widgets = param_widgets(s, _CONTROLS, self.css_prefix)
-        self.upload = csv_upload(self._css("upload"), s.upload_temperature, default_name="temperature.csv")
+        self.upload = csv_upload(self._css("upload"), s.upload_temperature, on_refused=s.refuse)
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=[self._css("status")])
         self.plot = pn.pane.HoloViews(experiment_plot(s), sizing_mode="stretch_width", min_height=430,
                                       linked_axes=False, css_classes=[self._css("plot")])

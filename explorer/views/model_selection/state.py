@@ -240,7 +240,7 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
     target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
                             doc="Column of an uploaded CSV holding the real-valued target; every other column "
                                 "is an input.")
-    n_points = param.Integer(default=64, bounds=(8, 5000), softbounds=(16, 500), label="Training cases N",
+    n_points = param.Integer(default=64, bounds=(8, 2000), softbounds=(16, 500), label="Training cases N",
                              doc="Training cases: drawn from the teacher (the thesis uses N = 64), or a random "
                                  "subset (by the seed) of the rows of the other datasets.")
     n_test = param.Integer(default=256, bounds=(0, 20_000), softbounds=(0, 2048), label="Test cases",

@@ -77,7 +77,7 @@ class SelectionTab(JobTab):
         self.widgets = param_widgets(s, _CONTROLS, self.css_prefix)
         self.widgets["target"].visible = s.dataset == UPLOAD
         s.param.watch(lambda e: setattr(self.widgets["target"], "visible", e.new == UPLOAD), "dataset")
-        self.upload = csv_upload(self._css("upload"), s.upload_csv)
+        self.upload = csv_upload(self._css("upload"), s.upload_csv, on_refused=s.refuse)
         self._figures: dict[str, hv.Overlay] = {}   # the newest figure of each plot, as drawn
         self.streams: dict[str, Revision] = {}
         self.plots = {what: pn.pane.HoloViews(sizing_mode="stretch_width", min_height=430, linked_axes=False,

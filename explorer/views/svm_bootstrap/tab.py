@@ -45,7 +45,7 @@ from explorer.views.common.widgets import Revision, csv_upload, live, param_widg
 
 __all__ = [
     "SVMState", "SVMTab", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD",
-    "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "describe_error",
+    "MAX_ROWS", "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "describe_error",
     "learning_curve_plot", "field_plot", "large_gaps", "GAP_THRESHOLD", "curve_frame", "field_frame", "curve_summary", "field_summary",
     "csv_text", "html_text", "settings", "settings_text", "settings_line", "CSV_FILES",
 ]
@@ -53,7 +53,9 @@ __all__ = [
 
 #: The shipped two-class datasets of seed 004 (sonar is a user CSV: upload it).
 SVM_DATASETS = ("crabs", "wisconsin", "pima")
-#: ``dataset`` value of a CSV uploaded in the page.
+#: Most rows of an uploaded CSV (seed 004's largest set, wisconsin, has 683): the kernel matrix and the replica
+#: theory's N × N systems are built for every change of L in the session.
+MAX_ROWS = 1000
 #: The S/N values offered for the learning curve (theory and Monte-Carlo at each).
 SVM_GRID = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
 #: Background jobs: the theory curve with the S → ∞ levels, the MC curve, the fields at test inputs.
@@ -313,7 +315,12 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
         if self.target is None:
             raise datasets.DatasetError("choose the column of the CSV file that holds the class labels.")
         name, text, _ = self._upload
-        return datasets.load_csv(io.StringIO(text), self.target, name=Path(name).stem, task="classification")
+        data = datasets.load_csv(io.StringIO(text), self.target, name=Path(name).stem, task="classification")
+        if data.n > MAX_ROWS:
+            raise datasets.DatasetError(f"{name} has {data.n} rows; the SVM bootstrap here takes at most {MAX_ROWS} "
+                                        "(its replica theory solves N × N systems on the server). Upload a random "
+                                        f"sample of at most {MAX_ROWS} rows.")
+        return data
 
     def _problem(self, holdout: int) -> tuple[tuple, SVMProblem]:
         key = (self._dataset_key(), float(self.lengthscale), int(holdout))
@@ -611,7 +618,7 @@ class SVMTab(JobTab):
         s = self.state
         bind_to_session(s)
         self.widgets = self._make_widgets()
-        self.upload = csv_upload("explorer-svm-upload", s.upload_csv)
+        self.upload = csv_upload("explorer-svm-upload", s.upload_csv, on_refused=s.refuse)
         self.streams = {"curve": Revision(), "field": Revision()}
         self.plots = {what: pn.pane.HoloViews(
             live(lambda what=what: self.styled(_FIGURES[what](self.state)), self.streams[what]),

@@ -150,6 +150,10 @@ BAD_INPUTS = {
     "too-many-units": (dict(model="rbfn", n_points=20, full_start=2.0, full_stop=16.0, full_step=1.0,
                             fast_start=2.0, fast_stop=16.0, fast_step=2.0), r"keep the grids ≤ N/2 = 10"),
     "classification": (dict(dataset="crabs"), r"for regression; 'crabs' is a classification data set"),
+    "job-too-long": (dict(model="mlp", full_start=1.0, full_stop=13.0, full_step=1.0, fast_start=1.0, fast_stop=13.0,
+                          fast_step=3.0, full_replications=10_000, max_epochs=10_000, n_init=50),
+                     r"Full bootstrap: these settings would take about [\d.]+ hours on one core; the app runs jobs of "
+                     r"at most 1 hour"),
     "no-csv": (dict(dataset=V.SERIES), r"upload a time series CSV .*or choose a file of the server's data folder"),
     "missing-column": (dict(dataset=V.SERIES, series_csv="{t,x}"), r"column 'value' is not in"),
     "non-numeric": (dict(dataset=V.SERIES, series_csv="{t,value,bad}"), r"non-numeric value 'n/a' in column 'value'"),

@@ -186,6 +186,19 @@ def test_bad_csv_and_target_become_messages(rng):
     assert "exactly two distinct values" in state.error
 
 
+def test_an_upload_over_the_row_limit_is_refused_before_any_kernel_matrix(rng, monkeypatch):
+    built = []
+    monkeypatch.setattr(V.svm_experiments, "svm_problem", lambda *a, **k: built.append(a))
+    state = V.SVMState()
+    state.upload_csv("many.csv", blobs_csv(rng, n=V.MAX_ROWS + 2))
+    state.refresh()
+    assert state.error == (f"The data cannot be used: many.csv has {V.MAX_ROWS + 2} rows; the SVM bootstrap here "
+                           f"takes at most {V.MAX_ROWS} (its replica theory solves N × N systems on the server). "
+                           f"Upload a random sample of at most {V.MAX_ROWS} rows.")
+    assert built == [] and state.theory_curve is None
+    state.close()
+
+
 def test_tab_builds_without_a_server(rng):
     pn = pytest.importorskip("panel")
     state = small_state(rng)  # job updates wait for this thread's ``wait``: none changes a figure during get_root
