@@ -43,7 +43,7 @@ __all__ = [
     "GPBootstrapState", "TheoryCurve", "METHODS", "VG_MF_LOSSES", "CurvePoint", "CurveMC", "HoldoutTheory",
     "REGRESSION_DATASETS", "UPLOAD", "CSV_PREFIX", "KERNELS", "LOSSES", "GP_TABS", "MC_KINDS",
     "MC_GRID", "THEORY_GRID", "BIN_WIDTH", "URL_PARAMETERS", "describe_error", "theory_error",
-    "MAX_ROWS", "MAX_COLUMNS", "SUBSAMPLE_SEED", "EVIDENCE_ROWS", "HYPERPARAMETERS",
+    "MAX_ROWS", "MAX_COLUMNS", "MAX_MC_VALUES", "SUBSAMPLE_SEED", "EVIDENCE_ROWS", "HYPERPARAMETERS",
 ]
 
 #: The shipped or generated regression datasets offered in the app (the others are classification sets).
@@ -73,6 +73,10 @@ BIN_WIDTH = PAPER_BIN_WIDTH
 MAX_ROWS = 1000
 #: Most input columns of a CSV: the kernel matrix costs N² × columns (0.1 s at MAX_ROWS rows and 100 columns).
 MAX_COLUMNS = 100
+#: Most Monte-Carlo samples × training inputs of the distribution and test-input jobs: each keeps two (B, N) arrays
+#: (bootstrap occupations and predictions, 8 bytes a number), so at most 2 × 8 × 16e6 bytes = 256 MB, the
+#: result caches' budget (boston: up to 31,620 samples; 1,000 rows: 16,000).
+MAX_MC_VALUES = 16_000_000
 #: Seed of the random subsample of a CSV with more than MAX_ROWS rows (the same rows in every session and link).
 SUBSAMPLE_SEED = 0
 #: Most rows on which the evidence is maximised (a random subsample, seed SUBSAMPLE_SEED, when there are more):
@@ -744,7 +748,17 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         self._request("curve", (key, self._loss_key(), grid, samples, seed), "curve_mc", _CURVES,
                       lambda job: _mc_curve(problem, grid, samples, loss, params, seed, job, self.executor))
 
+    def _check_mc_size(self, n: int) -> None:
+        """ValueError before a Monte-Carlo job whose (B, N) arrays would exceed MAX_MC_VALUES numbers."""
+        samples = int(self.mc_samples)
+        if samples * n > MAX_MC_VALUES:
+            raise ValueError(f"{samples:,} Monte-Carlo samples at N = {n:,} inputs would keep {samples * n:,} "
+                             f"numbers twice (occupations and predictions); the server keeps at most "
+                             f"{MAX_MC_VALUES:,}. Lower 'MC samples (distribution, test inputs)' to at most "
+                             f"{MAX_MC_VALUES // n:,}.")
+
     def _refresh_distribution(self, key, problem, v: float) -> None:
+        self._check_mc_size(problem.n)
         samples, seed = int(self.mc_samples), int(self.seed)
         self._request("distribution", (key, v, samples, seed), "distribution", _DISTRIBUTIONS,
                       lambda job: experiments.distribution_comparison(
@@ -754,6 +768,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     def _refresh_holdout(self) -> None:
         key, problem = self._problem(int(self.holdout))
         self._warn_holdout(int(self.holdout), problem.n + int(self.holdout), problem.name)
+        self._check_mc_size(problem.n)
         v, samples, seed = float(self.s_over_n), int(self.mc_samples), int(self.seed)
         theory = _HOLDOUT_THEORY.get_or_compute((key, v), lambda: self._holdout_theory(key, problem, v))
         self._assign("holdout_theory", theory)

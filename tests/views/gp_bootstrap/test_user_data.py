@@ -19,6 +19,7 @@ from explorer.views.gp_bootstrap import plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import (  # noqa: E402
     EVIDENCE_ROWS,
     MAX_COLUMNS,
+    MAX_MC_VALUES,
     MAX_ROWS,
     SUBSAMPLE_SEED,
     GPBootstrapState,
@@ -164,3 +165,17 @@ def test_boston_keeps_the_paper_bins_in_the_app():
     state.run_mc()
     assert state.wait(TIMEOUT) and state.bin_width == 0.2 and state.distribution.l1.bin_width == 0.2
     assert state.distribution.noise_floor.bin_width == 0.2
+
+
+@pytest.mark.parametrize("tab", ["distribution", "holdout"])
+def test_a_monte_carlo_job_over_the_memory_bound_is_refused_not_started(tab):
+    state = computed_state(dataset="boston", tab=tab)
+    n = state.holdout_theory.n_train if tab == "holdout" else state.problem.n
+    state.mc_samples = MAX_MC_VALUES // n + 1
+    assert state.error == (f"{MAX_MC_VALUES // n + 1:,} Monte-Carlo samples at N = {n:,} inputs would keep "
+                           f"{(MAX_MC_VALUES // n + 1) * n:,} numbers twice (occupations and predictions); the "
+                           f"server keeps at most {MAX_MC_VALUES:,}. Lower 'MC samples (distribution, test inputs)' "
+                           f"to at most {MAX_MC_VALUES // n:,}.")
+    assert not state.jobs[tab].running and state.distribution is None and state.holdout_mc is None
+    state.mc_samples = MAX_MC_VALUES // n
+    assert state.error == ""
