@@ -11,7 +11,7 @@ pytest.importorskip("panel")
 
 from explorer.views.common.file_input import CSVFileInput, too_large_message
 from explorer.views.common.server_files import data_file_names, read_data_file
-from explorer.views.common.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_ROWS, csv_columns, read_upload
+from explorer.views.common.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_ROWS, MAX_UPLOAD_VALUES, csv_columns, read_upload
 from explorer import datasets
 
 
@@ -27,6 +27,8 @@ def test_an_upload_is_read_within_its_limits():
     (b"x,y\n" + b"1,2\n" * (MAX_UPLOAD_ROWS + 1), rf"^e.csv has {MAX_UPLOAD_ROWS + 1:,} data rows; the app reads at most "
                                                   rf"{MAX_UPLOAD_ROWS:,}\. Upload a random sample of its rows\."),
     (b"x" * (MAX_UPLOAD_BYTES + 1), r"^e.csv has 5\.0 MB; the app reads files of at most 5 MB\."),
+    (b"a,b,c,d,e,f,g,h,i,j,k,l,m\n" + b"1,2,3,4,5,6,7,8,9,0,1,2,3\n" * 20_000,
+     r"^e.csv has 20,000 rows of 13 columns; the app reads at most 250,000 values\. Upload fewer rows"),
     (b"x,y\n1,\xff\n", r"^e.csv is not UTF-8 text \(invalid start byte at byte 6\)"),
 ])
 def test_an_upload_outside_the_limits_says_why(content, match):
@@ -36,6 +38,7 @@ def test_an_upload_outside_the_limits_says_why(content, match):
 
 def test_exactly_the_row_limit_is_read():
     assert read_upload("r.csv", b"x,y\n" + b"1,2\n" * MAX_UPLOAD_ROWS).filename == "r.csv"
+    assert read_upload("v.csv", b"x" + b",x" * 49 + b"\n" + (b"1" + b",1" * 49 + b"\n") * (MAX_UPLOAD_VALUES // 50))
 
 
 def test_the_data_folder_offers_its_csv_files_only(tmp_path):
