@@ -11,6 +11,7 @@ import io
 import json
 import re
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Callable
 
 import holoviews as hv
@@ -22,7 +23,7 @@ from bokeh.embed import file_html
 from bokeh.model import Model
 from bokeh.resources import Resources
 
-__all__ = ["Export", "PageResources", "csv_table", "download_button", "download_name", "html_page", "json_ready",
+__all__ = ["Export", "PageResources", "csv_table", "data_name", "download_button", "download_name", "html_page", "json_ready",
            "json_text", "settings_json", "NAME_PART_CHARS"]
 
 #: Most characters of one part of a download's name (a file name the user uploaded can be long).
@@ -63,6 +64,16 @@ def download_name(what: str, *about: str, ext: str) -> str:
     """
     parts = [p for p in (_slug(x) for x in (what, *about)) if p]
     return "_".join(parts or ["download"]) + f".{ext}"
+
+
+def data_name(dataset: str, file_name: str | None = None) -> str:
+    """The data in a download's name: the name of the CSV file a tab reads (an upload or a file of the server's
+    data folder) without its extension, else the ``dataset`` value.
+
+    >>> data_name("uploaded CSV", "houses.csv"), data_name("crabs")
+    ('houses', 'crabs')
+    """
+    return PurePath(file_name).stem if file_name else dataset
 
 
 @dataclass(frozen=True)

@@ -403,6 +403,15 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         series = self._series_file()
         return ("series", series.sha256, series.filename, self.series_column.strip(), int(self.lags))
 
+    def data_name(self) -> str:
+        """The data in a download's name: the series file's name without ``.csv``, else ``dataset``."""
+        if self.dataset != SERIES:
+            return self.dataset
+        try:
+            return Path(self._series_file().filename).stem
+        except ValueError:  # no file yet: the name says which kind of data
+            return self.dataset
+
     def _series_file(self) -> Upload:
         """The chosen file of the data folder, else the uploaded one (read again only when the file changed)."""
         if not self.series_csv:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from explorer.views.common.exports import Export
+from explorer.views.common.exports import Export, download_name
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.widgets import csv_upload, param_widgets
@@ -78,8 +78,10 @@ class FastBootstrapTab(JobTab):
         return {f"run-{kind}": (RUN_LABELS[kind], kind) for kind in ("fast", "full", "replica")}
 
     def exports(self) -> list[Export]:
-        return [Export("explorer-fast-bootstrap.json", "Result (JSON)", self._css("json"), lambda: json_text(self.state)),
-                Export("explorer-fast-bootstrap.csv", "Curves (CSV)", self._css("csv"), lambda: csv_text(self.state))]
+        def name(what: str, ext: str):  # e.g. fast-bootstrap-curves_toy_ls-svm.csv
+            return lambda: download_name(f"fast bootstrap {what}", self.state.data_name(), self.state.model, ext=ext)
+        return [Export(name("result", "json"), "Result (JSON)", self._css("json"), lambda: json_text(self.state)),
+                Export(name("curves", "csv"), "Curves (CSV)", self._css("csv"), lambda: csv_text(self.state))]
 
     # --- updates
     def _on_visibility(self, *events) -> None:

@@ -22,7 +22,7 @@ from explorer.model_selection import asc
 from explorer.model_selection import experiments as sx
 from explorer.model_selection.criteria import CRITERIA, CRITERION_LABELS
 from explorer.views.common.caches import lru
-from explorer.views.common.exports import Export, csv_table, json_text
+from explorer.views.common.exports import Export, csv_table, download_name, json_text
 from explorer.views.common.jobs import Job
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
@@ -435,8 +435,10 @@ class SelectionExperimentsPanel(JobTab):
     def exports(self) -> list[Export]:
         text = {"csv": lambda: experiment_csv(self.state), "json": lambda: experiment_json(self.state)}
         labels = {"csv": "Experiment table (CSV)", "json": "Experiment result and settings (JSON)"}
-        return [Export(f"explorer-selection-experiment.{fmt}", labels[fmt], self._css(fmt), text[fmt])
-                for fmt in ("csv", "json")]
+        def name(fmt: str):  # e.g. model-selection-experiment_hyperparameters_teacher.csv
+            return lambda: download_name("model selection experiment", self.state.experiment, self.state.data,
+                                         ext=fmt)
+        return [Export(name(fmt), labels[fmt], self._css(fmt), text[fmt]) for fmt in ("csv", "json")]
 
     def _on_settings(self, *events) -> None:
         """Show the controls the chosen experiment uses, and nothing else."""

@@ -25,7 +25,7 @@ from explorer.model_selection.criteria import (
     SelectionResult,
 )
 from explorer.model_selection.problem import SelectionProblem
-from explorer.views.common.exports import csv_table, html_page, settings_json
+from explorer.views.common.exports import csv_table, data_name, download_name, html_page, settings_json
 from explorer.views.common.uploads import UPLOAD
 from explorer.views.model_selection.state import SelectionState
 
@@ -33,7 +33,7 @@ __all__ = [
     "EXPORT_COLUMNS", "CRITERION_COLORS", "NORM_DIM", "FIGURE_SIZE", "EMPTY", "normalise", "param_label",
     "criteria_plot", "prediction_plot", "curve_frame", "optima_frame", "ranking_frame", "settings", "settings_line",
     "settings_text", "csv_text", "html_text", "summary", "hyperparameter_text", "unranked", "FIGURES", "LEGEND",
-    "CSV_FILES", "NOT_RANKED",
+    "EXPORT_NAMES", "export_filename", "NOT_RANKED",
 ]
 
 #: Columns of the CSV exports (all in long format, one row per criterion and point / kernel).
@@ -275,8 +275,19 @@ def _ranking_long(state: SelectionState) -> pd.DataFrame:
 #: The figures of the tab, by name (also the names of their HTML exports).
 FIGURES = {"curves": criteria_plot, "predictions": prediction_plot}
 _FRAMES = {"curves": curve_frame, "optima": _optima_export, "ranking": _ranking_long}
-#: The file name of each CSV export (the settings sidecar lists them).
-CSV_FILES = {what: f"explorer-selection-{what}.csv" for what in _FRAMES}
+#: What each download holds, the first part of its file name (:func:`export_filename`).
+EXPORT_NAMES = {"curves": "criteria curves", "predictions": "predictions", "optima": "optima", "ranking": "ranking",
+                "settings": "settings"}
+
+
+def export_filename(state: SelectionState, what: str, ext: str) -> str:
+    """The name of a download: what it holds and the data, e.g. ``model-selection-criteria-curves_teacher.csv``,
+    ``settings_model-selection_teacher.json`` (an upload: its file name without ``.csv``)."""
+    upload = state._upload.filename if state.dataset == UPLOAD and state._upload is not None else None
+    data = data_name(state.dataset, upload)
+    if what == "settings":
+        return download_name("settings", "model selection", data, ext=ext)
+    return download_name(f"model selection {EXPORT_NAMES[what]}", data, ext=ext)
 
 
 def settings(state: SelectionState) -> dict:
@@ -305,7 +316,8 @@ def settings_line(state: SelectionState) -> str:
 
 def settings_text(state: SelectionState) -> str:
     """The JSON sidecar of the CSV exports: ``{"export", "files", "settings"}`` (:func:`settings`)."""
-    return settings_json("GP model selection (seed 001)", settings(state), list(CSV_FILES.values()))
+    return settings_json("GP model selection (seed 001)", settings(state),
+                         [export_filename(state, what, "csv") for what in _FRAMES])
 
 
 def csv_text(state: SelectionState, what: str) -> str:

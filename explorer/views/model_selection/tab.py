@@ -22,6 +22,7 @@ from explorer.views.model_selection.experiments import (
 from explorer.views.model_selection.figures import (
     FIGURES,
     csv_text,
+    export_filename,
     html_text,
     optima_frame,
     ranking_frame,
@@ -99,9 +100,11 @@ class SelectionTab(JobTab):
     def exports(self) -> list[Export]:
         def text(fmt: str, what: str):
             return lambda: csv_text(self.state, what) if fmt == "csv" else html_text(self.state, what)
-        return [*(Export(f"explorer-selection-{what}.{fmt}", f"{_EXPORT_NAMES[what]} ({fmt.upper()})",
+        def name(what: str, fmt: str):
+            return lambda: export_filename(self.state, what, fmt)
+        return [*(Export(name(what, fmt), f"{_EXPORT_NAMES[what]} ({fmt.upper()})",
                          self._css(f"{fmt}-{what}"), text(fmt, what)) for fmt, what in _EXPORTS),
-                Export("explorer-selection-settings.json", "Settings (JSON)", self._css("json-settings"),
+                Export(name("settings", "json"), "Settings (JSON)", self._css("json-settings"),
                        lambda: settings_text(self.state))]
 
     def _on_results(self, *events) -> None:

@@ -35,7 +35,7 @@ from explorer import datasets
 from explorer.progress import Hooks
 from explorer.svm_bootstrap.experiments import SVMFieldComparison, SVMProblem, TheoryPoint
 from explorer.views.common.caches import lru
-from explorer.views.common.exports import Export, csv_table, html_page, settings_json
+from explorer.views.common.exports import Export, csv_table, data_name, download_name, html_page, settings_json
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
@@ -47,7 +47,7 @@ __all__ = [
     "SVMState", "SVMTab", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD",
     "MAX_ROWS", "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "describe_error",
     "learning_curve_plot", "field_plot", "large_gaps", "GAP_THRESHOLD", "curve_frame", "field_frame", "curve_summary", "field_summary",
-    "csv_text", "html_text", "settings", "settings_text", "settings_line", "CSV_FILES",
+    "csv_text", "html_text", "settings", "settings_text", "settings_line", "export_filename",
 ]
 
 
@@ -552,8 +552,15 @@ _FIGURES = {"curve": learning_curve_plot, "field": field_plot}
 _FRAMES = {"curve": curve_frame, "field": field_frame}
 
 
-#: The file name of each CSV export (the settings sidecar lists them).
-CSV_FILES = {what: f"explorer-svm-{what}.csv" for what in _FRAMES}
+def export_filename(state: SVMState, what: str, ext: str) -> str:
+    """The name of a download: what it holds, the data and, for the field, the test input
+    (``svm-learning-curve_crabs.csv``, ``svm-field_crabs_test-input-3.html``, ``settings_svm_crabs.json``)."""
+    upload = state._upload[0] if state.dataset == UPLOAD and state._upload is not None else None
+    data = data_name(state.dataset, upload)
+    if what == "settings":
+        return download_name("settings", "svm", data, ext=ext)
+    return download_name(f"svm {_EXPORT_NAMES[what]}", data, *([f"test input {state.index}"] if what == "field"
+                                                                 else []), ext=ext)
 
 
 def settings(state: SVMState) -> dict:
@@ -571,7 +578,8 @@ def settings(state: SVMState) -> dict:
 
 def settings_text(state: SVMState) -> str:
     """The JSON sidecar of the CSV exports: ``{"export", "files", "settings"}`` (:func:`settings`)."""
-    return settings_json("hard-margin SVM bootstrap (seed 004)", settings(state), list(CSV_FILES.values()))
+    return settings_json("hard-margin SVM bootstrap (seed 004)", settings(state),
+                         [export_filename(state, what, "csv") for what in _FRAMES])
 
 
 def settings_line(state: SVMState) -> str:
@@ -634,10 +642,12 @@ class SVMTab(JobTab):
     def exports(self) -> list[Export]:
         def text(fmt: str, what: str):
             return lambda: csv_text(self.state, what) if fmt == "csv" else html_text(self.state, what)
-        return [*(Export(f"explorer-svm-{what}.{fmt}", f"{_EXPORT_NAMES[what]} ({fmt.upper()})",
+        def name(what: str, fmt: str):
+            return lambda: export_filename(self.state, what, fmt)
+        return [*(Export(name(what, fmt), f"{_EXPORT_NAMES[what]} ({fmt.upper()})",
                          f"explorer-svm-{fmt}-{what}", text(fmt, what))
                   for what in ("curve", "field") for fmt in ("csv", "html")),
-                Export("explorer-svm-settings.json", "Settings (JSON)", "explorer-svm-json-settings",
+                Export(name("settings", "json"), "Settings (JSON)", "explorer-svm-json-settings",
                        lambda: settings_text(self.state))]
 
     def _make_widgets(self) -> dict[str, pn.widgets.Widget]:

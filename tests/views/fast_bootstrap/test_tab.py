@@ -46,13 +46,14 @@ def test_tab_builds_shows_results_and_exports():
     assert state.wait(timeout=60)
     # exports, through the download buttons: the curves on the union of the grids, the result as JSON
     downloads = {d.filename: d for d in tab.downloads}
-    assert sorted(downloads) == ["explorer-fast-bootstrap.csv", "explorer-fast-bootstrap.json"]
+    what = f"{state.dataset}_{state.model}"  # the data and the model, e.g. toy_ls-svm
+    assert sorted(downloads) == [f"fast-bootstrap-curves_{what}.csv", f"fast-bootstrap-result_{what}.json"]
     assert [d.css_classes for d in tab.downloads] == [["explorer-fastboot-json"], ["explorer-fastboot-csv"]]
-    text = downloads["explorer-fast-bootstrap.csv"].callback().getvalue()
+    text = downloads[f"fast-bootstrap-curves_{what}.csv"].callback().getvalue()
     frame = read_plain_csv(text, V.CURVE_COLUMNS)  # a plain table: the settings are in the JSON
     assert frame["complexity"].is_monotonic_increasing
     assert frame["full_optimism"].notna().sum() == 10 and frame["fast_sample_optimism"].notna().sum() == 6
-    payload = json.loads(downloads["explorer-fast-bootstrap.json"].callback().getvalue())
+    payload = json.loads(downloads[f"fast-bootstrap-result_{what}.json"].callback().getvalue())
     assert payload["fast"]["df"] == [1, 3] and payload["settings"]["model"] == "ls-svm"
     assert payload["settings"] == json.loads(json.dumps(V.settings(state)))
     assert payload["settings"]["dataset"] == "toy" and payload["settings"]["seed"] == 3

@@ -37,7 +37,8 @@ def test_exports_have_the_expected_columns():
     assert "lengthscale" in optima["hyperparameters"][0]
     sidecar = json.loads(F.settings_text(state))
     assert sidecar["export"] == "GP model selection (seed 001)"
-    assert sidecar["files"] == [F.CSV_FILES[w] for w in ("curves", "optima", "ranking")]
+    data = state.dataset
+    assert sidecar["files"] == [f"model-selection-{w}_{data}.csv" for w in ("criteria-curves", "optima", "ranking")]
     assert sidecar["settings"] == {**F.settings(state), "dataset": "teacher", "n_points": 32, "criteria": [
         "evidence", "loo"], "seed": 0}
     for what in ("curves", "predictions", "ranking"):

@@ -28,10 +28,12 @@ def test_tab_builds_without_a_server():
     assert "N = 32 training cases" in tab.status.object
     assert tab.cancel.disabled
     downloads = {d.filename: d for d in tab.downloads}
-    assert downloads["explorer-selection-curves.csv"].callback().getvalue().splitlines()[0].startswith("criterion,")
+    data = state.dataset  # e.g. model-selection-criteria-curves_teacher.csv
+    assert downloads[f"model-selection-criteria-curves_{data}.csv"].callback().getvalue().splitlines()[0].startswith(
+        "criterion,")
     assert list(tab.tables["ranking"].object["kernel"]) != []
     # the settings behind the plain CSVs, as JSON beside them
-    settings = json.loads(downloads["explorer-selection-settings.json"].callback().getvalue())
+    settings = json.loads(downloads[f"settings_model-selection_{data}.json"].callback().getvalue())
     assert settings == json.loads(settings_text(state)) and settings["settings"]["n_points"] == 32
     # the tables one above the other, the ranking says which way is better
     content = tab.content()
@@ -84,5 +86,7 @@ def test_experiments_panel_builds_runs_and_hides_unused_controls():
     tab.experiments.param.update(experiment="hyperparameters", data="temperature")
     assert panel.upload.visible and panel.error.visible
     assert not panel.widgets["temperature_csv"].visible  # no data folder: no server file to choose
-    downloads = {d.filename: d for d in panel.downloads}
-    assert downloads["explorer-selection-experiment.json"].callback().getvalue().startswith("{")
+    download = next(d for d in panel.downloads if d.filename.endswith(".json"))
+    assert download.callback().getvalue().startswith("{")
+    # named when clicked: what the experiment is, on which data
+    assert download.filename == "model-selection-experiment_hyperparameters_temperature.json"

@@ -134,7 +134,7 @@ def test_exports_have_the_expected_columns(rng):
         read_plain_csv(V.csv_text(state, what), V.EXPORT_COLUMNS[what])  # header first: no comment line
     sidecar = json.loads(V.settings_text(state))
     assert sidecar["export"] == "hard-margin SVM bootstrap (seed 004)"
-    assert sidecar["files"] == ["explorer-svm-curve.csv", "explorer-svm-field.csv"]
+    assert sidecar["files"] == ["svm-learning-curve_blobs.csv", f"svm-field_blobs_test-input-{state.index}.csv"]
     assert sidecar["settings"]["dataset"] == "uploaded CSV" and sidecar["settings"]["target"] == "label"
     curve = pd.read_csv(io.StringIO(V.csv_text(state, "curve")))
     assert list(curve["s_over_n"]) == [0.5, 1.0] and curve["mc_se"].notna().all()
@@ -209,14 +209,16 @@ def test_tab_builds_without_a_server(rng):
     assert "S → ∞" in tab.status["curve"].object
     assert tab.cancel.disabled
     downloads = {d.filename: d for d in tab.downloads}
-    assert sorted(downloads) == ["explorer-svm-curve.csv", "explorer-svm-curve.html", "explorer-svm-field.csv",
-                                 "explorer-svm-field.html", "explorer-svm-settings.json"]
-    assert downloads["explorer-svm-settings.json"].css_classes == ["explorer-svm-json-settings"]
+    data, field = "blobs", f"svm-field_blobs_test-input-{state.index}"  # the uploaded blobs.csv
+    names = {"curve": f"svm-learning-curve_{data}", "field": field}
+    assert sorted(downloads) == sorted([f"{names[w]}.{fmt}" for w in names for fmt in ("csv", "html")]
+                                       + [f"settings_svm_{data}.json"])
+    assert downloads[f"settings_svm_{data}.json"].css_classes == ["explorer-svm-json-settings"]
     for what in ("curve", "field"):
-        text = downloads[f"explorer-svm-{what}.csv"].callback().getvalue()
+        text = downloads[f"{names[what]}.csv"].callback().getvalue()
         frame = pd.read_csv(io.StringIO(text))  # plain read_csv: the first line is the header
         assert frame.columns.tolist() == V.EXPORT_COLUMNS[what] and len(frame) > 0
-    sidecar = json.loads(downloads["explorer-svm-settings.json"].callback().getvalue())
+    sidecar = json.loads(downloads[f"settings_svm_{data}.json"].callback().getvalue())
     got = sidecar["settings"]
     assert got["dataset"] == state.dataset and got["seed"] == state.seed
     assert got["kernel"] == "squared_exponential" and got["lengthscale"] == pytest.approx(2.0)
