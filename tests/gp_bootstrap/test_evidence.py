@@ -78,3 +78,13 @@ def test_too_few_rows_say_what_is_needed():
 def test_a_stop_request_cancels_between_runs(data):
     with pytest.raises(Cancelled):
         maximum_evidence(*data, hooks=Hooks(should_stop=lambda: True))
+
+
+def test_a_noise_free_target_stops_at_the_stated_noise_floor(rng):
+    from explorer.gp_bootstrap.evidence import NOISE_FLOOR
+
+    X = rng.normal(size=(60, 2))
+    y = np.sin(X[:, 0])
+    fit = maximum_evidence(X, y)
+    assert fit.at_noise_floor and fit.noise_var == pytest.approx(NOISE_FLOOR * np.var(y, ddof=1), rel=1e-6)
+    assert not maximum_evidence(X, y + 0.3 * rng.standard_normal(60)).at_noise_floor

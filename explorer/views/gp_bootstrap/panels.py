@@ -285,6 +285,8 @@ class LearningCurveTab(_Tab):
         theory_job = s.jobs["theory"]
         if s.error:  # nothing is computed for these settings: the message above the tabs says why
             return " · ".join([*parts, "not computed: see the message above"])
+        if s.hyperparameter_source == "evidence pending":
+            return " · ".join([*parts, "choosing the kernel's hyperparameters by maximum evidence (see the note above)"])
         if theory is None:
             parts.append(f"theory: {theory_job.error or 'computing…'}")
         else:

@@ -19,7 +19,8 @@ from explorer.gp_bootstrap import replica
 from explorer.gp_bootstrap.l1 import histogram_edges
 from explorer.views.common.exports import csv_table, download_name, html_page, settings_json
 from explorer.views.common.patching import Layer, overlay
-from explorer.views.gp_bootstrap.state import MAX_ROWS, METHODS, SUBSAMPLE_SEED, GPBootstrapState
+from explorer.views.gp_bootstrap.state import (CSV_PREFIX, MAX_ROWS, METHODS, SUBSAMPLE_SEED, UPLOAD,
+                                                GPBootstrapState)
 
 __all__ = [
     "learning_curve_plot", "learning_curve_layers", "CURVE_PADDING", "gap_frame", "gap_table", "large_gaps", "gap_sentence", "GAP_THRESHOLD", "vg_mf_note", "distribution_plot", "inputs_points",
@@ -596,5 +597,8 @@ def settings_line(state: GPBootstrapState) -> str:
         kernel += f" lengthscale={state.lengthscale:g} signal_var={state.signal_var:g}"
     loss = state.loss if state.loss == "square" else f"{state.loss} eps={state.eps:g} beta={state.beta:g}"
     target = f" target={state.target}" if state.target else ""
-    return (f"dataset={state.dataset}{target} kernel={kernel} noise_var={state.noise_var:g} "
+    data = state.dataset
+    if state.dataset == UPLOAD or state.dataset.startswith(CSV_PREFIX):  # the file's name, and the subsample
+        data = f"{_data_settings(state)['file']}" + (f" subsample={MAX_ROWS}" if state.subsample else "")
+    return (f"dataset={data}{target} kernel={kernel} noise_var={state.noise_var:g} "
             f"S/N={state.s_over_n:g} loss={loss} seed={state.seed}")

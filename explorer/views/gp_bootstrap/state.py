@@ -396,7 +396,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
             self.dataset = dataset
         # a CSV starts from the hyperparameters of largest evidence unless the caller set them
         self._evidence_pending = self._is_csv() and not set(params) & set(_HYPER_PARAMETERS)
-        self._applying_evidence = False
+        self._applying_evidence = self._from_evidence = False
         # registered before the refresh: they run first: the new kernel computes with its new start
         self.param.watch(self._on_kernel, ["kernel", "lengthscale", "signal_var"])
         self.param.watch(self._on_data, ["dataset", "target", "standardize", "subsample"])
@@ -474,7 +474,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         on the CSV data, or that maximum while it is being computed."""
         if self._evidence_pending:
             return "evidence pending"
-        return "evidence" if "evidence" in self.__dict__.get("_told", {}) else "set"
+        return "evidence" if self._from_evidence else "set"
 
     def data_file(self) -> dict | None:
         """The CSV file behind the data: ``{"file": its name, "sha256": of its text}``; None for the shipped and
@@ -519,6 +519,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
 
     def _on_data(self, *events) -> None:
         """New CSV data (file, target, scaling, subsample) starts from its evidence maximum."""
+        self._from_evidence = False
         if self._is_csv():
             self._evidence_pending = True
         else:
@@ -528,7 +529,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     def _on_hyperparameter(self, *events) -> None:
         """Hyperparameters set by hand, a link or a preset replace those of the evidence maximum."""
         if not self._applying_evidence:
-            self._evidence_pending = False
+            self._evidence_pending = self._from_evidence = False
             self.tell("evidence")
 
     def _on_evidence(self, event) -> None:
@@ -565,6 +566,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
             self.param.update(kernel="se", **clipped)
         finally:
             self._applying_evidence = False
+        self._from_evidence = True
         self.tell("evidence", _evidence_note(self, fit, rows, clipped != values))
 
     # ----------------------------------------------------------------------------- settings → keys
@@ -809,4 +811,7 @@ def _evidence_note(state: GPBootstrapState, fit: gp_evidence.EvidenceFit, rows: 
     text = (f"Kernel se, ℓ = {state.lengthscale:g}, σ_f² = {state.signal_var:g}, σ² = {state.noise_var:g} chosen by "
             f"maximum evidence on {on} (log evidence {fit.log_evidence:.1f}); pick the paper preset to use the "
             "paper's values.")
+    if fit.at_noise_floor:
+        text += (f" σ² stopped at its lower bound {gp_evidence.NOISE_FLOOR:g} × var(target): the target looks nearly "
+                 "noise-free, and the theory needs some noise.")
     return text + (" Some values were clipped to the range of their control." if clipped else "")

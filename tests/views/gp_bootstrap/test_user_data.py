@@ -179,3 +179,20 @@ def test_a_monte_carlo_job_over_the_memory_bound_is_refused_not_started(tab):
     assert not state.jobs[tab].running and state.distribution is None and state.holdout_mc is None
     state.mc_samples = MAX_MC_VALUES // n
     assert state.error == ""
+
+
+def test_a_failed_evidence_search_says_so_and_keeps_the_kernel(monkeypatch):
+    def fail(X, y, **options):
+        raise np.linalg.LinAlgError("singular everywhere")
+
+    monkeypatch.setattr(gp_evidence, "maximum_evidence", fail)
+    state = uploaded(computed_state(kernel="paper"), "houses.csv", table(60)[0])
+    assert state.wait(TIMEOUT) and state.error == "" and state.problem is not None
+    assert state.kernel == "paper" and state.hyperparameter_source == "set"
+    assert state.notice.startswith("The hyperparameters could not be chosen by maximum evidence (")
+    assert state.notice.endswith("the kernel keeps its values: set them by hand or pick the paper preset.")
+
+
+def test_the_html_page_title_names_the_uploaded_file():
+    state = uploaded(computed_state(), "houses.csv", table(60)[0])
+    assert plots.settings_line(state).startswith("dataset=houses.csv target=y kernel=se lengthscale=")
