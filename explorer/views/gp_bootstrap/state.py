@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from explorer.losses import get_loss
 from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
-from explorer.views.common.server_files import read_data_file
+from explorer.views.common.server_files import data_file_names, read_data_file
 from explorer.views.common.uploads import UPLOAD, Upload, csv_columns, read_upload
 from explorer.views.common.values import CheckedState
 
@@ -573,13 +574,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
 
     def _init_dataset_choices(self) -> None:
         objects = list(REGRESSION_DATASETS)
-        if self.data_dir:
-            try:
-                files = datasets.find_csv_files(self.data_dir)
-            except datasets.DatasetError as err:
-                self.tell("data_dir", f"Data directory: {err}")
-                files = []
-            objects += [CSV_PREFIX + path.name for path in files]
+        if self.data_dir and not os.path.isdir(self.data_dir):
+            self.tell("data_dir", "The server's data folder cannot be read: only the shipped datasets and uploads "
+                                  "are offered. (Whoever runs the app can check `--data-dir`.)")
+        objects += [CSV_PREFIX + name for name in data_file_names(self.data_dir)]
         self.param.dataset.objects = objects
 
     def _data_file(self) -> Upload:
