@@ -206,7 +206,7 @@ class NumberList:
         items = [t for t in text.split(",") if t.strip()]
         if not 1 <= len(items) <= self.max_items:
             raise argparse.ArgumentTypeError(f"expected 1 to {self.max_items} comma-separated {self.what}, got "
-                                             f"{len(items):,} ({shown(text)}). Give fewer values.")
+                                             f"{len(items):,} ({shown(text)}). Give 1 to {self.max_items} values.")
         values = [_real_number(t) for t in items]
         bad = [t for t, v in zip(items, values) if v is None or not self.low <= v <= self.high]
         if bad:

@@ -173,7 +173,7 @@ def test_float_range_message():
 
 def test_number_list_messages():
     with pytest.raises(argparse.ArgumentTypeError, match=r"^expected 1 to 16 comma-separated bootstrap sizes S/N, "
-                                                         r"got 0 \(','\)\. Give fewer values"):
+                                                         r"got 0 \(','\)\. Give 1 to 16 values"):
         common.S_OVER_N(",")
     with pytest.raises(argparse.ArgumentTypeError, match=r"^expected bootstrap sizes S/N from 0.001 to 100, got "
                                                          r"'1e3' in '1,1e3'"):
