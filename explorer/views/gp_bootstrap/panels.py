@@ -344,7 +344,7 @@ class DistributionTab(_Tab):
             text += f", target y_i = {s.problem.y[s.index]:.4g}, theory bootstrap mean {s.solution.m[s.index]:.4g}"
         if dist is not None:
             text += f" · L1(MC, theory) = {dist.l1.l1[s.index]:.3f} (noise floor {dist.noise_floor.l1[s.index]:.3f})"
-        return text
+        return text + f" · bins of width {s.bin_width:.4g} (0.2 × sd(target) / boston's {BOSTON_TARGET_SD:.4f})"
 
     def content(self) -> pn.Column:
         # one above the other: the histogram gets the whole width (beside the scatter it was ~200 px wide)
