@@ -33,7 +33,7 @@ from explorer.gp_bootstrap import replica
 __all__ = ["Output", "command", "add_json_option", "add_data_source", "add_engine_options",
            "engine_executor", "load_dataset", "progress", "to_json", "jsonable", "OneLineParser", "IntRange",
            "FloatRange", "NumberList", "Grid", "csv_path", "directory", "scheduler_address", "one_line", "shown",
-           "MAX_CSV_BYTES", "MAX_WORKERS_PER_CORE", "SEED", "TOLERANCE", "PORT", "WORKERS", "MC_SAMPLES", "S_OVER_N",
+           "MAX_CSV_BYTES", "MAX_DENSE_ROWS", "check_rows", "MAX_WORKERS_PER_CORE", "SEED", "TOLERANCE", "PORT", "WORKERS", "MC_SAMPLES", "S_OVER_N",
            "LENGTHSCALES", "POSITIVE"]
 
 
@@ -100,6 +100,8 @@ def add_data_source(p: argparse.ArgumentParser, *, dataset_help: str, target_hel
 #: Largest CSV file a path option reads (bytes), checked with ``os.stat`` before reading: ~50 MB of text is about a
 #: million numbers, more than any dense method here can use (a GP on 10,000 rows already needs 0.8 GB per matrix).
 MAX_CSV_BYTES = 50_000_000
+#: Rows of the data a dense method takes (an N×N kernel matrix: 200 MB and about a second per factorisation at 5,000).
+MAX_DENSE_ROWS = 5_000
 #: ``--workers`` may ask for at most this many local worker processes per core (``os.cpu_count()``).
 MAX_WORKERS_PER_CORE = 4
 #: Characters of an offending value quoted in a message.
@@ -329,12 +331,20 @@ def engine_executor(args: argparse.Namespace) -> Iterator[Executor | None]:
 
 
 def load_dataset(args: argparse.Namespace) -> datasets.Dataset:
-    """``--csv PATH --target COLUMN`` if given, else ``--dataset NAME``."""
+    """``--csv PATH --target COLUMN`` if given, else ``--dataset NAME``; at most :data:`MAX_DENSE_ROWS` rows."""
     if args.csv:
         if not args.target:
             raise ValueError("--csv needs --target COLUMN (the name of the target column).")
-        return datasets.load_csv(args.csv, args.target)
-    return datasets.load(args.dataset)
+        return check_rows(datasets.load_csv(args.csv, args.target))
+    return check_rows(datasets.load(args.dataset))
+
+
+def check_rows(data: datasets.Dataset) -> datasets.Dataset:
+    """``data`` if it has at most :data:`MAX_DENSE_ROWS` rows, else a ValueError saying what to do."""
+    if data.n > MAX_DENSE_ROWS:
+        raise ValueError(f"{data.name} has {data.n:,} rows; the methods here build an N×N kernel matrix and take at "
+                         f"most {MAX_DENSE_ROWS:,}. Use a random subset of the rows.")
+    return data
 
 
 def progress() -> Hooks | None:

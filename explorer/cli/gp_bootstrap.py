@@ -27,6 +27,12 @@ BIN_WIDTH = FloatRange(1e-3, 1e3, "a bin width", "Narrower bins would make milli
 LOSS_EPS = FloatRange(0.0, 1e6, "ε")
 LOSS_BETA = FloatRange(1e-6, 1e6, "β")
 
+#: Seconds of one Monte-Carlo sample on boston (N = 506; explorer.engine), growing as N³ with the rows: the
+#: estimate by which a run over :data:`MAX_SECONDS` is refused before it starts.
+SAMPLE_SECONDS = 2e-3
+BOSTON_ROWS = 506
+MAX_SECONDS = 3600.0
+
 _TOL_HELP = ("ADATAP stopping tolerance: largest relative change of Δλ(i) (default 1e-3, the paper's; "
             "it gives ε(S) to about 1e-6 relative)")
 _VG_TOL_HELP = ("stopping tolerance of ADATAP and VG: largest relative change of Δλ(i) (default 1e-3, "
@@ -102,7 +108,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_run_options(p: argparse.ArgumentParser, s_default: str, mc_default: int, tol_help: str = _TOL_HELP) -> None:
-    g = p.add_argument_group("bootstrap")
+    g = p.add_argument_group(f"bootstrap (a run estimated at more than {MAX_SECONDS / 3600:g} hour — {SAMPLE_SECONDS * 1e3:g} ms "
+                             f"a sample on boston's {BOSTON_ROWS} rows, growing as N³ — is refused before it starts)")
     g.add_argument("--s-over-n", type=S_OVER_N, default=S_OVER_N(s_default), metavar="V[,V2,...]",
                    help=f"bootstrap size(s) S/N, {S_OVER_N}; S is the mean sample size (default {s_default})")
     g.add_argument("--mc-samples", type=MC_SAMPLES, default=mc_default,
@@ -131,9 +138,20 @@ def _kernel(args, X: np.ndarray) -> kernels.Kernel:
 
 def _problem(args) -> experiments.RegressionProblem:
     data = load_dataset(args)
+    _check_duration(args, data.n - args.holdout)
     data = data.standardized(targets=True) if args.standardize else data
     X = data.inputs[args.holdout:]
     return experiments.regression_problem(data, _kernel(args, X), args.noise_var, holdout=args.holdout)
+
+
+def _check_duration(args, n: int) -> None:
+    """Refuse a Monte-Carlo run estimated at more than :data:`MAX_SECONDS` (``SAMPLE_SECONDS`` · (N/506)³ a sample)."""
+    samples = args.mc_samples * len(args.s_over_n)
+    seconds = samples * SAMPLE_SECONDS * max(n / BOSTON_ROWS, 1.0) ** 3
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"{samples:,} Monte-Carlo samples on N = {n:,} rows would take about {seconds / 3600:.1f} "
+                         f"hours; at most {MAX_SECONDS / 3600:g} hour is started. Use fewer --mc-samples or "
+                         "--s-over-n values, or fewer rows.")
 
 
 def _one_size(args) -> float:

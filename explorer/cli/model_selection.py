@@ -11,7 +11,8 @@ import numpy as np
 
 from explorer import datasets
 from explorer.cli.common import (MAX_CSV_BYTES, SEED, FloatRange, IntRange, Output, add_data_source, add_engine_options,
-                                 add_json_option, command, csv_path, engine_executor, progress, to_json)
+                                 add_json_option, check_rows, command, csv_path, engine_executor, progress,
+                                 to_json)
 from explorer.kernels import KERNEL_NAMES
 from explorer.model_selection import criteria as selection
 from explorer.model_selection import experiments as selection_experiments
@@ -128,9 +129,9 @@ def _load(args) -> datasets.Dataset:
     if args.csv:
         if not args.target:
             raise ValueError("--csv needs --target COLUMN (the name of the target column).")
-        return datasets.load_csv(args.csv, args.target)
+        return check_rows(datasets.load_csv(args.csv, args.target))
     name = args.dataset.strip().lower()
-    return datasets.load(name, rng=args.seed) if name in datasets._GENERATORS else datasets.load(name)
+    return check_rows(datasets.load(name, rng=args.seed) if name in datasets._GENERATORS else datasets.load(name))
 
 
 def problem_from_options(args) -> SelectionProblem:

@@ -243,3 +243,21 @@ def test_the_readme_states_the_bound_of_every_bounded_option():
     section = text[text.index("## Command line"):text.index("## Library")]
     missing = {action.option_strings[-1] for _, action in _bounded_options()} - set(re.findall(r"--[a-z0-9-]+", section))
     assert not missing
+
+
+def test_data_over_the_row_limit_is_refused_after_reading(capsys, tmp_path):
+    path = tmp_path / "tall.csv"
+    path.write_text("x,y\n" + "".join(f"{i},{i % 3}\n" for i in range(common.MAX_DENSE_ROWS + 1)))
+    for command in (["learning-curve", "--target", "y"], ["svm-curve", "--target", "y"], ["select", "--target", "y"]):
+        err = _usage_error(capsys, [*command, "--csv", str(path)])
+        assert re.search(r"explorer: error: tall has 5,001 rows; the methods here build an N×N kernel matrix and "
+                         r"take at most 5,000\. Use a random subset of the rows\.", err)
+
+
+def test_a_gp_run_estimated_over_an_hour_is_refused_before_it_starts(capsys, tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text("x,y\n" + "".join(f"{i},{i % 3}\n" for i in range(2000)))
+    err = _usage_error(capsys, ["distribution", "--csv", str(path), "--target", "y", "--mc-samples", "100000",
+                                "--s-over-n", "1"])
+    assert re.search(r"explorer: error: 100,000 Monte-Carlo samples on N = 2,000 rows would take about 3\.4 hours; "
+                     r"at most 1 hour is started\. Use fewer --mc-samples", err)
