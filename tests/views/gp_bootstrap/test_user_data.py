@@ -201,20 +201,21 @@ def test_the_html_page_title_names_the_uploaded_file():
 def test_the_largest_allowed_file_keeps_the_synchronous_work_well_under_a_second():
     """What runs on the server's event loop for a file of MAX_ROWS rows and 13 inputs (boston's width): the upload
     itself (parsing, the row check, starting the evidence job) and a change of S/N or of the noise (a new kernel
-    matrix and an ADATAP solve). Measured on the 2-core machine under load: 0.01 s, 0.11-0.13 s and 0.18 s; the
-    bound of 1 s leaves a factor of 5 for a busier machine."""
+    matrix and an ADATAP solve). Measured on the 2-core machine under load: 0.01 s, 0.11-0.13 s and 0.18 s of wall
+    time. The bound of 1 s is on this thread's CPU time (BLAS runs in it, single-threaded in the tests): the wall
+    time of a machine shared 9-fold once exceeded it, which no row limit can prevent."""
     import time
 
     text, _, _ = table(MAX_ROWS, d=13)
     state = computed_state()
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     state.upload_csv("largest.csv", text.encode())
-    upload_s = time.perf_counter() - t0
+    upload_s = time.thread_time() - t0
     assert state.wait(TIMEOUT) and state.error == "" and state.problem.n == MAX_ROWS
     seconds = [upload_s]
     for name, value in (("s_over_n", 0.5), ("noise_var", 2 * state.noise_var)):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         setattr(state, name, value)
-        seconds.append(time.perf_counter() - t0)
+        seconds.append(time.thread_time() - t0)
         assert state.error == "" and state.solution is not None
     assert max(seconds) < 1.0, seconds
