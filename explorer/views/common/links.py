@@ -108,6 +108,8 @@ def apply_query(linked: Linked, query: Mapping[str, object]) -> list[str]:
                 bad.append(f"{linked.prefix}{name}={query[linked.prefix + name]!r}")
     finally:
         state._linking = False
+    if hasattr(state, "linked"):
+        state.linked(set(values))  # e.g. a link's hyperparameters stay, even where they equal the current ones
     if hasattr(state, "tell"):
         state.tell("link", f"Ignored link parameter(s) that do not fit this app: {', '.join(bad)}." if bad else "")
     return bad

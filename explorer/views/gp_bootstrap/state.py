@@ -452,9 +452,14 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                 setattr(self, name, value)
             except Exception:  # noqa: BLE001 - any invalid link value is reported, never raised
                 bad.append(f"{name}={value!r}")
-        if set(values) & set(_HYPER_PARAMETERS):
-            self._evidence_pending = False  # the link's hyperparameters stay
+        self.linked(set(values))
         self.tell("link", f"Ignored link parameter(s) that do not fit this app: {', '.join(bad)}." if bad else "")
+
+    def linked(self, names: set[str]) -> None:
+        """A link or a preset set ``names``: hyperparameters among them stay, also those equal to the current
+        values (no change event then), and no evidence search of the data replaces them."""
+        if names & set(_HYPER_PARAMETERS):
+            self._evidence_pending = False
 
     def data_driven_start(self) -> kernels.DataDrivenHyperparameters:
         """ℓ and σ_f² from the current data (:func:`explorer.kernels.data_driven_hyperparameters`)."""

@@ -132,6 +132,22 @@ def test_the_paper_kernel_replaces_the_evidence_values_and_its_note():
     assert state.problem.kernel.params["signal_var"] == 1.0
 
 
+def test_a_link_to_a_data_folder_file_keeps_its_hyperparameters_also_the_default_ones(tmp_path):
+    """A link carries every control: opened, it shows the view it was taken from, also when its kernel is the
+    default paper kernel (no change event) and the data is a CSV, which alone would start from its evidence."""
+    from explorer.views.common.links import Linked, apply_query, link_parameters
+
+    (tmp_path / "houses.csv").write_text(table(60)[0])
+    state = GPBootstrapState(data_dir=str(tmp_path), auto_mc=False, tab="distribution")
+    query = {"dataset": "file: houses.csv", "target": "y", "kernel": "paper", "l2": "73.54", "noise_var": "0.01"}
+    assert apply_query(Linked(state, "", link_parameters(state)), query) == []
+    state.refresh()
+    assert state.wait(TIMEOUT) and state.error == ""
+    assert (state.kernel, state.l2, state.noise_var) == ("paper", 73.54, 0.01)
+    assert state.hyperparameter_source == "set" and state.problem.n == 60
+    state.close()
+
+
 # ------------------------------------------------------------------------------------------------ exports
 
 
