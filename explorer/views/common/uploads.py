@@ -6,7 +6,7 @@ import hashlib
 import io
 from typing import NamedTuple
 
-__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_ROWS", "MAX_UPLOAD_VALUES", "UPLOAD", "Upload", "read_upload", "csv_columns", "use_uploaded_table"]
+__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_ROWS", "MAX_UPLOAD_VALUES", "UPLOAD", "Upload", "file_settings", "read_upload", "csv_columns", "use_uploaded_table"]
 
 #: The ``dataset`` value of an uploaded CSV, in every tab.
 UPLOAD = "uploaded CSV"
@@ -57,6 +57,11 @@ def read_upload(filename: str, content: bytes | str, *, max_bytes: int = MAX_UPL
                          f"{MAX_UPLOAD_VALUES:,} values. Upload fewer rows (a random sample) or only the columns "
                          "you need.")
     return Upload(filename, text, hashlib.sha256(text.encode()).hexdigest())
+
+
+def file_settings(upload: Upload | None) -> dict[str, str]:
+    """What a settings JSON says of the file behind the data: its name and the SHA-256 of its text (none without)."""
+    return {} if upload is None else {"file": upload.filename, "sha256": upload.sha256}
 
 
 def csv_columns(upload: Upload, what: str) -> list[str]:

@@ -5,6 +5,7 @@ settings sidecar."""
 from __future__ import annotations
 
 from explorer.views.common import exports as common
+from explorer.views.common.uploads import file_settings
 from explorer.views.fast_bootstrap.state import SERIES, FastBootstrapState
 from explorer.views.fast_bootstrap.tables import curve_frame
 
@@ -22,7 +23,8 @@ def settings(state: FastBootstrapState) -> dict:
     if state.dataset in ("toy", "teacher"):
         out["n_points"] = int(state.n_points)
     if state.dataset == SERIES:
-        out.update(series_csv=state.series_csv, series_column=state.series_column, lags=int(state.lags))
+        out.update(series_csv=state.series_csv, **file_settings(state.series_file), series_column=state.series_column,
+                   lags=int(state.lags))
     return out
 
 

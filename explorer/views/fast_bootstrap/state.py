@@ -412,6 +412,14 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         except ValueError:  # no file yet: the name says which kind of data
             return self.dataset
 
+    @property
+    def series_file(self) -> Upload | None:
+        """The time-series CSV (the data folder's file, else the upload), if one can be read."""
+        try:
+            return self._series_file()
+        except ValueError:  # DatasetError too: the error message of the refresh says why
+            return None
+
     def _series_file(self) -> Upload:
         """The chosen file of the data folder, else the uploaded one (read again only when the file changed)."""
         if not self.series_csv:

@@ -27,7 +27,7 @@ from explorer.views.common.jobs import Job
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.server_files import DATA_DIR_HELP, data_file_names, read_data_file
-from explorer.views.common.uploads import Upload, read_upload
+from explorer.views.common.uploads import Upload, file_settings, read_upload
 from explorer.views.common.widgets import csv_upload, param_widgets
 from explorer.views.model_selection.figures import (
     CRITERION_COLORS,
@@ -205,6 +205,14 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
             out.update(n_restarts=int(self.n_restarts), max_iter=int(self.max_iter))
         out.update(n_objects=int(self.n_objects), entropy=self.entropy, seed=int(self.seed))
         return out
+
+    @property
+    def temperature_file(self) -> Upload | None:
+        """The temperature CSV the experiments read (the data folder's file, else the upload), if one can be read."""
+        try:
+            return read_data_file(self.data_dir, self.temperature_csv) if self.temperature_csv else self._upload
+        except ValueError:  # DatasetError too: the error message of the refresh says why
+            return None
 
     def _uses_temperature(self) -> bool:
         return self.data == "temperature" and self.experiment in TEMPERATURE_EXPERIMENTS
@@ -390,7 +398,8 @@ def experiment_csv(state: SelectionExperimentState) -> str:
 def experiment_json(state: SelectionExperimentState) -> str:
     """The result as ``explorer select-experiment --json`` prints it, plus ``settings``; NaN written as null."""
     payload = state.result.as_dict() if state.result is not None else {"experiment": state.experiment}
-    return json_text({**payload, "settings": state.settings()})
+    files = file_settings(state.temperature_file) if state.settings()["data"] == "temperature" else {}
+    return json_text({**payload, "settings": {**state.settings(), **files}})
 
 
 # ------------------------------------------------------------------------------------ the sub-panel

@@ -26,7 +26,7 @@ from explorer.model_selection.criteria import (
 )
 from explorer.model_selection.problem import SelectionProblem
 from explorer.views.common.exports import csv_table, data_name, download_name, html_page, settings_json
-from explorer.views.common.uploads import UPLOAD
+from explorer.views.common.uploads import UPLOAD, file_settings
 from explorer.views.model_selection.state import SelectionState
 
 __all__ = [
@@ -283,7 +283,7 @@ EXPORT_NAMES = {"curves": "criteria curves", "predictions": "predictions", "opti
 def export_filename(state: SelectionState, what: str, ext: str) -> str:
     """The name of a download: what it holds and the data, e.g. ``model-selection-criteria-curves_teacher.csv``,
     ``settings_model-selection_teacher.json`` (an upload: its file name without ``.csv``)."""
-    upload = state._upload.filename if state.dataset == UPLOAD and state._upload is not None else None
+    upload = state.uploaded_file.filename if state.dataset == UPLOAD and state.uploaded_file is not None else None
     data = data_name(state.dataset, upload)
     if what == "settings":
         return download_name("settings", "model selection", data, ext=ext)
@@ -300,7 +300,7 @@ def settings(state: SelectionState) -> dict:
            "n_restarts": int(state.n_restarts), "max_iter": int(state.max_iter),
            "rank_kernels": list(state.rank_kernels), "select_by": state.select_by, "seed": int(state.seed)}
     if state.dataset == UPLOAD:
-        out["target"] = state.target
+        out.update(target=state.target, **file_settings(state.uploaded_file))
     return out
 
 

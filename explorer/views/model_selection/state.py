@@ -336,6 +336,11 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
             self.error = ""  # before the first refresh, the only error is an upload's: its cause is gone
         super()._on_change(*events)
 
+    @property
+    def uploaded_file(self) -> Upload | None:
+        """The CSV uploaded in this session (name, text, SHA-256), if any."""
+        return self._upload
+
     # ----------------------------------------------------------------------------- settings → problem
 
     def _data_key(self) -> tuple:

@@ -39,7 +39,7 @@ from explorer.views.common.exports import Export, csv_table, data_name, download
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
-from explorer.views.common.uploads import UPLOAD, use_uploaded_table
+from explorer.views.common.uploads import UPLOAD, Upload, file_settings, use_uploaded_table
 from explorer.views.common.values import CheckedState
 from explorer.views.common.widgets import Revision, csv_upload, live, param_widgets
 
@@ -299,6 +299,11 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
         columns = use_uploaded_table(self, filename, content, target, "inputs and a class label")
         if columns is not None:
             self._columns = columns
+
+    @property
+    def uploaded_file(self) -> Upload | None:
+        """The CSV uploaded in this session (name, text, SHA-256), if any."""
+        return self._upload
 
     # ----------------------------------------------------------------------------- settings → problems
 
@@ -572,7 +577,7 @@ def settings(state: SVMState) -> dict:
            "s_over_n": float(state.s_over_n), "mc_samples": int(state.mc_samples), "holdout": int(state.holdout),
            "test_index": int(state.index), "seed": int(state.seed)}
     if state.dataset == UPLOAD:
-        out["target"] = state.target
+        out.update(target=state.target, **file_settings(state.uploaded_file))
     return out
 
 

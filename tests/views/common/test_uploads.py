@@ -99,3 +99,36 @@ def test_a_failing_upload_logs_its_name_and_size_not_its_content(caplog):
         widget._handle_msg({"filename": "s.csv", "size": len(secret), "content": base64.b64encode(secret).decode()})
     assert got.refused == ["s.csv could not be used. Check that it is a CSV table and upload it again."]
     assert "SECRET-CELL" not in caplog.text and "s.csv" in caplog.text and str(len(secret)) in caplog.text
+
+
+def test_every_tab_names_the_file_and_its_hash_in_its_settings(tmp_path):
+    """The settings JSON of an upload (or a data folder's file) says which file, by name and SHA-256."""
+    import hashlib
+    import json
+
+    from explorer.views.fast_bootstrap import exports as fb_exports
+    from explorer.views.fast_bootstrap.state import SERIES, FastBootstrapState
+    from explorer.views.model_selection import figures as sel_figures
+    from explorer.views.model_selection.experiments import SelectionExperimentState, experiment_json
+    from explorer.views.model_selection.state import SelectionState
+    from explorer.views.svm_bootstrap import tab as svm
+
+    table = "a,y\n" + "\n".join(f"{i / 10},{(i % 7) / 3}" for i in range(40)) + "\n"
+    digest = hashlib.sha256(table.encode()).hexdigest()
+    selection = SelectionState(auto_run=False)
+    selection.upload_csv("mine.csv", table.encode())
+    assert sel_figures.settings(selection)["file"] == "mine.csv" and sel_figures.settings(selection)["sha256"] == digest
+    labels = "a,label\n" + "\n".join(f"{i},{'A' if i % 2 else 'B'}" for i in range(30)) + "\n"
+    classes = svm.SVMState()
+    classes.upload_csv("two.csv", labels.encode())
+    assert svm.settings(classes)["file"] == "two.csv"
+    assert svm.settings(classes)["sha256"] == hashlib.sha256(labels.encode()).hexdigest()
+    (tmp_path / "series.csv").write_text("t,value\n" + "".join(f"{t},{t % 5}\n" for t in range(50)))
+    series = FastBootstrapState(dataset=SERIES, data_dir=str(tmp_path), series_csv="series.csv")
+    assert fb_exports.settings(series)["file"] == "series.csv"
+    assert fb_exports.settings(series)["sha256"] == hashlib.sha256((tmp_path / "series.csv").read_bytes()).hexdigest()
+    temperature = SelectionExperimentState(experiment="hyperparameters")
+    temperature.upload_temperature("days.csv", b"day_of_year,mean_anomaly_by_file_doy\n1,0.5\n2,0.25\n")
+    assert json.loads(experiment_json(temperature))["settings"]["file"] == "days.csv"
+    for state in (selection, classes, series, temperature):
+        state.close()

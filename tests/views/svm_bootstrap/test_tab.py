@@ -136,6 +136,7 @@ def test_exports_have_the_expected_columns(rng):
     assert sidecar["export"] == "hard-margin SVM bootstrap (seed 004)"
     assert sidecar["files"] == ["svm-learning-curve_blobs.csv", f"svm-field_blobs_test-input-{state.index}.csv"]
     assert sidecar["settings"]["dataset"] == "uploaded CSV" and sidecar["settings"]["target"] == "label"
+    assert sidecar["settings"]["file"] == "blobs.csv" and sidecar["settings"]["sha256"] == state.uploaded_file.sha256
     curve = pd.read_csv(io.StringIO(V.csv_text(state, "curve")))
     assert list(curve["s_over_n"]) == [0.5, 1.0] and curve["mc_se"].notna().all()
     field = pd.read_csv(io.StringIO(V.csv_text(state, "field")))
