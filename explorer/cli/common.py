@@ -33,7 +33,8 @@ from explorer.gp_bootstrap import replica
 __all__ = ["Output", "command", "add_json_option", "add_data_source", "add_engine_options",
            "engine_executor", "load_dataset", "progress", "to_json", "jsonable", "OneLineParser", "IntRange",
            "FloatRange", "NumberList", "Grid", "csv_path", "directory", "scheduler_address", "one_line", "shown",
-           "MAX_CSV_BYTES", "MAX_DENSE_ROWS", "check_rows", "MAX_WORKERS_PER_CORE", "SEED", "TOLERANCE", "PORT", "WORKERS", "MC_SAMPLES", "S_OVER_N",
+           "MAX_CSV_BYTES", "MAX_DENSE_ROWS", "check_rows", "MAX_WORKERS_PER_CORE", "SEED", "TOLERANCE", "PORT",
+           "WORKERS", "MC_SAMPLES", "S_OVER_N",
            "LENGTHSCALES", "POSITIVE"]
 
 

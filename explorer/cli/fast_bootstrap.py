@@ -57,7 +57,8 @@ def register(sub) -> None:
     g = p.add_argument_group("model")
     g.add_argument("--model", choices=fe.MODELS, default="ls-svm", help="model family (default ls-svm)")
     g.add_argument("--lengthscale", type=POSITIVE, default=None,
-                   help=f"LS-SVM Gaussian kernel width ℓ, {POSITIVE} (default {fe.TOY_LENGTHSCALE} on the toy data — the "
+                   help=f"LS-SVM Gaussian kernel width ℓ, {POSITIVE} (default {fe.TOY_LENGTHSCALE} on the toy data "
+                        "— the "
                         "maximum-evidence value — else the median distance between standardised inputs)")
     g.add_argument("--wsf", type=POSITIVE, default=8.0,
                    help=f"RBFN width scaling factor WSF of eq. 14, {POSITIVE} (default 8)")

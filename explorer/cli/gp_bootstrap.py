@@ -108,8 +108,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_run_options(p: argparse.ArgumentParser, s_default: str, mc_default: int, tol_help: str = _TOL_HELP) -> None:
-    g = p.add_argument_group(f"bootstrap (a run estimated at more than {MAX_SECONDS / 3600:g} hour — {SAMPLE_SECONDS * 1e3:g} ms "
-                             f"a sample on boston's {BOSTON_ROWS} rows, growing as N³ — is refused before it starts)")
+    g = p.add_argument_group(f"bootstrap (a run estimated at more than {MAX_SECONDS / 3600:g} hour — "
+                             f"{SAMPLE_SECONDS * 1e3:g} ms a sample on boston's {BOSTON_ROWS} rows, growing as N³ "
+                             "— is refused before it starts)")
     g.add_argument("--s-over-n", type=S_OVER_N, default=S_OVER_N(s_default), metavar="V[,V2,...]",
                    help=f"bootstrap size(s) S/N, {S_OVER_N}; S is the mean sample size (default {s_default})")
     g.add_argument("--mc-samples", type=MC_SAMPLES, default=mc_default,
@@ -145,7 +146,8 @@ def _problem(args) -> experiments.RegressionProblem:
 
 
 def _check_duration(args, n: int) -> None:
-    """Refuse a Monte-Carlo run estimated at more than :data:`MAX_SECONDS` (``SAMPLE_SECONDS`` · (N/506)³ a sample)."""
+    """Refuse a Monte-Carlo run estimated at more than :data:`MAX_SECONDS` (:data:`SAMPLE_SECONDS` · (N/506)³ a
+    sample)."""
     samples = args.mc_samples * len(args.s_over_n)
     seconds = samples * SAMPLE_SECONDS * max(n / BOSTON_ROWS, 1.0) ** 3
     if seconds > MAX_SECONDS:

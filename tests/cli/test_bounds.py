@@ -241,7 +241,8 @@ def test_the_readme_states_the_bound_of_every_bounded_option():
     with open(readme, encoding="utf-8") as handle:
         text = handle.read()
     section = text[text.index("## Command line"):text.index("## Library")]
-    missing = {action.option_strings[-1] for _, action in _bounded_options()} - set(re.findall(r"--[a-z0-9-]+", section))
+    named = set(re.findall(r"--[a-z0-9-]+", section))
+    missing = {action.option_strings[-1] for _, action in _bounded_options()} - named
     assert not missing
 
 

@@ -11,9 +11,9 @@ paths, missing files, directories, devices, /etc/passwd) or a valid value. Two p
   converge) with exactly one line on stderr, never a traceback, never past the time limit, never killed.
 
 For a run, valid numbers are drawn small (:data:`RUN_HIGH`) and every command starts from the small settings of
-:data:`BASE`, so that a command line that is accepted does little work; the bounds themselves are tested in ``test_bounds.py``. The
-default run is bounded (about a minute); ``-m slow`` runs many more examples. The counts of calls and exit codes
-are printed at the end of the session (``tests/cli/conftest.py``).
+:data:`BASE`, so that a command line that is accepted does little work; the bounds themselves are tested in
+``test_bounds.py``. The default run is bounded (about a minute); ``-m slow`` runs many more examples. The counts
+of calls and exit codes are printed at the end of the session (``tests/cli/conftest.py``).
 """
 from __future__ import annotations
 
