@@ -39,6 +39,11 @@ class JobStatus(param.Parameterized):
                          doc="Readable message of the last job's failure; empty when it succeeded.")
 
 
+#: Longest a background job may compute: past it the job stops at its next check, as if cancelled, and says why.
+#: A served app is shared: a job of hours (100,000 SVM refits, 256 repetitions of an experiment) would hold the
+#: workers the whole class shares. The command line has no such limit.
+MAX_JOB_SECONDS = 30 * 60.0
+
 #: Seconds between two progress updates of a job (each is a message to the browser).
 REPORT_INTERVAL = 0.25
 #: Seconds between two redraws of partial results, over all the jobs of this process (see :class:`RedrawGate`).
@@ -88,6 +93,8 @@ class Job:
         self.result_posted = False     # the final result is on its way: a partial one still waiting is dropped
         self.stop = threading.Event()
         self.done = threading.Event()
+        self.deadline = time.monotonic() + MAX_JOB_SECONDS
+        self.timed_out = False         # stopped by MAX_JOB_SECONDS, not by the user
         self._last_report = 0.0
         self._latest = None            # the newest partial result, not yet shown
         self._partial_posted = False   # an update that shows it is queued
@@ -109,6 +116,10 @@ class Job:
         return not self.done.is_set()
 
     def should_stop(self) -> bool:
+        """True once the job is cancelled or superseded, or has run for :data:`MAX_JOB_SECONDS`."""
+        if not self.stop.is_set() and time.monotonic() > self.deadline:
+            self.timed_out = True
+            self.stop.set()
         return self.stop.is_set()
 
     def report(self, fraction: float, message: str) -> None:
@@ -403,8 +414,10 @@ class BackgroundJobs(param.Parameterized):
         try:
             result = work(job)
         except Cancelled as stop:
-            self._post(job, partial(self._finish, job, None,
-                                    f"cancelled after {stop.done} of {stop.total}", ""))
+            why = (f"Stopped after {stop.done} of {stop.total}: a job of the app computes for at most "
+                   f"{MAX_JOB_SECONDS / 60:g} minutes, so that no one holds the workers the others share. Lower the "
+                   "sample counts (or repetitions), or run it from the command line.") if job.timed_out else ""
+            self._post(job, partial(self._finish, job, None, f"cancelled after {stop.done} of {stop.total}", why))
         except self.expected_errors as err:
             self._post(job, partial(self._finish, job, None, "failed", self.describe_error(err)))
         except Exception as err:  # noqa: BLE001 - a bug must not kill the session; log it, show it

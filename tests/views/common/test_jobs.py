@@ -59,3 +59,23 @@ def test_a_partial_result_still_waiting_when_the_final_one_is_posted_is_dropped(
     job.result_posted = True  # BackgroundJobs._execute posts the final result
     queued.pop()()
     assert shown == []
+
+
+def test_a_job_past_its_time_limit_stops_and_says_why(monkeypatch):
+    """A served app is shared: a job that would hold the workers for hours stops at the app's limit, with a message
+    that says so (a cancel by the user has none)."""
+    from explorer.views.common import jobs
+    from explorer.views.svm_bootstrap.tab import SVMState
+
+    job, _, _ = _job()
+    assert not job.should_stop() and not job.timed_out
+    job.deadline = time.monotonic() - 1.0
+    assert job.should_stop() and job.timed_out
+    monkeypatch.setattr(jobs, "MAX_JOB_SECONDS", 0.0)  # every job is past its limit at its first check
+    state = SVMState(dataset="crabs", curve_grid=[1.0], curve_mc_samples=100, mc_samples=50, holdout=5)
+    state.refresh()
+    assert state.wait(120)
+    status = state.jobs["curve"]
+    assert status.message.startswith("cancelled after 0 of 100")
+    assert status.error.startswith("Stopped after 0 of 100: a job of the app computes for at most 0 minutes")
+    state.close()
