@@ -55,10 +55,12 @@ def register(sub) -> None:
                    help=f"β of the ε-insensitive loss, {LOSS_BETA} (default 0.1)")
     p = _add_command(sub, "distribution", distribution, "1", 20000,
                      help="bootstrap distribution of the predictor: L1 theory vs MC (Fig. 3-5)",
-                     description="L1 distance between MC histograms (bin width 0.2) and the eq. (60) mixture "
-                                 "at every training input, with the MC noise floor.")
-    p.add_argument("--bin-width", type=BIN_WIDTH, default=0.2,
-                   help=f"histogram bin width, {BIN_WIDTH} (default 0.2, Fig. 5)")
+                     description="L1 distance between MC histograms and the eq. (60) mixture at every training "
+                                 "input, with the MC noise floor. The bins follow the target's scale, as in the app: "
+                                 "0.2 × sd(target) / sd(boston's medv), so boston keeps Fig. 5's 0.2.")
+    p.add_argument("--bin-width", type=BIN_WIDTH, default=None,
+                   help=f"histogram bin width, {BIN_WIDTH} (default: 0.2 × sd(target) / sd(boston's medv); 0.2 on "
+                        "boston, Fig. 5)")
     p = _add_command(sub, "holdout", holdout, "1", 5000, help="bootstrap mean/variance at held-out inputs (Fig. 2)",
                      description="Theory (eq. 48) vs MC mean and variance of the predictor at the first "
                                  "--holdout rows (default 50), bootstrapping the others.")

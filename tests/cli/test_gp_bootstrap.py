@@ -90,6 +90,19 @@ def test_cli_distribution_json(capsys):
     assert {"frac_le_0_1", "frac_ge_0_2", "max"} <= set(out["summary"])
 
 
+def test_cli_distribution_bins_follow_the_target_scale_as_in_the_app(tmp_path, capsys):
+    from explorer.gp_bootstrap.l1 import scaled_bin_width
+
+    data = datasets.load("toy", n=40, rng=1)
+    path = tmp_path / "mine.csv"
+    path.write_text("x,y\n" + "\n".join(f"{float(a)!r},{float(b)!r}" for a, b in zip(data.inputs[:, 0], data.targets)))
+    code = cli.main(["distribution", "--csv", str(path), "--target", "y", "--holdout", "0", "--s-over-n", "1",
+                     "--mc-samples", "50", "--json"])
+    assert code == 0
+    width = json.loads(capsys.readouterr().out)["summary"]["bin_width"]
+    assert width == pytest.approx(scaled_bin_width(data.targets), rel=1e-12) and width < 0.2  # 0.2 on boston
+
+
 def test_cli_explicit_kernel_and_user_csv(tmp_path, capsys):
     data = datasets.load("toy", n=40, rng=1)
     path = tmp_path / "mine.csv"
