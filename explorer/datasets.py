@@ -23,7 +23,8 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 __all__ = [
-    "Dataset", "DatasetError", "TEACHER_KERNELS", "available", "load", "load_csv", "find_csv_files",
+    "Dataset", "DatasetError", "GENERATED", "GENERATED_DATA_SEED", "TEACHER_KERNELS", "available", "load", "load_csv",
+    "find_csv_files",
     "toy_function", "gp_teacher", "nar_embedding", "load_series_csv", "STANDARDIZE_DDOF", "Standardization",
     "standardization",
 ]
@@ -842,6 +843,8 @@ def _teacher_description(n, d, kernel, length_scale, sigma_f, sigma_n, alpha, pe
 
 
 _GENERATORS: dict[str, Callable[..., Dataset]] = {"toy": toy_function, "teacher": gp_teacher}
+#: The names of the generated data sets (drawn with a seed), as :func:`load` takes them.
+GENERATED = tuple(_GENERATORS)
 
 
 def available() -> tuple[str, ...]:
@@ -853,6 +856,11 @@ def available() -> tuple[str, ...]:
         ``("boston", "crabs", "pima", "wisconsin", "toy", "teacher")``.
     """
     return (*_SHIPPED, *_GENERATORS)
+
+
+#: The seed of the generated data sets where a page or a command names one without a seed of its own: the same
+#: ``toy`` (or ``teacher``) draw in the app and in ``explorer learning-curve --dataset toy``, run after run.
+GENERATED_DATA_SEED = 0
 
 
 def load(name: str, **options) -> Dataset:

@@ -131,7 +131,7 @@ def _load(args) -> datasets.Dataset:
             raise ValueError("--csv needs --target COLUMN (the name of the target column).")
         return check_rows(datasets.load_csv(args.csv, args.target))
     name = args.dataset.strip().lower()
-    return check_rows(datasets.load(name, rng=args.seed) if name in datasets._GENERATORS else datasets.load(name))
+    return check_rows(datasets.load(name, rng=args.seed) if name in datasets.GENERATED else datasets.load(name))
 
 
 def problem_from_options(args) -> SelectionProblem:

@@ -133,3 +133,16 @@ def test_cli_errors_are_messages_not_tracebacks(capsys, argv, message):
         code = exit_info.code
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_generated_data_is_the_apps_draw_in_every_run(capsys):
+    """``--dataset toy`` is the toy draw of the app (seed ``GENERATED_DATA_SEED``), the same in every run."""
+    argv = ["distribution", "--dataset", "toy", "--s-over-n", "1", "--mc-samples", "20", "--json"]
+    outs = []
+    for _ in range(2):
+        assert cli.main(argv) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0] == outs[1]
+    from explorer.gp_bootstrap.l1 import scaled_bin_width
+    app_data = datasets.load("toy", rng=datasets.GENERATED_DATA_SEED)
+    assert outs[0]["summary"]["bin_width"] == pytest.approx(scaled_bin_width(app_data.targets), rel=1e-12)

@@ -87,7 +87,7 @@ EVIDENCE_ROWS = 300
 #: Where the hyperparameters of the current settings come from (``hyperparameter_source``).
 HYPERPARAMETERS = ("set", "evidence", "evidence pending")
 #: Seed of the generated datasets (toy, teacher), so that a link always shows the same data.
-DATA_SEED = 0
+DATA_SEED = datasets.GENERATED_DATA_SEED
 #: Controls that the page URL carries (``pn.state.location.sync``).
 URL_PARAMETERS = (
     "dataset", "target", "subsample", "standardize", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period", "noise_var",
