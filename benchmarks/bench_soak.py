@@ -218,7 +218,8 @@ def report(samples: list, closed: list, warmup: float, budget_mb: float) -> None
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=float, default=15.0, help="length of the soak (default 15; 3 for a quick run)")
+    parser.add_argument("--minutes", type=float, default=15.0,
+                        help="length of the soak (default 15; 3 for a quick run)")
     parser.add_argument("--sessions", type=int, default=3, help="browser pages acting at once (default 3)")
     parser.add_argument("--warmup", type=float, default=None,
                         help="minutes of warm-up before the growth is measured (default a fifth, at least 1)")

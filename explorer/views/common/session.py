@@ -6,9 +6,9 @@ it is the thread that made the state, when it calls ``wait`` (:func:`script_disp
 
 A served session that ends (its page closed) takes its objects with it: its states are closed (their jobs stop),
 the links Panel keeps for its widgets are dropped (:class:`SessionLinks`), and a closing websocket is left to Bokeh's
-own ``on_close`` (:func:`ping_open_connections`, :func:`quiet_closed_writes`): the server's log shows no traceback
-when a page closes. The three fixes of Panel's and Bokeh's classes are installed when this module is imported,
-before any session starts.
+own ``on_close`` (:func:`ping_open_connections`, :func:`quiet_closed_writes`, :func:`quiet_closed_dispatch`): the
+server's log shows no traceback when a page closes. These fixes of Panel's, Bokeh's and tornado's code are installed
+when this module is imported, before any session starts.
 """
 
 from __future__ import annotations
@@ -26,13 +26,15 @@ from typing import Callable
 
 import panel as pn
 from bokeh.server.tornado import BokehTornado
+import panel.io.document as panel_document
 from panel.io.state import set_curdoc
 from panel.links import Callback
 from tornado.ioloop import IOLoop
 from tornado.websocket import WebSocketClosedError, WebSocketProtocol13
 
 __all__ = ["bind_to_session", "release_session_links", "SessionLinks", "ping_open_connections", "quiet_closed_writes",
-           "session_dispatcher", "kernel_dispatcher", "script_dispatcher", "default_dispatcher", "NOTEBOOK_LOCK"]
+           "quiet_closed_dispatch", "return_freed_memory", "session_dispatcher", "kernel_dispatcher",
+           "script_dispatcher", "default_dispatcher", "NOTEBOOK_LOCK"]
 
 log = logging.getLogger(__name__)
 
@@ -162,11 +164,27 @@ def _retrieve_if_closed(protocol: WebSocketProtocol13, future) -> None:
         future.exception()  # marks the failure as seen
 
 
+def quiet_closed_dispatch(dispatch_msgs):
+    """Panel's ``_dispatch_msgs`` (it writes a document's held messages to its websockets, as a task nobody awaits),
+    whose ``WebSocketClosedError`` from a page that closed between two of its writes is taken as handled, as Panel's
+    own awaited writes do (asyncio logged it as "Task exception was never retrieved", with a traceback)."""
+    async def dispatch(doc) -> None:
+        try:
+            await dispatch_msgs(doc)
+        except WebSocketClosedError:
+            log.debug("a page closed while its messages were written")
+
+    dispatch.quiets_closed = True
+    return dispatch
+
+
 # Once per process, when the views are first imported, before any session starts (a server binds its keep-alive
 # job when it starts). Links registered before, by no served session, are kept as they were.
 if not isinstance(Callback.registry, SessionLinks):
     Callback.registry = SessionLinks(Callback.registry)
 BokehTornado._keep_alive = ping_open_connections
+if not getattr(panel_document._dispatch_msgs, "quiets_closed", False):
+    panel_document._dispatch_msgs = quiet_closed_dispatch(panel_document._dispatch_msgs)
 if not getattr(WebSocketProtocol13.write_message, "quiets_closed", False):
     WebSocketProtocol13.write_message = quiet_closed_writes(WebSocketProtocol13.write_message)
 

@@ -24,7 +24,7 @@ from panel.links import Callback  # noqa: E402
 from tornado.websocket import WebSocketClosedError  # noqa: E402
 
 from explorer.app import create_app  # noqa: E402
-from explorer.views.common.session import SessionLinks, quiet_closed_writes  # noqa: E402
+from explorer.views.common.session import SessionLinks, quiet_closed_dispatch, quiet_closed_writes  # noqa: E402
 from tests.conftest import free_port  # noqa: E402
 
 TIMEOUT = 300  # seconds for a page to be built and its jobs to stop on a busy 2-core machine
@@ -144,3 +144,19 @@ def test_a_write_that_failed_because_the_page_closed_logs_nothing():
 
 async def _raise_closed() -> None:
     raise WebSocketClosedError()
+
+
+def test_held_messages_for_a_page_that_closed_meanwhile_log_nothing():
+    """Panel writes a document's held messages in a task nobody awaits; a page that closed between two writes made it
+    fail with WebSocketClosedError, logged as "Task exception was never retrieved"."""
+    async def dispatch_msgs(doc) -> None:
+        raise WebSocketClosedError()
+
+    def write(protocol, message, binary=False):
+        return asyncio.ensure_future(dispatch_msgs(None))
+
+    def quiet_write(protocol, message, binary=False):
+        return asyncio.ensure_future(quiet_closed_dispatch(dispatch_msgs)(None))
+
+    assert _unretrieved_failures(write)
+    assert _unretrieved_failures(quiet_write) == []
