@@ -33,7 +33,7 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
-from explorer.progress import Hooks
+from explorer.progress import Cancelled, Hooks
 
 __all__ = ["EngineError", "Engine", "DaskExecutor", "connect", "local_workers", "shared_engine", "SCHEDULER_ENV",
            "use_single_threaded_blas", "job_order"]
@@ -173,13 +173,16 @@ class DaskExecutor:
                 time.sleep(_POLL_SECONDS)
             relay()  # the worker put everything before its function returned
             try:
-                return future.result()
+                result = future.result()
             except KilledWorker as exc:
                 raise EngineError("A Dask worker died while computing this job (out of memory, or stopped); "
                                   "the job was given up after Dask's retries. Run it again.") from exc
             except CancelledError as exc:  # the engine closed (server or kernel stopping)
                 raise EngineError("The Dask engine dropped this job (it was closed or restarted). "
                                   "Run it again.") from exc
+            if isinstance(result, _Stopped):
+                raise Cancelled(result.done, result.total, result.unit)
+            return result
         finally:
             for release in (lambda: client.cancel([future]), queue.close, stop.clear):
                 try:
@@ -218,7 +221,19 @@ def _call_with_relayed_hooks(function, args, kwargs, stop_name: str, queue_name:
 
     hooks = Hooks(progress=progress, should_stop=should_stop, partial=lambda value: queue.put(("partial", value)),
                   count=count)
-    return function(*args, hooks=hooks, **kwargs)
+    try:
+        return function(*args, hooks=hooks, **kwargs)
+    except Cancelled as stopped:  # returned, not raised: a worker logs every failed task as an ERROR with its traceback
+        return _Stopped(stopped.done, stopped.total, stopped.unit)
+
+
+@dataclass(frozen=True)
+class _Stopped:
+    """What a task stopped by its hooks returns to :meth:`DaskExecutor.call`, which raises its ``Cancelled``."""
+
+    done: int
+    total: int
+    unit: str
 
 
 @dataclass

@@ -238,3 +238,6 @@ def test_a_call_on_a_worker_stops_at_its_next_step_when_cancelled(dask_engine):
     assert time.monotonic() - t0 < 5.0  # 100 steps would take 10 s
     assert (info.value.done, info.value.total, info.value.unit) == (2, 5, "criteria")  # the caller's count
     assert 1 <= len(seen) < 100
+    # a stop is not a failure: no worker logs "Compute Failed" with a traceback for it (a served app's log)
+    logs = dask_engine.client.get_worker_logs()
+    assert not [line for worker in logs.values() for _, line in worker if "Compute Failed" in line and "_steps" in line]
