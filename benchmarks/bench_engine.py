@@ -27,7 +27,8 @@ from explorer import datasets, engine
 from explorer.engine import use_single_threaded_blas
 from explorer.chunks import DEFAULT_CHUNK_SIZE
 from explorer.gp_bootstrap import experiments, montecarlo
-from explorer.gp_bootstrap.montecarlo import _efron, _predict_batch
+from explorer.bootstrap.estimates import efron_error as _efron
+from explorer.gp_bootstrap.montecarlo import _predict_batch
 from explorer.kernels import paper_rbf
 from explorer.losses import get_loss
 from explorer.resampling import occupation_numbers

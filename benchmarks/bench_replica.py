@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from explorer.gp_bootstrap import montecarlo
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer import datasets, kernels
 from explorer.engine import use_single_threaded_blas
 

@@ -12,7 +12,7 @@ import numpy as np
 from explorer.chunks import SeedLike, item_generator, root_seed
 from explorer.validation import positive_int, positive_S
 
-__all__ = ["SCHEMES", "occupation_numbers", "sample_occupations"]
+__all__ = ["SCHEMES", "occupation_args", "occupation_numbers", "sample_occupations"]
 
 SCHEMES = ("poisson", "multinomial")
 
@@ -52,7 +52,7 @@ def occupation_numbers(n_inputs: int, S: float, n_samples: int, *, scheme: str =
         If ``n_inputs`` or ``n_samples`` is not a positive integer, ``S`` is not positive and finite,
         ``scheme`` is unknown, or ``S`` is not whole with ``scheme="multinomial"``.
     """
-    n_inputs, S, n_samples, scheme = _occupation_iv(n_inputs, S, n_samples, scheme)
+    n_inputs, S, n_samples, scheme = occupation_args(n_inputs, S, n_samples, scheme)
     return sample_occupations(n_inputs, S, scheme, root_seed(rng), 0, 0, n_samples)
 
 
@@ -90,7 +90,9 @@ def _draw_occupations(n_inputs, S, n_samples, scheme, rng: np.random.Generator) 
     return rng.multinomial(int(S), np.full(n_inputs, 1.0 / n_inputs), size=n_samples)
 
 
-def _occupation_iv(n_inputs, S, n_samples, scheme):
+def occupation_args(n_inputs: int, S: float, n_samples: int, scheme: str) -> tuple[int, float, int, str]:
+    """The checked arguments of a bootstrap of ``n_samples`` samples of mean (Poisson) or fixed
+    (multinomial) size S from N = ``n_inputs`` points; ValueError naming the first one that is wrong."""
     n_inputs = positive_int(n_inputs, "n_inputs", "It is the number N of training points.")
     n_samples = positive_int(n_samples, "n_samples", "It is the number of bootstrap samples.")
     S = positive_S(S)

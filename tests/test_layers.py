@@ -1,8 +1,11 @@
 """The compute core must never import the UI stack (DEVELOPERS.md, STYLE.md: Layers), and the layout of the
-package (a few shared modules at the top, one core subpackage per paper) must not silently regress."""
+package (a few shared modules at the top, the shared bootstrap machinery, one core subpackage per paper that imports
+no other paper) must not silently regress."""
+import ast
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +14,8 @@ import explorer
 UI_STACK = ("panel", "holoviews", "bokeh", "param")
 NOT_CORE = ("explorer.views", "explorer.cli", "explorer.app")
 PAPERS = {"gp_bootstrap", "svm_bootstrap", "model_selection", "fast_bootstrap"}
+#: What more than one paper uses (the replica theory's cavity base, the Monte-Carlo estimates).
+SHARED = {"bootstrap"}
 MAX_TOP_LEVEL_MODULES = 10
 
 
@@ -26,7 +31,7 @@ CORE = sorted(m.name for m in pkgutil.walk_packages(explorer.__path__, "explorer
 
 def test_the_walk_finds_every_core_subpackage():
     assert {f"explorer.{paper}" for paper in PAPERS} <= set(CORE)
-    assert {"explorer.kernels", "explorer.gp_bootstrap.replica", "explorer.fast_bootstrap.lssvm"} <= set(CORE)
+    assert {"explorer.kernels", "explorer.bootstrap.replica", "explorer.fast_bootstrap.lssvm"} <= set(CORE)
 
 
 @pytest.mark.parametrize("module", CORE)
@@ -50,4 +55,24 @@ def test_layout_few_top_level_modules_and_one_core_subpackage_per_paper():
     modules = sorted(m.name for m in top if not m.ispkg)
     packages = {m.name for m in top if m.ispkg}
     assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules
-    assert packages - {"views", "cli"} == PAPERS
+    assert packages - {"views", "cli"} == PAPERS | SHARED
+
+
+def _imported_modules(path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return found
+
+
+@pytest.mark.parametrize("paper", sorted(PAPERS))
+def test_no_paper_imports_another_paper(paper):
+    root = next(iter(explorer.__path__))
+    others = tuple(f"explorer.{other}" for other in PAPERS - {paper})
+    found = {f"{path.name}: {name}" for path in (Path(root) / paper).glob("*.py")
+             for name in _imported_modules(path) if name.startswith(others)}
+    assert not found, f"explorer.{paper} imports another paper: {sorted(found)}"

@@ -17,9 +17,10 @@ def test_readme_python_block_runs(index, one_blas_thread):
     namespace: dict = {}
     exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), namespace)
     if "sol" in namespace:       # seed 000: the ADATAP solution converged and ε(S = N) lies near Monte-Carlo
-        from explorer.gp_bootstrap import montecarlo, replica
+        from explorer.bootstrap import estimates, replica
+        from explorer.gp_bootstrap import montecarlo
         assert namespace["sol"].converged
-        mc = montecarlo.bootstrap_test_error(namespace["mc"], namespace["data"].targets)
+        mc = estimates.bootstrap_test_error(namespace["mc"], namespace["data"].targets)
         assert abs(replica.bootstrap_test_error(namespace["sol"]) - mc.value) < 0.1 * mc.value
     if "res" in namespace:       # seed 002: both bootstraps selected a complexity of the grid
         res = namespace["res"]

@@ -28,7 +28,7 @@ from explorer import datasets
 from explorer.chunks import Executor
 from explorer.engine import EngineError, connect
 from explorer.progress import Hooks
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 
 __all__ = ["Output", "command", "add_json_option", "add_data_source", "add_engine_options",
            "engine_executor", "load_dataset", "progress", "to_json", "jsonable", "OneLineParser", "IntRange",

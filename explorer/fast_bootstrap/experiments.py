@@ -19,7 +19,7 @@ from explorer.datasets import Dataset
 from explorer.kernels import Constant, SquaredExponential
 from explorer.fast_bootstrap.lssvm import LSSVM
 from explorer.fast_bootstrap.networks import MLP, RBFN
-from explorer.gp_bootstrap.replica import ConvergenceError, bootstrap_optimism, solve_replica
+from explorer.bootstrap.replica import ConvergenceError, bootstrap_optimism, solve_replica
 from explorer.chunks import Executor, SeedLike, item_generator, root_seed
 from explorer.progress import NO_HOOKS, Hooks
 

@@ -12,7 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
-from explorer.gp_bootstrap import mean_field, montecarlo, replica, variational
+from explorer.bootstrap import estimates, replica
+from explorer.gp_bootstrap import mean_field, montecarlo, variational
 from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
 from explorer.datasets import Dataset, _holdout_split
 from explorer.kernels import Kernel, paper_rbf
@@ -500,6 +501,6 @@ def holdout_comparison(
         problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, K_test=K_cross, rng=rng,
         executor=executor, hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"),
     )
-    mc = montecarlo.predictive_moments(preds)
+    mc = estimates.predictive_moments(preds)
     hooks.report(1.0, "done")
     return HoldoutComparison(theory.mean, theory.var, mc.mean, mc.var, mc.mean_se, mc.var_se, v, mc_samples)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.gp_bootstrap.replica import ReplicaSolution, bin_probabilities, mixture_components
+from explorer.bootstrap.replica import ReplicaSolution, bin_probabilities, mixture_components
 
 __all__ = ["L1Summary", "PAPER_BIN_WIDTH", "BOSTON_TARGET_SD", "scaled_bin_width", "histogram_edges", "l1_distance", "l1_all_inputs", "sample_mixture", "l1_noise_floor"]
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from explorer.gp_bootstrap.replica import (
+from explorer.bootstrap.replica import (
     JITTER_LADDER,
     BootstrapSize,
     IndefiniteKernelError,

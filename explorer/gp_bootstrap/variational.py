@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from explorer.gp_bootstrap.replica import (
+from explorer.bootstrap.replica import (
     JITTER_LADDER,
     BootstrapSize,
     CavityMoments,
@@ -186,7 +186,7 @@ def solve_variational(
     Parameters
     ----------
     K, y, noise_var, S, tol
-        As in :func:`explorer.gp_bootstrap.replica.solve_replica`: kernel matrix of shape (N, N), targets of
+        As in :func:`explorer.bootstrap.replica.solve_replica`: kernel matrix of shape (N, N), targets of
         shape (N,), noise variance σ², mean bootstrap sample size and the relative tolerance on Δλ.
     max_iter : int
         Largest number of iterations of (VG-1).

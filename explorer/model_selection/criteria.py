@@ -31,7 +31,7 @@ import numpy as np
 from scipy import linalg, optimize
 
 from explorer.model_selection import asc
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer import regression
 from explorer.kernels import Kernel, _as_2d, make_kernel
 from explorer.progress import NO_HOOKS, Hooks

@@ -7,7 +7,7 @@ labels cannot be separated: :class:`NotSeparableError`.
 
 The Monte-Carlo bootstrap draws occupation numbers s_i of the N data rows (eq. 7: Poisson with mean S/N,
 or multinomial with fixed size S), retrains the SVM on the sites that hold at least one drawn row and
-records the field at every row and at test inputs. It returns a ``montecarlo.BootstrapPredictions`` so
+records the field at every row and at test inputs. It returns a ``BootstrapPredictions`` (:mod:`explorer.bootstrap.estimates`) so
 that Efron's estimator, eq. (6), and its standard error are the ones of the GP-regression bootstrap.
 
 The samples run in seeded chunks (:mod:`explorer.chunks`): sample b of group g (g = index of S on a learning
@@ -24,14 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from explorer.gp_bootstrap import montecarlo
-from explorer.gp_bootstrap.montecarlo import BootstrapError, BootstrapPredictions, LearningCurve
+from explorer.bootstrap.estimates import (BootstrapError, BootstrapPredictions, LearningCurve,
+                                          bootstrap_test_error, learning_curve)
 from explorer.chunks import (DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, plan_chunks, root_seed, run_chunks,
                              run_groups, stack_rows)
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
-from explorer.resampling import sample_occupations
+from explorer.resampling import occupation_args, sample_occupations
 from explorer.svm_bootstrap.classifier import NotSeparableError, SVMSolution, _kernel_labels_iv, fit_hard_margin
-from explorer.validation import sample_sizes
+from explorer.validation import positive_int, sample_sizes
 
 __all__ = ["NotSeparableError", "SVMSolution", "Sites", "LeaveOneOut", "FieldProbability",
            "Cancelled", "fit_hard_margin", "merge_identical", "zero_one_loss", "bootstrap_fields",
@@ -175,7 +175,7 @@ def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, ro
 
     Returns
     -------
-    montecarlo.BootstrapPredictions
+    BootstrapPredictions
         ``occupations`` (n_samples, N) of the rows, ``train`` (n_samples, N) the field at every row,
         ``test`` (n_samples, M) or None.
 
@@ -190,7 +190,7 @@ def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, ro
     (100, 4)
     """
     K, y, row_site, K_test = _fields_iv(K, y, row_site, K_test)
-    _, S, n_samples, scheme = montecarlo._occupation_iv(row_site.size, S, n_samples, scheme)
+    _, S, n_samples, scheme = occupation_args(row_site.size, S, n_samples, scheme)
     chunk_size = _chunk_size_iv(chunk_size)
     init = fit_hard_margin(K, y, tol=tol) if init is None else init
     chunks = plan_chunks([n_samples], chunk_size)
@@ -237,7 +237,7 @@ def bootstrap_classification_error(fields: BootstrapPredictions, y_rows: ArrayLi
     BootstrapError
         ε(S) with its standard error, and per row the left-out ratio and the number of samples leaving it out.
     """
-    return montecarlo.bootstrap_test_error(fields, y_rows, loss=zero_one_loss)
+    return bootstrap_test_error(fields, y_rows, loss=zero_one_loss)
 
 
 def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_samples: int, *,
@@ -281,8 +281,8 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
     """
     K, y, row_site, _ = _fields_iv(K, y, row_site, None)
     S_arr = sample_sizes(S_values)
-    S_arr = np.array([montecarlo._occupation_iv(row_site.size, S, n_samples, scheme)[1] for S in S_arr])
-    n_samples = montecarlo._positive_int(n_samples, "n_samples", "It is the number of bootstrap samples.")
+    S_arr = np.array([occupation_args(row_site.size, S, n_samples, scheme)[1] for S in S_arr])
+    n_samples = positive_int(n_samples, "n_samples", "It is the number of bootstrap samples.")
     chunk_size = _chunk_size_iv(chunk_size)
     hooks = hooks or NO_HOOKS
     init = fit_hard_margin(K, y) if init is None else init
@@ -292,15 +292,15 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
     def complete(group: int, rows) -> None:
         fields = _predictions(rows, row_site, S_arr[group], scheme)   # eq. (6) on this S's samples, in sample order
         errors[group] = bootstrap_classification_error(fields, y[row_site])
-        hooks.publish(montecarlo._curve(S_arr, n_samples, errors))
+        hooks.publish(learning_curve(S_arr, n_samples, errors))
 
     run_groups(_fields_chunk, (K, y, row_site, None, init), chunks, root_seed(rng), (tuple(S_arr), scheme, 1e-9),
                on_group=complete, executor=executor, hooks=hooks)
-    return montecarlo._curve(S_arr, n_samples, errors)
+    return learning_curve(S_arr, n_samples, errors)
 
 
 def _chunk_size_iv(chunk_size) -> int:
-    return montecarlo._positive_int(chunk_size, "chunk_size", "It is the number of samples per chunk.")
+    return positive_int(chunk_size, "chunk_size", "It is the number of samples per chunk.")
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ import scipy.linalg
 from numpy.typing import ArrayLike
 from scipy import optimize, special
 
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer.svm_bootstrap import montecarlo as svm
 
 __all__ = ["ConvergenceError", "SVMReplicaSolution", "InputFields", "LocalMoments", "SiteParameters",

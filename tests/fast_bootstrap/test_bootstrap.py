@@ -10,7 +10,7 @@ from scipy import stats
 
 from explorer.fast_bootstrap import bootstrap as fastboot
 from explorer.fast_bootstrap import experiments as fe
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer import datasets
 from explorer.kernels import SquaredExponential
 from explorer.fast_bootstrap.lssvm import LSSVM, lssvm_path

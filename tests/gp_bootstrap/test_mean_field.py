@@ -4,7 +4,7 @@ import pytest
 from scipy import stats
 
 from explorer.gp_bootstrap import mean_field as MF
-from explorer.gp_bootstrap import replica as R
+from explorer.bootstrap import replica as R
 
 from .exact_bootstrap import correlated_problem, exact_bootstrap
 

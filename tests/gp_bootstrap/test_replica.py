@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from explorer.gp_bootstrap import replica as R
+from explorer.bootstrap import replica as R
 
 NOISE = 0.01
 

@@ -10,8 +10,9 @@ import pytest
 
 from explorer.gp_bootstrap import l1 as compare
 from explorer.gp_bootstrap import experiments
+from explorer.bootstrap import estimates
 from explorer.gp_bootstrap import montecarlo
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer.gp_bootstrap import mean_field, variational
 from explorer import datasets
 from explorer.progress import Hooks
@@ -33,7 +34,7 @@ def test_theory_epsilon_follows_monte_carlo(small_problem, s_over_n):
     K, y = small_problem
     S = s_over_n * len(y)
     theory = replica.bootstrap_test_error(replica.solve_replica(K, y, NOISE, S))
-    mc = montecarlo.bootstrap_test_error(montecarlo.bootstrap_predictions(K, y, NOISE, S, 6000, rng=0), y)
+    mc = estimates.bootstrap_test_error(montecarlo.bootstrap_predictions(K, y, NOISE, S, 6000, rng=0), y)
     assert mc.se < 0.01 * mc.value
     assert theory == pytest.approx(mc.value, rel=0.03)
 
@@ -44,7 +45,7 @@ def test_theory_moments_follow_monte_carlo(small_problem):
     sol = replica.solve_replica(K, y, NOISE, S)
     theory = replica.bootstrap_moments(sol, K, K)
     mean, var = theory.mean, theory.var
-    mc = montecarlo.predictive_moments(montecarlo.bootstrap_predictions(K, y, NOISE, S, 6000, rng=0), where="train")
+    mc = estimates.predictive_moments(montecarlo.bootstrap_predictions(K, y, NOISE, S, 6000, rng=0), where="train")
     assert np.max(np.abs(mean - mc.mean)) < 0.03
     assert np.median(np.abs(var / mc.var - 1)) < 0.15
 

@@ -5,7 +5,7 @@ from scipy import stats
 
 from explorer.gp_bootstrap import mean_field as MF
 from explorer.gp_bootstrap import montecarlo
-from explorer.gp_bootstrap import replica as R
+from explorer.bootstrap import replica as R
 from explorer.gp_bootstrap import variational as VG
 
 from .exact_bootstrap import correlated_problem, exact_bootstrap, predictors

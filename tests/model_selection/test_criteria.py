@@ -10,7 +10,7 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 from explorer.model_selection import asc
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer import regression
 from explorer.model_selection import criteria as sel
 from explorer.kernels import Matern52, Periodic, RationalQuadratic, SquaredExponential

@@ -16,7 +16,7 @@ from scipy import linalg, optimize
 
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer import datasets
-from explorer.gp_bootstrap.montecarlo import BootstrapPredictions
+from explorer.bootstrap.estimates import BootstrapPredictions
 from explorer.progress import Hooks
 from explorer.resampling import sample_occupations
 from tests.conftest import rbf

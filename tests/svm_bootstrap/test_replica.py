@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import replica as svm_replica

@@ -49,7 +49,7 @@ from explorer.fast_bootstrap.bootstrap import check_f_test
 from explorer.fast_bootstrap.experiments import estimated_seconds, replica_grid
 from explorer.fast_bootstrap.lssvm import LSSVM
 from explorer.fast_bootstrap.networks import MLP, RBFN
-from explorer.gp_bootstrap.replica import ConvergenceError
+from explorer.bootstrap.replica import ConvergenceError
 from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job

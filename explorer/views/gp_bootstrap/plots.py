@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer.gp_bootstrap.l1 import histogram_edges
 from explorer.views.common.exports import csv_table, download_name, html_page, settings_json
 from explorer.views.common.patching import Layer, overlay

@@ -25,8 +25,9 @@ import param
 
 from explorer.gp_bootstrap import evidence as gp_evidence
 from explorer.gp_bootstrap import experiments
+from explorer.bootstrap import estimates
 from explorer.gp_bootstrap import montecarlo
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer.gp_bootstrap import mean_field
 from explorer.gp_bootstrap import variational
 from explorer import datasets, kernels
@@ -258,7 +259,7 @@ def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed
 
     made: dict[int, CurveMC] = {}     # the final curve is the last partial one (one redraw, not two)
 
-    def as_points(curve: montecarlo.LearningCurve) -> CurveMC:
+    def as_points(curve: estimates.LearningCurve) -> CurveMC:
         if len(curve.errors) in made:
             return made[len(curve.errors)]
         points = tuple(CurvePoint(float(s_over_n[S]), err.value, err.se, mc_samples, err.n_inputs_used)

@@ -21,7 +21,7 @@ import numpy as np
 import param
 
 from explorer import datasets
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer.kernels import KERNEL_NAMES, Kernel, make_kernel
 from explorer.model_selection import asc
 from explorer.model_selection import criteria as selection

@@ -27,7 +27,7 @@ import pandas as pd
 import panel as pn
 import param
 
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import replica as svm_replica

@@ -190,7 +190,7 @@ def test_santa_fe_laser_series_uses_table_2():
 
 
 def test_errors_are_told_in_the_fast_bootstrap_vocabulary():
-    from explorer.gp_bootstrap.replica import ConvergenceError
+    from explorer.bootstrap.replica import ConvergenceError
     from explorer.views.fast_bootstrap.state import FastBootstrapState
     message = FastBootstrapState.describe_error(ConvergenceError("no fixed point.", None))
     assert message.startswith("The replica theory did not converge: no fixed point.") and ".632" not in message

@@ -58,7 +58,7 @@ def test_distribution_draws_monte_carlo_as_an_outline_and_names_the_components(t
     (outline,) = [e for e in figure if e.label == "Monte-Carlo histogram (outline)"]
     assert isinstance(outline, hv.Curve) and outline.opts.get().kwargs["interpolation"] == "steps-post"
     (names,) = [e for e in figure if isinstance(e, hv.Labels)]
-    from explorer.gp_bootstrap import replica
+    from explorer.bootstrap import replica
     weights = replica.mixture_components(toy_state.solution, toy_state.index).weights
     assert names.data["k"].tolist() == [f"k = {k}" for k in np.flatnonzero(weights > 1e-3)]
 

@@ -17,7 +17,7 @@ pytest.importorskip("panel")
 
 from explorer.gp_bootstrap import experiments  # noqa: E402
 from explorer.gp_bootstrap import montecarlo
-from explorer.gp_bootstrap import replica
+from explorer.bootstrap import replica
 from explorer import datasets
 from explorer.views.common import caches as caches_module  # noqa: E402
 from explorer.views.common.caches import clear_caches  # noqa: E402
