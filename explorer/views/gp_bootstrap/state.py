@@ -434,8 +434,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
             upload = read_upload(filename, content)  # an empty file is refused there, with a message
             columns = csv_columns(upload, "inputs and a target")
         except ValueError as err:
-            self._clear_outputs()  # no figure of the previous data under a message about this file
-            self.error = str(err)
+            self.refuse(str(err))  # no figure of the previous data under a message about this file
             return
         self._evidence_pending = True
         self._upload = upload
