@@ -405,12 +405,8 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
 
     def data_name(self) -> str:
         """The data in a download's name: the series file's name without ``.csv``, else ``dataset``."""
-        if self.dataset != SERIES:
-            return self.dataset
-        try:
-            return Path(self._series_file().filename).stem
-        except ValueError:  # no file yet: the name says which kind of data
-            return self.dataset
+        file = self.series_file if self.dataset == SERIES else None
+        return Path(file.filename).stem if file is not None else self.dataset
 
     @property
     def series_file(self) -> Upload | None:
@@ -501,7 +497,15 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         kappa = (int(self.kappa0), int(self.kappa1))
         key = (data_key, model, setting, kappa, tuple(sorted(options.items())), seed)
         fast_only = replace(setting, full_grid=setting.fast_grid, full_replications=setting.fast_replications)
+        full_seconds = estimated_seconds("full", model, X.shape[0], setting, options)
+        points = replica_grid(setting.grids().full, int(self.replica_points))
+        replica_seconds = estimated_seconds("replica", model, X.shape[0], setting, points=points.size)
+        # every job too long for a shared server is refused before any of them starts
         _refuse_long("fast", estimated_seconds("full", model, X.shape[0], fast_only, options))
+        if self.with_full:
+            _refuse_long("full", full_seconds)
+        if model == "ls-svm" and self.with_replica:
+            _refuse_long("replica", replica_seconds)
         self._request("fast", key, "fast", _FAST,
                       lambda job: _comparison(data, model, setting, kappa, options, seed, False, self.executor, job),
                       optional=False)
@@ -509,26 +513,21 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
             self._skip("full", "Full bootstrap switched off: tick 'Run the full bootstrap' or press "
                                "'Run full bootstrap'.")
         else:
-            estimate = estimated_seconds("full", model, X.shape[0], setting, options)
-            _refuse_long("full", estimate)
             self._request("full", key, "full", _FULL,
                           lambda job: _comparison(data, model, setting, kappa, options, seed, True, self.executor,
                                                   job),
-                          optional=not (self.auto_run and estimate <= AUTO_SECONDS))
-            self._waiting("full", "Run full bootstrap", estimate)
+                          optional=not (self.auto_run and full_seconds <= AUTO_SECONDS))
+            self._waiting("full", "Run full bootstrap", full_seconds)
         if model != "ls-svm":
             self._skip("replica", "Replica theory: for the LS-SVM only.")
         elif not self.with_replica:
             self._skip("replica", "Replica theory switched off: tick 'Replica theory (LS-SVM)' or press "
                                   "'Run replica theory'.")
         else:
-            points = replica_grid(setting.grids().full, int(self.replica_points))
             rkey = (data_key, options["lengthscale"], tuple(points.tolist()))
-            estimate = estimated_seconds("replica", model, X.shape[0], setting, points=points.size)
-            _refuse_long("replica", estimate)
             self._request("replica", rkey, "replica", _REPLICA, partial(_replica, data, options, points),
-                          optional=not (self.auto_run and estimate <= AUTO_SECONDS))
-            self._waiting("replica", "Run replica theory", estimate)
+                          optional=not (self.auto_run and replica_seconds <= AUTO_SECONDS))
+            self._waiting("replica", "Run replica theory", replica_seconds)
 
     def _is_forced(self, kind: str) -> bool:
         # any Run button also restarts a fast bootstrap that was cancelled or failed: every other result is
