@@ -17,10 +17,10 @@ import time
 
 import numpy as np
 
-from explorer.gp_bootstrap import montecarlo
-from explorer.bootstrap import replica
 from explorer import datasets, kernels
+from explorer.bootstrap import replica
 from explorer.engine import use_single_threaded_blas
+from explorer.gp_bootstrap import montecarlo
 
 NOISE = 0.01
 

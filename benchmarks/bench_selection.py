@@ -26,10 +26,10 @@ import time
 
 import numpy as np
 
-from explorer.model_selection import criteria as selection
-from explorer.model_selection import experiments as selection_experiments
 from explorer.datasets import gp_teacher
 from explorer.kernels import SquaredExponential
+from explorer.model_selection import criteria as selection
+from explorer.model_selection import experiments as selection_experiments
 
 TEMPERATURE = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "datasets",
                            "berkeley_tavg_doy_mean_1880_2014.csv")

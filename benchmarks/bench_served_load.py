@@ -48,9 +48,8 @@ import tempfile
 import time
 import urllib.request
 
-from playwright.sync_api import sync_playwright
-
 import served_trace
+from playwright.sync_api import sync_playwright
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
                  "--disable-background-networking", "--disable-component-update", "--disable-dev-shm-usage"]
@@ -91,7 +90,7 @@ setInterval(() => {
   const host = window.__deepFind(document, '.explorer-job-message-curve');
   const text = host ? (host.shadowRoot ? host.shadowRoot.textContent : host.textContent) : '';
   if (host && window.__shownAt === null) window.__shownAt = Date.now();
-  if (window.__runningAt === null && /\\d+\/\\d+/.test(text)) window.__runningAt = Date.now();
+  if (window.__runningAt === null && /\\d+\\/\\d+/.test(text)) window.__runningAt = Date.now();
   if (/\\bdone\\b/.test(text)) window.__doneAt = Date.now();
 }, 100);
 """

@@ -21,12 +21,12 @@ import contextlib
 from pathlib import Path
 
 import numpy as np
-
-from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import experiments as svm_experiments
-from explorer.svm_bootstrap import replica as svm_replica
-from explorer import datasets
 from timing import best_of
+
+from explorer import datasets
+from explorer.svm_bootstrap import experiments as svm_experiments
+from explorer.svm_bootstrap import montecarlo as svm
+from explorer.svm_bootstrap import replica as svm_replica
 
 SONAR = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "sonar.csv"
 GRID = np.linspace(0.25, 4.0, 10)
@@ -73,7 +73,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
     args = parser.parse_args()
     print(f"{'problem':<20} {'N':>4} {'sites':>5} {'fit ms':>7} {'theory ms':>9} {'fits':>6} {'sweeps':>6} "
-          f"{'curve(10 S) s':>13} {'MC({}) s'.format(args.mc_samples):>11} {'curve/MC':>8}")
+          f"{'curve(10 S) s':>13} {f'MC({args.mc_samples}) s':>11} {'curve/MC':>8}")
     with thread_limit(args.threads):
         for name, problem in problems():
             fit_s, _ = best_of(lambda: svm.fit_hard_margin(problem.K, problem.y_sites), args.repeats)

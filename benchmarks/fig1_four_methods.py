@@ -15,8 +15,8 @@ import time
 import numpy as np
 
 from explorer import datasets
-from explorer.engine import use_single_threaded_blas
 from explorer.bootstrap import replica
+from explorer.engine import use_single_threaded_blas
 from explorer.gp_bootstrap import mean_field, montecarlo, variational
 from explorer.gp_bootstrap.experiments import regression_problem
 

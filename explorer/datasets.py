@@ -15,9 +15,10 @@ import hashlib
 import inspect
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO
 
 import numpy as np
 from scipy.spatial.distance import cdist

@@ -12,7 +12,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from explorer.validation import as_float as _as_float, show as _show
+from explorer.validation import as_float as _as_float
+from explorer.validation import show as _show
 
 Loss = Callable[[np.ndarray, np.ndarray], np.ndarray]
 

@@ -3,8 +3,7 @@ change no number, and a stop request ends the job between chunks."""
 import numpy as np
 import pytest
 
-from explorer.chunks import (Chunk, InProcess, item_generator, plan_chunks, root_seed, run_chunks,
-                             stack_rows)
+from explorer.chunks import Chunk, InProcess, item_generator, plan_chunks, root_seed, run_chunks, stack_rows
 from explorer.progress import Cancelled, Hooks
 
 

@@ -210,9 +210,9 @@ def _steps(n: int, seconds: float, *, hooks: Hooks):
 def test_a_call_runs_on_a_worker_with_its_hooks_relayed_and_equals_the_one_here(dask_engine):
     """``DaskExecutor.call``: the model-selection optimisations (restarts from one generator) run on a worker; their
     progress and partial results reach this process and the numbers equal those of the call here."""
-    from explorer.model_selection import criteria as selection
     from explorer.chunks import IN_PROCESS
     from explorer.kernels import make_kernel
+    from explorer.model_selection import criteria as selection
 
     rng = np.random.default_rng(4)
     X = rng.uniform(-3, 3, (30, 1))

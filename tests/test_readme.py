@@ -18,7 +18,6 @@ def test_readme_python_block_runs(index, one_blas_thread):
     exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), namespace)
     if "sol" in namespace:       # seed 000: the ADATAP solution converged and ε(S = N) lies near Monte-Carlo
         from explorer.bootstrap import estimates, replica
-        from explorer.gp_bootstrap import montecarlo
         assert namespace["sol"].converged
         mc = estimates.bootstrap_test_error(namespace["mc"], namespace["data"].targets)
         assert abs(replica.bootstrap_test_error(namespace["sol"]) - mc.value) < 0.1 * mc.value

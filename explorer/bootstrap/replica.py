@@ -11,8 +11,9 @@ Symbols in code: ``dl`` = Δλ, ``dl_c`` = Δλ_c, ``lam`` = λ, ``lam_c`` = λ_
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 import numpy as np
 from scipy import linalg, optimize, special, stats
@@ -63,7 +64,7 @@ class ConvergenceError(RuntimeError):
     """The ADATAP iteration did not converge; ``last`` holds the last iterate (a ReplicaSolution, or None
     if the iteration broke down so badly that not even the last iterate could be formed)."""
 
-    def __init__(self, message: str, last: "ReplicaSolution | None"):
+    def __init__(self, message: str, last: ReplicaSolution | None):
         super().__init__(message)
         self.last = last
 
@@ -265,7 +266,7 @@ def _G_full(K: np.ndarray, dl: np.ndarray, keep: dict | None = None) -> np.ndarr
     return G
 
 
-def _kernel_spectrum(K: np.ndarray, subset: "int | str | None", rng) -> tuple[np.ndarray, float]:
+def _kernel_spectrum(K: np.ndarray, subset: int | str | None, rng) -> tuple[np.ndarray, float]:
     """Eigenvalues ω of K, or of a random N/P subset (Appendix A.2); returns (ω, scale) with scale = P."""
     n = K.shape[0]
     if subset == "auto":
@@ -277,7 +278,7 @@ def _kernel_spectrum(K: np.ndarray, subset: "int | str | None", rng) -> tuple[np
 
 
 def initial_delta_lambda(
-    K: np.ndarray, noise_var: float, S: float, *, subset: "int | str | None" = None, rng=0
+    K: np.ndarray, noise_var: float, S: float, *, subset: int | str | None = None, rng=0
 ) -> float:
     """Scalar start value Δλ from the 1-D root of eqs. (61)-(62) (Appendix A.2).
 
@@ -439,9 +440,9 @@ def solve_replica(
     *,
     tol: float = 1e-3,
     max_iter: int = 200,
-    init: "ReplicaSolution | np.ndarray | None" = None,
+    init: ReplicaSolution | np.ndarray | None = None,
     precision: str = "mixed",
-    init_subset: "int | str | None" = "auto",
+    init_subset: int | str | None = "auto",
 ) -> ReplicaSolution:
     """Solve the ADATAP equations (54)-(59) of seed 000 for GP regression at bootstrap size S.
 
@@ -539,7 +540,7 @@ def _solve(K, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitt
     return sol
 
 
-def _last_iterate(K, y, noise_var, S, x, p, n_iter, residual, tol) -> "ReplicaSolution | None":
+def _last_iterate(K, y, noise_var, S, x, p, n_iter, residual, tol) -> ReplicaSolution | None:
     """The unconverged iterate as a solution object, or None if even that cannot be formed."""
     try:
         return _close(K, y, noise_var, S, np.exp(x), p, converged=False, n_iter=n_iter, residual=residual,
@@ -564,7 +565,7 @@ def _start_dl(K, noise_var, S, init, init_subset) -> np.ndarray:
 
 
 def approximate_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float, *,
-                        init_subset: "int | str | None" = None) -> ReplicaSolution:
+                        init_subset: int | str | None = None) -> ReplicaSolution:
     """The "approximate ADATAP" of seed 000 §5: no iteration of eqs. (54)-(55).
 
     Δλ(i) = the scalar start value of Appendix A.2; Δλ_c(i) = 1/G_ii − Δλ; then eqs. (56)-(59).

@@ -25,9 +25,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from explorer.engine import use_single_threaded_blas
 from explorer.cli import app, fast_bootstrap, gp_bootstrap, model_selection, svm_bootstrap
 from explorer.cli.common import OneLineParser
+from explorer.engine import use_single_threaded_blas
 
 __all__ = ["build_parser", "main", "run"]
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer import datasets
+from explorer.bootstrap import replica
 from explorer.chunks import Executor
 from explorer.engine import EngineError, connect
 from explorer.progress import Hooks
-from explorer.bootstrap import replica
 
 __all__ = ["Output", "command", "add_json_option", "add_data_source", "add_engine_options",
            "engine_executor", "load_dataset", "progress", "to_json", "jsonable", "OneLineParser", "IntRange",

@@ -9,8 +9,19 @@ import argparse
 from dataclasses import replace
 
 from explorer import datasets
-from explorer.cli.common import (POSITIVE, SEED, Grid, IntRange, Output, add_data_source, add_engine_options,
-                                 add_json_option, command, engine_executor, progress)
+from explorer.cli.common import (
+    POSITIVE,
+    SEED,
+    Grid,
+    IntRange,
+    Output,
+    add_data_source,
+    add_engine_options,
+    add_json_option,
+    command,
+    engine_executor,
+    progress,
+)
 from explorer.fast_bootstrap import experiments as fe
 
 __all__ = ["register", "format_comparison"]

@@ -12,9 +12,24 @@ import argparse
 import numpy as np
 
 from explorer import datasets, kernels
-from explorer.cli.common import (LENGTHSCALES, MC_SAMPLES, POSITIVE, S_OVER_N, SEED, TOLERANCE, FloatRange, IntRange,
-                                 Output, add_data_source, add_engine_options, add_json_option, command,
-                                 engine_executor, load_dataset, progress)
+from explorer.cli.common import (
+    LENGTHSCALES,
+    MC_SAMPLES,
+    POSITIVE,
+    S_OVER_N,
+    SEED,
+    TOLERANCE,
+    FloatRange,
+    IntRange,
+    Output,
+    add_data_source,
+    add_engine_options,
+    add_json_option,
+    command,
+    engine_executor,
+    load_dataset,
+    progress,
+)
 from explorer.gp_bootstrap import experiments
 
 __all__ = ["register"]

@@ -10,9 +10,22 @@ from __future__ import annotations
 import numpy as np
 
 from explorer import datasets
-from explorer.cli.common import (MAX_CSV_BYTES, SEED, FloatRange, IntRange, Output, add_data_source, add_engine_options,
-                                 add_json_option, check_rows, command, csv_path, engine_executor, progress,
-                                 to_json)
+from explorer.cli.common import (
+    MAX_CSV_BYTES,
+    SEED,
+    FloatRange,
+    IntRange,
+    Output,
+    add_data_source,
+    add_engine_options,
+    add_json_option,
+    check_rows,
+    command,
+    csv_path,
+    engine_executor,
+    progress,
+    to_json,
+)
 from explorer.kernels import KERNEL_NAMES
 from explorer.model_selection import criteria as selection
 from explorer.model_selection import experiments as selection_experiments

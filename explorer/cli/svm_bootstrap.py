@@ -9,8 +9,21 @@ import argparse
 
 import numpy as np
 
-from explorer.cli.common import (LENGTHSCALES, MC_SAMPLES, S_OVER_N, SEED, TOLERANCE, Output, add_data_source,
-                                 add_engine_options, add_json_option, command, engine_executor, load_dataset, progress)
+from explorer.cli.common import (
+    LENGTHSCALES,
+    MC_SAMPLES,
+    S_OVER_N,
+    SEED,
+    TOLERANCE,
+    Output,
+    add_data_source,
+    add_engine_options,
+    add_json_option,
+    command,
+    engine_executor,
+    load_dataset,
+    progress,
+)
 from explorer.svm_bootstrap import experiments as svm_experiments
 
 __all__ = ["register"]

@@ -23,8 +23,7 @@ import numpy as np
 from numpy.polynomial import Polynomial
 from scipy import stats
 
-from explorer.chunks import (Chunk, Executor, SeedLike, item_generator, plan_chunks, root_seed, run_chunks,
-                             stack_rows)
+from explorer.chunks import Chunk, Executor, SeedLike, item_generator, plan_chunks, root_seed, run_chunks, stack_rows
 from explorer.progress import Cancelled, Hooks
 from explorer.validation import positive_int
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.spatial.distance import pdist
 
-from explorer.fast_bootstrap import bootstrap as fastboot
-from explorer.datasets import Dataset
-from explorer.kernels import Constant, SquaredExponential
-from explorer.fast_bootstrap.lssvm import LSSVM
-from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.bootstrap.replica import ConvergenceError, bootstrap_optimism, solve_replica
 from explorer.chunks import Executor, SeedLike, item_generator, root_seed
+from explorer.datasets import Dataset
+from explorer.fast_bootstrap import bootstrap as fastboot
+from explorer.fast_bootstrap.lssvm import LSSVM
+from explorer.fast_bootstrap.networks import MLP, RBFN
+from explorer.kernels import Constant, SquaredExponential
 from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = ["MODELS", "Grids", "Setting", "PreparedData", "TABLE_1", "TABLE_2", "TOY_LENGTHSCALE", "paper_setting", "make_model",

@@ -7,18 +7,18 @@ runs the replica theory and the Monte-Carlo bootstrap on it, and returns a froze
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
 from explorer.bootstrap import estimates, replica
+from explorer.chunks import Executor, SeedLike, item_generator, root_seed
+from explorer.datasets import Dataset, _holdout_split
 from explorer.gp_bootstrap import mean_field, montecarlo, variational
 from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
-from explorer.datasets import Dataset, _holdout_split
 from explorer.kernels import Kernel, paper_rbf
 from explorer.losses import get_loss
-from explorer.chunks import Executor, SeedLike, item_generator, root_seed
 from explorer.progress import NO_HOOKS, Hooks, best_time
 from explorer.validation import held_out_inputs, s_over_n_grid
 

@@ -16,21 +16,36 @@ All functions work on a precomputed kernel matrix K = k(X, X) (and K_test = k(X_
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike
 
-from explorer.chunks import (DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, plan_chunks, root_seed,
-                             run_chunks, run_groups, stack_rows)
-from explorer.bootstrap.estimates import (BootstrapError, BootstrapPredictions, LearningCurve, efron_error,
-                                          learning_curve)
+from explorer.bootstrap.estimates import (
+    BootstrapError,
+    BootstrapPredictions,
+    LearningCurve,
+    efron_error,
+    learning_curve,
+)
+from explorer.chunks import (
+    DEFAULT_CHUNK_SIZE,
+    Chunk,
+    Executor,
+    SeedLike,
+    plan_chunks,
+    root_seed,
+    run_chunks,
+    run_groups,
+    stack_rows,
+)
 from explorer.losses import Loss, get_loss
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.resampling import occupation_args, occupation_numbers, sample_occupations
-from explorer.validation import as_float as _as_float, finite as _finite, show as _show, positive_int as _positive_int
+from explorer.validation import as_float as _as_float
+from explorer.validation import finite as _finite
+from explorer.validation import positive_int as _positive_int
 from explorer.validation import sample_sizes
+from explorer.validation import show as _show
 
 __all__ = ["Cancelled", "occupation_numbers", "bootstrap_predictions", "refit_on_duplicates",
            "bootstrap_learning_curve"]

@@ -24,16 +24,16 @@ Core module: numpy and scipy only.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 import numpy as np
 from scipy import linalg, optimize
 
-from explorer.model_selection import asc
-from explorer.bootstrap import replica
 from explorer import regression
+from explorer.bootstrap import replica
 from explorer.kernels import Kernel, _as_2d, make_kernel
+from explorer.model_selection import asc
 from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = ["CRITERIA", "CRITERION_LABELS", "NOISE_BOUNDS", "EFRON_WEIGHT", "CriterionValue", "Criterion",

@@ -20,16 +20,16 @@ nor the executor changes a number. Core module: numpy and scipy only.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
 from explorer.chunks import Chunk, Executor, SeedLike, item_generator, plan_chunks, root_seed, run_chunks, stack_rows
-from explorer.model_selection import asc
-from explorer.model_selection import criteria as selection
 from explorer.datasets import Dataset, gp_teacher, load_csv
 from explorer.kernels import make_kernel
+from explorer.model_selection import asc
+from explorer.model_selection import criteria as selection
 from explorer.progress import NO_HOOKS, Hooks
 from explorer.validation import positive_int
 

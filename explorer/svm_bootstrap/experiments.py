@@ -8,17 +8,17 @@ their kernel matrix), runs the replica/ADATAP theory (``svm_replica``) and the M
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
 
 import numpy as np
 
 from explorer.chunks import Executor, SeedLike, root_seed
-from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import replica as svm_replica
 from explorer.datasets import Dataset, _holdout_split
 from explorer.kernels import Kernel, SquaredExponential
 from explorer.progress import NO_HOOKS, Hooks, best_time
+from explorer.svm_bootstrap import montecarlo as svm
+from explorer.svm_bootstrap import replica as svm_replica
 from explorer.validation import held_out_inputs, s_over_n_grid
 
 __all__ = [
@@ -104,7 +104,7 @@ class SVMProblem:
         return self.kernel.diag(np.atleast_2d(X_other))
 
 
-def svm_problem(dataset: Dataset, lengthscale: "float | Sequence[float]" = BROAD_LENGTHSCALE, *,
+def svm_problem(dataset: Dataset, lengthscale: float | Sequence[float] = BROAD_LENGTHSCALE, *,
                 holdout: int = 0, standardize: bool = True, kernel: Kernel | None = None) -> SVMProblem:
     """Build a problem from a classification dataset.
 
@@ -384,7 +384,7 @@ def theory_learning_curve(problem: SVMProblem, s_over_n: Sequence[float], *, tol
 
 
 def _solve_or_last(problem: SVMProblem, S: float, tol: float, max_iter: int, init
-                   ) -> "svm_replica.SVMReplicaSolution | None":
+                   ) -> svm_replica.SVMReplicaSolution | None:
     try:
         return svm_replica.solve_svm_replica(problem.K, problem.y_sites, S, counts=problem.sites.counts, tol=tol,
                                              max_iter=max_iter, init=init)

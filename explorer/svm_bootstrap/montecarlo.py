@@ -24,10 +24,24 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from explorer.bootstrap.estimates import (BootstrapError, BootstrapPredictions, LearningCurve,
-                                          bootstrap_test_error, learning_curve)
-from explorer.chunks import (DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, plan_chunks, root_seed, run_chunks,
-                             run_groups, stack_rows)
+from explorer.bootstrap.estimates import (
+    BootstrapError,
+    BootstrapPredictions,
+    LearningCurve,
+    bootstrap_test_error,
+    learning_curve,
+)
+from explorer.chunks import (
+    DEFAULT_CHUNK_SIZE,
+    Chunk,
+    Executor,
+    SeedLike,
+    plan_chunks,
+    root_seed,
+    run_chunks,
+    run_groups,
+    stack_rows,
+)
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.resampling import occupation_args, sample_occupations
 from explorer.svm_bootstrap.classifier import NotSeparableError, SVMSolution, _kernel_labels_iv, fit_hard_margin

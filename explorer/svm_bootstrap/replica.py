@@ -464,7 +464,7 @@ def _checked_residual(state, K, y, pq, tol, skipped, *, fresh) -> float:
     return residual
 
 
-def _adapted_step(eta: float, ceiling: float, change: np.ndarray, previous: "np.ndarray | None") -> float:
+def _adapted_step(eta: float, ceiling: float, change: np.ndarray, previous: np.ndarray | None) -> float:
     if previous is None:
         return eta
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -498,7 +498,7 @@ def _solution(state, K, y, counts, S, *, converged, n_iter, residual, tol, metho
 
 def solve_svm_replica(K: ArrayLike, y: ArrayLike, S: float, *, counts: ArrayLike | None = None,
                       tol: float = 1e-6, max_iter: int = 200, method: str = "sequential",
-                      damping: "float | str" = "auto", init: "SVMReplicaSolution | None" = None
+                      damping: float | str = "auto", init: SVMReplicaSolution | None = None
                       ) -> SVMReplicaSolution:
     """Solve the ADATAP equations (21)-(23) of seed 004 at mean bootstrap size S.
 
@@ -758,7 +758,7 @@ def probability_negative(fields: InputFields) -> np.ndarray:
 
 
 def loo_limit(K: ArrayLike, y: ArrayLike, *, counts: ArrayLike | None = None,
-              solution: "svm.SVMSolution | None" = None) -> svm.LeaveOneOut:
+              solution: svm.SVMSolution | None = None) -> svm.LeaveOneOut:
     """The S → ∞ limit, eq. (20): Opper & Winther's approximate leave-one-out error of the SVM on D0,
 
         lim ε(S) = (1/N) Σ_i Θ(−y_i m^c_i) = (1/N) Σ_{i ∈ SV} Θ(α_i/[K_SV⁻¹]_ii − 1),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from tests.conftest import save_screenshot
 
 pytestmark = pytest.mark.browser

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from tests.conftest import save_screenshot
 
 pytestmark = pytest.mark.browser

@@ -9,8 +9,8 @@ missing, unless ``EXPLORER_REQUIRE_BROWSER=1`` (set by ``.ci/run``), in which ca
 
 from __future__ import annotations
 
-
 import pytest
+
 from tests.conftest import save_screenshot
 
 pytestmark = pytest.mark.browser

@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
 from tests.conftest import ARTIFACTS, _require_browser, free_port
 
 pytestmark = pytest.mark.browser

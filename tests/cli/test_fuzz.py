@@ -120,7 +120,7 @@ def _valid(option: str, kind, run: bool) -> st.SearchStrategy[str] | None:
                         max_size=3 if run else kind.max_items).map(",".join)
     if isinstance(kind, common.Grid):
         small = st.tuples(st.integers(1, 10), st.integers(10, 30), st.integers(3, 10))
-        return small.map(lambda t: "%d,%d,%d" % t) if run else st.sampled_from(["5,50,0.1", "1,1000,1", "10,19,3"])
+        return small.map(lambda t: "{},{},{}".format(*t)) if run else st.sampled_from(["5,50,0.1", "1,1000,1", "10,19,3"])
     return None
 
 
@@ -156,7 +156,7 @@ def value_strategy(action: argparse.Action, tmp: Path, port: int, run: bool) -> 
     return _words(option, action.choices)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def option_actions(command: str) -> dict[str, argparse.Action]:
     """The options of ``command`` (not --help), by their longest name."""
     parser = cli.build_parser()
@@ -219,7 +219,7 @@ def busy_port():
 # ----------------------------------------------------------------------------- the properties
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parser() -> argparse.ArgumentParser:
     return cli.build_parser()
 

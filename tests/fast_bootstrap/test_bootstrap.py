@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from explorer import datasets
+from explorer.bootstrap import replica
+from explorer.chunks import item_generator
 from explorer.fast_bootstrap import bootstrap as fastboot
 from explorer.fast_bootstrap import experiments as fe
-from explorer.bootstrap import replica
-from explorer import datasets
-from explorer.kernels import SquaredExponential
 from explorer.fast_bootstrap.lssvm import LSSVM, lssvm_path
-from explorer.chunks import item_generator
+from explorer.fast_bootstrap.networks import MLP, RBFN, kmeans
+from explorer.kernels import SquaredExponential
 from explorer.progress import Cancelled, Hooks
 from explorer.resampling import occupation_numbers
-from explorer.fast_bootstrap.networks import MLP, RBFN, kmeans
 
 LASER = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "santafe_laser_A.csv"
 
@@ -103,7 +103,7 @@ def test_rbfn_design_is_eq_14_and_weights_equal_duplicated_rows(rng):
 
 
 def test_mlp_jacobian_matches_finite_differences(rng):
-    X, y, P = rng.normal(size=(20, 3)), rng.normal(size=20), 4
+    X, P = rng.normal(size=(20, 3)), 4
     mlp = MLP()
     theta = rng.normal(size=P * (3 + 2) + 1)
     eps = 1e-6

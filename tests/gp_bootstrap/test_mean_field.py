@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from explorer.gp_bootstrap import mean_field as MF
 from explorer.bootstrap import replica as R
+from explorer.gp_bootstrap import mean_field as MF
 
 from .exact_bootstrap import correlated_problem, exact_bootstrap
 

@@ -13,12 +13,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from explorer.losses import eps_insensitive_loss, get_loss
-from explorer.resampling import sample_occupations
 from explorer.bootstrap.estimates import BootstrapPredictions, LearningCurve, bootstrap_test_error, predictive_moments
 from explorer.gp_bootstrap.montecarlo import bootstrap_learning_curve, bootstrap_predictions, refit_on_duplicates
+from explorer.losses import eps_insensitive_loss, get_loss
 from explorer.progress import Cancelled, Hooks
-from explorer.resampling import occupation_numbers
+from explorer.resampling import occupation_numbers, sample_occupations
 from tests.conftest import rbf
 
 

@@ -8,13 +8,10 @@ problems (≤ 1.4% in ε, ≤ 0.01 in the mean at targets of order 1) and far ab
 import numpy as np
 import pytest
 
-from explorer.gp_bootstrap import l1 as compare
-from explorer.gp_bootstrap import experiments
-from explorer.bootstrap import estimates
-from explorer.gp_bootstrap import montecarlo
-from explorer.bootstrap import replica
-from explorer.gp_bootstrap import mean_field, variational
 from explorer import datasets
+from explorer.bootstrap import estimates, replica
+from explorer.gp_bootstrap import experiments, mean_field, montecarlo, variational
+from explorer.gp_bootstrap import l1 as compare
 from explorer.progress import Hooks
 
 NOISE = 0.01

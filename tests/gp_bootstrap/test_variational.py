@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from explorer.bootstrap import replica as R
 from explorer.gp_bootstrap import mean_field as MF
 from explorer.gp_bootstrap import montecarlo
-from explorer.bootstrap import replica as R
 from explorer.gp_bootstrap import variational as VG
 
 from .exact_bootstrap import correlated_problem, exact_bootstrap, predictors
@@ -62,7 +62,10 @@ def test_fixed_point_is_stationary_point_of_free_energy(rng, s_over_n):
 
     def slope(m0, direction, eps=1e-6):
         dm, dV, dW = direction
-        f = lambda t: free_energy_1(m0 + t * dm, G + t * dV, W + t * dW, K, y, NOISE, s_over_n)
+
+        def f(t):
+            return free_energy_1(m0 + t * dm, G + t * dV, W + t * dW, K, y, NOISE, s_over_n)
+
         return (f(eps) - f(-eps)) / (2 * eps)
 
     at, off = [], []

@@ -9,12 +9,12 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy import stats
 
-from explorer.model_selection import asc
-from explorer.bootstrap import replica
 from explorer import regression
-from explorer.model_selection import criteria as sel
-from explorer.kernels import Matern52, Periodic, RationalQuadratic, SquaredExponential
+from explorer.bootstrap import replica
 from explorer.chunks import item_generator, root_seed
+from explorer.kernels import Matern52, Periodic, RationalQuadratic, SquaredExponential
+from explorer.model_selection import asc
+from explorer.model_selection import criteria as sel
 from explorer.progress import Cancelled, Hooks
 
 NOISE_VAR = 0.05

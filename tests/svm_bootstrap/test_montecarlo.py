@@ -14,14 +14,13 @@ import numpy as np
 import pytest
 from scipy import linalg, optimize
 
-from explorer.svm_bootstrap import montecarlo as svm
 from explorer import datasets
 from explorer.bootstrap.estimates import BootstrapPredictions
 from explorer.progress import Hooks
 from explorer.resampling import sample_occupations
+from explorer.svm_bootstrap import montecarlo as svm
 from tests.conftest import rbf
 from tests.conftest import two_rings as toy
-
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 

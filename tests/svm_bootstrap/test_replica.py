@@ -14,14 +14,13 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from explorer.bootstrap import replica
-from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import experiments as svm_experiments
-from explorer.svm_bootstrap import replica as svm_replica
 from explorer import datasets
+from explorer.bootstrap import replica
+from explorer.svm_bootstrap import experiments as svm_experiments
+from explorer.svm_bootstrap import montecarlo as svm
+from explorer.svm_bootstrap import replica as svm_replica
 from explorer.svm_bootstrap.replica import ConvergenceError
 from tests.conftest import rbf, two_rings
-
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 

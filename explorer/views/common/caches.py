@@ -19,8 +19,7 @@ import os
 import threading
 import types
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
-from typing import Callable
+from collections.abc import Callable, Hashable, Mapping
 
 import numpy as np
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 import param
 from panel.custom import JSComponent

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
-from typing import Callable
 
 import param
 
@@ -86,7 +86,7 @@ class Job:
     """
 
     def __init__(self, kind: str, key, attr: str | None, *, status: JobStatus,
-                 post: Callable[["Job", Callable[[], None]], None], publish: Callable[["Job", object], None],
+                 post: Callable[[Job, Callable[[], None]], None], publish: Callable[[Job, object], None],
                  gate: RedrawGate | None = PARTIAL_GATE):
         self.kind, self.key, self.attr = kind, key, attr
         self.status, self._post, self._publish, self._gate = status, post, publish, gate

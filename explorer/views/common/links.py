@@ -15,8 +15,8 @@ server (tests, notebooks).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import panel as pn
 import param

@@ -21,12 +21,12 @@ import sys
 import threading
 import weakref
 from collections import deque
+from collections.abc import Callable
 from functools import partial
-from typing import Callable
 
 import panel as pn
-from bokeh.server.tornado import BokehTornado
 import panel.io.document as panel_document
+from bokeh.server.tornado import BokehTornado
 from panel.io.state import set_curdoc
 from panel.links import Callback
 from tornado.ioloop import IOLoop

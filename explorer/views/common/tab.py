@@ -3,7 +3,8 @@ settings, its download buttons, and the layout they sit in. The tabs differ in t
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar
+from collections.abc import Callable
+from typing import ClassVar
 
 import panel as pn
 import param

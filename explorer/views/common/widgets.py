@@ -7,9 +7,9 @@ Widgets are made per call (per session), never as class attributes; every elemen
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Mapping
 
 import holoviews as hv
 import panel as pn

@@ -4,11 +4,18 @@
 from explorer.fast_bootstrap.experiments import CALIBRATION, estimated_seconds, replica_grid
 from explorer.views.fast_bootstrap.exports import csv_text, json_text, settings
 from explorer.views.fast_bootstrap.figures import generalization_plot, optimism_plot
-from explorer.views.fast_bootstrap.state import (AUTO_SECONDS, FASTBOOT_DATASETS, JOB_KINDS, MAX_GRID_POINTS,
-                                                 MAX_POINTS, SERIES, FastBootstrapState, ReplicaRun)
+from explorer.views.fast_bootstrap.state import (
+                                                 AUTO_SECONDS,
+                                                 FASTBOOT_DATASETS,
+                                                 JOB_KINDS,
+                                                 MAX_GRID_POINTS,
+                                                 MAX_POINTS,
+                                                 SERIES,
+                                                 FastBootstrapState,
+                                                 ReplicaRun,
+)
 from explorer.views.fast_bootstrap.tab import FastBootstrapTab
-from explorer.views.fast_bootstrap.tables import (CURVE_COLUMNS, SUMMARY_COLUMNS, curve_frame, summary,
-                                                  summary_frame)
+from explorer.views.fast_bootstrap.tables import CURVE_COLUMNS, SUMMARY_COLUMNS, curve_frame, summary, summary_frame
 
 __all__ = [
     "FastBootstrapState", "FastBootstrapTab", "ReplicaRun", "FASTBOOT_DATASETS", "SERIES", "JOB_KINDS",

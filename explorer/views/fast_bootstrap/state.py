@@ -44,12 +44,12 @@ import numpy as np
 import param
 
 from explorer import datasets
+from explorer.bootstrap.replica import ConvergenceError
 from explorer.fast_bootstrap import experiments as fe
 from explorer.fast_bootstrap.bootstrap import check_f_test
 from explorer.fast_bootstrap.experiments import estimated_seconds, replica_grid
 from explorer.fast_bootstrap.lssvm import LSSVM
 from explorer.fast_bootstrap.networks import MLP, RBFN
-from explorer.bootstrap.replica import ConvergenceError
 from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job

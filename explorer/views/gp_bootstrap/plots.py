@@ -19,8 +19,7 @@ from explorer.bootstrap import replica
 from explorer.gp_bootstrap.l1 import histogram_edges
 from explorer.views.common.exports import csv_table, download_name, html_page, settings_json
 from explorer.views.common.patching import Layer, overlay
-from explorer.views.gp_bootstrap.state import (CSV_PREFIX, MAX_ROWS, METHODS, SUBSAMPLE_SEED, UPLOAD,
-                                                GPBootstrapState)
+from explorer.views.gp_bootstrap.state import CSV_PREFIX, MAX_ROWS, METHODS, SUBSAMPLE_SEED, UPLOAD, GPBootstrapState
 
 __all__ = [
     "learning_curve_plot", "learning_curve_layers", "CURVE_PADDING", "gap_frame", "gap_table", "large_gaps", "gap_sentence", "GAP_THRESHOLD", "vg_mf_note", "distribution_plot", "inputs_points",

@@ -23,14 +23,10 @@ from pathlib import Path
 import numpy as np
 import param
 
-from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import experiments
-from explorer.bootstrap import estimates
-from explorer.gp_bootstrap import montecarlo
-from explorer.bootstrap import replica
-from explorer.gp_bootstrap import mean_field
-from explorer.gp_bootstrap import variational
 from explorer import datasets, kernels
+from explorer.bootstrap import estimates, replica
+from explorer.gp_bootstrap import evidence as gp_evidence
+from explorer.gp_bootstrap import experiments, mean_field, montecarlo, variational
 from explorer.gp_bootstrap.experiments import theory_error
 from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, scaled_bin_width
 from explorer.losses import get_loss

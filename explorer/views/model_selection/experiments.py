@@ -24,9 +24,9 @@ from explorer.model_selection.criteria import CRITERIA, CRITERION_LABELS
 from explorer.views.common.caches import lru
 from explorer.views.common.exports import Export, csv_table, download_name, json_text
 from explorer.views.common.jobs import Job
+from explorer.views.common.server_files import DATA_DIR_HELP, data_file_names, read_data_file
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
-from explorer.views.common.server_files import DATA_DIR_HELP, data_file_names, read_data_file
 from explorer.views.common.uploads import Upload, file_settings, read_upload
 from explorer.views.common.widgets import csv_upload, param_widgets
 from explorer.views.model_selection.figures import (

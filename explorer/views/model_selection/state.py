@@ -13,15 +13,16 @@ kernels) and lands in a result cache shared by the sessions. The state computes 
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import param
 
 from explorer import datasets
 from explorer.bootstrap import replica
+from explorer.chunks import IN_PROCESS, Executor
 from explorer.kernels import KERNEL_NAMES, Kernel, make_kernel
 from explorer.model_selection import asc
 from explorer.model_selection import criteria as selection
@@ -32,7 +33,6 @@ from explorer.model_selection.criteria import (
     SelectionResult,
 )
 from explorer.model_selection.problem import SelectionProblem, selection_problem
-from explorer.chunks import IN_PROCESS, Executor
 from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job

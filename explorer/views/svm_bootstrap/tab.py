@@ -27,12 +27,12 @@ import pandas as pd
 import panel as pn
 import param
 
-from explorer.bootstrap import replica
-from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import experiments as svm_experiments
-from explorer.svm_bootstrap import replica as svm_replica
 from explorer import datasets
+from explorer.bootstrap import replica
 from explorer.progress import Hooks
+from explorer.svm_bootstrap import experiments as svm_experiments
+from explorer.svm_bootstrap import montecarlo as svm
+from explorer.svm_bootstrap import replica as svm_replica
 from explorer.svm_bootstrap.experiments import SVMFieldComparison, SVMProblem, TheoryPoint
 from explorer.views.common.caches import lru
 from explorer.views.common.exports import Export, csv_table, data_name, download_name, html_page, settings_json

@@ -7,10 +7,19 @@ import holoviews as hv
 import numpy as np
 import pandas as pd
 import pytest
-from tests.views.common.offline import assert_offline_page
 
-from explorer.views.common.exports import (NAME_PART_CHARS, Export, csv_table, download_button, download_name,
-                                            html_page, json_ready, json_text, settings_json)
+from explorer.views.common.exports import (
+    NAME_PART_CHARS,
+    Export,
+    csv_table,
+    download_button,
+    download_name,
+    html_page,
+    json_ready,
+    json_text,
+    settings_json,
+)
+from tests.views.common.offline import assert_offline_page
 
 
 def test_json_text_writes_nan_as_null_and_numpy_as_python():

@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("panel")
 
+from explorer import datasets
 from explorer.views.common.file_input import CSVFileInput, too_large_message
 from explorer.views.common.server_files import data_file_names, read_data_file
 from explorer.views.common.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_ROWS, MAX_UPLOAD_VALUES, csv_columns, read_upload
-from explorer import datasets
 
 
 def test_an_upload_is_read_within_its_limits():

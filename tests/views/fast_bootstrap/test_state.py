@@ -7,14 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.conftest import assert_documented_controls
-from tests.views.fast_bootstrap.settings import SLOW_MLP, SMALL_SETTING, small_state
 
 from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
 from explorer.views import fast_bootstrap as V
-from explorer.views.fast_bootstrap.state import progress_sentence
 from explorer.views.common.links import Linked, apply_query
+from explorer.views.fast_bootstrap.state import progress_sentence
+from tests.conftest import assert_documented_controls
+from tests.views.fast_bootstrap.settings import SLOW_MLP, SMALL_SETTING, small_state
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 

@@ -3,10 +3,10 @@ Run and Cancel buttons and the downloads."""
 import json
 
 import pytest
-from tests.views.common.offline import read_plain_csv
-from tests.views.fast_bootstrap.settings import SMALL, small_state
 
 from explorer.views import fast_bootstrap as V
+from tests.views.common.offline import read_plain_csv
+from tests.views.fast_bootstrap.settings import SMALL, small_state
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 

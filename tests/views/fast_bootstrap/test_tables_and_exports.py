@@ -4,11 +4,11 @@ import json
 
 import numpy as np
 import pytest
-from tests.views.fast_bootstrap.settings import SMALL_SETTING, small_state
 
 from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
 from explorer.views import fast_bootstrap as V
+from tests.views.fast_bootstrap.settings import SMALL_SETTING, small_state
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 

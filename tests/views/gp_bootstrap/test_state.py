@@ -15,14 +15,15 @@ import pytest
 
 pytest.importorskip("panel")
 
-from explorer.gp_bootstrap import experiments  # noqa: E402
-from explorer.gp_bootstrap import montecarlo
-from explorer.bootstrap import replica
 from explorer import datasets
+from explorer.bootstrap import replica
+from explorer.gp_bootstrap import (
+    experiments,  # noqa: E402
+    montecarlo,
+)
 from explorer.views.common import caches as caches_module  # noqa: E402
 from explorer.views.common.caches import clear_caches  # noqa: E402
 from explorer.views.common.jobs import JobStatus, call_now  # noqa: E402
-from explorer.views.gp_bootstrap import state as state_module  # noqa: E402
 from explorer.views.gp_bootstrap import plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import (
     MC_GRID,

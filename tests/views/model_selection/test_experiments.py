@@ -1,21 +1,19 @@
 """The thesis experiments of the model-selection Experiments sub-panel (seed 001) against the core functions
 called directly, without a server."""
-import io
 import json
 from pathlib import Path
 
 import holoviews as hv
 import numpy as np
-import pandas as pd
 import pytest
-from tests.conftest import assert_documented_controls
-from tests.views.common.figures import right_legend
-from tests.views.common.offline import read_plain_csv
 
 from explorer.model_selection import experiments as sx
 from explorer.views import model_selection as V
 from explorer.views.common.jobs import call_now
 from explorer.views.common.presentation import presented
+from tests.conftest import assert_documented_controls
+from tests.views.common.figures import right_legend
+from tests.views.common.offline import read_plain_csv
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 

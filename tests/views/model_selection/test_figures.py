@@ -3,13 +3,13 @@ import json
 
 import numpy as np
 import pytest
-from tests.views.common.offline import assert_offline_page, read_plain_csv
 
 from explorer.chunks import IN_PROCESS
 from explorer.kernels import Exponential
 from explorer.model_selection import criteria as selection
 from explorer.views import model_selection as V
 from explorer.views.model_selection import figures as F
+from tests.views.common.offline import assert_offline_page, read_plain_csv
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 

@@ -2,13 +2,13 @@
 
 import numpy as np
 import pytest
-from tests.conftest import assert_documented_controls
 
+from explorer import datasets
 from explorer.chunks import IN_PROCESS
 from explorer.model_selection import criteria as selection
-from explorer import datasets
 from explorer.views import model_selection as V
 from explorer.views.common.jobs import call_now
+from tests.conftest import assert_documented_controls
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 

@@ -5,12 +5,11 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+
+from explorer.views.svm_bootstrap import tab as V
 from tests.conftest import assert_documented_controls
 from tests.views.common.figures import right_legend
 from tests.views.common.offline import read_plain_csv
-
-from explorer.views.svm_bootstrap import tab as V
-
 
 pytestmark = pytest.mark.usefixtures("empty_view_caches")
 
