@@ -9,7 +9,8 @@ assembled in :func:`explorer.app.create_app`.
 
 from explorer.views.common.caches import clear_caches
 from explorer.views.common.jobs import JobStatus
-from explorer.views.gp_bootstrap.panels import (
+from explorer.views.gp_bootstrap.state import GP_TABS, URL_PARAMETERS, GPBootstrapState
+from explorer.views.gp_bootstrap.tab import (
     GP_CSS,
     GP_TAB_TITLES,
     DistributionTab,
@@ -19,7 +20,6 @@ from explorer.views.gp_bootstrap.panels import (
     L1Tab,
     LearningCurveTab,
 )
-from explorer.views.gp_bootstrap.state import GP_TABS, URL_PARAMETERS, GPBootstrapState
 
 __all__ = [
     "GPBootstrapState", "JobStatus", "GPBootstrapView", "GPControls", "LearningCurveTab", "DistributionTab",

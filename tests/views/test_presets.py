@@ -30,7 +30,7 @@ from explorer.views.common.presets import (
 from explorer.views.fast_bootstrap import FastBootstrapState
 from explorer.views.model_selection import SelectionState
 from explorer.views.model_selection.experiments import SelectionExperimentState
-from explorer.views.svm_bootstrap.tab import SVMState
+from explorer.views.svm_bootstrap import SVMState
 
 SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 

@@ -143,7 +143,7 @@ def _states(view, others: Mapping[str, object]) -> list[Linked]:
 def link_page(view, others: Mapping[str, object]) -> Callable[[], None]:
     """Make the page a link: apply the URL it was opened with, then keep the URL in step with every control.
 
-    ``view`` is the :class:`~explorer.views.gp_bootstrap.panels.GPBootstrapView` (its ``tabs`` hold every
+    ``view`` is the :class:`~explorer.views.gp_bootstrap.tab.GPBootstrapView` (its ``tabs`` hold every
     tab), ``others`` the other tabs by title. Returns the function to call once the browser shows the page:
     it writes every linked value into the URL, so that a bookmark taken at once is complete. Without a served
     session (a notebook, a test) nothing is synced and the function does nothing.

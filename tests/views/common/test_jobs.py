@@ -65,7 +65,7 @@ def test_a_job_past_its_time_limit_stops_and_says_why(monkeypatch):
     """A served app is shared: a job that would hold the workers for hours stops at the app's limit, with a message
     that says so (a cancel by the user has none)."""
     from explorer.views.common import jobs
-    from explorer.views.svm_bootstrap.tab import SVMState
+    from explorer.views.svm_bootstrap import SVMState
 
     job, _, _ = _job()
     assert not job.should_stop() and not job.timed_out

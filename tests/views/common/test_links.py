@@ -12,7 +12,7 @@ from explorer.views.fast_bootstrap.state import FastBootstrapState
 from explorer.views.gp_bootstrap.state import GPBootstrapState
 from explorer.views.model_selection.experiments import SelectionExperimentState
 from explorer.views.model_selection.state import SelectionState
-from explorer.views.svm_bootstrap.tab import SVMState
+from explorer.views.svm_bootstrap import SVMState
 
 #: A non-default value for some controls of each state, and its link prefix.
 CHANGES = {

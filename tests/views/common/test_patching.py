@@ -15,9 +15,9 @@ from bokeh.document import Document  # noqa: E402
 
 from explorer.views.common.patching import forget_frames, patch_overlay  # noqa: E402
 from explorer.views.common.widgets import Revision, live  # noqa: E402
-from explorer.views.gp_bootstrap import plots  # noqa: E402
-from explorer.views.gp_bootstrap.panels import LearningCurveTab  # noqa: E402
+from explorer.views.gp_bootstrap import figures as plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import GPBootstrapState  # noqa: E402
+from explorer.views.gp_bootstrap.tab import LearningCurveTab  # noqa: E402
 
 TIMEOUT = 180
 
@@ -142,7 +142,7 @@ def test_learning_curve_tab_patches_data_and_redraws_styles_through_holoviews(wi
 
 
 def test_the_s_over_n_control_is_handled_without_panels_50_ms_wait(with_mc):
-    from explorer.views.gp_bootstrap.panels import GPControls
+    from explorer.views.gp_bootstrap.tab import GPControls
 
     control = GPControls(state=with_mc).widgets["s_over_n"]
     parts = [control, control._slider, control._value_edit]

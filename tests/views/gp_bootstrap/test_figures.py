@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from explorer.svm_bootstrap.experiments import TheoryPoint
+from explorer.views import svm_bootstrap as svm
 from explorer.views.common.presentation import presented
-from explorer.views.gp_bootstrap import plots
-from explorer.views.gp_bootstrap.panels import LearningCurveTab
+from explorer.views.gp_bootstrap import figures as plots
 from explorer.views.gp_bootstrap.state import CurveMC, CurvePoint, GPBootstrapState
-from explorer.views.svm_bootstrap import tab as svm
+from explorer.views.gp_bootstrap.tab import LearningCurveTab
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
 

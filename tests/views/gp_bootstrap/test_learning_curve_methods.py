@@ -16,9 +16,9 @@ import holoviews as hv  # noqa: E402
 from explorer.gp_bootstrap import mean_field, variational  # noqa: E402
 from explorer.views.common.jobs import call_now  # noqa: E402
 from explorer.views.common.widgets import Revision, live  # noqa: E402
-from explorer.views.gp_bootstrap import plots  # noqa: E402
-from explorer.views.gp_bootstrap.panels import LearningCurveTab  # noqa: E402
+from explorer.views.gp_bootstrap import figures as plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import MC_GRID, METHODS, THEORY_GRID, GPBootstrapState  # noqa: E402
+from explorer.views.gp_bootstrap.tab import LearningCurveTab  # noqa: E402
 
 TIMEOUT = 180
 VG_LABEL, MF_LABEL = "variational Gaussian (VG)", "mean field (MF)"

@@ -9,8 +9,8 @@ import pytest
 pytest.importorskip("panel")
 
 from explorer import cli, datasets, kernels  # noqa: E402
-from explorer.views.gp_bootstrap.panels import LearningCurveTab  # noqa: E402
 from explorer.views.gp_bootstrap.state import UPLOAD, GPBootstrapState  # noqa: E402
+from explorer.views.gp_bootstrap.tab import LearningCurveTab  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("empty_view_caches")
 TIMEOUT = 180

@@ -24,7 +24,7 @@ from explorer.gp_bootstrap import (
 from explorer.views.common import caches as caches_module  # noqa: E402
 from explorer.views.common.caches import clear_caches  # noqa: E402
 from explorer.views.common.jobs import JobStatus, call_now  # noqa: E402
-from explorer.views.gp_bootstrap import plots  # noqa: E402
+from explorer.views.gp_bootstrap import figures as plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import (
     MC_GRID,
     THEORY_GRID,
@@ -87,7 +87,7 @@ def test_sessions_do_not_share_choices(tmp_path):
 def test_views_hold_no_widgets_as_class_attributes():
     import panel as pn
 
-    from explorer.views.gp_bootstrap import panels
+    from explorer.views.gp_bootstrap import tab as panels
     for cls in (panels.GPControls, panels.LearningCurveTab, panels.DistributionTab, panels.L1Tab, panels.HoldoutTab,
                 panels.GPBootstrapView):
         shared = [k for klass in cls.__mro__ for k, v in vars(klass).items() if isinstance(v, pn.viewable.Viewable)]
@@ -367,7 +367,7 @@ def test_csv_export_has_the_expected_columns(computed, tab, rows):
 
 @pytest.mark.parametrize("tab", ["curve", "distribution", "l1", "holdout"])
 def test_every_tab_downloads_a_plain_csv_and_its_settings_as_json(computed, tab):
-    from explorer.views.gp_bootstrap import panels
+    from explorer.views.gp_bootstrap import tab as panels
     view = {"curve": panels.LearningCurveTab, "distribution": panels.DistributionTab, "l1": panels.L1Tab,
             "holdout": panels.HoldoutTab}[tab](state=computed)
     downloads = {d.filename: d for d in view.downloads}

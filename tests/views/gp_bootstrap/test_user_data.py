@@ -15,7 +15,7 @@ pytest.importorskip("panel")
 from explorer import kernels  # noqa: E402
 from explorer.gp_bootstrap import evidence as gp_evidence  # noqa: E402
 from explorer.gp_bootstrap import experiments  # noqa: E402
-from explorer.views.gp_bootstrap import plots  # noqa: E402
+from explorer.views.gp_bootstrap import figures as plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import (  # noqa: E402
     EVIDENCE_ROWS,
     MAX_COLUMNS,

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer.views.svm_bootstrap import tab as V
+from explorer.views import svm_bootstrap as V
+from explorer.views.svm_bootstrap import state as svm_state
 from tests.conftest import assert_documented_controls
 from tests.views.common.figures import right_legend
 from tests.views.common.offline import read_plain_csv
@@ -188,7 +189,7 @@ def test_bad_csv_and_target_become_messages(rng):
 
 def test_an_upload_over_the_row_limit_is_refused_before_any_kernel_matrix(rng, monkeypatch):
     built = []
-    monkeypatch.setattr(V.svm_experiments, "svm_problem", lambda *a, **k: built.append(a))
+    monkeypatch.setattr(svm_state.svm_experiments, "svm_problem", lambda *a, **k: built.append(a))
     state = V.SVMState()
     state.upload_csv("many.csv", blobs_csv(rng, n=V.MAX_ROWS + 2))
     state.refresh()

@@ -29,7 +29,7 @@ from explorer.views.common.widgets import (
     param_widget,
     respond_at_once,
 )
-from explorer.views.gp_bootstrap import plots
+from explorer.views.gp_bootstrap import figures
 from explorer.views.gp_bootstrap.state import GP_TABS, MC_GRID, GPBootstrapState
 
 __all__ = ["GPControls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "GPBootstrapView",
@@ -166,12 +166,12 @@ class _Tab(JobTab):
 
     def exports(self) -> list[Export]:
         t, s = self.tab, self.state
-        return [Export(lambda: plots.csv_filename(s, t), "Download data (CSV)", f"explorer-csv-{t}",
-                       lambda: plots.csv_text(s, t)),
-                Export(lambda: plots.html_filename(s, t), "Download plot (HTML)", f"explorer-html-{t}",
-                       lambda: plots.html_text(s, t)),
-                Export(lambda: plots.settings_filename(s, t), "Settings (JSON)", f"explorer-json-{t}",
-                       lambda: plots.settings_text(s, t))]
+        return [Export(lambda: figures.csv_filename(s, t), "Download data (CSV)", f"explorer-csv-{t}",
+                       lambda: figures.csv_text(s, t)),
+                Export(lambda: figures.html_filename(s, t), "Download plot (HTML)", f"explorer-html-{t}",
+                       lambda: figures.html_text(s, t)),
+                Export(lambda: figures.settings_filename(s, t), "Settings (JSON)", f"explorer-json-{t}",
+                       lambda: figures.settings_text(s, t))]
 
     def _css(self, what: str) -> str:
         return f"explorer-{what}-{self.tab}"
@@ -190,7 +190,7 @@ class _Tab(JobTab):
 
     def figure(self):
         """The live figure: a DynamicMap re-evaluated on every redraw."""
-        return live(lambda: self.styled(plots.figure(self.state, self.tab)), self.stream)
+        return live(lambda: self.styled(figures.figure(self.state, self.tab)), self.stream)
 
     def restyle(self) -> None:
         self._on_state()
@@ -263,7 +263,7 @@ class LearningCurveTab(_Tab):
 
     def patch(self) -> bool:
         restyled, self._restyled = self._restyled, False
-        if restyled or not patch_overlay(self.plot, plots.learning_curve_layers(self.state), plots.CURVE_PADDING):
+        if restyled or not patch_overlay(self.plot, figures.learning_curve_layers(self.state), figures.CURVE_PADDING):
             return False
         # patched on the page: a page that draws the figure anew must evaluate it again, not take the cache
         self.stream.update(revision=self.revision)
@@ -272,8 +272,8 @@ class LearningCurveTab(_Tab):
 
     def draw(self) -> None:
         super().draw()
-        self.gaps.object = plots.gap_table(self.state)
-        self.note.object = plots.vg_mf_note(self.state)
+        self.gaps.object = figures.gap_table(self.state)
+        self.note.object = figures.vg_mf_note(self.state)
         self.note.visible = bool(self.note.object)
 
     def content(self) -> pn.Column:
@@ -281,7 +281,7 @@ class LearningCurveTab(_Tab):
 
     def describe(self) -> str:
         s, theory, mc = self.state, self.state.theory_curve, self.state.curve_mc
-        parts = [f"**{plots.problem_label(s)}**"]
+        parts = [f"**{figures.problem_label(s)}**"]
         theory_job = s.jobs["theory"]
         if s.error:  # nothing is computed for these settings: the message above the tabs says why
             return " · ".join([*parts, "not computed: see the message above"])
@@ -298,7 +298,7 @@ class LearningCurveTab(_Tab):
                          f"({s.solution.n_iter} ADATAP iterations)")
         done = len(mc.points) if mc is not None else 0
         parts.append(f"Monte-Carlo: {done}/{len(MC_GRID)} values of S/N")
-        flag = plots.gap_sentence(s)
+        flag = figures.gap_sentence(s)
         return " · ".join(parts) + (f"\n\n{flag}" if flag else "")
 
 
@@ -312,8 +312,8 @@ class DistributionTab(_Tab):
         self._points_stream, self._ring_stream = Revision(), Revision()
         self._points_key: tuple = ()
         super().__init__(**params)
-        points = live(lambda: self.styled(plots.inputs_points(self.state)), self._points_stream)
-        ring = live(lambda: self.styled(plots.selected_input(self.state)), self._ring_stream)
+        points = live(lambda: self.styled(figures.inputs_points(self.state)), self._points_stream)
+        ring = live(lambda: self.styled(figures.selected_input(self.state)), self._ring_stream)
         self.tap = hv.streams.Selection1D(source=points)
         self.tap.param.watch(self._on_tap, "index")
         self.inputs = pn.pane.HoloViews(points * ring, sizing_mode="stretch_width", min_height=430, linked_axes=False,
@@ -339,7 +339,7 @@ class DistributionTab(_Tab):
         s, dist = self.state, self.state.distribution
         if s.solution is None:
             return ""
-        text = f"**{plots.problem_label(s)}**, S/N = {s.solution.s_over_n:g}, input i = {s.index}"
+        text = f"**{figures.problem_label(s)}**, S/N = {s.solution.s_over_n:g}, input i = {s.index}"
         if s.problem is not None:
             text += f", target y_i = {s.problem.y[s.index]:.4g}, theory bootstrap mean {s.solution.m[s.index]:.4g}"
         if dist is not None:
@@ -360,7 +360,7 @@ class L1Tab(_Tab):
 
     def __init__(self, **params):
         self.summary = pn.pane.Markdown("", css_classes=["explorer-l1-summary"], sizing_mode="stretch_width")
-        self.worst = pn.widgets.Tabulator(pd.DataFrame(columns=plots.EXPORT_COLUMNS["l1"]), selectable=1,
+        self.worst = pn.widgets.Tabulator(pd.DataFrame(columns=figures.EXPORT_COLUMNS["l1"]), selectable=1,
                                           disabled=True, show_index=False, height=420, sizing_mode="stretch_width",
                                           css_classes=["explorer-worst-table"])
         super().__init__(**params)
@@ -368,8 +368,8 @@ class L1Tab(_Tab):
 
     def draw(self) -> None:
         super().draw()
-        self.summary.object = _summary_table(plots.l1_summary(self.state))
-        self.worst.value = plots.worst_inputs_frame(self.state).round(4)
+        self.summary.object = _summary_table(figures.l1_summary(self.state))
+        self.worst.value = figures.worst_inputs_frame(self.state).round(4)
 
     def _on_select(self, event) -> None:
         if event.new and self.worst.value is not None and len(self.worst.value):
@@ -402,7 +402,7 @@ class HoldoutTab(_Tab):
     redraw_on = ("holdout_theory", "holdout_mc")
 
     def figure(self):
-        panels = [live(lambda what=what: self.styled(plots.holdout_overlay(self.state, what)), self.stream)
+        panels = [live(lambda what=what: self.styled(figures.holdout_overlay(self.state, what)), self.stream)
                   for what in ("mean", "var")]
         return hv.Layout(panels).cols(2)
 

@@ -1,0 +1,340 @@
+"""The hard-margin SVM bootstrap of seed 004 in the explorer: the session state.
+
+:class:`SVMState` (param, no widgets) holds the controls and, as output parameters, what the compute
+core (``explorer.svm_bootstrap.experiments``) returns for them: the bootstrap learning curve ε(S) of the replica
+theory (eq. 17) and of the Monte-Carlo bootstrap (eq. 6) with the S → ∞ levels (approximate leave-one-out,
+eq. 20, and literal leave-one-out), and the internal-field distribution with p(−1|x) at held-out test inputs
+(eqs. 18-19 vs MC). Every computation runs as a background :class:`~explorer.views.common.jobs.Job` (progress,
+cancel) and lands in a result cache shared by the sessions, as in :mod:`explorer.views.gp_bootstrap.state`.
+The state computes nothing until :meth:`SVMState.refresh` is first called (the tab calls it when shown).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used below)
+import numpy as np
+import param
+
+from explorer import datasets
+from explorer.bootstrap import replica
+from explorer.progress import Hooks
+from explorer.svm_bootstrap import experiments as svm_experiments
+from explorer.svm_bootstrap import montecarlo as svm
+from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap.experiments import SVMFieldComparison, SVMProblem, TheoryPoint
+from explorer.views.common.caches import lru
+from explorer.views.common.jobs import BackgroundJobs, Job
+from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
+from explorer.views.common.values import CheckedState
+
+__all__ = ["SVMState", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD", "MAX_ROWS",
+           "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "describe_error"]
+
+
+
+#: The shipped two-class datasets of seed 004 (sonar is a user CSV: upload it).
+SVM_DATASETS = ("crabs", "wisconsin", "pima")
+#: Most rows of an uploaded CSV (seed 004's largest set, wisconsin, has 683): the kernel matrix and the replica
+#: theory's N × N systems are built for every change of L in the session.
+MAX_ROWS = 1000
+#: The S/N values offered for the learning curve (theory and Monte-Carlo at each).
+SVM_GRID = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
+#: Background jobs: the theory curve with the S → ∞ levels, the MC curve, the fields at test inputs.
+JOB_KINDS = ("theory", "curve", "field")
+#: Controls that change what has to be computed (``test_index`` only picks what is shown).
+_COMPUTE_PARAMETERS = ("dataset", "target", "lengthscale", "curve_grid", "curve_mc_samples", "s_over_n",
+                       "mc_samples", "holdout", "seed", "auto_mc")
+_OUTPUTS = ("problem", "test_problem", "theory_curve", "curve_mc", "field")
+
+#: Errors a user can cause with the controls; they become a message, never a traceback.
+EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError, OSError,
+                   IndexError)
+
+#: Columns of the CSV exports.
+EXPORT_COLUMNS = {
+    "curve": ["s_over_n", "S", "theory", "converged", "n_iter", "residual", "mc_mean", "mc_se", "mc_samples",
+              "loo_approximate", "loo_exact"],
+    "field": ["test_input", "y_test", "theory_mean", "theory_var", "theory_p_negative", "mc_mean", "mc_var",
+              "mc_p_negative", "mc_p_negative_se", "mc_samples"],
+}
+
+
+# ------------------------------------------------------------------------------------ result objects
+
+
+@dataclass(frozen=True)
+class SVMTheoryCurve:
+    """Theory ε(S) (eq. 17) on the grid computed so far, and the S → ∞ levels once known.
+
+    ``loo_approximate`` is eq. (20), the limit of the theory; ``loo_exact`` the literal leave-one-out
+    error, the limit of the Monte-Carlo bootstrap (None until computed).
+    """
+
+    points: tuple[TheoryPoint, ...]
+    grid: tuple[float, ...]
+    n: int
+    loo_approximate: float | None = None
+    loo_exact: float | None = None
+
+    @property
+    def complete(self) -> bool:
+        return len(self.points) == len(self.grid) and self.loo_exact is not None
+
+    @property
+    def unconverged(self) -> tuple[TheoryPoint, ...]:
+        return tuple(p for p in self.points if not p.converged)
+
+
+@dataclass(frozen=True)
+class SVMCurvePoint:
+    """Efron's bootstrap classification error (eq. 6) at one S/N from Monte-Carlo, with its standard error."""
+
+    s_over_n: float
+    mc_mean: float
+    mc_se: float
+    mc_samples: int
+
+
+@dataclass(frozen=True)
+class SVMCurveMC:
+    """Monte-Carlo points of the learning curve computed so far, in the order of ``grid``."""
+
+    points: tuple[SVMCurvePoint, ...]
+    grid: tuple[float, ...]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.points) == len(self.grid)
+
+
+def describe_error(err: BaseException) -> str:
+    """A readable one-paragraph message for an error of the SVM core or the data."""
+    if isinstance(err, svm.NotSeparableError) and "identical inputs" in str(err):
+        return f"The data cannot be separated by a hard-margin SVM: {err}"
+    if isinstance(err, svm.NotSeparableError):
+        return (f"The data cannot be separated by a hard-margin SVM with this kernel: {err} "
+                "A shorter lengthscale L (a narrower kernel) separates more data; conflicting rows must be removed.")
+    if isinstance(err, replica.ConvergenceError):
+        return (f"The replica (ADATAP) theory did not converge: {err} Narrow kernels (small L) and large S/N are "
+                "the hardest cases; try a broader kernel or a smaller S/N.")
+    if isinstance(err, np.linalg.LinAlgError):
+        return f"The kernel matrix could not be factorised ({err}). Change the lengthscale L."
+    if isinstance(err, FloatingPointError):
+        return f"The computation became numerically unstable ({err}). Change the lengthscale L."
+    if isinstance(err, datasets.DatasetError):
+        return f"The data cannot be used: {err}"
+    return str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
+
+
+# ------------------------------------------------------------------------------------ caches
+
+_PROBLEMS = lru("svm_bootstrap.problems", 16)  # SVMProblem per (dataset, L, holdout)
+_THEORY = lru("svm_bootstrap.theory", 32)      # SVMTheoryCurve per (problem, grid)
+_CURVES = lru("svm_bootstrap.curves", 32)      # SVMCurveMC per (problem, grid, samples, seed)
+_FIELDS = lru("svm_bootstrap.fields", 16, weigh=lambda f: f.mc_fields.nbytes,
+              max_weight=200e6)                # SVMFieldComparison per (problem, S/N, samples, seed)
+
+
+# ------------------------------------------------------------------------------------ computations
+
+
+def _theory_curve(problem: SVMProblem, grid: tuple[float, ...], job: Job) -> SVMTheoryCurve:
+    """Theory at each S/N in turn (cancellable in between), then eq. (20) and literal leave-one-out."""
+    points: list[TheoryPoint] = []
+    hooks = Hooks(progress=job.report, should_stop=job.should_stop)
+    for j, v in enumerate(grid):
+        hooks.check(j, len(grid), "values of S/N")
+        job.report(j / (len(grid) + 1), f"replica theory at S/N = {v:g} ({j + 1}/{len(grid)})")
+        points.append(svm_experiments.theory_learning_curve(problem, [v])[0])
+        job.partial(SVMTheoryCurve(tuple(points), grid, problem.n))
+    job.report(len(grid) / (len(grid) + 1), "S → ∞: leave-one-out limits")
+    d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
+    counts = problem.sites.counts
+    approx = svm_replica.loo_limit(problem.K, problem.y_sites, counts=counts, solution=d0).error
+    job.partial(SVMTheoryCurve(tuple(points), grid, problem.n, approx))
+    exact = svm.leave_one_out(problem.K, problem.y_sites, counts=counts, solution=d0).error
+    return SVMTheoryCurve(tuple(points), grid, problem.n, approx, exact)
+
+
+def _mc_curve(problem: SVMProblem, grid: tuple[float, ...], mc_samples: int, seed: int, job: Job,
+              executor) -> SVMCurveMC:
+    """Efron's estimator at every S/N of ``grid`` (``svm.bootstrap_learning_curve``, all S at once on
+    ``executor``); ``job.partial`` gets the curve whenever one more S is complete.
+
+    The same root seed, grid and warm start (the SVM on D0) as ``svm_experiments.svm_learning_curve``: the
+    points equal ``explorer svm-curve``'s for the same seed.
+    """
+    d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
+    s_over_n = dict(zip((np.asarray(grid) * problem.n).tolist(), grid))
+
+    def as_points(curve) -> SVMCurveMC:
+        return SVMCurveMC(tuple(SVMCurvePoint(float(s_over_n[S]), float(value), float(se), mc_samples)
+                                for S, value, se in zip(curve.s_values.tolist(), curve.value, curve.se)), grid)
+
+    curve = svm.bootstrap_learning_curve(
+        problem.K, problem.y_sites, np.asarray(grid) * problem.n, mc_samples, row_site=problem.sites.row_site,
+        rng=seed, init=d0, executor=executor,
+        hooks=Hooks(progress=job.report, should_stop=job.should_stop, partial=lambda c: job.partial(as_points(c))))
+    return as_points(curve)
+
+
+def _field(problem: SVMProblem, v: float, mc_samples: int, seed: int, job: Job, executor) -> SVMFieldComparison:
+    return svm_experiments.svm_field_comparison(problem, v, mc_samples, rng=seed, executor=executor,
+                                                hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+
+
+# ------------------------------------------------------------------------------------ the state
+
+
+class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
+    """Controls of the SVM bootstrap view and the core results for them, for one session (or notebook).
+
+    Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait`
+    for the background jobs. Outputs: ``problem`` (D0 for the learning curve), ``test_problem`` (D0
+    without the first ``holdout`` rows, which become test inputs), ``theory_curve``, ``curve_mc``,
+    ``field`` and ``error``; ``jobs[kind]`` reports each job (kinds ``JOB_KINDS``).
+    """
+
+    # --- data
+    dataset = param.Selector(default="crabs", objects=list(SVM_DATASETS), label="Dataset",
+                             doc="Two-class data of seed 004: crabs (species B/O, 200 rows), wisconsin (683), "
+                                 "pima (532), or an uploaded CSV (e.g. sonar). Inputs are standardised.")
+    target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
+                            doc="Column of an uploaded CSV holding the two class labels; every other column "
+                                "is an input.")
+    # --- model
+    lengthscale = param.Number(default=svm_experiments.BROAD_LENGTHSCALE, bounds=(1e-3, 1e4),
+                               softbounds=(0.3, 10.0), step=0.1, label="Lengthscale L",
+                               doc="L of the kernel K(x, x') = exp(−|x − x'|²/(2L²)) on standardised inputs. "
+                                   "Broad kernels (L ≈ 3) suit the theory; narrow ones (L < 1) degrade it.")
+    # --- learning curve (Fig. 1 left)
+    curve_grid = param.ListSelector(default=[0.5, 1.0, 2.0], objects=list(SVM_GRID), label="S/N values",
+                                    doc="Bootstrap sizes S/N of the learning curve: theory and Monte-Carlo at each.")
+    curve_mc_samples = param.Integer(default=200, bounds=(1, 100_000), softbounds=(20, 5000),
+                                     label="MC samples per S (curve)",
+                                     doc="Monte-Carlo bootstrap samples at each S/N; every sample is one "
+                                         "hard-margin SVM training (a quadratic programme).")
+    # --- field at a test input (Fig. 1 right)
+    s_over_n = param.Number(default=1.0, bounds=(0.05, 10.0), softbounds=(0.1, 4.0), step=0.05,
+                            label="S/N (field distribution)",
+                            doc="Bootstrap size S/N of the internal-field distribution at the test inputs "
+                                "(seed 004 Fig. 1 right: S = N).")
+    mc_samples = param.Integer(default=1000, bounds=(2, 100_000), softbounds=(100, 20_000),
+                               label="MC samples (field)",
+                               doc="Monte-Carlo bootstrap samples for the field distribution and p(−1|x).")
+    holdout = param.Integer(default=10, bounds=(1, 1000), softbounds=(1, 50), label="Held-out test inputs",
+                            doc="The first rows are kept out of D0 as test inputs x ∉ D0 for the field "
+                                "distribution; the learning curve uses all rows.")
+    test_index = param.Integer(default=0, bounds=(0, 999), label="Test input",
+                               doc="Which held-out test input (0-based, among the first 'Held-out test inputs' "
+                                   "rows) the field distribution shows.")
+    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
+                         doc="Seed of the Monte-Carlo random generator; same settings and seed, same numbers.")
+    auto_mc = param.Boolean(default=True, label="Run Monte-Carlo automatically",
+                            doc="Start the Monte-Carlo bootstrap whenever the settings change (else press Run).")
+
+    # --- outputs
+    problem = param.ClassSelector(class_=SVMProblem, default=None, allow_None=True, precedence=-1,
+                                  label="Problem", doc="Output: D0 (all rows), kernel and merged sites of the curve.")
+    test_problem = param.ClassSelector(class_=SVMProblem, default=None, allow_None=True, precedence=-1,
+                                       label="Problem with test inputs",
+                                       doc="Output: D0 without the held-out rows, which are its X_test.")
+    theory_curve = param.ClassSelector(class_=SVMTheoryCurve, default=None, allow_None=True, precedence=-1,
+                                       label="Theory learning curve",
+                                       doc="Output: ε(S) of eq. (17) and the S → ∞ levels (so far).")
+    curve_mc = param.ClassSelector(class_=SVMCurveMC, default=None, allow_None=True, precedence=-1,
+                                   label="Monte-Carlo learning curve", doc="Output: MC points so far.")
+    field = param.ClassSelector(class_=SVMFieldComparison, default=None, allow_None=True, precedence=-1,
+                                label="Field comparison",
+                                doc="Output: theory (eqs. 18-19) and MC fields with p(−1|x) at the test inputs.")
+
+    _job_kinds = JOB_KINDS
+    _outputs = _OUTPUTS
+    _not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
+    expected_errors = EXPECTED_ERRORS
+    describe_error = staticmethod(describe_error)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._init_jobs()
+        self._upload: tuple[str, str, str] | None = None  # (file name, text, sha256)
+        self._columns: list[str] = []
+        self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
+
+    # ----------------------------------------------------------------------------- public API
+
+    @property
+    def index(self) -> int:
+        """``test_index`` clipped to the held-out rows."""
+        return min(int(self.test_index), int(self.holdout) - 1)
+
+    def run_mc(self) -> None:
+        """Start the Monte-Carlo jobs even if ``auto_mc`` is off, or again after a cancel or a failure."""
+        self.run()
+
+    def _auto_run(self) -> bool:
+        return bool(self.auto_mc)
+
+    def upload_csv(self, filename: str, content: bytes | str, target: str | None = None) -> None:
+        """Use an uploaded CSV as the dataset; ``target`` (default: the last column) holds the two labels."""
+        columns = use_uploaded_table(self, filename, content, target, "inputs and a class label")
+        if columns is not None:
+            self._columns = columns
+
+    @property
+    def uploaded_file(self) -> Upload | None:
+        """The CSV uploaded in this session (name, text, SHA-256), if any."""
+        return self._upload
+
+    # ----------------------------------------------------------------------------- settings → problems
+
+    def _dataset_key(self) -> tuple:
+        if self.dataset == UPLOAD:
+            if self._upload is None:
+                raise datasets.DatasetError("no CSV has been uploaded in this session; upload the file again.")
+            return ("upload", self._upload[2], self.target)
+        return ("shipped", self.dataset)
+
+    def _load_dataset(self) -> datasets.Dataset:
+        if self.dataset != UPLOAD:
+            return datasets.load(self.dataset)
+        if self.target is None:
+            raise datasets.DatasetError("choose the column of the CSV file that holds the class labels.")
+        name, text, _ = self._upload
+        data = datasets.load_csv(io.StringIO(text), self.target, name=Path(name).stem, task="classification")
+        if data.n > MAX_ROWS:
+            raise datasets.DatasetError(f"{name} has {data.n} rows; the SVM bootstrap here takes at most {MAX_ROWS} "
+                                        "(its replica theory solves N × N systems on the server). Upload a random "
+                                        f"sample of at most {MAX_ROWS} rows.")
+        return data
+
+    def _problem(self, holdout: int) -> tuple[tuple, SVMProblem]:
+        key = (self._dataset_key(), float(self.lengthscale), int(holdout))
+        return key, _PROBLEMS.get_or_compute(
+            key, lambda: svm_experiments.svm_problem(self._load_dataset(), float(self.lengthscale), holdout=holdout))
+
+    # ----------------------------------------------------------------------------- refresh
+
+    def _refresh_outputs(self) -> None:
+        key, problem = self._problem(0)
+        test_key, test_problem = self._problem(int(self.holdout))
+        self.param.test_index.bounds = (0, int(self.holdout) - 1)
+        if self.test_index > self.holdout - 1:
+            self._assign("test_index", int(self.holdout) - 1)
+        self._assign("problem", problem)
+        self._assign("test_problem", test_problem)
+        grid = tuple(sorted(float(v) for v in self.curve_grid))
+        if not grid:
+            raise ValueError("Choose at least one value of S/N for the learning curve.")
+        samples, seed, v, field_samples = int(self.curve_mc_samples), int(self.seed), float(self.s_over_n), \
+            int(self.mc_samples)
+        self._request("theory", (key, grid), "theory_curve", _THEORY,
+                      lambda job: _theory_curve(problem, grid, job), optional=False)
+        self._request("curve", (key, grid, samples, seed), "curve_mc", _CURVES,
+                      lambda job: _mc_curve(problem, grid, samples, seed, job, self.executor))
+        self._request("field", (test_key, v, field_samples, seed), "field", _FIELDS,
+                      lambda job: _field(test_problem, v, field_samples, seed, job, self.executor))
