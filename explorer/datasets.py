@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import IO
 
 import numpy as np
-from scipy.spatial.distance import cdist
+
+from explorer.kernels import Kernel, make_kernel
 
 __all__ = [
     "Dataset", "DatasetError", "GENERATED", "GENERATED_DATA_SEED", "TEACHER_KERNELS", "available", "load", "load_csv",
-    "find_csv_files",
+    "find_csv_files", "teacher_covariance",
     "toy_function", "gp_teacher", "nar_embedding", "load_series_csv", "STANDARDIZE_DDOF", "Standardization",
     "standardization",
 ]
@@ -733,33 +734,46 @@ def toy_function(n: int = 200, noise: float = 0.5, rng: np.random.Generator | in
                    "regression model selection, Neurocomputing, §5.2, eq. (19).")
 
 
-TEACHER_KERNELS = ("squared_exponential", "rational_quadratic", "exponential", "periodic")
+#: The covariance functions of seed 001, Fig. 2.1, by their :func:`explorer.kernels.make_kernel` names: squared
+#: exponential eq. (2.5), rational quadratic eq. (2.6), exponential eq. (2.7) and periodic eq. (2.8).
+TEACHER_KERNELS = ("se", "rq", "exponential", "periodic")
 
 
-def _covariance(kernel: str, r: np.ndarray, ell: float, sigma_f: float, alpha: float, period: float) -> np.ndarray:
-    """K_f from the distances r = ||x - x'||_2 of shape (n, n); the covariance functions of seed 001, Fig. 2.1."""
-    if kernel == "squared_exponential":
-        shape = np.exp(-r**2 / (2 * ell**2))  # eq. (2.5)
-    elif kernel == "rational_quadratic":
-        shape = (1 + r**2 / (2 * alpha * ell**2)) ** -alpha  # eq. (2.6)
-    elif kernel == "exponential":
-        shape = np.exp(-r / ell)  # eq. (2.7)
-    else:
-        shape = np.exp(-2 / ell**2 * np.sin(np.pi * r / period) ** 2)  # eq. (2.8), period T
-    return sigma_f**2 * shape
+def teacher_covariance(kernel: str = "se", d: int = 1, *, lengthscale: float = 1.0, sigma_f: float = 1.0,
+                       alpha: float = 0.5, period: float = 2.0) -> Kernel:
+    """The teacher's covariance k of seed 001, Fig. 2.1, with signal variance sigma_f^2, as a kernel object.
+
+    Parameters
+    ----------
+    kernel : str, optional
+        One of ``TEACHER_KERNELS``.
+    d : int, optional
+        Input dimension D; eq. (2.8) is the periodic kernel of d = 1 (for d > 1 :class:`~explorer.kernels.Periodic`
+        sums over the columns instead).
+    lengthscale, sigma_f, alpha, period : float, optional
+        ell, the signal sd, the rational quadratic's shape and the periodic kernel's period T (> 0).
+
+    Returns
+    -------
+    Kernel
+        ``make_kernel(kernel, d, lengthscale=lengthscale, signal_var=sigma_f**2)`` with ``alpha`` (rq) or
+        ``period`` (periodic).
+    """
+    extra = {"rq": {"alpha": alpha}, "periodic": {"period": period}}.get(kernel, {})
+    return make_kernel(kernel, d, lengthscale=lengthscale, signal_var=sigma_f**2, **extra)
 
 
 def gp_teacher(n: int = 64, rng: np.random.Generator | int | None = None, *, d: int = 1,
-               kernel: str = "squared_exponential", length_scale: float = 1.0, sigma_f: float = 1.0,
+               kernel: str = "se", lengthscale: float = 1.0, sigma_f: float = 1.0,
                sigma_n: float = 0.1, alpha: float = 0.5, period: float = 2.0, jitter: float = 1e-8) -> Dataset:
     """One data set drawn from the Gaussian-process teacher of seed 001 (Fischer 2016), §5.1.
 
     Inputs x_{d,n} ~ N(0, 1) i.i.d.; latent f ~ N(0, K_f) with K_f = k(X, X) (zero mean, eq. (2.1));
     outputs y = f + eps, eps ~ N(0, sigma_n^2 I) (eq. (2.2)), so y ~ N(0, K_f + sigma_n^2 I), eq. (2.3).
-    Covariance ``kernel``: "squared_exponential" eq. (2.5), "rational_quadratic" eq. (2.6, shape ``alpha``),
-    "exponential" eq. (2.7) or "periodic" eq. (2.8, period ``period``; d = 1 only, as eq. (2.8) depends on
-    ||x - x'||, which is not positive definite in d > 1), with length scale ``length_scale`` (ell) and
-    signal sd ``sigma_f``.
+    Covariance ``kernel`` (:func:`teacher_covariance`, named as in :func:`explorer.kernels.make_kernel`): "se"
+    eq. (2.5), "rq" eq. (2.6, shape ``alpha``), "exponential" eq. (2.7) or "periodic" eq. (2.8, period ``period``;
+    d = 1 only, as eq. (2.8) depends on ||x - x'||, which is not positive definite in d > 1), with length scale
+    ``lengthscale`` (ell) and signal sd ``sigma_f``.
 
     The defaults are the thesis' generative model: D = 1, N = 64 (Experiments 1-3, 9, 10; Experiments 6-7 use
     N = 128), ell = 1, sigma_f = 1, sigma_n = 1/10, alpha = 1/2, T = 2 (Figures 5.3-5.5 and 5.15). Experiment 3
@@ -779,7 +793,7 @@ def gp_teacher(n: int = 64, rng: np.random.Generator | int | None = None, *, d: 
         Input dimension D, >= 1 (1 for ``"periodic"``).
     kernel : str, optional
         One of ``TEACHER_KERNELS``.
-    length_scale : float, optional
+    lengthscale : float, optional
         ell > 0.
     sigma_f : float, optional
         Signal standard deviation, > 0.
@@ -803,10 +817,10 @@ def gp_teacher(n: int = 64, rng: np.random.Generator | int | None = None, *, d: 
         If an argument is out of range, ``kernel`` is unknown, ``kernel="periodic"`` with d > 1, or
         K_f + jitter * sigma_f^2 I is not numerically positive definite.
     """
-    _teacher_iv(n, d, kernel, length_scale, sigma_f, sigma_n, alpha, period, jitter)
+    _teacher_iv(n, d, kernel, lengthscale, sigma_f, sigma_n, alpha, period, jitter)
     gen = np.random.default_rng(rng)
     x = gen.standard_normal((n, d))  # x_{d,n} ~ N(0, 1), §5.1
-    k_f = _covariance(kernel, cdist(x, x), length_scale, sigma_f, alpha, period)
+    k_f = teacher_covariance(kernel, d, lengthscale=lengthscale, sigma_f=sigma_f, alpha=alpha, period=period)(x)
     try:
         factor = np.linalg.cholesky(k_f + jitter * sigma_f**2 * np.eye(n))
     except np.linalg.LinAlgError:
@@ -817,26 +831,26 @@ def gp_teacher(n: int = 64, rng: np.random.Generator | int | None = None, *, d: 
     return Dataset(
         name="teacher", inputs=x, targets=y, feature_names=("x",) if d == 1 else tuple(f"x{j + 1}" for j in range(d)),
         target_name="y", task="regression",
-        description=_teacher_description(n, d, kernel, length_scale, sigma_f, sigma_n, alpha, period),
+        description=_teacher_description(n, d, kernel, lengthscale, sigma_f, sigma_n, alpha, period),
         provenance="Synthetic; Fischer (2016), Model Selection for Gaussian Process Regression by Approximation "
                    f"Set Coding, ETH Zurich master thesis, §5.1, eqs. (2.1)-(2.8); Cholesky jitter {jitter:g}.")
 
 
-def _teacher_iv(n, d, kernel, length_scale, sigma_f, sigma_n, alpha, period, jitter) -> None:
+def _teacher_iv(n, d, kernel, lengthscale, sigma_f, sigma_n, alpha, period, jitter) -> None:
     _check_count(n, "n", "the number of cases N")
     _check_count(d, "d", "the input dimension D")
     _require(kernel in TEACHER_KERNELS, f"`kernel` must be one of {_names(TEACHER_KERNELS)}, got {kernel!r}.")
     _require(kernel != "periodic" or d == 1, f"the periodic covariance of eq. (2.8) is a function of ||x - x'|| "
                                              f"and positive definite only for d = 1, got d = {d}. Use d = 1.")
-    for name, value in (("length_scale", length_scale), ("sigma_f", sigma_f), ("alpha", alpha), ("period", period)):
+    for name, value in (("lengthscale", lengthscale), ("sigma_f", sigma_f), ("alpha", alpha), ("period", period)):
         _check_real(value, name, positive=True)
     _check_real(sigma_n, "sigma_n", positive=False)
     _check_real(jitter, "jitter", positive=False)
 
 
-def _teacher_description(n, d, kernel, length_scale, sigma_f, sigma_n, alpha, period) -> str:
-    extra = {"rational_quadratic": f", alpha = {alpha:g}", "periodic": f", T = {period:g}"}.get(kernel, "")
-    return (f"Gaussian-process teacher: {kernel} covariance (ell = {length_scale:g}, sigma_f = {sigma_f:g}{extra}), "
+def _teacher_description(n, d, kernel, lengthscale, sigma_f, sigma_n, alpha, period) -> str:
+    extra = {"rq": f", alpha = {alpha:g}", "periodic": f", T = {period:g}"}.get(kernel, "")
+    return (f"Gaussian-process teacher: {kernel} covariance (ell = {lengthscale:g}, sigma_f = {sigma_f:g}{extra}), "
             f"noise sigma_n = {sigma_n:g}, inputs x ~ N(0, 1), n = {n}, d = {d}.")
 
 

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.chunks import Chunk, Executor, SeedLike, item_generator, plan_chunks, root_seed, run_chunks, stack_rows
-from explorer.datasets import Dataset, gp_teacher, load_csv
-from explorer.kernels import make_kernel
+from explorer.datasets import Dataset, gp_teacher, load_csv, teacher_covariance
 from explorer.model_selection import asc
 from explorer.model_selection import criteria as selection
 from explorer.progress import NO_HOOKS, Hooks
@@ -44,7 +43,8 @@ DATASETS_PER_CHUNK = 1
 
 TEACHERS = {"squared_exponential": "se", "rational_quadratic": "rq", "exponential": "exponential",
             "periodic": "periodic"}
-"""Teacher covariance functions of :func:`datasets.gp_teacher` and the matching student kernel names."""
+"""Teacher covariance functions (as the CLI and the app name them) and their :func:`explorer.kernels.make_kernel`
+names, those of :func:`datasets.gp_teacher` and of the matching student."""
 
 SYNTHETIC_CRITERIA = ("evidence", "loo", "asc-boltzmann", "asc-beta-noise", "asc-bayes")
 """The criteria the thesis compares (§5)."""
@@ -52,7 +52,7 @@ SYNTHETIC_CRITERIA = ("evidence", "loo", "asc-boltzmann", "asc-beta-noise", "asc
 ASC_OUTLIER_NATS = 128.0
 """Experiment 2 keeps only approximation capacities above −128 nats (numerical outliers)."""
 
-_TEACHER_PARAMS = dict(length_scale=1.0, sigma_f=1.0, alpha=0.5, period=2.0)
+_TEACHER_PARAMS = dict(lengthscale=1.0, sigma_f=1.0, alpha=0.5, period=2.0)
 
 
 def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1) -> selection.StartingPoint:
@@ -78,9 +78,7 @@ def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1) -
     """
     if teacher not in TEACHERS:
         raise ValueError(f"`teacher` must be one of {tuple(TEACHERS)}, got {teacher!r}.")
-    extra = {"rq": {"alpha": 0.5}, "periodic": {"period": 2.0}}.get(TEACHERS[teacher], {})
-    return selection.StartingPoint(make_kernel(TEACHERS[teacher], 1, lengthscale=1.0, signal_var=1.0, **extra),
-                                   sigma_n**2)
+    return selection.StartingPoint(teacher_covariance(TEACHERS[teacher], **_TEACHER_PARAMS), sigma_n**2)
 
 
 def load_temperature(path, *, target: str = "mean_anomaly_by_file_doy", inputs: str = "day_of_year") -> Dataset:
@@ -121,7 +119,7 @@ def load_temperature(path, *, target: str = "mean_anomaly_by_file_doy", inputs: 
 
 def _teacher_draw(teacher, n, n_test, sigma_n, gen) -> tuple:
     """(X, y, X_test, y_test): ``n`` training and ``n_test`` test cases of one draw of ``teacher``."""
-    ds = gp_teacher(n + n_test, gen, kernel=teacher, sigma_n=sigma_n, **_TEACHER_PARAMS)
+    ds = gp_teacher(n + n_test, gen, kernel=TEACHERS[teacher], sigma_n=sigma_n, **_TEACHER_PARAMS)
     return ds.inputs[:n], ds.targets[:n], ds.inputs[n:], ds.targets[n:]
 
 

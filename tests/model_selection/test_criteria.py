@@ -556,7 +556,7 @@ def test_beta_experiment_data_set_d_draws_from_its_own_generator():
     start = sx.teacher_kernel()
     for d in range(3):
         gen = item_generator(root_seed(3), 0, d)
-        data = sx.gp_teacher(32, gen, kernel="squared_exponential", sigma_n=0.1, length_scale=1.0, sigma_f=1.0,
+        data = sx.gp_teacher(32, gen, kernel="se", sigma_n=0.1, lengthscale=1.0, sigma_f=1.0,
                              alpha=0.5, period=2.0)
         parts = asc.draw_partitions(32, 1, 2, 4, gen)
         ref = asc.mutual_information_vs_beta(start.kernel, data.inputs, data.targets, start.noise_var, parts, betas,
