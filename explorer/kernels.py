@@ -27,14 +27,33 @@ from scipy.spatial.distance import cdist, pdist, squareform
 
 __all__ = ["Kernel", "SquaredExponential", "RBF", "RationalQuadratic", "Exponential", "Matern32",
            "Matern52", "Periodic", "Constant", "Sum", "Product", "paper_rbf", "make_kernel",
-           "KERNEL_NAMES", "DEFAULT_BOUNDS", "DataDrivenHyperparameters", "data_driven_hyperparameters"]
+           "KERNEL_NAMES", "DEFAULT_BOUNDS", "DataDrivenHyperparameters", "data_driven_hyperparameters",
+           "check_inputs"]
 
 DEFAULT_BOUNDS = (1e-5, 1e5)
 """Default (lower, upper) bounds of every hyperparameter, natural units."""
 
 
-def _as_2d(X, name="X"):
-    """Validated float array of shape (n_samples, n_features)."""
+def check_inputs(X, name: str = "X") -> np.ndarray:
+    """Validated float array of shape (n_samples, n_features): 2-D and finite.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+        Inputs, one per row.
+    name : str, optional
+        Name of the argument, for the message.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features)
+        ``X`` as float64.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D or has a NaN or infinite entry.
+    """
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"`{name}` must be a 2-D array of shape (n_samples, n_features), got "
@@ -68,13 +87,13 @@ class Kernel:
 
     def __call__(self, X, Y=None, eval_gradient=False):
         """Covariance matrix K of shape (n, m); with ``eval_gradient`` also dK, shape (n, n, p)."""
-        X = _as_2d(X, "X")
+        X = check_inputs(X, "X")
         if Y is not None:
             if eval_gradient:
                 raise ValueError("eval_gradient=True needs Y=None: the gradient is only defined "
                                  "for the square matrix k(X, X). Call kernel(X, "
                                  "eval_gradient=True).")
-            Y = _as_2d(Y, "Y")
+            Y = check_inputs(Y, "Y")
             if Y.shape[1] != X.shape[1]:
                 raise ValueError(f"`X` and `Y` must have the same number of columns, got "
                                  f"{X.shape[1]} and {Y.shape[1]}. Both hold inputs of one space.")
@@ -100,7 +119,7 @@ class Kernel:
             If ``X`` is not 2-D or not finite, or a per-column hyperparameter does not have
             ``n_features`` entries.
         """
-        X = _as_2d(X, "X")
+        X = check_inputs(X, "X")
         self._check_features(X.shape[1])
         return self._diag(X)
 
@@ -579,7 +598,7 @@ def paper_rbf(X, l2=73.54, scale="sd", *, signal_var=1.0, bounds=None, fixed=())
         If ``X`` is not a finite 2-D array, ``scale`` is not "sd"/"var", ``l2`` is not positive and
         finite, or a column of ``X`` is constant (or ``X`` has one row), so that v_j = 0.
     """
-    X = _as_2d(X, "X")
+    X = check_inputs(X, "X")
     if scale not in ("sd", "var"):
         raise ValueError(f'`scale` must be "sd" or "var", got {scale!r}. It says whether v_j is '
                          "the standard deviation or the variance of input column j.")
@@ -677,7 +696,7 @@ def data_driven_hyperparameters(X, y, *, max_points: int = 1000, rng=0) -> DataD
     >>> data_driven_hyperparameters(np.array([[0.0], [1.0], [3.0]]), np.array([1.0, 2.0, 3.0]))
     DataDrivenHyperparameters(lengthscale=2.0, signal_var=1.0, n_used=3)
     """
-    X, y = _as_2d(X), np.asarray(y, dtype=float)
+    X, y = check_inputs(X), np.asarray(y, dtype=float)
     if X.shape[0] < 2 or y.shape != (X.shape[0],) or max_points < 2:
         raise ValueError(f"`X` (n, d) and `y` (n,) must describe the same n >= 2 cases and `max_points` must be at "
                          f"least 2, got shapes {X.shape} and {y.shape} and max_points={max_points}.")

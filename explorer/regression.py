@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 
-from explorer.kernels import Kernel, _as_2d
+from explorer.kernels import Kernel, check_inputs
 
 __all__ = ["GPPosterior", "LeaveOneOut", "CholeskyError", "JITTER_LADDER", "fit", "log_evidence",
            "loo_predictions", "loo_squared_error", "loo_neg_log_predictive"]
@@ -88,7 +88,7 @@ class GPPosterior:
         FloatingPointError
             If the mean or variance comes out NaN or infinite (ill-conditioned A).
         """
-        Xs = _as_2d(Xs, "Xs")
+        Xs = check_inputs(Xs, "Xs")
         if Xs.shape[1] != self.X.shape[1]:
             raise ValueError(f"`Xs` must have {self.X.shape[1]} columns like the training inputs, "
                              f"got {Xs.shape[1]}.")
@@ -130,7 +130,7 @@ def _check_data(kernel, X, y, noise_var, eval_gradient=False):
     if not isinstance(kernel, Kernel):
         raise TypeError("`kernel` must be an explorer.kernels.Kernel, got "
                         f"{type(kernel).__name__}.")
-    X, y = _as_2d(X, "X"), np.asarray(y, dtype=float)
+    X, y = check_inputs(X, "X"), np.asarray(y, dtype=float)
     if y.shape != (X.shape[0],):
         raise ValueError(f"`y` must be 1-D with one target per row of X, shape ({X.shape[0]},), "
                          f"got shape {y.shape}. Use y.ravel() for a column vector.")

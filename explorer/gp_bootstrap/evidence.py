@@ -13,7 +13,7 @@ import numpy as np
 from scipy import optimize
 
 from explorer import regression
-from explorer.kernels import SquaredExponential, _as_2d, data_driven_hyperparameters
+from explorer.kernels import SquaredExponential, check_inputs, data_driven_hyperparameters
 from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = ["EvidenceFit", "maximum_evidence", "EVIDENCE_STARTS", "NOISE_FLOOR"]
@@ -120,7 +120,7 @@ def maximum_evidence(X, y, *, max_iter: int = 200, hooks: Hooks | None = None) -
     >>> 0.5 < fit.lengthscale < 3 and fit.noise_var < 0.05
     True
     """
-    X, y = _as_2d(X), np.asarray(y, dtype=float)
+    X, y = check_inputs(X), np.asarray(y, dtype=float)
     if X.shape[0] < 3 or y.shape != (X.shape[0],) or not np.all(np.isfinite(y)):
         raise ValueError(f"`X` (n, d) and `y` (n,) must describe the same n >= 3 finite cases, got shapes "
                          f"{X.shape} and {y.shape}. Use a table with at least 3 rows of numbers.")

@@ -32,7 +32,7 @@ from scipy import linalg, optimize
 
 from explorer import regression
 from explorer.bootstrap import replica
-from explorer.kernels import Kernel, _as_2d, make_kernel
+from explorer.kernels import Kernel, check_inputs, make_kernel
 from explorer.model_selection import asc
 from explorer.progress import NO_HOOKS, Hooks
 
@@ -721,7 +721,7 @@ def initial_hyperparameters(kernel_name: str, X, y) -> StartingPoint:
         If ``X`` is not a finite 2-D array, ``y`` is not of shape (n,), n < 2, or ``kernel_name`` is not
         a name of :func:`explorer.kernels.make_kernel`.
     """
-    X, y = _as_2d(X, "X"), np.asarray(y, dtype=float)
+    X, y = check_inputs(X, "X"), np.asarray(y, dtype=float)
     if X.shape[0] < 2 or y.shape != (X.shape[0],):
         raise ValueError(f"`X` (n, d) and `y` (n,) must describe the same n >= 2 cases, got shapes {X.shape} "
                          f"and {y.shape}.")
@@ -905,7 +905,7 @@ def test_error(kernel: Kernel, noise_var: float, X, y, X_test, y_test) -> TestEr
         finite 2-D array with d columns, or ``y_test`` is not of shape (N*,) with N* >= 2.
     """
     post = regression.fit(kernel, X, y, noise_var)
-    X_test, y_test = _as_2d(X_test, "X_test"), np.asarray(y_test, dtype=float)
+    X_test, y_test = check_inputs(X_test, "X_test"), np.asarray(y_test, dtype=float)
     if y_test.shape != (X_test.shape[0],) or y_test.size < 2:
         raise ValueError(f"`y_test` must be 1-D with one target per row of X_test (at least 2), got shape "
                          f"{y_test.shape} for X_test of shape {X_test.shape}.")
@@ -1078,7 +1078,7 @@ def rank_functional_forms(X, y, kernel_names: Sequence[str] = ("se", "rq", "expo
     Cancelled
         If ``hooks`` asks to stop.
     """
-    X, y = _as_2d(X, "X"), np.asarray(y, dtype=float)
+    X, y = check_inputs(X, "X"), np.asarray(y, dtype=float)
     gen = np.random.default_rng(rng)
     hooks = hooks or NO_HOOKS
     selector = make_criterion(select_by, y.size, rng=gen, **criterion_options)
