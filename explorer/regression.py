@@ -22,7 +22,8 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 from explorer.kernels import Kernel, check_inputs
 
 __all__ = ["GPPosterior", "LeaveOneOut", "CholeskyError", "JITTER_LADDER", "fit", "log_evidence",
-           "loo_predictions", "loo_squared_error", "loo_neg_log_predictive"]
+           "loo_predictions", "loo_squared_error", "loo_neg_log_predictive", "check_data", "condition",
+           "covariance_inverse", "finite_result"]
 
 JITTER_LADDER = (1e-10, 1e-9, 1e-8, 1e-7, 1e-6)
 """Relative jitters tried, in order, when A is not numerically positive definite."""
@@ -93,12 +94,12 @@ class GPPosterior:
             raise ValueError(f"`Xs` must have {self.X.shape[1]} columns like the training inputs, "
                              f"got {Xs.shape[1]}.")
         Ks = self.kernel(self.X, Xs)                                   # (n, m)
-        mean = _finite(Ks.T @ self.alpha, "posterior mean")            # eq. (2.25)
+        mean = finite_result(Ks.T @ self.alpha, "posterior mean")            # eq. (2.25)
         if not return_var:
             return mean
         V = solve_triangular(self.L, Ks, lower=True, check_finite=False)
         var = self.kernel.diag(Xs) - np.einsum("ij,ij->j", V, V)       # eq. (2.26)
-        return mean, _finite(np.maximum(var, 0.0), "posterior variance")
+        return mean, finite_result(np.maximum(var, 0.0), "posterior variance")
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,7 +118,26 @@ class LeaveOneOut:
     var: np.ndarray
 
 
-def _finite(x, what):
+def finite_result(x, what: str):
+    """``x`` unchanged if every entry is finite, else FloatingPointError naming ``what`` (ill-conditioned A).
+
+    Parameters
+    ----------
+    x : float or ndarray
+        A computed value, gradient or vector.
+    what : str
+        What ``x`` is, for the message (e.g. "log evidence").
+
+    Returns
+    -------
+    float or ndarray
+        ``x``.
+
+    Raises
+    ------
+    FloatingPointError
+        If ``x`` has a NaN or infinite entry.
+    """
     if not np.all(np.isfinite(x)):
         raise FloatingPointError(f"the {what} is not finite (NaN or inf). A = K + noise_var I is "
                                  "probably too ill-conditioned; increase noise_var or check the "
@@ -125,8 +145,32 @@ def _finite(x, what):
     return x
 
 
-def _check_data(kernel, X, y, noise_var, eval_gradient=False):
-    """Validated (X, y, noise_var), shared by every public function of this module."""
+def check_data(kernel: Kernel, X, y, noise_var: float,
+               eval_gradient: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+    """Validated (X, y, noise_var), shared by every function that conditions a GP on data.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : array_like of shape (n, d)
+    y : array_like of shape (n,)
+    noise_var : float
+        σ² >= 0 (> 0 with ``eval_gradient``, whose last entry is ∂/∂log σ²).
+    eval_gradient : bool, optional
+        Whether a gradient will be taken.
+
+    Returns
+    -------
+    tuple
+        ``(X, y, noise_var)``: ndarray of shape (n, d), ndarray of shape (n,), float.
+
+    Raises
+    ------
+    TypeError
+        If ``kernel`` is not a Kernel.
+    ValueError
+        If ``X`` or ``y`` is malformed or not finite, or ``noise_var`` is out of range.
+    """
     if not isinstance(kernel, Kernel):
         raise TypeError("`kernel` must be an explorer.kernels.Kernel, got "
                         f"{type(kernel).__name__}.")
@@ -168,8 +212,12 @@ def _cholesky(A):
                         "duplicated inputs, or check that the kernel is positive semi-definite.")
 
 
-def _condition(kernel, X, y, noise_var, eval_gradient):
-    """GPPosterior and, with ``eval_gradient``, ∂A/∂θ as ndarray of shape (p + 1, n, n)."""
+def condition(kernel: Kernel, X: np.ndarray, y: np.ndarray, noise_var: float,
+              eval_gradient: bool) -> tuple[GPPosterior, np.ndarray | None]:
+    """GPPosterior and, with ``eval_gradient``, ∂A/∂θ as ndarray of shape (p + 1, n, n) (else None).
+
+    ``X``, ``y`` and ``noise_var`` as returned by :func:`check_data`; θ = (kernel.theta, log σ²).
+    """
     if eval_gradient:
         K, dK = kernel(X, eval_gradient=True)
         dA = np.concatenate([np.moveaxis(dK, 2, 0), noise_var * np.eye(len(y))[None]])
@@ -177,15 +225,15 @@ def _condition(kernel, X, y, noise_var, eval_gradient):
         K, dA = kernel(X), None
     K[np.diag_indices_from(K)] += noise_var
     L, jitter = _cholesky(K)
-    alpha = _finite(cho_solve((L, True), y, check_finite=False), "vector A⁻¹y")
+    alpha = finite_result(cho_solve((L, True), y, check_finite=False), "vector A⁻¹y")
     X, y = X.copy(), y.copy()
     for arr in (X, y, alpha, L):
         arr.setflags(write=False)
     return GPPosterior(kernel, X, y, noise_var, alpha, jitter, L), dA
 
 
-def _inverse(post):
-    """A⁻¹ from the Cholesky factor; needed for diag(A⁻¹) and tr(A⁻¹ ∂A), see module docstring."""
+def covariance_inverse(post: GPPosterior) -> np.ndarray:
+    """A⁻¹ of shape (n, n) from the Cholesky factor, for diag(A⁻¹) and tr(A⁻¹ ∂A); see the module docstring."""
     return cho_solve((post.L, True), np.eye(post.y.size), check_finite=False)
 
 
@@ -218,8 +266,8 @@ def fit(kernel, X, y, noise_var) -> GPPosterior:
     FloatingPointError
         If the kernel matrix or α is NaN or infinite.
     """
-    X, y, noise_var = _check_data(kernel, X, y, noise_var)
-    return _condition(kernel, X, y, noise_var, False)[0]
+    X, y, noise_var = check_data(kernel, X, y, noise_var)
+    return condition(kernel, X, y, noise_var, False)[0]
 
 
 def log_evidence(kernel, X, y, noise_var, eval_gradient=False):
@@ -254,14 +302,14 @@ def log_evidence(kernel, X, y, noise_var, eval_gradient=False):
     FloatingPointError
         If the value or gradient comes out NaN or infinite.
     """
-    X, y, noise_var = _check_data(kernel, X, y, noise_var, eval_gradient)
-    post, dA = _condition(kernel, X, y, noise_var, eval_gradient)
-    value = _finite(post.log_evidence, "log evidence")
+    X, y, noise_var = check_data(kernel, X, y, noise_var, eval_gradient)
+    post, dA = condition(kernel, X, y, noise_var, eval_gradient)
+    value = finite_result(post.log_evidence, "log evidence")
     if not eval_gradient:
         return value
-    M = np.outer(post.alpha, post.alpha) - _inverse(post)
+    M = np.outer(post.alpha, post.alpha) - covariance_inverse(post)
     grad = 0.5 * np.tensordot(dA, M, axes=([1, 2], [0, 1]))           # eq. (5.9)
-    return value, _finite(grad, "log-evidence gradient")
+    return value, finite_result(grad, "log-evidence gradient")
 
 
 def _loo_terms(kernel, X, y, noise_var, eval_gradient):
@@ -269,11 +317,11 @@ def _loo_terms(kernel, X, y, noise_var, eval_gradient):
 
     ∂α/∂θ_j = −A⁻¹ (∂A/∂θ_j) α and ∂c_i/∂θ_j = −[A⁻¹ (∂A/∂θ_j) A⁻¹]_ii (R&W section 5.4.2).
     """
-    X, y, noise_var = _check_data(kernel, X, y, noise_var, eval_gradient)
+    X, y, noise_var = check_data(kernel, X, y, noise_var, eval_gradient)
     if X.shape[0] < 2:
         raise ValueError(f"leave-one-out needs at least 2 data points, got {X.shape[0]}.")
-    post, dA = _condition(kernel, X, y, noise_var, eval_gradient)
-    Ainv = _inverse(post)
+    post, dA = condition(kernel, X, y, noise_var, eval_gradient)
+    Ainv = covariance_inverse(post)
     a, c = post.alpha, np.diag(Ainv).copy()
     if not eval_gradient:
         return a, c, None, None
@@ -314,7 +362,7 @@ def loo_predictions(kernel, X, y, noise_var) -> LeaveOneOut:
     """
     a, c, _, _ = _loo_terms(kernel, X, y, noise_var, False)
     y = np.asarray(y, dtype=float)
-    return LeaveOneOut(mean=_finite(y - a / c, "LOO mean"), var=_finite(1.0 / c, "LOO variance"))
+    return LeaveOneOut(mean=finite_result(y - a / c, "LOO mean"), var=finite_result(1.0 / c, "LOO variance"))
 
 
 def loo_squared_error(kernel, X, y, noise_var, eval_gradient=False):
@@ -344,11 +392,11 @@ def loo_squared_error(kernel, X, y, noise_var, eval_gradient=False):
     """
     a, c, da, dc = _loo_terms(kernel, X, y, noise_var, eval_gradient)
     r = a / c                                                          # residual y_i − μ_i
-    value = _finite(np.mean(r**2), "LOO squared error")
+    value = finite_result(np.mean(r**2), "LOO squared error")
     if not eval_gradient:
         return float(value)
     dr = da / c[:, None] - (r / c)[:, None] * dc
-    return float(value), _finite(2.0 * r @ dr / r.size, "LOO squared-error gradient")
+    return float(value), finite_result(2.0 * r @ dr / r.size, "LOO squared-error gradient")
 
 
 def loo_neg_log_predictive(kernel, X, y, noise_var, eval_gradient=False):
@@ -373,9 +421,9 @@ def loo_neg_log_predictive(kernel, X, y, noise_var, eval_gradient=False):
         As :func:`loo_squared_error`.
     """
     a, c, da, dc = _loo_terms(kernel, X, y, noise_var, eval_gradient)
-    value = _finite(np.mean(0.5 * (_LOG_2PI - np.log(c)) + 0.5 * a**2 / c), "LOO log predictive")
+    value = finite_result(np.mean(0.5 * (_LOG_2PI - np.log(c)) + 0.5 * a**2 / c), "LOO log predictive")
     if not eval_gradient:
         return float(value)
     # eq. (5.13): ∂/∂θ_j of each term is −½ (1 + α_i²/c_i) ∂c_i/c_i + α_i ∂α_i/c_i
     terms = -0.5 * ((1.0 + a**2 / c) / c)[:, None] * dc + (a / c)[:, None] * da
-    return float(value), _finite(terms.mean(axis=0), "LOO log predictive gradient")
+    return float(value), finite_result(terms.mean(axis=0), "LOO log predictive gradient")

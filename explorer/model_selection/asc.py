@@ -33,7 +33,7 @@ from scipy import optimize
 from scipy.linalg import cho_solve, cholesky, eigh
 
 from explorer.kernels import Kernel
-from explorer.regression import _check_data
+from explorer.regression import check_data
 
 __all__ = ["VARIANTS", "ENTROPIES", "LOG_BETA_RANGE", "AscPartitions", "AscValue", "BetaCurve",
            "SingularPartitionsError", "draw_partitions", "mutual_information",
@@ -424,7 +424,7 @@ def _scatter(total, adjoint: _Adjoint, subsets, objects, weight):
 
 
 def _check_asc(kernel, X, y, noise_var, partitions, variant, entropy, eval_gradient):
-    X, y, noise_var = _check_data(kernel, X, y, noise_var, eval_gradient)
+    X, y, noise_var = check_data(kernel, X, y, noise_var, eval_gradient)
     if noise_var <= 0:
         raise ValueError(f"ASC needs `noise_var` > 0, got {noise_var!r}: Σ_l and K_l must be invertible.")
     if not isinstance(partitions, AscPartitions):

@@ -304,10 +304,10 @@ def kfold_cv(kernel: Kernel, X, y, noise_var: float, folds, eval_gradient: bool 
     FloatingPointError
         If the value or gradient is not finite.
     """
-    X, y, noise_var = regression._check_data(kernel, X, y, noise_var, eval_gradient)
+    X, y, noise_var = regression.check_data(kernel, X, y, noise_var, eval_gradient)
     folds = _check_folds(folds, y.size)
-    post, dA = regression._condition(kernel, X, y, noise_var, eval_gradient)
-    Ainv, a = regression._inverse(post), post.alpha
+    post, dA = regression.condition(kernel, X, y, noise_var, eval_gradient)
+    Ainv, a = regression.covariance_inverse(post), post.alpha
     total, Mtot = 0.0, np.zeros_like(Ainv) if eval_gradient else None
     for I in folds:
         LC = linalg.cholesky(Ainv[np.ix_(I, I)], lower=True)
@@ -318,11 +318,11 @@ def kfold_cv(kernel: Kernel, X, y, noise_var: float, folds, eval_gradient: bool 
             b = E @ c
             ab = np.outer(a, b)
             Mtot += 0.5 * (ab + ab.T) - 0.5 * np.outer(b, b) - 0.5 * E @ linalg.cho_solve((LC, True), E.T)
-    value = regression._finite(-total / len(folds), "K-fold criterion")
+    value = regression.finite_result(-total / len(folds), "K-fold criterion")
     if not eval_gradient:
         return CriterionValue("kfold", float(value), None)
     grad = -np.tensordot(dA, Mtot, axes=([1, 2], [0, 1])) / len(folds)
-    return CriterionValue("kfold", float(value), regression._finite(grad, "K-fold gradient"))
+    return CriterionValue("kfold", float(value), regression.finite_result(grad, "K-fold gradient"))
 
 
 def asc_criterion(kernel: Kernel, X, y, noise_var: float, partitions: asc.AscPartitions,
@@ -414,7 +414,7 @@ def bootstrap_632(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = 
 
 def _bootstrap_632(kernel, X, y, noise_var, eval_gradient, tol, init):
     """:func:`bootstrap_632` and the replica solution (for warm starts)."""
-    X, y, noise_var = regression._check_data(kernel, X, y, noise_var, eval_gradient)
+    X, y, noise_var = regression.check_data(kernel, X, y, noise_var, eval_gradient)
     if noise_var <= 0:
         raise ValueError(f"the bootstrap criterion needs `noise_var` > 0, got {noise_var!r}.")
     K, dK = (kernel(X, eval_gradient=True) if eval_gradient else (kernel(X), None))
@@ -432,10 +432,10 @@ def _bootstrap_632(kernel, X, y, noise_var, eval_gradient, tol, init):
     resid = noise_var * post.alpha                                      # y − K K_y⁻¹ y
     value = (1 - EFRON_WEIGHT) * float(np.mean(resid**2)) + EFRON_WEIGHT * eps_boot
     if not eval_gradient:
-        return CriterionValue("bootstrap632", regression._finite(value, "bootstrap criterion"), None), sol
+        return CriterionValue("bootstrap632", regression.finite_result(value, "bootstrap criterion"), None), sol
     grad = (1 - EFRON_WEIGHT) * _training_error_gradient(post, dK_q, resid) + EFRON_WEIGHT * grad_boot
-    return CriterionValue("bootstrap632", regression._finite(value, "bootstrap criterion"),
-                          regression._finite(grad, "bootstrap gradient")), sol
+    return CriterionValue("bootstrap632", regression.finite_result(value, "bootstrap criterion"),
+                          regression.finite_result(grad, "bootstrap gradient")), sol
 
 
 def _training_error_gradient(post, dK_q, resid):
@@ -735,7 +735,7 @@ def initial_hyperparameters(kernel_name: str, X, y) -> StartingPoint:
 def _check_optimisation(criterion, kernel, X, y, noise_var, n_restarts, max_iter, noise_bounds):
     if not isinstance(criterion, Criterion):
         raise TypeError(f"`criterion` must be a Criterion from make_criterion(), got {type(criterion).__name__}.")
-    X, y, noise_var = regression._check_data(kernel, X, y, noise_var, True)
+    X, y, noise_var = regression.check_data(kernel, X, y, noise_var, True)
     for name, value in (("n_restarts", n_restarts), ("max_iter", max_iter)):
         if not (isinstance(value, (int, np.integer)) and value >= 1):
             raise ValueError(f"`{name}` must be an integer >= 1, got {value!r}.")
