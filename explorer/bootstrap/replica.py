@@ -42,6 +42,10 @@ __all__ = [
     "predictive_density",
     "bin_probabilities",
     "self_consistency_residuals",
+    "check_replica_inputs",
+    "factor_B",
+    "G_diag",
+    "G_full",
 ]
 
 _Solution = TypeVar("_Solution")
@@ -143,7 +147,30 @@ class ReplicaSolution(BootstrapSize, CavityMoments):
 # ---------------------------------------------------------------------------------------------
 
 
-def _validate(K, y, noise_var, S) -> tuple[np.ndarray, np.ndarray, float, float]:
+def check_replica_inputs(K, y, noise_var: float, S: float) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Validated ``(K, y, noise_var, S)`` of the GP-regression replica problems (every solver of the theory).
+
+    Parameters
+    ----------
+    K : array_like of shape (n, n)
+        Symmetric, finite kernel matrix, n >= 2.
+    y : array_like of shape (n,)
+        Finite targets.
+    noise_var : float
+        σ² > 0.
+    S : float
+        Mean bootstrap sample size, > 0.
+
+    Returns
+    -------
+    tuple
+        ``K`` and ``y`` as float ndarrays, ``noise_var`` and ``S`` as floats.
+
+    Raises
+    ------
+    ValueError
+        If a shape, a value or the symmetry of ``K`` is wrong; the message says which.
+    """
     K = np.asarray(K, dtype=float)
     y = np.asarray(y, dtype=float)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
@@ -212,7 +239,7 @@ def _update_dl(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> np.ndarray:
     return dl_c * one_minus_q / q
 
 
-def _factor_B(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
+def factor_B(K: np.ndarray, dl: np.ndarray, dtype: type = np.float64) -> np.ndarray:
     """Upper Cholesky factor of B = I + D^½ K D^½, D = diag Δλ (cf. eq. 63); B is well conditioned."""
     r = np.sqrt(dl).astype(dtype)
     B = np.multiply(K, r[:, None], dtype=dtype)
@@ -230,7 +257,7 @@ def _factor_B(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
 
 def _inverse_factor(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
     """U⁻¹ for the upper Cholesky factor U of B = I + D^½ K D^½, so B⁻¹ = U⁻¹ U⁻ᵀ (LAPACK trtri)."""
-    U = _factor_B(K, dl, dtype)
+    U = factor_B(K, dl, dtype)
     trtri = linalg.get_lapack_funcs("trtri", (U,))
     U_inv, info = trtri(U, lower=0, unitdiag=0, overwrite_c=1)
     if info != 0:
@@ -238,7 +265,7 @@ def _inverse_factor(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
     return U_inv  # upper triangular: potrf(clean=True) zeroed the rest
 
 
-def _G_diag(K: np.ndarray, dl: np.ndarray, dtype=np.float64, keep: dict | None = None) -> np.ndarray:
+def G_diag(K: np.ndarray, dl: np.ndarray, dtype: type = np.float64, keep: dict | None = None) -> np.ndarray:
     """diag G, G = (K⁻¹ + D)⁻¹ = D^(−½)(I − B⁻¹)D^(−½) (eq. 63, no K⁻¹ needed); diag B⁻¹ = row sums of U⁻¹².
 
     In double precision, ``keep`` remembers U⁻¹ so that closing the equations need not refactorise.
@@ -249,7 +276,7 @@ def _G_diag(K: np.ndarray, dl: np.ndarray, dtype=np.float64, keep: dict | None =
     return (1.0 - np.einsum("ij,ij->i", U_inv, U_inv).astype(np.float64)) / dl
 
 
-def _G_full(K: np.ndarray, dl: np.ndarray, keep: dict | None = None) -> np.ndarray:
+def G_full(K: np.ndarray, dl: np.ndarray, keep: dict | None = None) -> np.ndarray:
     """G = (K⁻¹ + diag Δλ)⁻¹ (eq. 36) in double precision, via B⁻¹ (U⁻¹ reused from ``keep`` if it matches)."""
     if keep and np.array_equal(keep.get("dl"), dl):
         U_inv = keep["U_inv"]
@@ -304,7 +331,7 @@ def initial_delta_lambda(
     float
         The start value Δλ > 0.
     """
-    K, _, noise_var, S = _validate(K, np.zeros(len(K)), noise_var, S)
+    K, _, noise_var, S = check_replica_inputs(K, np.zeros(len(K)), noise_var, S)
     omega, P = _kernel_spectrum(K, subset, rng)
     return _root_delta_lambda(omega, P, K.shape[0], noise_var, S)
 
@@ -338,7 +365,7 @@ def _fixed_point_map(K, p, noise_var, dtype, keep=None) -> Callable[[np.ndarray]
 
     def step(x: np.ndarray) -> np.ndarray:
         dl = np.exp(x)
-        dl_c = 1.0 / _G_diag(K, dl, dtype, keep) - dl  # eq. (54)
+        dl_c = 1.0 / G_diag(K, dl, dtype, keep) - dl  # eq. (54)
         if np.any(~np.isfinite(dl_c)) or np.any(dl_c <= 0):
             raise FloatingPointError("Δλ_c left the positive reals")
         return np.log(_update_dl(dl_c, p, noise_var))  # eq. (55)
@@ -385,7 +412,7 @@ def _anderson(step, x0: np.ndarray, tol: float, max_iter: int, memory: int = 5):
 
 def _close(K, y, noise_var, S, dl, p, keep=None, **meta) -> ReplicaSolution:
     """Given Δλ, compute G, Δλ_c (54) and γ, λ, γ_c, λ_c by eqs. (56)-(59)."""
-    G = _G_full(K, dl, keep)
+    G = G_full(K, dl, keep)
     G_diag = np.diag(G).copy()
     dl_c = 1.0 / G_diag - dl  # eq. (54)
     gam = y * dl  # eq. (56)
@@ -488,7 +515,7 @@ def solve_replica(
     >>> sol.converged, round(bootstrap_test_error(sol), 4)
     (True, 0.0016)
     """
-    K, y, noise_var, S = _validate(K, y, noise_var, S)
+    K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
     if precision not in ("mixed", "double"):
         raise ValueError(f"`precision` must be 'mixed' or 'double', got {precision!r}.")
     if not (0 < tol < 1):
@@ -589,7 +616,7 @@ def approximate_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float
     IndefiniteKernelError
         If K is not positive semi-definite even with the largest jitter of ``JITTER_LADDER``.
     """
-    K, y, noise_var, S = _validate(K, y, noise_var, S)
+    K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
     dl = np.full(K.shape[0], initial_delta_lambda(K, noise_var, S, subset=init_subset))
     return _with_jitter(K, lambda K_j, jitter: _close(
         K_j, y, noise_var, S, dl, poisson_weights(S / K.shape[0]), converged=True, n_iter=0,
@@ -799,7 +826,7 @@ def bootstrap_moments(sol: ReplicaSolution, K: np.ndarray, K_cross: np.ndarray) 
     if K_cross.shape[1] != sol.n:
         raise ValueError(f"`K_cross` must have {sol.n} columns (one per training input), got {K_cross.shape}.")
     K = np.asarray(K, dtype=float) + sol.jitter * np.eye(sol.n)  # the K the solution was computed with
-    U = _factor_B(K, sol.dl, np.float64)
+    U = factor_B(K, sol.dl, np.float64)
     r = np.sqrt(sol.dl)
     # Tᵀ k(x) = (I + K D)⁻¹ k = k − K D^½ B⁻¹ D^½ k
     t = K_cross.T - K @ (r[:, None] * linalg.cho_solve((U, False), r[:, None] * K_cross.T))

@@ -37,8 +37,8 @@ from explorer.bootstrap.replica import (
     JITTER_LADDER,
     BootstrapSize,
     IndefiniteKernelError,
-    _factor_B,
-    _validate,
+    check_replica_inputs,
+    factor_B,
     poisson_weights,
 )
 from explorer.validation import sample_sizes
@@ -180,7 +180,7 @@ def _solve(K, y, noise_var, S, J_diag, jitter) -> MFSolution:
     """MF at one S for validated inputs, given diag K⁻¹ of the (jittered) K."""
     a, c = _coefficients(J_diag, S / y.shape[0], noise_var)
     d = c / a  # = 1/a − J_ii > 0
-    U = _factor_B(K, d, np.float64)  # B = I + D^½ K D^½ = UᵀU
+    U = factor_B(K, d, np.float64)  # B = I + D^½ K D^½ = UᵀU
     r = np.sqrt(d)
     m = K @ (r * linalg.cho_solve((U, False), r * y))  # m = (K⁻¹ + diag d)⁻¹ (d ∘ y)
     theta = J_diag * m - d * (y - m)  # θ = −(J − D_J) m, since J m = d ∘ (y − m)
@@ -226,7 +226,7 @@ def solve_mean_field(K: np.ndarray, y: np.ndarray, noise_var: float, S: float) -
     >>> bool(mf_test_error(sol) >= 0)
     True
     """
-    K, y, noise_var, S = _validate(K, y, noise_var, S)
+    K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
     prec = prior_precision_diagonal(K)
     return _solve(K + prec.jitter * np.eye(K.shape[0]), y, noise_var, S, prec.J_diag, prec.jitter)
 
@@ -254,9 +254,9 @@ def mf_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float,
         If K cannot be factorised even with the largest jitter (as ``solve_mean_field``).
     """
     S_arr = sample_sizes(S_values)
-    K, y, noise_var, _ = _validate(K, y, noise_var, float(S_arr[0]))
+    K, y, noise_var, _ = check_replica_inputs(K, y, noise_var, float(S_arr[0]))
     for S in S_arr:
-        _validate(K, y, noise_var, S)
+        check_replica_inputs(K, y, noise_var, S)
     prec = prior_precision_diagonal(K)
     K_j = K + prec.jitter * np.eye(K.shape[0])
     return [_solve(K_j, y, noise_var, float(S), prec.J_diag, prec.jitter) for S in S_arr]

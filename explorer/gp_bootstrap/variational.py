@@ -33,10 +33,10 @@ from explorer.bootstrap.replica import (
     BootstrapSize,
     CavityMoments,
     ConvergenceError,
+    G_diag,
+    G_full,
     IndefiniteKernelError,
-    _G_diag,
-    _G_full,
-    _validate,
+    check_replica_inputs,
     warm_started,
 )
 from explorer.validation import sample_sizes
@@ -91,7 +91,7 @@ def _vg_step(K: np.ndarray, v: float, noise_var: float):
     """x = log Δλ ↦ log(ν/(σ² + G_ii)), (VG-1); G_ii from a Cholesky factor of I + D^½ K D^½."""
 
     def step(x: np.ndarray) -> np.ndarray:
-        return np.log(v / (noise_var + _G_diag(K, np.exp(x))))
+        return np.log(v / (noise_var + G_diag(K, np.exp(x))))
 
     return step
 
@@ -145,7 +145,7 @@ def _solve_w(G: np.ndarray, a: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 def _close(K, y, noise_var, S, dl, **meta) -> VGSolution:
     """Given Δλ, compute G (eq. 36), m (VG-2), w and λ (VG-3) and the cavities of every site."""
-    G = _G_full(K, dl)
+    G = G_full(K, dl)
     G_diag = np.diag(G).copy()
     gam = y * dl  # (VG-2)
     m = G @ gam  # (VG-2), eq. (34)
@@ -215,7 +215,7 @@ def solve_variational(
     >>> sol.converged, vg_test_error(sol) > 0
     (True, True)
     """
-    K, y, noise_var, S = _validate(K, y, noise_var, S)
+    K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
     if not (0 < tol < 1):
         raise ValueError(f"`tol` must be in (0, 1), got {tol}. It is the relative accuracy of Δλ.")
     if int(max_iter) != max_iter or max_iter < 1:
