@@ -17,8 +17,17 @@ from explorer.chunks import Executor, SeedLike, item_generator, root_seed
 from explorer.datasets import Dataset, _holdout_split
 from explorer.gp_bootstrap import mean_field, montecarlo, variational
 from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
+from explorer.gp_bootstrap.stages import (
+    VG_MF_LOSSES,
+    CurvePoint,
+    TheoryCurve,
+    mc_curve,
+    replica_curve,
+    theory_curve,
+    theory_error,
+    vg_mf_curve,
+)
 from explorer.kernels import Kernel, paper_rbf
-from explorer.losses import get_loss
 from explorer.progress import NO_HOOKS, Hooks, best_time
 from explorer.validation import held_out_inputs, s_over_n_grid
 
@@ -162,28 +171,6 @@ def solve_with_timing(problem: RegressionProblem, S: float, repeats: int = 3, **
     return TimedSolution(solutions[-1], seconds)
 
 
-def theory_error(sol: replica.ReplicaSolution, loss: str, loss_params: dict | None = None) -> float:
-    """Bootstrap test error of the theory for a loss name: eq. (45) (square) or eq. (46) (any other).
-
-    Parameters
-    ----------
-    sol : replica.ReplicaSolution
-        The replica (ADATAP) solution at one bootstrap size S.
-    loss : str
-        A name of :func:`explorer.losses.get_loss`.
-    loss_params : dict, optional
-        Parameters of that loss (e.g. ``eps`` and ``beta`` of ``"eps-insensitive"``).
-
-    Returns
-    -------
-    float
-        ε(S), the bootstrap test error of eq. (45) or (46).
-    """
-    if loss == "square":
-        return replica.bootstrap_test_error(sol)  # eq. (45)
-    return replica.bootstrap_loss_error(sol, get_loss(loss, **(loss_params or {})))  # eq. (46)
-
-
 @dataclass(frozen=True)
 class LearningCurveRow:
     """One bootstrap size: theory (ADATAP), approximate ADATAP, VG, MF and MC with its standard error.
@@ -303,39 +290,40 @@ def learning_curve_comparison(
     n = problem.n
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
-    solutions = replica.replica_learning_curve(problem.K, problem.y, problem.noise_var, grid * n, tol=tol)
+    solutions = replica_curve(problem, grid, tol=tol)
     theory_s = solve_with_timing(problem, float(n), tol=tol).seconds
     hooks.report(0.05, "solving the variational-Gaussian and mean-field approximations")
-    vg, mf, vg_s, mf_s = _vg_and_mf(problem, grid * n, loss, tol)
-    curve = montecarlo.bootstrap_learning_curve(
-        problem.K, problem.y, problem.noise_var, grid * n, mc_samples, loss=get_loss(loss, **loss_params),
-        rng=root, executor=executor, hooks=hooks.sub(0.1, 0.9, "Monte-Carlo"))
-    rows = []
-    for j, (v, sol) in enumerate(zip(grid, solutions)):
-        approx = replica.approximate_replica(problem.K, problem.y, problem.noise_var, v * n)
-        rows.append(LearningCurveRow(
-            s_over_n=float(v), S=float(v * n), theory=theory_error(sol, loss, loss_params),
-            theory_approx=theory_error(approx, loss, loss_params), theory_vg=vg[j], theory_mf=mf[j],
-            mc_mean=float(curve.value[j]), mc_se=float(curve.se[j]),
-            mc_samples=mc_samples, converged=sol.converged, n_iter=sol.n_iter, residual=sol.residual,
-            expected_test_points=float(n * np.exp(-v)),
-        ))
+    vg_mf, vg_s, mf_s = _vg_and_mf(problem, grid, loss, tol)
+    theory = theory_curve(problem, solutions, loss=loss, loss_params=loss_params, vg_mf=vg_mf)
+    mc = mc_curve(problem, grid, mc_samples, loss=loss, loss_params=loss_params, rng=root, executor=executor,
+                  hooks=hooks.sub(0.1, 0.9, "Monte-Carlo"))
+    rows = tuple(_row(theory, j, sol, point) for j, (sol, point) in enumerate(zip(solutions.exact, mc.points)))
     mc_sample_s = _time_mc_sample(problem, root)
     hooks.report(1.0, "done")
-    return LearningCurveComparison(problem.name, n, loss, tuple(rows), theory_s, mc_sample_s, vg_s, mf_s)
+    return LearningCurveComparison(problem.name, n, loss, rows, theory_s, mc_sample_s, vg_s, mf_s)
 
 
-def _vg_and_mf(problem: RegressionProblem, S: np.ndarray, loss: str, tol: float):
-    """ε(S) of VG (warm-started, tolerance ``tol``) and MF at every S, and their cold solve times at S = N:
-    ``(vg errors, mf errors, vg seconds, mf seconds)``; all None unless the loss is square."""
-    if loss != "square":  # VG and MF define ε(S) by eq. (45) only (VG_MF.md)
-        return [None] * S.size, [None] * S.size, None, None
+def _row(theory: TheoryCurve, j: int, sol: replica.ReplicaSolution, point: CurvePoint) -> LearningCurveRow:
+    """Row ``j`` of the comparison: the theory curve's values there, ADATAP's convergence and the MC point."""
+    v, n = theory.s_over_n[j], theory.n
+    vg, mf = (None if values is None else float(values[j]) for values in (theory.theory_vg, theory.theory_mf))
+    return LearningCurveRow(
+        s_over_n=float(v), S=float(v * n), theory=float(theory.theory[j]), theory_approx=float(theory.theory_approx[j]),
+        theory_vg=vg, theory_mf=mf, mc_mean=float(point.mc_mean), mc_se=float(point.mc_se),
+        mc_samples=point.mc_samples, converged=sol.converged, n_iter=sol.n_iter, residual=sol.residual,
+        expected_test_points=float(n * np.exp(-v)))
+
+
+def _vg_and_mf(problem: RegressionProblem, grid: np.ndarray, loss: str, tol: float):
+    """VG and MF along ``grid`` (:func:`vg_mf_curve`) and their cold solve times at S = N:
+    ``(curve, vg seconds, mf seconds)``; all None unless the loss is square."""
+    if loss not in VG_MF_LOSSES:  # VG and MF define ε(S) by eq. (45) only (VG_MF.md)
+        return None, None, None
     K, y, noise_var, n = problem.K, problem.y, problem.noise_var, float(problem.n)
-    vg = [variational.vg_test_error(s) for s in variational.vg_learning_curve(K, y, noise_var, S, tol=tol)]
-    mf = [mean_field.mf_test_error(s) for s in mean_field.mf_learning_curve(K, y, noise_var, S)]
+    curve = vg_mf_curve(problem, grid, tol=tol)
     vg_s = best_time(lambda: variational.solve_variational(K, y, noise_var, n, tol=tol))
     mf_s = best_time(lambda: mean_field.solve_mean_field(K, y, noise_var, n))
-    return vg, mf, vg_s, mf_s
+    return curve, vg_s, mf_s
 
 
 def _time_mc_sample(problem: RegressionProblem, rng, n_samples: int = 100) -> float:

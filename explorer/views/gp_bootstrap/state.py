@@ -17,19 +17,25 @@ from __future__ import annotations
 import csv
 import io
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import param
 
 from explorer import datasets, kernels
-from explorer.bootstrap import estimates, replica
+from explorer.bootstrap import replica
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import experiments, mean_field, montecarlo, variational
-from explorer.gp_bootstrap.experiments import theory_error
+from explorer.gp_bootstrap import experiments, stages
 from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, scaled_bin_width
-from explorer.losses import get_loss
+from explorer.gp_bootstrap.stages import (
+    VG_MF_LOSSES,
+    CurveMC,
+    CurvePoint,
+    HoldoutTheory,
+    TheoryCurve,
+    theory_error,
+)
 from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
@@ -56,8 +62,6 @@ GP_TABS = ("curve", "distribution", "l1", "holdout")
 MC_KINDS = ("curve", "distribution", "holdout")
 #: Theory curves of the learning-curve tab (``TheoryCurve`` fields) and their labels; VG and MF: square loss only.
 METHODS = {"theory": "ADATAP", "theory_approx": "approx. ADATAP", "theory_vg": "VG", "theory_mf": "MF"}
-#: Losses for which the VG and MF approximations define ε(S) (eq. 45 with their cavities).
-VG_MF_LOSSES = ("square",)
 #: S/N of the Monte-Carlo points of the learning curve, and the finer grid of the theory curve.
 MC_GRID = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 THEORY_GRID = (0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)
@@ -104,67 +108,8 @@ EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPoin
 
 
 # ------------------------------------------------------------------------------------ result objects
-
-
-@dataclass(frozen=True)
-class TheoryCurve:
-    """Bootstrap test error ε(S) of the ADATAP theory, the approximate ADATAP, the variational-Gaussian (VG)
-    and the mean-field (MF) approximations on a grid of S/N.
-
-    eq. (45) (square loss) or eq. (46) (other losses) of seed 000; ``expected_test_points`` is N e^(−S/N),
-    the mean number of inputs left out of a bootstrap sample (they carry Efron's estimator, eq. 17).
-    ``theory_vg`` and ``theory_mf`` are eq. (45) with the VG and MF cavities (``variational``,
-    ``mean_field``); they are defined for the square loss only and None for any other.
-    """
-
-    s_over_n: np.ndarray
-    theory: np.ndarray
-    theory_approx: np.ndarray
-    expected_test_points: np.ndarray
-    n: int
-    loss: str
-    theory_vg: np.ndarray | None = None
-    theory_mf: np.ndarray | None = None
-
-    def method_values(self) -> dict[str, np.ndarray]:
-        """ε(S) of every method defined for this loss, by name (``METHODS``), in the order of ``METHODS``."""
-        values = {"theory": self.theory, "theory_approx": self.theory_approx,
-                  "theory_vg": self.theory_vg, "theory_mf": self.theory_mf}
-        return {name: v for name, v in values.items() if v is not None}
-
-
-@dataclass(frozen=True)
-class CurvePoint:
-    """Monte-Carlo bootstrap test error (Efron's estimator, eq. 17) at one S/N, with its standard error."""
-
-    s_over_n: float
-    mc_mean: float
-    mc_se: float
-    mc_samples: int
-    n_inputs_used: int
-
-
-@dataclass(frozen=True)
-class CurveMC:
-    """Monte-Carlo points of the learning curve computed so far, in the order of ``grid``."""
-
-    points: tuple[CurvePoint, ...]
-    grid: tuple[float, ...]
-
-    @property
-    def complete(self) -> bool:
-        return len(self.points) == len(self.grid)
-
-
-@dataclass(frozen=True)
-class HoldoutTheory:
-    """Theory bootstrap mean and variance of the predictor at the held-out inputs, eq. (48) of seed 000."""
-
-    mean: np.ndarray
-    var: np.ndarray
-    y_test: np.ndarray
-    s_over_n: float
-    n_train: int
+# TheoryCurve, CurvePoint, CurveMC and HoldoutTheory are the core stages' (explorer.gp_bootstrap.stages), imported
+# above and re-exported here for the tests and notebooks that import them from this module.
 
 
 def describe_error(err: BaseException) -> str:
@@ -187,8 +132,8 @@ def describe_error(err: BaseException) -> str:
 
 _PROBLEMS = lru("gp_bootstrap.problems", 16)      # RegressionProblem per (dataset, kernel settings, noise, holdout)
 _SOLUTIONS = lru("gp_bootstrap.solutions", 128)   # ReplicaSolution per (problem, S/N)
-_THEORY_SOLUTIONS = lru("gp_bootstrap.theory_solutions", 16)  # (ADATAP, approximate ADATAP) along THEORY_GRID
-_VG_MF = lru("gp_bootstrap.vg_mf", 16)          # (VG ε, MF ε) along THEORY_GRID per problem (square loss)
+_THEORY_SOLUTIONS = lru("gp_bootstrap.theory_solutions", 16)  # stages.ReplicaCurve along THEORY_GRID per problem
+_VG_MF = lru("gp_bootstrap.vg_mf", 16)          # stages.VGMFCurve along THEORY_GRID per problem (square loss)
 _THEORY = lru("gp_bootstrap.theory", 32)          # TheoryCurve per (problem, loss)
 _HOLDOUT_THEORY = lru("gp_bootstrap.holdout_theory", 64)  # HoldoutTheory per (problem, S/N)
 _CURVES = lru("gp_bootstrap.curves", 32)          # CurveMC per (problem, loss, grid, samples, seed)
@@ -201,73 +146,35 @@ _EVIDENCE = lru("gp_bootstrap.evidence", 32)      # EvidenceFit per data key
 # ------------------------------------------------------------------------------------ computations
 
 
-def _theory_solutions(problem: experiments.RegressionProblem, grid: np.ndarray):
-    S = grid * problem.n
-    exact = replica.replica_learning_curve(problem.K, problem.y, problem.noise_var, S)
-    approx = [replica.approximate_replica(problem.K, problem.y, problem.noise_var, s) for s in S]
-    return exact, approx
-
-
-def _vg_mf_errors(problem: experiments.RegressionProblem, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Square-loss ε(S) (eq. 45) of VG, warm-started along the grid, and of MF at S = grid·N."""
-    S = grid * problem.n
-    vg = variational.vg_learning_curve(problem.K, problem.y, problem.noise_var, S)
-    mf = mean_field.mf_learning_curve(problem.K, problem.y, problem.noise_var, S)
-    return (np.array([variational.vg_test_error(s) for s in vg]),
-            np.array([mean_field.mf_test_error(s) for s in mf]))
-
-
 def _theory_curve(problem, problem_key, loss: str, loss_params: dict, job: Job | None = None) -> TheoryCurve:
-    """ADATAP and approximate ADATAP along THEORY_GRID, then VG and MF for the square loss.
+    """The core's stages along THEORY_GRID: ADATAP and approximate ADATAP (``stages.replica_curve``, cached per
+    problem), then VG and MF for the square loss (``stages.vg_mf_curve``), joined by ``stages.theory_curve``.
 
     VG/MF about double the cost (boston: ~0.85 → ~1.9 s CPU), so a ``job`` first gets the curve with NaN in
     their place (``job.partial``): ADATAP shows as soon as before, VG and MF follow.
     """
-    grid = np.asarray(THEORY_GRID)
     report = job.report if job is not None else (lambda fraction, message: None)
     report(0.0, "ADATAP and approximate ADATAP")
-    exact, approx = _THEORY_SOLUTIONS.get_or_compute(problem_key, lambda: _theory_solutions(problem, grid))
-    curve = TheoryCurve(
-        s_over_n=grid, theory=np.array([theory_error(s, loss, loss_params) for s in exact]),
-        theory_approx=np.array([theory_error(s, loss, loss_params) for s in approx]),
-        expected_test_points=problem.n * np.exp(-grid), n=problem.n, loss=loss)
+    solutions = _THEORY_SOLUTIONS.get_or_compute(problem_key, lambda: stages.replica_curve(problem, THEORY_GRID))
+    curve = stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params)
     if loss not in VG_MF_LOSSES:
         return curve
     vg_mf = _VG_MF.get(problem_key)
     if vg_mf is None and job is not None:
-        job.partial(replace(curve, theory_vg=np.full(grid.size, np.nan), theory_mf=np.full(grid.size, np.nan)))
+        nan = np.full(solutions.s_over_n.size, np.nan)
+        job.partial(replace(curve, theory_vg=nan, theory_mf=nan))
         report(0.5, "variational Gaussian and mean field")
-    vg, mf = vg_mf or _VG_MF.get_or_compute(problem_key, lambda: _vg_mf_errors(problem, grid))
-    return replace(curve, theory_vg=vg, theory_mf=mf)
+    vg_mf = vg_mf or _VG_MF.get_or_compute(problem_key, lambda: stages.vg_mf_curve(problem, THEORY_GRID))
+    return stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params, vg_mf=vg_mf)
 
 
 def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed: int, job: Job,
               executor) -> CurveMC:
-    """Efron's estimator at every S/N of ``grid`` (``montecarlo.bootstrap_learning_curve``, all S at once on
-    ``executor``); ``job.partial`` gets the curve whenever one more S is complete.
-
-    The same root seed and grid as ``experiments.learning_curve_comparison``, so the points equal the CLI's
-    ``learning-curve`` output for the same seed.
-    """
-    g = get_loss(loss, **loss_params)
-    S_values = np.asarray(grid) * problem.n
-    s_over_n = dict(zip(S_values.tolist(), grid))
-
-    made: dict[int, CurveMC] = {}     # the final curve is the last partial one (one redraw, not two)
-
-    def as_points(curve: estimates.LearningCurve) -> CurveMC:
-        if len(curve.errors) in made:
-            return made[len(curve.errors)]
-        points = tuple(CurvePoint(float(s_over_n[S]), err.value, err.se, mc_samples, err.n_inputs_used)
-                       for S, err in zip(curve.s_values.tolist(), curve.errors))
-        made[len(curve.errors)] = CurveMC(points, tuple(grid))
-        return made[len(curve.errors)]
-
-    curve = montecarlo.bootstrap_learning_curve(
-        problem.K, problem.y, problem.noise_var, S_values, mc_samples, loss=g, rng=seed,
-        executor=executor, hooks=Hooks(progress=job.report, should_stop=job.should_stop,
-                                       partial=lambda c: job.partial(as_points(c))))
-    return as_points(curve)
+    """The core's ``stages.mc_curve`` (all S at once on ``executor``); ``job.partial`` gets the curve whenever one
+    more S is complete. The CLI's ``learning-curve`` calls the same stage with the same root seed."""
+    return stages.mc_curve(problem, grid, mc_samples, loss=loss, loss_params=loss_params, rng=seed,
+                           executor=executor,
+                           hooks=Hooks(progress=job.report, should_stop=job.should_stop, partial=job.partial))
 
 
 # ------------------------------------------------------------------------------------ the state
@@ -779,9 +686,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                           hooks=Hooks(progress=job.report, should_stop=job.should_stop)))
 
     def _holdout_theory(self, key, problem, v: float) -> HoldoutTheory:
-        sol = self._solution(key, problem, v)
-        moments = replica.bootstrap_moments(sol, problem.K, problem.cross(problem.X_test))  # eq. (48)
-        return HoldoutTheory(moments.mean, moments.var, np.asarray(problem.y_test), v, problem.n)
+        return stages.holdout_theory(problem, v, solution=self._solution(key, problem, v))  # eq. (48)
 
 
 def _csv_header(text: str) -> list[str]:

@@ -1,0 +1,325 @@
+"""The stages of seed 000's experiments, each built once: the CLI's comparisons (:mod:`.experiments`) and the app's
+state (:mod:`explorer.views.gp_bootstrap.state`) call these with the same grids and seeds.
+
+* :func:`replica_curve` — ADATAP (warm-started along S) and the approximate ADATAP along a grid of S/N;
+* :func:`vg_mf_curve` — ε(S) of the variational-Gaussian and mean-field approximations (square loss, eq. 45);
+* :func:`theory_curve` — ε(S) of every theory (eq. 45 or 46) from the two stages above (Fig. 1, lines);
+* :func:`mc_curve` — Efron's Monte-Carlo estimator (eq. 17) along a grid of S/N (Fig. 1, points);
+* :func:`holdout_theory` — the theory's bootstrap mean and variance at the held-out inputs (eq. 48, Fig. 2).
+
+Every stage returns a frozen dataclass. Core module: numpy and scipy only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from explorer.bootstrap import estimates, replica
+from explorer.chunks import Executor, SeedLike
+from explorer.gp_bootstrap import mean_field, montecarlo, variational
+from explorer.losses import get_loss
+from explorer.progress import NO_HOOKS, Hooks
+from explorer.validation import s_over_n_grid
+
+if TYPE_CHECKING:
+    from explorer.gp_bootstrap.experiments import RegressionProblem
+
+__all__ = [
+    "VG_MF_LOSSES", "theory_error", "ReplicaCurve", "replica_curve", "VGMFCurve", "vg_mf_curve", "TheoryCurve",
+    "theory_curve", "CurvePoint", "CurveMC", "mc_curve", "HoldoutTheory", "holdout_theory",
+]
+
+#: Losses for which the VG and MF approximations define ε(S) (eq. 45 with their cavities, /work/shared/VG_MF.md).
+VG_MF_LOSSES = ("square",)
+
+
+def theory_error(sol: replica.ReplicaSolution, loss: str, loss_params: dict | None = None) -> float:
+    """Bootstrap test error of the theory for a loss name: eq. (45) (square) or eq. (46) (any other).
+
+    Parameters
+    ----------
+    sol : replica.ReplicaSolution
+        The replica (ADATAP) solution at one bootstrap size S.
+    loss : str
+        A name of :func:`explorer.losses.get_loss`.
+    loss_params : dict, optional
+        Parameters of that loss (e.g. ``eps`` and ``beta`` of ``"eps-insensitive"``).
+
+    Returns
+    -------
+    float
+        ε(S), the bootstrap test error of eq. (45) or (46).
+    """
+    if loss == "square":
+        return replica.bootstrap_test_error(sol)  # eq. (45)
+    return replica.bootstrap_loss_error(sol, get_loss(loss, **(loss_params or {})))  # eq. (46)
+
+
+@dataclass(frozen=True)
+class ReplicaCurve:
+    """ADATAP and approximate-ADATAP solutions along a grid of S/N (any loss's ε(S) follows from them).
+
+    Attributes
+    ----------
+    s_over_n : ndarray of shape (n_S,)
+        The grid, in the order given.
+    exact : tuple of ReplicaSolution, length n_S
+        ADATAP, warm-started along S.
+    approx : tuple of ReplicaSolution, length n_S
+        The approximate ADATAP.
+    """
+
+    s_over_n: np.ndarray
+    exact: tuple[replica.ReplicaSolution, ...]
+    approx: tuple[replica.ReplicaSolution, ...]
+
+
+def replica_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, tol: float = 1e-3) -> ReplicaCurve:
+    """ADATAP (warm-started along S, tolerance ``tol``) and the approximate ADATAP at S = (S/N)·N.
+
+    Parameters
+    ----------
+    problem : RegressionProblem
+        Training data, kernel matrix and noise.
+    s_over_n : sequence of float, length n_S
+        Bootstrap sizes per data point (positive).
+    tol : float
+        Stopping tolerance of ADATAP: largest relative change of Δλ(i).
+
+    Returns
+    -------
+    ReplicaCurve
+
+    Raises
+    ------
+    ValueError
+        If ``s_over_n`` holds a non-positive or non-finite value.
+    replica.ConvergenceError
+        If ADATAP does not converge at one S.
+    """
+    grid = s_over_n_grid(s_over_n)
+    S = grid * problem.n
+    exact = replica.replica_learning_curve(problem.K, problem.y, problem.noise_var, S, tol=tol)
+    approx = tuple(replica.approximate_replica(problem.K, problem.y, problem.noise_var, s) for s in S)
+    return ReplicaCurve(grid, tuple(exact), approx)
+
+
+@dataclass(frozen=True)
+class VGMFCurve:
+    """Square-loss ε(S) (eq. 45) of the variational-Gaussian (VG) and mean-field (MF) approximations.
+
+    Attributes
+    ----------
+    s_over_n, vg, mf : ndarray of shape (n_S,)
+        The grid and the two errors along it.
+    """
+
+    s_over_n: np.ndarray
+    vg: np.ndarray
+    mf: np.ndarray
+
+
+def vg_mf_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, tol: float = 1e-3) -> VGMFCurve:
+    """ε(S) of VG (warm-started along S, tolerance ``tol``) and of MF (a linear solve) at S = (S/N)·N.
+
+    Parameters
+    ----------
+    problem, s_over_n, tol
+        As in :func:`replica_curve` (``tol`` is VG's).
+
+    Returns
+    -------
+    VGMFCurve
+    """
+    grid = s_over_n_grid(s_over_n)
+    S = grid * problem.n
+    vg = variational.vg_learning_curve(problem.K, problem.y, problem.noise_var, S, tol=tol)
+    mf = mean_field.mf_learning_curve(problem.K, problem.y, problem.noise_var, S)
+    return VGMFCurve(grid, np.array([variational.vg_test_error(s) for s in vg]),
+                     np.array([mean_field.mf_test_error(s) for s in mf]))
+
+
+@dataclass(frozen=True)
+class TheoryCurve:
+    """Bootstrap test error ε(S) of the ADATAP theory, the approximate ADATAP, the variational-Gaussian (VG)
+    and the mean-field (MF) approximations on a grid of S/N.
+
+    eq. (45) (square loss) or eq. (46) (other losses) of seed 000; ``expected_test_points`` is N e^(−S/N),
+    the mean number of inputs left out of a bootstrap sample (they carry Efron's estimator, eq. 17).
+    ``theory_vg`` and ``theory_mf`` are eq. (45) with the VG and MF cavities (``variational``,
+    ``mean_field``); they are defined for the square loss only and None for any other.
+    """
+
+    s_over_n: np.ndarray
+    theory: np.ndarray
+    theory_approx: np.ndarray
+    expected_test_points: np.ndarray
+    n: int
+    loss: str
+    theory_vg: np.ndarray | None = None
+    theory_mf: np.ndarray | None = None
+
+    def method_values(self) -> dict[str, np.ndarray]:
+        """ε(S) of every method defined for this loss, by name (theory, theory_approx, theory_vg, theory_mf)."""
+        values = {"theory": self.theory, "theory_approx": self.theory_approx,
+                  "theory_vg": self.theory_vg, "theory_mf": self.theory_mf}
+        return {name: v for name, v in values.items() if v is not None}
+
+
+def theory_curve(problem: RegressionProblem, solutions: ReplicaCurve, *, loss: str = "square",
+                 loss_params: dict | None = None, vg_mf: VGMFCurve | None = None) -> TheoryCurve:
+    """ε(S) of every theory along the grid of ``solutions``: eq. (45) for the square loss, eq. (46) otherwise.
+
+    Parameters
+    ----------
+    problem : RegressionProblem
+        The problem ``solutions`` (and ``vg_mf``) were solved on.
+    solutions : ReplicaCurve
+        :func:`replica_curve` of ``problem``.
+    loss : str
+        A name of :func:`explorer.losses.get_loss`.
+    loss_params : dict, optional
+        Parameters of that loss.
+    vg_mf : VGMFCurve, optional
+        :func:`vg_mf_curve` on the same grid; used for the square loss only (``theory_vg``, ``theory_mf`` stay
+        None without it or for another loss).
+
+    Returns
+    -------
+    TheoryCurve
+    """
+    grid = solutions.s_over_n
+    use_vg_mf = vg_mf is not None and loss in VG_MF_LOSSES
+    return TheoryCurve(
+        s_over_n=grid, theory=np.array([theory_error(s, loss, loss_params) for s in solutions.exact]),
+        theory_approx=np.array([theory_error(s, loss, loss_params) for s in solutions.approx]),
+        expected_test_points=problem.n * np.exp(-grid), n=problem.n, loss=loss,
+        theory_vg=vg_mf.vg if use_vg_mf else None, theory_mf=vg_mf.mf if use_vg_mf else None)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """Monte-Carlo bootstrap test error (Efron's estimator, eq. 17) at one S/N, with its standard error."""
+
+    s_over_n: float
+    mc_mean: float
+    mc_se: float
+    mc_samples: int
+    n_inputs_used: int
+
+
+@dataclass(frozen=True)
+class CurveMC:
+    """Monte-Carlo points of the learning curve computed so far, in the order of ``grid``."""
+
+    points: tuple[CurvePoint, ...]
+    grid: tuple[float, ...]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.points) == len(self.grid)
+
+
+def mc_curve(problem: RegressionProblem, s_over_n: Sequence[float], mc_samples: int, *, loss: str = "square",
+             loss_params: dict | None = None, rng: SeedLike = None, executor: Executor | None = None,
+             hooks: Hooks | None = None) -> CurveMC:
+    """Efron's estimator (eq. 17; eq. 46's loss for another ``loss``) at every S/N of the grid, all S at once.
+
+    :func:`montecarlo.bootstrap_learning_curve` with root seed ``rng``: the k-th S/N draws group k.
+
+    Parameters
+    ----------
+    problem : RegressionProblem
+        Training data, kernel matrix and noise.
+    s_over_n : sequence of float, length n_S
+        Bootstrap sizes per data point (positive).
+    mc_samples : int
+        Monte-Carlo bootstrap samples per S.
+    loss, loss_params
+        As in :func:`theory_curve`.
+    rng : int, SeedSequence, Generator or None
+        Root seed of the Monte-Carlo bootstrap.
+    executor : Executor, optional
+        Where the chunks run (default: this process).
+    hooks : Hooks, optional
+        Progress and cancellation; ``publish`` gets the :class:`CurveMC` so far whenever one more S is
+        complete, and the returned curve is the last one published (the same object).
+
+    Returns
+    -------
+    CurveMC
+        One :class:`CurvePoint` per S/N, in the order of the grid.
+
+    Raises
+    ------
+    ValueError
+        If ``s_over_n`` holds a non-positive or non-finite value or ``mc_samples`` < 1.
+    """
+    grid = s_over_n_grid(s_over_n)
+    if mc_samples < 1:
+        raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
+    hooks = hooks or NO_HOOKS
+    S_values = grid * problem.n
+    by_size = dict(zip(S_values.tolist(), grid.tolist()))
+    made: dict[int, CurveMC] = {}
+
+    def as_points(curve: estimates.LearningCurve) -> CurveMC:
+        if len(curve.errors) not in made:
+            made[len(curve.errors)] = CurveMC(
+                tuple(CurvePoint(float(by_size[S]), err.value, err.se, mc_samples, err.n_inputs_used)
+                      for S, err in zip(curve.s_values.tolist(), curve.errors)), tuple(grid.tolist()))
+        return made[len(curve.errors)]
+
+    curve = montecarlo.bootstrap_learning_curve(
+        problem.K, problem.y, problem.noise_var, S_values, mc_samples, loss=get_loss(loss, **(loss_params or {})),
+        rng=rng, executor=executor, hooks=Hooks(hooks.progress, hooks.should_stop,
+                                                lambda c: hooks.publish(as_points(c)), hooks.count))
+    return as_points(curve)
+
+
+@dataclass(frozen=True)
+class HoldoutTheory:
+    """Theory bootstrap mean and variance of the predictor at the held-out inputs, eq. (48) of seed 000."""
+
+    mean: np.ndarray
+    var: np.ndarray
+    y_test: np.ndarray
+    s_over_n: float
+    n_train: int
+
+
+def holdout_theory(problem: RegressionProblem, s_over_n: float, *, solution: replica.ReplicaSolution | None = None,
+                   tol: float = 1e-3) -> HoldoutTheory:
+    """Bootstrap mean and variance of the predictor at ``problem``'s held-out inputs, eq. (48).
+
+    Parameters
+    ----------
+    problem : RegressionProblem
+        With held-out rows (``X_test``, ``y_test``).
+    s_over_n : float
+        Bootstrap size per data point (Fig. 2: 1).
+    solution : ReplicaSolution, optional
+        ADATAP at S = (S/N)·N on ``problem`` if already solved; else solved here with ``tol``.
+    tol : float
+        Tolerance of that solve.
+
+    Returns
+    -------
+    HoldoutTheory
+        Mean and variance of shape (M,), the held-out targets, S/N and N.
+
+    Raises
+    ------
+    ValueError
+        If ``problem`` has no held-out rows or ``s_over_n`` is not a positive finite number.
+    """
+    if problem.X_test is None or len(problem.X_test) == 0:
+        raise ValueError("The problem has no held-out rows: build it with holdout > 0.")
+    v = float(s_over_n_grid([s_over_n])[0])
+    sol = solution or replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n, tol=tol)
+    moments = replica.bootstrap_moments(sol, problem.K, problem.cross(problem.X_test))  # eq. (48)
+    return HoldoutTheory(moments.mean, moments.var, np.asarray(problem.y_test), v, problem.n)
