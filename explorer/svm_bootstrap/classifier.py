@@ -21,7 +21,7 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike
 
-__all__ = ["NotSeparableError", "SVMSolution", "fit_hard_margin"]
+__all__ = ["NotSeparableError", "SVMSolution", "fit_hard_margin", "check_kernel_labels"]
 
 
 #: A new support vector whose squared distance (in feature space, relative to K_jj) from the span of
@@ -277,7 +277,7 @@ def _check_solution(sol: SVMSolution, tol: float) -> None:
 
 
 def _fit_iv(K, y, mask, tol, max_iter):
-    K, y = _kernel_labels_iv(K, y)
+    K, y = check_kernel_labels(K, y)
     n = y.size
     if mask is None:
         mask = np.ones(n, dtype=bool)
@@ -293,7 +293,26 @@ def _fit_iv(K, y, mask, tol, max_iter):
     return K, y, mask, int(max_iter)
 
 
-def _kernel_labels_iv(K, y) -> tuple[np.ndarray, np.ndarray]:
+def check_kernel_labels(K, y) -> tuple[np.ndarray, np.ndarray]:
+    """Validated kernel matrix and labels of a classification problem (every SVM solver's first check).
+
+    Parameters
+    ----------
+    K : array_like of shape (n, n)
+        Symmetric, finite kernel matrix k(X, X), n >= 1.
+    y : array_like of shape (n,)
+        Class labels -1 and +1.
+
+    Returns
+    -------
+    tuple
+        ``K`` and ``y`` as float ndarrays.
+
+    Raises
+    ------
+    ValueError
+        If a shape is wrong, ``K`` is not finite or not symmetric, or ``y`` holds other values than -1 and +1.
+    """
     K = np.asarray(K, dtype=float)
     if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
         raise ValueError(f"`K` must be a non-empty square kernel matrix of shape (n, n), got shape {K.shape}.")

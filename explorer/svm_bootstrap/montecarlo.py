@@ -44,13 +44,13 @@ from explorer.chunks import (
 )
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.resampling import occupation_args, sample_occupations
-from explorer.svm_bootstrap.classifier import NotSeparableError, SVMSolution, _kernel_labels_iv, fit_hard_margin
+from explorer.svm_bootstrap.classifier import NotSeparableError, SVMSolution, check_kernel_labels, fit_hard_margin
 from explorer.validation import positive_int, sample_sizes
 
 __all__ = ["NotSeparableError", "SVMSolution", "Sites", "LeaveOneOut", "FieldProbability",
            "Cancelled", "fit_hard_margin", "merge_identical", "zero_one_loss", "bootstrap_fields",
            "bootstrap_classification_error", "bootstrap_learning_curve", "probability_negative", "left_out_fields",
-           "leave_one_out", "loo_error"]
+           "leave_one_out", "loo_error", "check_counts"]
 
 # ----------------------------------------------------------------------------- identical inputs
 
@@ -378,7 +378,7 @@ def left_out_fields(fields: BootstrapPredictions, row: int) -> np.ndarray:
 
 
 def _fields_iv(K, y, row_site, K_test):
-    K, y = _kernel_labels_iv(K, y)
+    K, y = check_kernel_labels(K, y)
     n = y.size
     if row_site is None:
         row_site = np.arange(n)
@@ -435,8 +435,8 @@ def leave_one_out(K: ArrayLike, y: ArrayLike, *, counts: ArrayLike | None = None
     LeaveOneOut
         The leave-one-out margins y_i f^{\\i}(x_i) of shape (n_sites,), the error and the number of refits.
     """
-    K, y = _kernel_labels_iv(K, y)
-    counts = _counts_iv(counts, y.size)
+    K, y = check_kernel_labels(K, y)
+    counts = check_counts(counts, y.size)
     sol = fit_hard_margin(K, y) if solution is None else solution
     margins = sol.margins.copy()
     retrain = [i for i in sol.support if counts[i] == 1]
@@ -466,7 +466,25 @@ def loo_error(margins: np.ndarray, counts: np.ndarray) -> float:
     return float(np.sum((margins < 0) & (counts == 1)) / counts.sum())
 
 
-def _counts_iv(counts, n: int) -> np.ndarray:
+def check_counts(counts, n: int) -> np.ndarray:
+    """Validated row counts of the n sites (:attr:`Sites.counts`); None means one row per site.
+
+    Parameters
+    ----------
+    counts : array_like of int of shape (n,), or None
+        Number of data rows of every site, >= 1.
+    n : int
+        Number of sites.
+
+    Returns
+    -------
+    ndarray of int of shape (n,)
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is not of shape (n,), not integer or has an entry below 1.
+    """
     if counts is None:
         return np.ones(n, dtype=int)
     counts = np.asarray(counts)

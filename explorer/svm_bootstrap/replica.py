@@ -58,6 +58,7 @@ from scipy import optimize, special
 
 from explorer.bootstrap import replica
 from explorer.svm_bootstrap import montecarlo as svm
+from explorer.svm_bootstrap.classifier import check_kernel_labels
 
 __all__ = ["ConvergenceError", "SVMReplicaSolution", "InputFields", "LocalMoments", "SiteParameters",
            "local_moments", "site_parameters",
@@ -818,10 +819,10 @@ def self_consistency_residual(sol: SVMReplicaSolution, K: ArrayLike) -> float:
 
 
 def _validate(K, y, counts, S):
-    K, y = svm._kernel_labels_iv(K, y)
+    K, y = check_kernel_labels(K, y)
     if K.shape[0] < 2:
         raise ValueError(f"Need at least 2 training inputs, got {K.shape[0]}.")
-    counts = svm._counts_iv(counts, y.size)
+    counts = svm.check_counts(counts, y.size)
     if not (np.isfinite(S) and S > 0):
         raise ValueError(f"`S` must be positive, got {S}. S is the mean bootstrap sample size (eq. 7).")
     return K, y, counts, float(S)
