@@ -12,7 +12,6 @@ The state computes nothing until :meth:`SVMState.refresh` is first called (the t
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 from pathlib import Path
 
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used below)
@@ -24,8 +23,13 @@ from explorer.bootstrap import replica
 from explorer.progress import Hooks
 from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import replica as svm_replica
-from explorer.svm_bootstrap.experiments import SVMFieldComparison, SVMProblem, TheoryPoint
+from explorer.svm_bootstrap.experiments import (
+    SVMCurveMC,
+    SVMCurvePoint,
+    SVMFieldComparison,
+    SVMProblem,
+    SVMTheoryCurve,
+)
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
@@ -64,51 +68,8 @@ EXPORT_COLUMNS = {
 
 
 # ------------------------------------------------------------------------------------ result objects
-
-
-@dataclass(frozen=True)
-class SVMTheoryCurve:
-    """Theory ε(S) (eq. 17) on the grid computed so far, and the S → ∞ levels once known.
-
-    ``loo_approximate`` is eq. (20), the limit of the theory; ``loo_exact`` the literal leave-one-out
-    error, the limit of the Monte-Carlo bootstrap (None until computed).
-    """
-
-    points: tuple[TheoryPoint, ...]
-    grid: tuple[float, ...]
-    n: int
-    loo_approximate: float | None = None
-    loo_exact: float | None = None
-
-    @property
-    def complete(self) -> bool:
-        return len(self.points) == len(self.grid) and self.loo_exact is not None
-
-    @property
-    def unconverged(self) -> tuple[TheoryPoint, ...]:
-        return tuple(p for p in self.points if not p.converged)
-
-
-@dataclass(frozen=True)
-class SVMCurvePoint:
-    """Efron's bootstrap classification error (eq. 6) at one S/N from Monte-Carlo, with its standard error."""
-
-    s_over_n: float
-    mc_mean: float
-    mc_se: float
-    mc_samples: int
-
-
-@dataclass(frozen=True)
-class SVMCurveMC:
-    """Monte-Carlo points of the learning curve computed so far, in the order of ``grid``."""
-
-    points: tuple[SVMCurvePoint, ...]
-    grid: tuple[float, ...]
-
-    @property
-    def complete(self) -> bool:
-        return len(self.points) == len(self.grid)
+# SVMTheoryCurve, SVMCurvePoint and SVMCurveMC are the core stages' (explorer.svm_bootstrap.experiments), imported
+# above and re-exported here and by the package for the tests and notebooks that import them from the view.
 
 
 def describe_error(err: BaseException) -> str:
@@ -142,44 +103,22 @@ _FIELDS = lru("svm_bootstrap.fields", 16, weigh=lambda f: f.mc_fields.nbytes,
 # ------------------------------------------------------------------------------------ computations
 
 
+def _hooks(job: Job) -> Hooks:
+    """The core's hooks for ``job``: its progress, its stop flag and its partial results."""
+    return Hooks(progress=job.report, should_stop=job.should_stop, partial=job.partial)
+
+
 def _theory_curve(problem: SVMProblem, grid: tuple[float, ...], job: Job) -> SVMTheoryCurve:
-    """Theory at each S/N in turn (cancellable in between), then eq. (20) and literal leave-one-out."""
-    points: list[TheoryPoint] = []
-    hooks = Hooks(progress=job.report, should_stop=job.should_stop)
-    for j, v in enumerate(grid):
-        hooks.check(j, len(grid), "values of S/N")
-        job.report(j / (len(grid) + 1), f"replica theory at S/N = {v:g} ({j + 1}/{len(grid)})")
-        points.append(svm_experiments.theory_learning_curve(problem, [v])[0])
-        job.partial(SVMTheoryCurve(tuple(points), grid, problem.n))
-    job.report(len(grid) / (len(grid) + 1), "S → ∞: leave-one-out limits")
-    d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
-    counts = problem.sites.counts
-    approx = svm_replica.loo_limit(problem.K, problem.y_sites, counts=counts, solution=d0).error
-    job.partial(SVMTheoryCurve(tuple(points), grid, problem.n, approx))
-    exact = svm.leave_one_out(problem.K, problem.y_sites, counts=counts, solution=d0).error
-    return SVMTheoryCurve(tuple(points), grid, problem.n, approx, exact)
+    """The core's ``theory_curve``: the theory at each S/N in turn (cancellable in between), then eq. (20) and
+    literal leave-one-out, as ``explorer svm-curve`` computes them."""
+    return svm_experiments.theory_curve(problem, grid, hooks=_hooks(job))
 
 
 def _mc_curve(problem: SVMProblem, grid: tuple[float, ...], mc_samples: int, seed: int, job: Job,
               executor) -> SVMCurveMC:
-    """Efron's estimator at every S/N of ``grid`` (``svm.bootstrap_learning_curve``, all S at once on
-    ``executor``); ``job.partial`` gets the curve whenever one more S is complete.
-
-    The same root seed, grid and warm start (the SVM on D0) as ``svm_experiments.svm_learning_curve``: the
-    points equal ``explorer svm-curve``'s for the same seed.
-    """
-    d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
-    s_over_n = dict(zip((np.asarray(grid) * problem.n).tolist(), grid))
-
-    def as_points(curve) -> SVMCurveMC:
-        return SVMCurveMC(tuple(SVMCurvePoint(float(s_over_n[S]), float(value), float(se), mc_samples)
-                                for S, value, se in zip(curve.s_values.tolist(), curve.value, curve.se)), grid)
-
-    curve = svm.bootstrap_learning_curve(
-        problem.K, problem.y_sites, np.asarray(grid) * problem.n, mc_samples, row_site=problem.sites.row_site,
-        rng=seed, init=d0, executor=executor,
-        hooks=Hooks(progress=job.report, should_stop=job.should_stop, partial=lambda c: job.partial(as_points(c))))
-    return as_points(curve)
+    """The core's ``mc_curve`` on ``executor`` with the root seed ``seed``: the points equal ``explorer
+    svm-curve``'s for the same seed."""
+    return svm_experiments.mc_curve(problem, grid, mc_samples, rng=seed, executor=executor, hooks=_hooks(job))
 
 
 def _field(problem: SVMProblem, v: float, mc_samples: int, seed: int, job: Job, executor) -> SVMFieldComparison:
