@@ -23,7 +23,7 @@ import numpy as np
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "Chunk", "ChunkTask", "Executor", "InProcess", "IN_PROCESS", "SeedLike",
-           "root_seed", "item_generator", "plan_chunks", "run_chunks", "run_groups", "stack_rows"]
+           "root_seed", "item_generator", "child_seed", "plan_chunks", "run_chunks", "run_groups", "stack_rows"]
 
 DEFAULT_CHUNK_SIZE = 32
 """Items per chunk unless a caller says otherwise (a GP sample on boston costs ~2 ms, so ~60 ms a chunk)."""
@@ -103,9 +103,27 @@ def item_generator(root: np.random.SeedSequence, group: int, item: int) -> np.ra
     -------
     numpy.random.Generator
     """
-    child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(group), int(item)),
-                                   pool_size=root.pool_size)
-    return np.random.default_rng(child)
+    return np.random.default_rng(child_seed(root, group, item))
+
+
+def child_seed(root: np.random.SeedSequence, *indices: int) -> np.random.SeedSequence:
+    """The descendant ``root.spawn(.)[i].spawn(.)[j]...`` of ``root`` for ``indices = (i, j, ...)``.
+
+    Built directly from the spawn key, without spawning from ``root`` (see :func:`item_generator`).
+
+    Parameters
+    ----------
+    root : numpy.random.SeedSequence
+        The job's root (not spawned from before: ``n_children_spawned == 0``).
+    *indices : int
+        The child's index at each level below ``root``.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+    """
+    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, *(int(i) for i in indices)),
+                                  pool_size=root.pool_size)
 
 
 def plan_chunks(group_sizes: Sequence[int], chunk_size: int = DEFAULT_CHUNK_SIZE) -> tuple[Chunk, ...]:
@@ -208,7 +226,7 @@ def run_chunks(task: ChunkTask, shared: Any, chunks: Sequence[Chunk], root: np.r
         finished += 1
         if on_chunk is not None:
             on_chunk(chunk, rows)
-        hooks.report(done / total if total else 1.0, f"{done}/{total} {unit}")
+        hooks.step(done, total, unit)
     if finished < len(chunks):
         raise Cancelled(*(hooks.count or (done, total, unit)))
     return results

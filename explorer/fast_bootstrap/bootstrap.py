@@ -29,7 +29,7 @@ from explorer.validation import positive_int
 
 __all__ = ["complexity_grid", "apparent_error", "bootstrap_optimism", "full_bootstrap", "polynomial_f_test",
            "fast_bootstrap", "check_f_test", "FTest", "PolynomialFTest", "BootstrapCurve", "FastBootstrapCurve", "Cancelled",
-           "REPLICATION_CHUNK_SIZE"]
+           "REPLICATION_CHUNK_SIZE", "check_grid"]
 
 #: Bootstrap replications per chunk (the unit of work of an executor, of progress and of cancellation). A
 #: replication refits Q models: ~6 ms for the LS-SVM and ~40 ms for the RBFN at Table 1 (N = 200), ~1.5 s for
@@ -220,11 +220,6 @@ def _optimism_chunk(shared, chunk: Chunk, root, model, grid) -> np.ndarray:
     return out
 
 
-def _child_seed(root: np.random.SeedSequence, k: int) -> np.random.SeedSequence:
-    """Child k of ``root`` (``root.spawn(.)[k]``) built from its spawn key, without spawning from ``root``."""
-    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(k)), pool_size=root.pool_size)
-
-
 def full_bootstrap(model, X, y, grid, n_replications: int = 100, *, rng: SeedLike = None,
                    apparent: np.ndarray | None = None, chunk_size: int = REPLICATION_CHUNK_SIZE,
                    executor: Executor | None = None, hooks: Hooks | None = None) -> BootstrapCurve:
@@ -390,7 +385,7 @@ def fast_bootstrap(model, X, y, grid, sample_grid, n_replications: int = 10, *, 
     (8.0, 2, 0.042)
     """
     X, y, grid = _data_iv(X, y, grid)
-    sample_grid = _grid_iv(sample_grid, "sample_grid")
+    sample_grid = check_grid(sample_grid, "sample_grid")
     if log_complexity and (np.any(grid <= 0) or np.any(sample_grid <= 0)):
         raise ValueError("`log_complexity=True` needs positive complexities; the grid has values ≤ 0.")
     root = root_seed(rng)
@@ -416,7 +411,25 @@ def _se(opt: np.ndarray) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- validation
 
-def _grid_iv(grid, name="grid") -> np.ndarray:
+def check_grid(grid, name: str = "grid") -> np.ndarray:
+    """A grid of complexities as a float array, checked to be non-empty, finite and strictly increasing.
+
+    Parameters
+    ----------
+    grid : array_like of shape (G,)
+        The complexities (a scalar is a grid of one).
+    name : str, optional
+        Name of the argument, for the message.
+
+    Returns
+    -------
+    ndarray of shape (G,)
+
+    Raises
+    ------
+    ValueError
+        If ``grid`` is empty, not 1-D, not finite or not strictly increasing.
+    """
     g = np.atleast_1d(np.asarray(grid, dtype=float))
     if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g)):
         raise ValueError(f"`{name}` must be a non-empty 1-D list of finite complexities, got {grid!r}.")
@@ -434,7 +447,7 @@ def _data_iv(X, y, grid):
         raise ValueError(f"the bootstrap needs at least 3 data points, got {y.size}.")
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
         raise ValueError("`X` and `y` must be finite; found NaN or inf. Clean the data first.")
-    return X, y, _grid_iv(grid)
+    return X, y, check_grid(grid)
 
 
 def _replications_iv(J) -> int:

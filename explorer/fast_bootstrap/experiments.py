@@ -15,7 +15,7 @@ import numpy as np
 from scipy.spatial.distance import pdist
 
 from explorer.bootstrap.replica import ConvergenceError, bootstrap_optimism, solve_replica
-from explorer.chunks import Executor, SeedLike, item_generator, root_seed
+from explorer.chunks import Executor, SeedLike, child_seed, item_generator, root_seed
 from explorer.datasets import Dataset
 from explorer.fast_bootstrap import bootstrap as fastboot
 from explorer.fast_bootstrap.lssvm import LSSVM
@@ -250,7 +250,7 @@ def replica_optimism(model: LSSVM, X: np.ndarray, y: np.ndarray, grid: np.ndarra
     ReplicaOptimism
         E^{A,I} and E^{A,A} (bootstrap averages of eqs. 4 and 3) and convergence at every γ.
     """
-    grid = fastboot._grid_iv(grid)
+    grid = fastboot.check_grid(grid)
     K = model.kernel(X) + (Constant(BIAS_VARIANCE)(X) if model.bias else 0.0)
     yc = y - y.mean() if model.bias else y
     rows, previous = [], None
@@ -260,7 +260,7 @@ def replica_optimism(model: LSSVM, X: np.ndarray, y: np.ndarray, grid: np.ndarra
         previous = _replica_solution(K, yc, 1.0 / gamma, y.size, tol, previous)
         errors = bootstrap_optimism(previous)
         rows.append((errors.validation, errors.training, previous.converged))
-        hooks.report((k + 1) / grid.size, f"replica theory γ = {gamma:g}")
+        hooks.step(k + 1, grid.size, "values of γ", "replica theory")
     v, t, ok = (np.array(c) for c in zip(*rows))
     return ReplicaOptimism(grid=grid, validation_error=v, training_error=t, converged=ok.astype(bool))
 
@@ -386,9 +386,9 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
     fam = make_model(model, data, **(model_options or {}))
     prepared, grids = prepare_data(data), setting.grids()
     X, y, grid, sample_grid = prepared.X, prepared.y, grids.full, grids.fast
-    fastboot._f_test_iv(sample_grid, sample_grid, kappa0, kappa1, 0.05)  # fail before any training
+    fastboot.check_f_test(sample_grid.size, kappa0, kappa1)  # fail before any training
     root = root_seed(rng)
-    seed_fast, seed_full = (fastboot._child_seed(root, k) for k in (1, 2))
+    seed_fast, seed_full = (child_seed(root, k) for k in (1, 2))
     run = dict(chunk_size=chunk_size, executor=executor)
     hooks = hooks or NO_HOOKS
     plan = _Plan(setting, grid.size, sample_grid.size, with_full, hooks)
