@@ -26,7 +26,7 @@ from explorer.kernels import Kernel, make_kernel
 
 __all__ = [
     "Dataset", "DatasetError", "GENERATED", "GENERATED_DATA_SEED", "TEACHER_KERNELS", "available", "load", "load_csv",
-    "find_csv_files", "teacher_covariance",
+    "find_csv_files", "teacher_covariance", "holdout_split",
     "toy_function", "gp_teacher", "nar_embedding", "load_series_csv", "STANDARDIZE_DDOF", "Standardization",
     "standardization",
 ]
@@ -375,7 +375,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _holdout_split(dataset: Dataset, holdout: int, min_train: int, min_train_words: str | None = None) -> tuple:
+def holdout_split(dataset: Dataset, holdout: int, min_train: int, min_train_words: str | None = None) -> tuple:
     """The first ``holdout`` rows as test rows, the rest as training rows (the bootstrap problems' split).
 
     Parameters

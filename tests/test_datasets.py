@@ -473,13 +473,13 @@ def test_subset_error():
 
 def test_holdout_split_keeps_the_leading_rows_for_testing_and_names_the_minimum():
     data = datasets.load("boston")
-    X, y, X_test, y_test = datasets._holdout_split(data, 5, 10)
+    X, y, X_test, y_test = datasets.holdout_split(data, 5, 10)
     np.testing.assert_array_equal(X_test, data.inputs[:5])
     np.testing.assert_array_equal(y_test, data.targets[:5])
     np.testing.assert_array_equal(X, data.inputs[5:])
     np.testing.assert_array_equal(y, data.targets[5:])
-    assert datasets._holdout_split(data, 0, 10)[2:] == (None, None)
+    assert datasets.holdout_split(data, 0, 10)[2:] == (None, None)
     with pytest.raises(ValueError, match=rf"between 0 and {data.n - 2} \(two training rows must remain\), got -1"):
-        datasets._holdout_split(data, -1, 2, "two")
+        datasets.holdout_split(data, -1, 2, "two")
     with pytest.raises(ValueError, match=rf"between 0 and {data.n - 10} \(10 training rows must remain\)"):
-        datasets._holdout_split(data, data.n - 9, 10)
+        datasets.holdout_split(data, data.n - 9, 10)

@@ -14,7 +14,7 @@ import numpy as np
 
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike, item_generator, root_seed
-from explorer.datasets import Dataset, _holdout_split
+from explorer.datasets import Dataset, holdout_split
 from explorer.gp_bootstrap import mean_field, montecarlo, variational
 from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
 from explorer.gp_bootstrap.stages import (
@@ -122,7 +122,7 @@ def regression_problem(
     if dataset.task != "regression":
         raise ValueError(f"Dataset {dataset.name!r} is a {dataset.task} task; the GP-regression bootstrap "
                          "needs a real-valued target.")
-    X, y, X_test, y_test = _holdout_split(dataset, holdout, 10)
+    X, y, X_test, y_test = holdout_split(dataset, holdout, 10)
     if kernel is None:
         kernel = paper_rbf(X, l2=PAPER_L2, scale="sd")
     if not (np.isfinite(noise_var) and noise_var > 0):

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from explorer.chunks import Executor, SeedLike, root_seed
-from explorer.datasets import Dataset, _holdout_split
+from explorer.datasets import Dataset, holdout_split
 from explorer.kernels import Kernel, SquaredExponential
 from explorer.progress import NO_HOOKS, Hooks, best_time
 from explorer.svm_bootstrap import montecarlo as svm
@@ -145,7 +145,7 @@ def svm_problem(dataset: Dataset, lengthscale: float | Sequence[float] = BROAD_L
         raise ValueError(f"Dataset {dataset.name!r} is a {dataset.task} task; the SVM bootstrap needs two classes "
                          "(labels -1/+1). Load a classification dataset or give --target a two-class column.")
     data = dataset.standardized() if standardize else dataset
-    X, y, X_test, y_test = _holdout_split(data, holdout, 2, "two")
+    X, y, X_test, y_test = holdout_split(data, holdout, 2, "two")
     if kernel is None:
         kernel = SquaredExponential(lengthscale=_lengthscale_iv(lengthscale, data.d))
     sites = svm.merge_identical(X, y)
