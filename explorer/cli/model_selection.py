@@ -29,6 +29,7 @@ from explorer.cli.common import (
 from explorer.kernels import KERNEL_NAMES
 from explorer.model_selection import criteria as selection
 from explorer.model_selection import experiments as selection_experiments
+from explorer.model_selection import stages
 from explorer.model_selection.problem import SelectionProblem, selection_problem
 
 __all__ = ["register", "SELECT_CRITERIA"]
@@ -179,14 +180,10 @@ def select(args) -> Output:
             "n_test": problem.n_test if problem.n_test else None}
     if args.rank:
         return _select_ranking(args, criteria, data, problem)
-    X, y = problem.X, problem.y
-    start = selection.initial_hyperparameters(args.kernel, X, y)
-    results = selection.select_hyperparameters(
-        X, y, start.kernel, criteria, noise_var=start.noise_var, rng=args.seed, n_restarts=args.restarts, max_iter=args.max_iter,
-        X_test=problem.X_test, y_test=problem.y_test, n_folds=args.folds, n_partitions=args.partitions,
-        n_subsets=args.subsets, n_objects=args.objects, entropy=args.asc_entropy)
+    fits = stages.selection_fits(problem, args.kernel, criteria, n_restarts=args.restarts, max_iter=args.max_iter,
+                                 options=_criterion_options(args), rng=args.seed)
     per = {}
-    for r in results:
+    for r in fits.results:
         per[r.criterion] = {"label": selection.CRITERION_LABELS[r.criterion], "hyperparameters": r.hyperparameters,
                             "value": r.value, "converged": r.converged, "n_restarts": r.n_restarts,
                             "n_failed": r.n_failed, "n_evaluations": r.n_evaluations, "n_excluded": r.n_excluded}
@@ -196,6 +193,12 @@ def select(args) -> Output:
     return Output(payload, format_select(payload))
 
 
+def _criterion_options(args) -> dict:
+    """The criteria's options from the flags (``make_criterion``'s keywords)."""
+    return dict(n_folds=args.folds, n_partitions=args.partitions, n_subsets=args.subsets, n_objects=args.objects,
+                entropy=args.asc_entropy)
+
+
 def _select_ranking(args, criteria, data: dict, problem: SelectionProblem) -> Output:
     names = [k.strip() for k in args.rank.split(",") if k.strip()]
     bad = [k for k in names if k not in KERNEL_NAMES]
@@ -203,11 +206,8 @@ def _select_ranking(args, criteria, data: dict, problem: SelectionProblem) -> Ou
         raise ValueError(f"--rank: unknown covariance function(s) {bad[:5] or 'none given'}; choose from "
                          f"{', '.join(KERNEL_NAMES)}.")
     _no_repeats("--rank", names)
-    rows = selection.rank_functional_forms(
-        problem.X, problem.y, names, select_by=args.select_by, rank_by=criteria, rng=args.seed,
-        n_restarts=args.restarts, max_iter=args.max_iter, X_test=problem.X_test, y_test=problem.y_test,
-        n_folds=args.folds, n_partitions=args.partitions, n_subsets=args.subsets, n_objects=args.objects,
-        entropy=args.asc_entropy)
+    rows = stages.functional_form_ranking(problem, names, args.select_by, criteria, n_restarts=args.restarts,
+                                          max_iter=args.max_iter, options=_criterion_options(args), rng=args.seed).rows
     ranking = [{"kernel": r.kernel_name, "hyperparameters": r.selection.hyperparameters, "values": r.values,
                 "ranks": r.ranks, **({"smse": r.test.smse, "msll": r.test.msll} if r.test else {})} for r in rows]
     payload = {"data": data, "select_by": args.select_by, "seed": args.seed, "ranking": ranking}

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,16 +22,17 @@ import param
 from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.chunks import IN_PROCESS, Executor
-from explorer.kernels import KERNEL_NAMES, Kernel, make_kernel
-from explorer.model_selection import asc
-from explorer.model_selection import criteria as selection
-from explorer.model_selection.criteria import (
-    CRITERIA,
-    CriterionCurve,
-    RankingRow,
-    SelectionResult,
-)
+from explorer.kernels import KERNEL_NAMES, make_kernel
+from explorer.model_selection import asc, stages
+from explorer.model_selection.criteria import CRITERIA
 from explorer.model_selection.problem import SelectionProblem, selection_problem
+from explorer.model_selection.stages import (
+    TEACHER_HYPERPARAMETERS,
+    SelectionCurves,
+    SelectionFits,
+    SelectionRanking,
+    reference_hyperparameters,
+)
 from explorer.progress import Hooks
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
@@ -53,8 +53,6 @@ SELECTION_DATASETS = ("teacher", "toy", "boston")
 JOB_KINDS = ("curves", "optima", "ranking")
 #: Every hyperparameter a curve can sweep (the kernel decides which of them exist).
 CURVE_PARAMETERS = ("lengthscale", "signal_std", "noise_std", "alpha", "period")
-#: The teacher of seed 001 §5.1 (ℓ = 1, σ_f = 1, σ_n = 0.1, α = 1/2, T = 2): the fixed values of its curves.
-TEACHER_HYPERPARAMETERS = {"lengthscale": 1.0, "signal_var": 1.0, "alpha": 0.5, "period": 2.0, "noise_var": 0.01}
 #: Controls that change what has to be computed.
 _COMPUTE_PARAMETERS = ("dataset", "target", "n_points", "n_test", "standardize", "kernel", "parameter", "criteria",
                        "curve_points", "curve_decades", "n_folds", "n_partitions", "n_objects", "entropy",
@@ -66,46 +64,8 @@ EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPoin
                    IndexError)
 
 # ------------------------------------------------------------------------------------ result objects
-
-
-@dataclass(frozen=True, eq=False)
-class SelectionCurves:
-    """Criterion curves computed so far, in the order of ``criteria``, around the reference hyperparameters."""
-
-    curves: tuple[CriterionCurve, ...]
-    criteria: tuple[str, ...]
-    parameter: str
-    reference: dict
-
-    @property
-    def complete(self) -> bool:
-        return len(self.curves) == len(self.criteria)
-
-
-@dataclass(frozen=True, eq=False)
-class SelectionFits:
-    """The hyperparameters selected by each criterion so far, in the order of ``criteria``."""
-
-    results: tuple[SelectionResult, ...]
-    criteria: tuple[str, ...]
-
-    @property
-    def complete(self) -> bool:
-        return len(self.results) == len(self.criteria)
-
-
-@dataclass(frozen=True, eq=False)
-class SelectionRanking:
-    """Functional forms optimised by ``select_by`` and ranked by ``rank_by`` (ranks once ``complete``)."""
-
-    rows: tuple[RankingRow, ...]
-    kernels: tuple[str, ...]
-    select_by: str
-    rank_by: tuple[str, ...]
-
-    @property
-    def complete(self) -> bool:
-        return len(self.rows) == len(self.kernels)
+# SelectionCurves, SelectionFits, SelectionRanking, TEACHER_HYPERPARAMETERS and reference_hyperparameters are the
+# core stages' (explorer.model_selection.stages), imported above and re-exported for the code that imports them here.
 
 
 def describe_error(err: BaseException) -> str:
@@ -142,21 +102,6 @@ def _curve_parameters(kernel_name: str) -> list[str]:
     return [("signal_std" if n == "signal_var" else n) for n in names] + ["noise_std"]
 
 
-def reference_hyperparameters(problem: SelectionProblem, kernel_name: str) -> tuple[Kernel, float]:
-    """The fixed hyperparameters of the curves: the teacher's (§5.1) on teacher data, else the data-scaled
-    start of :func:`selection.initial_hyperparameters`."""
-    if not problem.teacher:
-        start = selection.initial_hyperparameters(kernel_name, problem.X, problem.y)
-        return start.kernel, start.noise_var
-    names = make_kernel(kernel_name, problem.d).hyperparameter_names
-    hyper = {k: v for k, v in TEACHER_HYPERPARAMETERS.items() if k in names}
-    return make_kernel(kernel_name, problem.d, **hyper), TEACHER_HYPERPARAMETERS["noise_var"]
-
-
-def _criterion(name: str, problem: SelectionProblem, gen, options: dict):
-    return selection.make_criterion(name, problem.n, rng=gen, **options)
-
-
 def job_hooks(job: Job, partial: Callable[[object], None] | None = None) -> Hooks:
     """The core's hooks for ``job``: its progress, its stop flag, ``partial`` for partial results."""
     return Hooks(progress=job.report, should_stop=job.should_stop, partial=partial)
@@ -164,53 +109,26 @@ def job_hooks(job: Job, partial: Callable[[object], None] | None = None) -> Hook
 
 def _curves(problem, kernel_name, parameter, points, decades, criteria, options, seed, job: Job,
             executor: Executor = IN_PROCESS) -> SelectionCurves:
-    """Each criterion along ``parameter`` in turn (cancellable in between), each curve one task on ``executor``;
-    ``job.partial`` after each."""
-    kernel, noise_var = reference_hyperparameters(problem, kernel_name)
-    reference = selection.hyperparameter_dict(kernel, noise_var)
-    centre = float(reference[parameter])
-    grid = np.geomspace(centre * 10.0**-decades, centre * 10.0**decades, points)
-    gen = np.random.default_rng(seed)
-    hooks, n = job_hooks(job), len(criteria)
-    done: list[CriterionCurve] = []
-    out = SelectionCurves((), criteria, parameter, reference)
-    for j, name in enumerate(criteria):
-        hooks.check(j, n, "criteria")
-        label = f"curve of {name} ({j + 1}/{n})"
-        hooks.report(j / n, label)
-        crit = _criterion(name, problem, gen, options)  # here: its random folds or partitions come from ``gen``
-        done.append(executor.call(selection.criterion_curve, (crit, kernel, problem.X, problem.y, noise_var,
-                                                              parameter, grid), {},
-                                  hooks.sub(j / n, 1 / n, label, count=(j, n, "criteria"))))
-        out = SelectionCurves(tuple(done), criteria, parameter, reference)
-        job.partial(out)
-    return out
+    """The core's ``criterion_curves``: each criterion in turn (cancellable in between), one task on ``executor``
+    each, ``job.partial`` after each."""
+    return stages.criterion_curves(problem, kernel_name, parameter, criteria, points=points, decades=decades,
+                                   options=options, rng=seed, executor=executor, hooks=job_hooks(job, job.partial))
 
 
 def _optima(problem, kernel_name, criteria, options, restarts, max_iter, seed, job: Job,
             executor: Executor = IN_PROCESS) -> SelectionFits:
-    """:func:`selection.select_hyperparameters` from the data-scaled start (one task on ``executor``: its restarts
-    share one generator), each criterion's result published."""
-    start = selection.initial_hyperparameters(kernel_name, problem.X, problem.y)
-    test = {} if problem.X_test is None else {"X_test": problem.X_test, "y_test": problem.y_test}
-    results = executor.call(
-        selection.select_hyperparameters, (problem.X, problem.y, start.kernel, criteria),
-        dict(noise_var=start.noise_var, rng=seed, n_restarts=restarts, max_iter=max_iter, **test, **options),
-        job_hooks(job, lambda done: job.partial(SelectionFits(done, criteria))))
-    return SelectionFits(results, criteria)
+    """The core's ``selection_fits`` (as ``explorer select``), each criterion's result published."""
+    return stages.selection_fits(problem, kernel_name, criteria, n_restarts=restarts, max_iter=max_iter,
+                                 options=options, rng=seed, executor=executor, hooks=job_hooks(job, job.partial))
 
 
 def _ranking(problem, kernels, select_by, rank_by, options, restarts, max_iter, seed, job: Job,
              executor: Executor = IN_PROCESS) -> SelectionRanking:
-    """:func:`selection.rank_functional_forms` (one task on ``executor``), the rows published (without ranks)
+    """The core's ``functional_form_ranking`` (as ``explorer select --rank``), the rows published (without ranks)
     after each kernel."""
-    test = {} if problem.X_test is None else {"X_test": problem.X_test, "y_test": problem.y_test}
-    rows = executor.call(
-        selection.rank_functional_forms, (problem.X, problem.y, kernels),
-        dict(select_by=select_by, rank_by=rank_by, rng=seed, n_restarts=restarts, max_iter=max_iter, **test,
-             **options),
-        job_hooks(job, lambda done: job.partial(SelectionRanking(done, kernels, select_by, rank_by))))
-    return SelectionRanking(rows, kernels, select_by, rank_by)
+    return stages.functional_form_ranking(problem, kernels, select_by, rank_by, n_restarts=restarts,
+                                          max_iter=max_iter, options=options, rng=seed, executor=executor,
+                                          hooks=job_hooks(job, job.partial))
 
 
 # ------------------------------------------------------------------------------------ the state
