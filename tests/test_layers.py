@@ -76,3 +76,78 @@ def test_no_paper_imports_another_paper(paper):
     found = {f"{path.name}: {name}" for path in (Path(root) / paper).glob("*.py")
              for name in _imported_modules(path) if name.startswith(others)}
     assert not found, f"explorer.{paper} imports another paper: {sorted(found)}"
+
+
+# A leading underscore means "only this module" (STYLE.md); another module that needs the name gets a public one.
+# Counted: `from explorer.x import _name` and `module._name` where `module` is an imported explorer module, in every
+# module of explorer/ (views and app too). Not counted: dunder names, attributes of objects (self._x, a subclass
+# using its base class's), private attributes of Panel, param or Bokeh objects.
+MAX_PRIVATE_USES = 3
+#: "user module: explorer.home._name" -> why it stays.
+PRIVATE_USES_ALLOWED: dict[str, str] = {}
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _source_module(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")[: len(module.split(".")) - node.level + is_package]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _private_uses(path: Path, root: Path, modules: set[str]) -> list[str]:
+    """``"user: explorer.home._name"`` for each use in ``path`` of another explorer module's private name."""
+    module, tree = _module_name(path, root), ast.parse(path.read_text())
+    aliases, uses = {}, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases |= {a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
+                        for a in node.names if a.name.split(".")[0] == "explorer"}
+        elif isinstance(node, ast.ImportFrom):
+            source = _source_module(node, module, path.name == "__init__.py")
+            if source.split(".")[0] != "explorer":
+                continue
+            uses += [f"{source}.{a.name}" for a in node.names if _is_private(a.name) and source != module]
+            aliases |= {a.asname or a.name: f"{source}.{a.name}" for a in node.names if f"{source}.{a.name}" in modules}
+    for node in ast.walk(tree):
+        chain, value = [], getattr(node, "value", None)
+        if not (isinstance(node, ast.Attribute) and _is_private(node.attr)):
+            continue
+        while isinstance(value, ast.Attribute):
+            chain, value = [value.attr, *chain], value.value
+        home = ".".join([aliases.get(getattr(value, "id", None), ""), *chain])
+        if home in modules and home != module:
+            uses.append(f"{home}.{node.attr}")
+    return [f"{module}: {use}" for use in uses]
+
+
+def test_no_module_uses_another_modules_private_names():
+    root = Path(next(iter(explorer.__path__)))
+    files = sorted(root.rglob("*.py"))
+    modules = {_module_name(path, root) for path in files}
+    uses = sorted(use for path in files for use in _private_uses(path, root, modules))
+    print(f"{len(uses)} uses of another module's private names:", *uses, sep="\n  ")
+    assert not [use for use in uses if use not in PRIVATE_USES_ALLOWED], "give these a public name (STYLE.md)"
+    assert len(uses) <= MAX_PRIVATE_USES, uses
+    assert set(PRIVATE_USES_ALLOWED) <= set(uses), "the allow-list names a use that is gone: remove it"
+
+
+def test_the_private_name_check_sees_imports_and_module_attributes_only(tmp_path):
+    root = tmp_path / "explorer"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "home.py").write_text("def _f(): pass\n")
+    user = root / "user.py"
+    user.write_text("from explorer.sub import home\nfrom explorer.sub import home as h\nfrom explorer.sub.home import _f\n"
+                    "import numpy as np\n\nclass A(home.Base):\n    def g(self):\n        return self._x, super()._y\n\n"
+                    "home._f(), h._g, h.__doc__, np._core, h.thing._z\n")
+    modules = {"explorer", "explorer.sub", "explorer.sub.home", "explorer.user"}
+    assert sorted(_private_uses(user, root, modules)) == [
+        "explorer.user: explorer.sub.home._f", "explorer.user: explorer.sub.home._f", "explorer.user: explorer.sub.home._g"]
