@@ -151,13 +151,10 @@ def check_data(kernel: Kernel, X, y, noise_var: float,
 
     Parameters
     ----------
-    kernel : Kernel
-    X : array_like of shape (n, d)
-    y : array_like of shape (n,)
-    noise_var : float
-        σ² >= 0 (> 0 with ``eval_gradient``, whose last entry is ∂/∂log σ²).
+    kernel, X, y, noise_var
+        As in :func:`fit`; ``noise_var`` > 0 with ``eval_gradient``.
     eval_gradient : bool, optional
-        Whether a gradient will be taken.
+        Whether a gradient with respect to log σ² (the last entry) will be taken.
 
     Returns
     -------

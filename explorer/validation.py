@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["as_float", "show", "finite", "positive_int", "positive_S", "s_over_n_grid", "sample_sizes",
-           "held_out_inputs"]
+__all__ = ["as_float", "show", "finite", "positive_int", "positive_S", "s_over_n_grid", "mc_curve_grid",
+           "sample_sizes", "held_out_inputs"]
 
 
 def as_float(x: object) -> float:
@@ -128,6 +128,33 @@ def s_over_n_grid(s_over_n: Sequence[float], per: str = "data point") -> np.ndar
     if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
         raise ValueError(f"`s_over_n` must be positive numbers (S/N, the bootstrap size per {per}), "
                          f"got {list(np.atleast_1d(s_over_n))}.")
+    return grid
+
+
+def mc_curve_grid(s_over_n: Sequence[float], mc_samples: int, per: str = "data point") -> np.ndarray:
+    """The S/N grid of a Monte-Carlo learning curve (:func:`s_over_n_grid`), with ``mc_samples`` >= 1 checked.
+
+    Parameters
+    ----------
+    s_over_n : sequence of float
+        Bootstrap sizes S/N, positive and finite.
+    mc_samples : int
+        Monte-Carlo bootstrap samples per S.
+    per : str, optional
+        What N counts, for the message ("data point", "data row").
+
+    Returns
+    -------
+    ndarray of shape (k,)
+
+    Raises
+    ------
+    ValueError
+        If ``s_over_n`` holds a non-positive or non-finite value or ``mc_samples`` < 1.
+    """
+    grid = s_over_n_grid(s_over_n, per)
+    if mc_samples < 1:
+        raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
     return grid
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from explorer import progress
-from explorer.validation import held_out_inputs, s_over_n_grid, sample_sizes
+from explorer.validation import held_out_inputs, mc_curve_grid, s_over_n_grid, sample_sizes
 
 
 def test_s_over_n_grid_accepts_positive_numbers_as_float_array():
@@ -21,6 +21,15 @@ def test_s_over_n_grid_rejects_empty_nonpositive_or_nonfinite(bad):
 def test_s_over_n_grid_message_names_what_n_counts():
     with pytest.raises(ValueError, match=r"bootstrap size per data row\), got \["):
         s_over_n_grid([0.0], per="data row")
+
+
+
+def test_mc_curve_grid_checks_the_grid_first_then_the_sample_count():
+    np.testing.assert_array_equal(mc_curve_grid([0.5, 2], 1), [0.5, 2.0])
+    with pytest.raises(ValueError, match=r"`mc_samples` must be at least 1, got 0\."):
+        mc_curve_grid([0.5], 0)
+    with pytest.raises(ValueError, match=r"bootstrap size per data row\), got \["):
+        mc_curve_grid([0.0], 0, per="data row")
 
 
 def test_sample_sizes():

@@ -29,7 +29,7 @@ from explorer.gp_bootstrap.stages import (
 )
 from explorer.kernels import Kernel, paper_rbf
 from explorer.progress import NO_HOOKS, Hooks, best_time
-from explorer.validation import held_out_inputs, s_over_n_grid
+from explorer.validation import held_out_inputs, mc_curve_grid, s_over_n_grid
 
 __all__ = [
     "RegressionProblem",
@@ -282,9 +282,7 @@ def learning_curve_comparison(
     ValueError
         If ``s_over_n`` holds a non-positive or non-finite value or ``mc_samples`` < 1.
     """
-    grid = s_over_n_grid(s_over_n)
-    if mc_samples < 1:
-        raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
+    grid = mc_curve_grid(s_over_n, mc_samples)
     loss_params = dict(loss_params or {})
     root = root_seed(rng)
     n = problem.n

@@ -23,7 +23,7 @@ from explorer.chunks import Executor, SeedLike
 from explorer.gp_bootstrap import mean_field, montecarlo, variational
 from explorer.losses import get_loss
 from explorer.progress import NO_HOOKS, Hooks
-from explorer.validation import s_over_n_grid
+from explorer.validation import mc_curve_grid, s_over_n_grid
 
 if TYPE_CHECKING:
     from explorer.gp_bootstrap.experiments import RegressionProblem
@@ -233,10 +233,8 @@ def mc_curve(problem: RegressionProblem, s_over_n: Sequence[float], mc_samples: 
 
     Parameters
     ----------
-    problem : RegressionProblem
-        Training data, kernel matrix and noise.
-    s_over_n : sequence of float, length n_S
-        Bootstrap sizes per data point (positive).
+    problem, s_over_n
+        As in :func:`replica_curve`.
     mc_samples : int
         Monte-Carlo bootstrap samples per S.
     loss, loss_params
@@ -259,9 +257,7 @@ def mc_curve(problem: RegressionProblem, s_over_n: Sequence[float], mc_samples: 
     ValueError
         If ``s_over_n`` holds a non-positive or non-finite value or ``mc_samples`` < 1.
     """
-    grid = s_over_n_grid(s_over_n)
-    if mc_samples < 1:
-        raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
+    grid = mc_curve_grid(s_over_n, mc_samples)
     hooks = hooks or NO_HOOKS
     S_values = grid * problem.n
     by_size = dict(zip(S_values.tolist(), grid.tolist()))

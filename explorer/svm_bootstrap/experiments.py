@@ -19,7 +19,7 @@ from explorer.kernels import Kernel, SquaredExponential
 from explorer.progress import NO_HOOKS, Hooks, best_time
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import replica as svm_replica
-from explorer.validation import held_out_inputs, s_over_n_grid
+from explorer.validation import held_out_inputs, mc_curve_grid, s_over_n_grid
 
 __all__ = [
     "BROAD_LENGTHSCALE",
@@ -321,9 +321,7 @@ def svm_learning_curve(
     ValueError
         If ``s_over_n`` holds a non-positive or non-finite value or ``mc_samples`` < 1.
     """
-    grid = s_over_n_grid(s_over_n, per="data row")
-    if mc_samples < 1:
-        raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
+    grid = mc_curve_grid(s_over_n, mc_samples, per="data row")
     root = root_seed(rng)
     hooks = hooks or NO_HOOKS
     theory = theory_curve(problem, grid, tol=tol, exact_loo=exact_loo, hooks=hooks.sub(0.0, 0.1))
@@ -491,9 +489,7 @@ def mc_curve(problem: SVMProblem, s_over_n: Sequence[float], mc_samples: int, *,
     ValueError
         If ``s_over_n`` holds a non-positive or non-finite value or ``mc_samples`` < 1.
     """
-    grid = s_over_n_grid(s_over_n, per="data row")
-    if mc_samples < 1:
-        raise ValueError(f"`mc_samples` must be at least 1, got {mc_samples}.")
+    grid = mc_curve_grid(s_over_n, mc_samples, per="data row")
     hooks = hooks or NO_HOOKS
     d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
     S_values, as_tuple = grid * problem.n, tuple(grid.tolist())
