@@ -33,7 +33,7 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
-from explorer.progress import Cancelled, Hooks
+from explorer.progress import Cancelled, Hooks, Progress
 
 __all__ = ["EngineError", "Engine", "DaskExecutor", "connect", "local_workers", "shared_engine", "SCHEDULER_ENV",
            "use_single_threaded_blas", "job_order"]
@@ -207,7 +207,7 @@ def _call_with_relayed_hooks(function, args, kwargs, stop_name: str, queue_name:
     stop, queue = Event(stop_name), Queue(queue_name)
     last = {"progress": 0.0, "stop": 0.0, "stopped": False}
 
-    def progress(fraction: float, message: str) -> None:
+    def progress(fraction: float, message: Progress) -> None:
         now = time.monotonic()
         if now - last["progress"] >= _REMOTE_REPORT_SECONDS or fraction >= 1.0:
             last["progress"] = now

@@ -73,6 +73,6 @@ def test_stop_request_cancels_between_chunks_and_counts_items():
     progress = []
     with pytest.raises(Cancelled, match="after 6 of 10 samples"):
         run_chunks(_normals, 2, chunks, root_seed(0), (1.0,),
-                   hooks=Hooks(progress=lambda f, m: progress.append(m), should_stop=lambda: next(calls)))
+                   hooks=Hooks(progress=lambda f, m: progress.append(str(m)), should_stop=lambda: next(calls)))
     assert progress == ["3/10 samples", "6/10 samples"]
     assert Chunk(0, 0, 3, 8).size == 5

@@ -219,7 +219,7 @@ def test_a_call_runs_on_a_worker_with_its_hooks_relayed_and_equals_the_one_here(
     y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(30)
     args, kwargs = (X, y, make_kernel("se", 1), ("evidence", "loo")), dict(rng=0, n_restarts=3, max_iter=8)
     seen, reports = [], []
-    hooks = Hooks(progress=lambda f, m: reports.append(m), partial=seen.append)
+    hooks = Hooks(progress=lambda f, m: reports.append(str(m)), partial=seen.append)
     there = dask_engine.executor.call(selection.select_hyperparameters, args, kwargs, hooks)
     here = IN_PROCESS.call(selection.select_hyperparameters, args, kwargs, Hooks())
     assert [r.hyperparameters for r in there] == [r.hyperparameters for r in here]

@@ -9,7 +9,7 @@ from explorer.gp_bootstrap import montecarlo
 from explorer.kernels import make_kernel
 from explorer.model_selection import criteria as selection
 from explorer.model_selection import experiments as sx
-from explorer.progress import NO_HOOKS, Cancelled, Hooks
+from explorer.progress import NO_HOOKS, Cancelled, Hooks, Progress
 
 
 def test_empty_hooks_do_nothing():
@@ -23,7 +23,7 @@ def test_empty_hooks_do_nothing():
 
 def test_report_clips_to_the_unit_interval():
     seen = []
-    hooks = Hooks(progress=lambda f, m: seen.append((f, m)))
+    hooks = Hooks(progress=lambda f, m: seen.append((f, str(m))))
     for fraction in (-0.5, 0.25, 1.5):
         hooks.report(fraction, "m")
     assert seen == [(0.0, "m"), (0.25, "m"), (1.0, "m")]
@@ -39,7 +39,7 @@ def test_check_raises_cancelled_with_the_count():
 
 def test_sub_maps_fractions_prefixes_messages_and_keeps_the_outer_count():
     seen, published = [], []
-    outer = Hooks(progress=lambda f, m: seen.append((f, m)), should_stop=lambda: True, partial=published.append)
+    outer = Hooks(progress=lambda f, m: seen.append((f, str(m))), should_stop=lambda: True, partial=published.append)
     inner = outer.sub(0.5, 0.25, "stage", count=(2, 4, "data sets"))
     inner.report(0.0, "start")
     inner.report(1.0, "")
@@ -104,7 +104,7 @@ def test_ranking_publishes_rows_without_ranks(rng):
 def test_experiments_report_and_stop_at_their_own_units():
     seen = []
     sx.beta_experiment(n_datasets=2, n=12, betas=[0.5, 1.0, 2.0], n_objects=3, rng=0,
-                       hooks=Hooks(progress=lambda f, m: seen.append((f, m))))
+                       hooks=Hooks(progress=lambda f, m: seen.append((f, str(m)))))
     assert seen[-1] == (1.0, "done") and (0.5, "1/2 data sets") in seen and (1.0, "2/2 data sets") in seen
     assert [f for f, _ in seen] == sorted(f for f, _ in seen)
     checks = iter([False, True])
@@ -116,7 +116,7 @@ def test_experiments_report_and_stop_at_their_own_units():
 def test_gp_experiment_messages_name_the_stage():
     problem = gx.regression_problem(datasets.load("toy", n=30, rng=1), holdout=5)
     seen = []
-    gx.holdout_comparison(problem, 1.0, 20, rng=0, hooks=Hooks(progress=lambda f, m: seen.append((f, m))))
+    gx.holdout_comparison(problem, 1.0, 20, rng=0, hooks=Hooks(progress=lambda f, m: seen.append((f, str(m)))))
     assert seen[0] == (0.0, "solving the replica theory") and seen[-1] == (1.0, "done")
     assert seen[1][1] == "Monte-Carlo: 20/20 samples" and seen[1][0] == pytest.approx(1.0)
 
@@ -128,8 +128,9 @@ def test_fast_bootstrap_progress_in_models_and_cancel_between_replications():
     fe.compare_bootstraps(data, "rbfn", setting, rng=0, with_replica=False,
                           hooks=Hooks(progress=lambda f, m: seen.append((f, m))))
     fractions = [f for f, _ in seen]
-    assert fractions == sorted(fractions) and max(fractions[:-1]) <= 0.99 and seen[-1] == (1.0, "done")
-    assert any(m == "full bootstrap: 3/3 replications" for _, m in seen)
+    assert fractions == sorted(fractions) and max(fractions[:-1]) <= 0.99 and seen[-1] == (1.0, Progress(stage="done"))
+    assert Progress(3, 3, "replications", "full bootstrap") in [m for _, m in seen]
+    assert any(str(m) == "full bootstrap: 3/3 replications" for _, m in seen)
     checks = iter([False, False, True])   # one check per chunk of one replication
     with pytest.raises(Cancelled, match="after 0 of 3 replications"):  # the 2 fast ones ran, the full one stops
         fe.compare_bootstraps(data, "rbfn", setting, rng=0, with_replica=False, chunk_size=1,
@@ -142,3 +143,28 @@ def test_replica_grid_and_estimates():
     np.testing.assert_array_equal(fe.replica_grid(grid, 40), grid)
     assert fe.estimated_seconds("replica", "ls-svm", 400, fe.TABLE_1["ls-svm"], points=10) == pytest.approx(
         fe.CALIBRATION["replica"] * 10 * 8)
+
+
+def test_progress_is_data_its_short_form_the_command_line_text():
+    seen = []
+    outer = Hooks(progress=lambda f, m: seen.append((f, m)))
+    outer.sub(0.5, 0.5, "fast bootstrap").step(3, 10, "replications")
+    outer.report(0.25, "solving the replica theory")       # plain text: a stage that counts nothing
+    outer.sub(0.0, 0.5, "Monte-Carlo").sub(0.0, 1.0, "S/N = 1").step(0, 0, "samples")
+    assert seen == [(0.5 + 0.5 * 0.3, Progress(3, 10, "replications", "fast bootstrap")),
+                    (0.25, Progress(stage="solving the replica theory")),
+                    (0.5, Progress(0, 0, "samples", "Monte-Carlo: S/N = 1"))]
+    assert [str(m) for _, m in seen] == ["fast bootstrap: 3/10 replications", "solving the replica theory",
+                                         "Monte-Carlo: S/N = 1: 0/0 samples"]
+    assert f"{Progress(1, 2, 'runs'):>12}" == "    1/2 runs" and str(Progress()) == ""
+
+
+def test_replica_optimism_counts_values_of_gamma():
+    data = datasets.load("toy", n=30, rng=0)
+    model = fe.make_model("ls-svm", data)
+    prepared = fe.prepare_data(data)
+    seen = []
+    fe.replica_optimism(model, prepared.X, prepared.y, np.array([1.0, 10.0]),
+                        hooks=Hooks(progress=lambda f, m: seen.append((f, m))))
+    assert seen == [(0.5, Progress(1, 2, "values of γ", "replica theory")),
+                    (1.0, Progress(2, 2, "values of γ", "replica theory"))]

@@ -28,7 +28,7 @@ from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.chunks import Executor
 from explorer.engine import EngineError, connect
-from explorer.progress import Hooks
+from explorer.progress import Hooks, Progress
 
 __all__ = ["Output", "command", "add_json_option", "add_data_source", "add_engine_options",
            "engine_executor", "load_dataset", "progress", "to_json", "jsonable", "OneLineParser", "IntRange",
@@ -355,7 +355,7 @@ def progress() -> Hooks | None:
     if not sys.stderr.isatty():
         return None
 
-    def show(fraction: float, message: str) -> None:
+    def show(fraction: float, message: Progress) -> None:
         sys.stderr.write(f"\r[{fraction:6.1%}] {message:<60}")
         sys.stderr.flush()
 

@@ -173,11 +173,11 @@ def test_progress_and_cancel(toy):
     X, y = toy
     seen = []
     fastboot.bootstrap_optimism(RBFN(), X, y, [3, 4], 4, rng=0, chunk_size=1,
-                                hooks=Hooks(progress=lambda f, msg: seen.append((f, msg))))
+                                hooks=Hooks(progress=lambda f, msg: seen.append((f, str(msg)))))
     assert seen == [(k / 4, f"{k}/4 replications") for k in (1, 2, 3, 4)]
     seen.clear()
     fastboot.bootstrap_optimism(RBFN(), X, y, [3, 4], 4, rng=0, chunk_size=3,
-                                hooks=Hooks(progress=lambda f, msg: seen.append((f, msg))))
+                                hooks=Hooks(progress=lambda f, msg: seen.append((f, str(msg)))))
     assert seen == [(3 / 4, "3/4 replications"), (1.0, "4/4 replications")]  # one report per chunk
     calls = iter([False, False, True])
     with pytest.raises(Cancelled, match="after 2 of 5"):

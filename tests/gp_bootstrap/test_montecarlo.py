@@ -233,7 +233,7 @@ def test_learning_curve_draws_group_k_for_the_kth_S_and_reports_progress(rng):
     K, y, _, _ = gp_problem(rng, 10)
     calls, published = [], []
     curve = bootstrap_learning_curve(K, y, 0.1, [5, 10, 20], 30, rng=11, chunk_size=8,
-                                     hooks=Hooks(progress=lambda f, msg: calls.append((f, msg)),
+                                     hooks=Hooks(progress=lambda f, msg: calls.append((f, str(msg))),
                                                  partial=published.append))
     assert isinstance(curve, LearningCurve) and curve.value.shape == curve.se.shape == (3,)
     for k, (S, value) in enumerate(zip([5, 10, 20], curve.value)):
@@ -250,7 +250,7 @@ def test_progress_and_cancellation(rng):
     K, y, _, _ = gp_problem(rng, 6)
     calls = []
     bootstrap_predictions(K, y, 0.1, 6, 20, rng=rng, chunk_size=7,
-                          hooks=Hooks(progress=lambda f, msg: calls.append((f, msg))))
+                          hooks=Hooks(progress=lambda f, msg: calls.append((f, str(msg)))))
     assert calls == [(7 / 20, "7/20 samples"), (14 / 20, "14/20 samples"), (1.0, "20/20 samples")]
     checks = iter([False, False, True])
     with pytest.raises(Cancelled, match="cancelled after 14 of 20 samples") as info:

@@ -566,7 +566,7 @@ def test_beta_experiment_data_set_d_draws_from_its_own_generator():
 
 def test_experiment_progress_counts_data_sets_and_cancel_stops_between_them():
     seen = []
-    TINY_EXPERIMENTS["beta"](hooks=Hooks(progress=lambda f, m: seen.append((f, m))))
+    TINY_EXPERIMENTS["beta"](hooks=Hooks(progress=lambda f, m: seen.append((f, str(m)))))
     assert seen == [(1 / 3, "1/3 data sets"), (2 / 3, "2/3 data sets"), (1.0, "3/3 data sets"), (1.0, "done")]
     calls = iter([False, True])
     with pytest.raises(Cancelled, match="after 1 of 3 repetitions"):

@@ -291,7 +291,7 @@ def test_learning_curve_progress_and_cancel(rng):
     X, y, K = toy(rng, 15, 1.0)
     calls = []
     curve = svm.bootstrap_learning_curve(K, y, [5, 15], 20, rng=rng, chunk_size=10,
-                                         hooks=Hooks(progress=lambda f, msg: calls.append((f, msg))))
+                                         hooks=Hooks(progress=lambda f, msg: calls.append((f, str(msg)))))
     assert curve.value.shape == (2,) and calls[-1] == (1.0, "40/40 samples")
     with pytest.raises(svm.Cancelled, match="after 10 of 20"):
         svm.bootstrap_fields(K, y, 5, 20, rng=rng, chunk_size=10,

@@ -19,7 +19,7 @@ import param
 
 from explorer import engine as dask_engine
 from explorer.chunks import Executor
-from explorer.progress import Cancelled
+from explorer.progress import Cancelled, Progress
 from explorer.views.common.caches import LRU
 from explorer.views.common.session import default_dispatcher
 
@@ -122,14 +122,15 @@ class Job:
             self.stop.set()
         return self.stop.is_set()
 
-    def report(self, fraction: float, message: str) -> None:
-        """Show the progress (at most every :data:`REPORT_INTERVAL` seconds, and the end)."""
+    def report(self, fraction: float, message: str | Progress) -> None:
+        """Show the progress (at most every :data:`REPORT_INTERVAL` seconds, and the end): ``message`` is the
+        sentence to show, or the core's :class:`~explorer.progress.Progress` shown in its short form."""
         now = time.monotonic()
         if now - self._last_report < REPORT_INTERVAL and fraction < 1.0:
             return
         self._last_report = now
         self._post(self, partial(self.status.param.update, progress=min(max(float(fraction), 0.0), 1.0),
-                                 message=message))
+                                 message=str(message)))
 
     def partial(self, value) -> None:
         """Publish an intermediate result (e.g. the learning curve so far).
@@ -417,7 +418,7 @@ class BackgroundJobs(param.Parameterized):
             why = (f"Stopped after {stop.done} of {stop.total}: a job of the app computes for at most "
                    f"{MAX_JOB_SECONDS / 60:g} minutes, so that no one holds the workers the others share. Lower the "
                    "sample counts (or repetitions), or run it from the command line.") if job.timed_out else ""
-            self._post(job, partial(self._finish, job, None, f"cancelled after {stop.done} of {stop.total}", why))
+            self._post(job, partial(self._finish, job, None, self._cancelled_message(job.kind, stop), why))
         except self.expected_errors as err:
             self._post(job, partial(self._finish, job, None, "failed", self.describe_error(err)))
         except Exception as err:  # noqa: BLE001 - a bug must not kill the session; log it, show it
@@ -428,6 +429,11 @@ class BackgroundJobs(param.Parameterized):
             cache.put(job.key, result)
             job.result_posted = True
             self._post(job, partial(self._finish, job, result, "done", ""))
+
+    def _cancelled_message(self, kind: str, stop: Cancelled) -> str:
+        """What the status of a job of ``kind`` says once ``stop`` ended it (a state may write its own sentence from
+        ``stop.done``, ``stop.total`` and ``stop.unit``)."""
+        return f"cancelled after {stop.done} of {stop.total}"
 
     def _post(self, job: Job, callback: Callable[[], None]) -> None:
         """Run ``callback`` in the session's context, unless ``job`` has been superseded meanwhile."""

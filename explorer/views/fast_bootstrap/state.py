@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import io
 import math
-import re
 import time
 from dataclasses import dataclass, replace
 from functools import partial
@@ -50,7 +49,7 @@ from explorer.fast_bootstrap.bootstrap import check_f_test
 from explorer.fast_bootstrap.experiments import estimated_seconds, replica_grid
 from explorer.fast_bootstrap.lssvm import LSSVM
 from explorer.fast_bootstrap.networks import MLP, RBFN
-from explorer.progress import Hooks
+from explorer.progress import Cancelled, Hooks, Progress
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.server_files import DATA_DIR_HELP, data_file_names, read_data_file
@@ -93,10 +92,11 @@ _COMPUTE_PARAMETERS = ("dataset", "n_points", "series_csv", "series_column", "la
 JOB_NAMES = {"fast": "Fast bootstrap", "full": "Full bootstrap", "replica": "Replica theory"}
 #: The label of the button that runs each job (``run(kind)``), as the messages name it.
 RUN_LABELS = {"fast": "Run fast bootstrap", "full": "Run full bootstrap", "replica": "Run replica theory"}
-#: A stage's progress in :func:`explorer.fast_bootstrap.experiments.compare_bootstraps`: "fast bootstrap: 3/10
-#: replications".
-_STAGE = re.compile(r"(?P<stage>fast|full) bootstrap: (?P<done>\d+)/(?P<total>\d+) replications")
-_CANCELLED = re.compile(r"cancelled after (?P<done>\d+) of (?P<total>\d+)")
+#: The counted stages of :func:`explorer.fast_bootstrap.experiments.compare_bootstraps` (replications) and of
+#: :func:`~explorer.fast_bootstrap.experiments.replica_optimism` (values of γ), and the job each one is.
+_STAGES = {"fast bootstrap": "fast", "full bootstrap": "full", "replica theory": "replica"}
+#: Its stage of the apparent error of eq. (7) on the full grid.
+_APPARENT = "apparent"
 #: The switch that :meth:`FastBootstrapState.run` ticks for each job that can be switched off.
 _SWITCHES = {"full": "with_full", "replica": "with_replica"}
 
@@ -134,27 +134,25 @@ def _refuse_long(kind: str, estimate: float) -> None:
                          "line.")
 
 
-def progress_sentence(kind: str, message: str) -> str:
-    """A progress message of ``compare_bootstraps`` as a sentence naming the job ``kind``:
-    "full bootstrap: 3/100 replications" → "Full bootstrap: 3 of 100 replications done."; the fast part of the
-    full job → "Full bootstrap: first its fast bootstrap, 3 of 10 replications done."."""
-    job, stage = JOB_NAMES[kind], _STAGE.fullmatch(message)
-    if stage is not None:
-        part = "" if stage["stage"] == kind else f"first its {stage['stage']} bootstrap, "
-        return f"{job}: {part}{stage['done']} of {stage['total']} replications done."
-    if message == "apparent":
+def progress_sentence(kind: str, progress: Progress) -> str:
+    """The core's progress of ``compare_bootstraps`` or ``replica_optimism`` as a sentence naming the job ``kind``:
+    3 of 100 replications of the stage "full bootstrap" → "Full bootstrap: 3 of 100 replications done."; the fast
+    part of the full job → "Full bootstrap: first its fast bootstrap, 3 of 10 replications done."; 3 of 46 values
+    of γ of the replica theory → "Replica theory: 3 of 46 values of γ done."."""
+    job, stage = JOB_NAMES[kind], _STAGES.get(progress.stage)
+    if stage is not None and progress.done is not None:
+        part = "" if stage == kind else f"first its {stage} bootstrap, "
+        return f"{job}: {part}{progress.done} of {progress.total} {progress.unit} done."
+    if progress.stage == _APPARENT:
         return f"{job}: apparent error of eq. (7) computed on the full grid."
-    return f"{job}: {message}." if message and message != "done" else f"{job}: finishing."
+    text = str(progress)
+    return f"{job}: {text}." if text and text != "done" else f"{job}: finishing."
 
 
 def _status_sentence(kind: str, message: str) -> str | None:
-    """The sentence for a message of the job machinery (``done``, ``cancelled after 3 of 10``, ...) or None if
-    ``message`` is one already."""
-    job, cancelled = JOB_NAMES[kind], _CANCELLED.fullmatch(message)
-    unit = "values of γ" if kind == "replica" else "replications"
-    if cancelled is not None:
-        return (f"{job} cancelled after {cancelled['done']} of {cancelled['total']} {unit}. Press "
-                f"'{RUN_LABELS[kind]}' to start it again.")
+    """The sentence for a word of the job machinery (``done``, ``starting…``, ...) or None if ``message`` is a
+    sentence already."""
+    job = JOB_NAMES[kind]
     return {"done": f"{job} done.", "done (cached)": f"{job} done (shown from the cache).",
             "starting…": f"{job} starting…", "cancelling…": f"{job}: cancelling…",
             "failed": f"{job} failed; the reason is below.",
@@ -177,8 +175,8 @@ _REPLICA = lru("fast_bootstrap.replica", 16)  # ReplicaRun per (data, kernel wid
 def _comparison(data, model, setting, kappa, options, seed, with_full: bool, executor, job: Job) -> fe.BootstrapComparison:
     """Worker thread: ``compare_bootstraps`` as the CLI calls it (the replica theory is a job of its own); the
     bootstrap replications run on ``executor`` (the state's Dask workers)."""
-    def progress(fraction: float, message: str) -> None:
-        job.report(fraction, progress_sentence(job.kind, message))
+    def progress(fraction: float, step: Progress) -> None:
+        job.report(fraction, progress_sentence(job.kind, step))
     return fe.compare_bootstraps(data, model, setting, rng=seed, with_full=with_full, with_replica=False,
                                  kappa0=kappa[0], kappa1=kappa[1], model_options=options, executor=executor,
                                  hooks=Hooks(progress=progress, should_stop=job.should_stop))
@@ -190,8 +188,8 @@ def _replica(data, options, points: np.ndarray, job: Job) -> ReplicaRun:
     prepared = fe.prepare_data(data)
     start = time.perf_counter()
 
-    def progress(fraction: float, message: str) -> None:
-        job.report(fraction, f"Replica theory: {round(fraction * points.size)} of {points.size} values of γ done.")
+    def progress(fraction: float, step: Progress) -> None:
+        job.report(fraction, progress_sentence(job.kind, step))
     rep = fe.replica_optimism(model, prepared.X, prepared.y, points,
                               hooks=Hooks(progress=progress, should_stop=job.should_stop))
     return ReplicaRun(rep, time.perf_counter() - start)
@@ -534,8 +532,12 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         # shown with it, and a Cancel during a long job must not leave it without a way back
         return super()._is_forced(kind) or (kind == "fast" and self._forced_kind is not None)
 
+    def _cancelled_message(self, kind: str, stop: Cancelled) -> str:
+        return (f"{JOB_NAMES[kind]} cancelled after {stop.done} of {stop.total} {stop.unit}. Press "
+                f"'{RUN_LABELS[kind]}' to start it again.")
+
     def _say(self, kind: str, event) -> None:
-        """Rewrite a message of the job machinery ("done", "cancelled after 3 of 10") as a sentence."""
+        """Rewrite a word of the job machinery ("done", "starting…") as a sentence."""
         sentence = _status_sentence(kind, event.new)
         if sentence is not None:
             self.jobs[kind].message = sentence

@@ -10,9 +10,10 @@ import pytest
 
 from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
+from explorer.progress import Progress
 from explorer.views import fast_bootstrap as V
 from explorer.views.common.links import Linked, apply_query
-from explorer.views.fast_bootstrap.state import progress_sentence
+from explorer.views.fast_bootstrap.state import JOB_KINDS, progress_sentence
 from tests.conftest import assert_documented_controls
 from tests.views.fast_bootstrap.settings import SLOW_MLP, SMALL_SETTING, small_state
 
@@ -299,13 +300,29 @@ def test_any_run_button_restarts_a_cancelled_fast_bootstrap():
     assert state.jobs["fast"].message.startswith("Fast bootstrap done")
 
 
-def test_progress_messages_read_as_sentences():
+def test_progress_reads_as_sentences_written_from_its_fields():
     say = progress_sentence
-    assert say("full", "full bootstrap: 3/100 replications") == "Full bootstrap: 3 of 100 replications done."
-    assert say("full", "fast bootstrap: 3/10 replications") == \
+    assert say("full", Progress(3, 100, "replications", "full bootstrap")) == "Full bootstrap: 3 of 100 replications done."
+    assert say("full", Progress(3, 10, "replications", "fast bootstrap")) == \
         "Full bootstrap: first its fast bootstrap, 3 of 10 replications done."
-    assert say("fast", "fast bootstrap: 7/10 replications") == "Fast bootstrap: 7 of 10 replications done."
-    assert say("fast", "apparent") == "Fast bootstrap: apparent error of eq. (7) computed on the full grid."
+    assert say("fast", Progress(7, 10, "replications", "fast bootstrap")) == "Fast bootstrap: 7 of 10 replications done."
+    assert say("fast", Progress(stage="apparent")) == "Fast bootstrap: apparent error of eq. (7) computed on the full grid."
+    assert say("replica", Progress(3, 46, "values of γ", "replica theory")) == "Replica theory: 3 of 46 values of γ done."
+    assert say("full", Progress(stage="done")) == "Full bootstrap: finishing."
+
+
+def test_the_core_progress_reaches_the_status_as_sentences():
+    """What compare_bootstraps and replica_optimism report is turned into sentences from the Progress fields."""
+    state = small_state(with_full=True, with_replica=True, auto_run=True)
+    seen = {kind: [] for kind in JOB_KINDS}
+    for kind, status in state.jobs.items():
+        status.param.watch(lambda event, kind=kind: seen[kind].append(event.new), "message")
+    state.refresh()
+    assert state.wait(timeout=120) and state.error == "", state.error
+    assert "Fast bootstrap: apparent error of eq. (7) computed on the full grid." in seen["fast"], seen["fast"]
+    assert any(re.fullmatch(r"Replica theory: \d+ of \d+ values of γ done\.", m) for m in seen["replica"]), seen
+    assert not any(re.search(r"\d/\d", m) for m in seen["fast"] + seen["replica"])  # no short form "3/10 ..."
+    state.close()
 
 
 @pytest.mark.parametrize("started", [False, True])
