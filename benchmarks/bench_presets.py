@@ -17,15 +17,11 @@ import time
 from explorer.engine import shared_engine, use_single_threaded_blas
 from explorer.views import GPBootstrapState
 from explorer.views.common.caches import clear_caches
-from explorer.views.common.presets import (
-    PRESETS,
-    apply_preset,
-    comparison_frame,
-    preset,
-)
+from explorer.views.common.presets import apply_preset, comparison_frame
 from explorer.views.fast_bootstrap import FastBootstrapState
 from explorer.views.model_selection import SelectionState
 from explorer.views.model_selection.experiments import SelectionExperimentState
+from explorer.views.pages import PRESETS, preset
 from explorer.views.svm_bootstrap import SVMState
 
 

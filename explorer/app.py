@@ -2,7 +2,8 @@
 
 ``explorer serve`` calls :func:`serve`; ``panel serve explorer/app.py`` runs this file, which then marks
 the page servable. Either way :func:`create_app` builds the page of one session, so that every session
-has its own state, widgets and background jobs.
+has its own state, widgets and background jobs. The page holds every page of the registry
+(:data:`explorer.views.pages.PAGES`) in tab-bar order; this module names none of them.
 
 The Monte-Carlo of every session runs on one Dask engine (:mod:`explorer.engine`): :func:`serve` opens it
 with the server (a local cluster of worker processes, or ``scheduler``) and closes it when the server stops;
@@ -19,16 +20,14 @@ from functools import partial
 import panel as pn
 
 from explorer import engine as dask_engine
-from explorer.views import GPBootstrapState, GPBootstrapView
 from explorer.views.common.engine_status import engine_status
 from explorer.views.common.links import link_page
+from explorer.views.common.page import PageContext
 from explorer.views.common.presentation import PRESENTATION_CSS, presentation_switch
-from explorer.views.common.presets import PresetMenu, page_states, page_tab_opener
+from explorer.views.common.presets import PresetMenu
 from explorer.views.common.session import bind_to_session
-from explorer.views.common.tab import DeferredTab
-from explorer.views.fast_bootstrap import FastBootstrapState, FastBootstrapTab
-from explorer.views.model_selection import SelectionExperimentState, SelectionState, SelectionTab
-from explorer.views.svm_bootstrap.tab import SVMState, SVMTab
+from explorer.views.common.widgets import LazyTabs
+from explorer.views.pages import PAGES, PRESETS, STATE_LABELS
 
 __all__ = ["DATA_DIR_ENV", "SERVED_BOKEH_BUNDLES", "TITLE", "create_app", "serve"]
 
@@ -57,102 +56,127 @@ class Fast(pn.theme.Fast):
 
 def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine.Engine | None = None,
                **settings) -> pn.template.FastListTemplate:
-    """The page of one session: sidebar of controls, four tabs; the URL carries the controls' state.
+    """The page of one session: a sidebar of controls and the tabs of every page of :data:`~explorer.views.pages.PAGES`;
+    the URL carries the controls' state.
 
     ``data_dir`` (default: the ``EXPLORER_DATA_DIR`` environment variable) is a folder whose CSV files
     are offered as datasets next to the shipped ones. ``engine`` runs the Monte-Carlo of every tab (default:
-    the process's shared engine); the sidebar says where. ``settings`` are initial values of
-    :class:`~explorer.views.GPBootstrapState` parameters (e.g. ``dataset="teacher"``); parameters in the
-    page URL override them. The view is reachable as ``template.explorer`` (a ``GPBootstrapView``).
+    the process's shared engine); the sidebar says where. ``settings`` are initial values by their URL name
+    (e.g. ``dataset="teacher"`` for the Gaussian-process state, ``svm_dataset="pima"`` for the SVM's); parameters
+    in the page URL override them. The session's page views are ``template.pages`` (key → page view), the tab bar
+    ``template.tabs`` (its i-th tab named ``template.tab_names[i]`` in the URL).
 
     In a served session the background jobs start with the page, before the browser shows it: their Monte-Carlo
     runs in Dask workers at a lower priority than the server, so it does not hold the page back, and under a
     class's load a page takes 5-14 s to reach its browser (``benchmarks/bench_served_load.py``), time in which
     the curve computes. A page that is fetched but never shown computes until Bokeh discards its session. The
-    synchronous work is the ADATAP solve at the current S/N (~0.1 s).
+    synchronous work is the ADATAP solve at the current S/N (~0.1 s). A tab's widgets and figures are made when
+    it is first opened.
+
+    Raises
+    ------
+    ValueError
+        If a name of ``settings`` is a parameter of no page's state.
     """
     data_dir = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
-    state = GPBootstrapState(data_dir=None if data_dir is None else str(data_dir), client=engine, **settings)
-    bind_to_session(state)  # job updates on the session's event loop, in order; closed with the session
-    view = GPBootstrapView(state=state)
-    # seed 004, seed 001 and seed 002 tabs: their own state, their view made when first opened; their jobs
-    # start now (results are cached across sessions), so that a tab opened later shows finished figures
-    others = _other_tabs(engine, state.data_dir)
-    for tab in others.values():
-        bind_to_session(tab.state)
-        for extra in tab.extra_states.values():
-            bind_to_session(extra)
-        tab.start()
-    view.tabs.extend(list(others.items()))
+    context = PageContext(engine=engine, data_dir=None if data_dir is None else str(data_dir), settings=settings)
+    pages = {page.key: page.view(context) for page in PAGES}
+    _check_settings(settings, pages)
+    for view in pages.values():
+        for state in view.states.values():
+            bind_to_session(state)  # job updates on the session's event loop, in order; closed with the session
+    owners = [(name, view) for view in pages.values() for name in view.page.tabs]
+    names = [name for name, _ in owners]
+    tabs = LazyTabs(*[item for view in pages.values() for item in view.tab_items()],
+                    css_classes=["explorer-tabs"], sizing_mode="stretch_width")
+    _follow_requests(pages.values(), tabs, names)
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-        write_url = link_page(view, others)  # the URL carries the open tab and every tab's settings
-        pn.state.onload(partial(_on_load, state, write_url))
-    state.refresh()
-    sidebar, tab_controls = _sidebar(view, others)
-    presets = PresetMenu(page_states(view, others), page_tab_opener(view.tabs))  # "Reproduce a figure"
+        write_url = link_page(list(pages.values()), tabs, names)  # the URL carries the open tab and every setting
+        pn.state.onload(partial(_on_load, list(pages.values()), write_url))
+    else:
+        _open_asked(pages.values(), tabs, names)
+    for view in pages.values():
+        view.start()
+    sidebar, tab_controls = _sidebar(tabs, owners)
+    states = {prefix: state for view in pages.values() for prefix, state in view.states.items()}
+    presets = PresetMenu(PRESETS, states, partial(_open_tab, tabs, names), STATE_LABELS)  # "Reproduce a figure"
+    messages = [view.messages for view in pages.values() if view.messages is not None]
+    main = pn.Column(presets.panel, *messages, tabs, sizing_mode="stretch_width")
     template = pn.template.FastListTemplate(
-        title=TITLE, sidebar=[sidebar, engine_status(engine)], main=[pn.Column(presets.panel, view.main, sizing_mode="stretch_width")],  # one card: no empty one above
-        header=[presets.menu, _presentation_switch(view, others)],
+        title=TITLE, sidebar=[sidebar, engine_status(engine)], main=[main],  # one card: no empty one above
+        header=[presets.menu, _presentation_switch(pages.values())],
         sidebar_width=330, accent="#1f77b4", header_background="#1f4e79", design=Fast,
     )
     template.config.raw_css.append(PRESENTATION_CSS)
-    template.explorer = view  # handles for tests and notebooks
-    template.other_tabs = others
+    template.pages = pages  # handles for tests and notebooks
+    template.tabs, template.tab_names = tabs, names
     template.presets = presets
     template.tab_controls = tab_controls  # the sidebar column shown for each tab, in the order of the tabs
     return template
 
 
-def _other_tabs(engine: dask_engine.Engine | None, data_dir: str | None = None) -> dict[str, DeferredTab]:
-    """The SVM, Model selection and Fast bootstrap tabs by title: states now, views when first opened; the files of
-    ``data_dir`` are offered as the temperature series and the time series."""
-    return {
-        "SVM bootstrap": DeferredTab(lambda state: SVMTab(state=state, controls_in_sidebar=True),
-                                     SVMState(client=engine)),
-        "Model selection": DeferredTab(
-            lambda state, experiments: SelectionTab(state=state, experiments=experiments, controls_in_sidebar=True),
-            SelectionState(client=engine),
-            experiments=SelectionExperimentState(client=engine, data_dir=data_dir)),
-        "Fast bootstrap": DeferredTab(lambda state: FastBootstrapTab(state=state, controls_in_sidebar=True),
-                                      FastBootstrapState(client=engine, data_dir=data_dir)),
-    }
+def _check_settings(settings: dict, pages: dict) -> None:
+    """Raise ValueError naming the ``settings`` that no state of the page views ``pages`` takes."""
+    known = {prefix + name for view in pages.values() for prefix, state in view.states.items() for name in state.param}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise ValueError(f"create_app() got setting(s) no page takes: {', '.join(unknown)}.")
 
 
-def _sidebar(view: GPBootstrapView, others: dict) -> tuple[pn.Column, list[pn.Column]]:
-    """One sidebar column whose content follows the open tab: the Gaussian-process controls on the four GP
-    tabs, each other tab's own controls on that tab (put in its column when the tab is first opened). Returns
-    the sidebar and the column shown per tab."""
-    gp = pn.Column(view.controls, sizing_mode="stretch_width")
-    own = {title: pn.Column(sizing_mode="stretch_width", visible=False) for title in others}
-    per_tab = [gp] * (len(view.tabs) - len(others)) + list(own.values())
-    columns = list({id(column): column for column in per_tab}.values())
-    tabs = list(others.values())
+def _open_tab(tabs: pn.Tabs, names: list[str], name: str) -> None:
+    """Open the tab whose URL name is ``name`` (nothing if there is none)."""
+    if name in names:
+        tabs.active = names.index(name)
+
+
+def _open_asked(pages, tabs: pn.Tabs, names: list[str]) -> None:
+    """Without a link: open the tab the first page that asks for one asks for."""
+    asked = [view.show for view in pages if view.show in names]
+    if asked:
+        _open_tab(tabs, names, asked[0])
+
+
+def _follow_requests(pages, tabs: pn.Tabs, names: list[str]) -> None:
+    """A page that asks for one of its tabs (``show``) gets it opened; the open tab is told to its page."""
+    owner = {name: view for view in pages for name in view.page.tabs}
+    for view in pages:
+        view.param.watch(lambda event: _open_tab(tabs, names, event.new), "show")
+    tabs.param.watch(lambda event: owner[names[event.new]].opened(names[event.new]), "active")
+
+
+def _sidebar(tabs: pn.Tabs, owners: list[tuple[str, object]]) -> tuple[pn.Column, list[pn.Column]]:
+    """One sidebar column whose content follows the open tab: each page's controls (put in its column when one of
+    its tabs is first opened) while one of its tabs is open. Returns the sidebar and the column shown per tab."""
+    own = {id(view): pn.Column(sizing_mode="stretch_width", visible=False) for _, view in owners}
+    per_tab = [own[id(view)] for _, view in owners]
+    columns = list(own.values())
 
     def follow(*events) -> None:
-        index = view.tabs.active - (len(view.tabs) - len(others))
-        if index >= 0 and not per_tab[view.tabs.active].objects:
-            per_tab[view.tabs.active].objects = [tabs[index].view.controls]
-        for column in columns:
-            column.visible = column is per_tab[view.tabs.active]
+        column, view = per_tab[tabs.active], owners[tabs.active][1]
+        if not column.objects:
+            column.objects = [view.controls()]
+        for other in columns:
+            other.visible = other is column
 
-    view.tabs.param.watch(follow, "active")
+    tabs.param.watch(follow, "active")
     follow()
     return pn.Column(*columns, sizing_mode="stretch_width", css_classes=["explorer-sidebar"]), per_tab
 
 
-def _presentation_switch(view: GPBootstrapView, others: dict) -> pn.widgets.Toggle:
+def _presentation_switch(pages) -> pn.widgets.Toggle:
     """The header's "Presentation" switch: larger text in the page (CSS, in the browser) and larger fonts and
-    thicker lines in every tab's figures."""
+    thicker lines in every page's figures."""
     switch = presentation_switch()
-    tabs = [*view.tab_views.values(), *others.values()]
-    switch.param.watch(lambda event: [tab.param.update(presentation=event.new) for tab in tabs], "value")
+    views = list(pages)
+    switch.param.watch(lambda event: [view.param.update(presentation=event.new) for view in views], "value")
     return switch
 
 
-def _on_load(state: GPBootstrapState, write_url) -> None:
+def _on_load(pages, write_url) -> None:
     """The browser shows the page: complete the URL, show what is ready (also a result whose update was lost)."""
     write_url()
-    state.start_jobs()
+    for view in pages:
+        view.loaded()
 
 
 def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,

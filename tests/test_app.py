@@ -31,21 +31,30 @@ from tests.conftest import free_port
 def app():
     clear_caches()
     template = create_app(dataset="teacher", curve_mc_samples=20, mc_samples=200, auto_mc=False)
-    for tab in template.other_tabs.values():  # no server here: their updates are applied by ``wait``
+    for tab in _others(template):  # no server here: their updates are applied by ``wait``
         assert tab.state.wait(timeout=300)
     yield template
-    template.explorer.state.close()
-    for tab in template.other_tabs.values():
-        tab.state.close()
+    for state in _states(template):
+        state.close()
+
+
+def _others(template) -> list:
+    """The deferred tabs of the pages after the Gaussian-process one."""
+    return [view.tab for key, view in template.pages.items() if key != "gp"]
+
+
+def _states(template) -> list:
+    return [state for view in template.pages.values() for state in view.states.values()]
 
 
 def test_create_app_builds_the_template_with_four_tabs(app):
     assert isinstance(app, pn.template.FastListTemplate)
-    view = app.explorer
-    assert view.tabs._names == ["Learning curve", "Predictive distribution", "L1 map", "Test inputs",
-                                "SVM bootstrap", "Model selection", "Fast bootstrap"]
-    assert list(GP_TAB_TITLES.values()) == view.tabs._names[:4]
-    assert "explorer-tabs" in view.tabs.css_classes
+    view = app.pages["gp"].view
+    assert app.tabs.titles == ["Learning curve", "Predictive distribution", "L1 map", "Test inputs",
+                               "SVM bootstrap", "Model selection", "Fast bootstrap"]
+    assert app.tab_names == ["curve", "distribution", "l1", "holdout", "svm", "selection", "fastboot"]
+    assert list(GP_TAB_TITLES.values()) == app.tabs.titles[:4]
+    assert "explorer-tabs" in app.tabs.css_classes
     assert any("explorer-controls" in column.css_classes for item in app.sidebar.objects
                for column in item.select(pn.Column))
     assert view.state.problem.name == "teacher" and view.state.error == ""
@@ -56,7 +65,7 @@ def test_the_sidebar_says_where_monte_carlo_runs_and_links_the_dask_dashboard(ap
     assert f"Monte-Carlo runs on: {dask_engine.description}" in pane.object
     assert dask_engine.description == "local Dask cluster, 2 worker processes"  # conftest: a core each
     assert f"href='{dask_engine.dashboard_link}'" in pane.object and "Dask dashboard" in pane.object
-    assert app.explorer.state.engine is dask_engine  # the page's jobs run there (the shared engine by default)
+    assert app.pages["gp"].view.state.engine is dask_engine  # the page's jobs run there (the shared engine by default)
 
 
 def test_an_unreachable_scheduler_is_an_alert_on_the_page(monkeypatch):
@@ -71,7 +80,7 @@ def test_an_unreachable_scheduler_is_an_alert_on_the_page(monkeypatch):
 
 
 def test_page_elements_carry_stable_css_classes(app):
-    view = app.explorer
+    view = app.pages["gp"].view
     for name in ("dataset", "kernel", "noise_var", "s_over_n", "loss", "mc_samples", "seed"):
         assert f"explorer-{name.replace('_', '-')}" in view.controls.widgets[name].css_classes
     curve = view.tab_views["curve"]
@@ -82,8 +91,8 @@ def test_page_elements_carry_stable_css_classes(app):
 
 
 def test_s_slider_updates_on_release_only(app):
-    slider = app.explorer.controls.widgets["s_over_n"]
-    state = app.explorer.state
+    slider = app.pages["gp"].view.controls.widgets["s_over_n"]
+    state = app.pages["gp"].view.state
     slider.value = 2.0  # dragging
     assert state.s_over_n == 1.0
     with param.edit_constant(slider):  # the browser sets it when the handle is released
@@ -92,29 +101,29 @@ def test_s_slider_updates_on_release_only(app):
 
 
 def test_tabs_and_state_follow_each_other(app):
-    view = app.explorer
-    view.tabs.active = 2
+    view = app.pages["gp"].view
+    app.tabs.active = 2
     assert view.state.tab == "l1"
     view.state.tab = "holdout"
-    assert view.tabs.active == 3
+    assert app.tabs.active == 3
 
 
 def test_a_tab_is_built_when_first_opened_and_stays_in_the_document(app):
     """LazyTabs: with Panel's dynamic tabs a left tab's models left the document, and a job updating them there
     made Panel 1.9 load the page's stylesheets from cdn.holoviz.org (the browser test: test_browser_tabs.py)."""
-    view, doc = app.explorer, Document()
-    doc.add_root(view.tabs.get_root(doc))
+    view, doc = app.pages["gp"].view, Document()
+    doc.add_root(app.tabs.get_root(doc))
     job_message = view.tab_views["holdout"].job_message
     assert not job_message._models  # never opened: not on the page
-    view.tabs.active = 3
-    view.tabs.active = 0
+    app.tabs.active = 3
+    app.tabs.active = 0
     job_message.object = "Monte-Carlo: 100/200 samples"  # a job reports while the tab is hidden
     models = [model for model, _ in job_message._models.values()]
     assert models and all(model.document is doc for model in models)
 
 
 def test_job_progress_drives_the_progress_bar(app):
-    tab, status = app.explorer.tab_views["curve"], app.explorer.state.jobs["curve"]
+    tab, status = app.pages["gp"].view.tab_views["curve"], app.pages["gp"].view.state.jobs["curve"]
     status.param.update(running=True, progress=0.4, message="Monte-Carlo at S/N = 1: 200/500 samples")
     assert tab.progress.value == 40 and tab.progress.active and not tab.cancel.disabled
     status.param.update(running=False, progress=1.0, message="done")
@@ -122,14 +131,14 @@ def test_job_progress_drives_the_progress_bar(app):
 
 
 def test_state_error_shows_in_an_alert(app):
-    view = app.explorer
+    view = app.pages["gp"].view
     view.state.upload_csv("bad.csv", b"a,b\n1,2\n")
     assert view.error.visible and "at least 10" in view.error.object
 
 
 def test_download_callbacks_return_content(app):
-    curve = app.explorer.tab_views["curve"]
-    assert app.explorer.state.wait(60)
+    curve = app.pages["gp"].view.tab_views["curve"]
+    assert app.pages["gp"].view.state.wait(60)
     assert curve.csv.callback().getvalue().splitlines()[0].startswith("s_over_n,theory")  # the header comes first
     assert "<html" in curve.html.callback().getvalue()[:200].lower()
     assert json.loads(curve.json.callback().getvalue())["settings"]["dataset"] == "teacher"
@@ -163,7 +172,7 @@ def test_job_updates_apply_in_order_whatever_order_the_session_runs_them(unconne
     added, add = [], doc.add_next_tick_callback
     doc.add_next_tick_callback = lambda callback: added.append(add(callback)) or added[-1]  # note the order
     app = create_app()
-    state, status = app.explorer.state, app.explorer.state.jobs["distribution"]
+    state, status = app.pages["gp"].view.state, app.pages["gp"].view.state.jobs["distribution"]
     assert (state.dataset, state.tab, state.mc_samples, state.s_over_n) == ("teacher", "distribution", 200, 2.0)
     assert status.running  # the job starts with the page, before the browser shows it
     assert state.wait(60), "the distribution job did not finish"
@@ -173,7 +182,7 @@ def test_job_updates_apply_in_order_whatever_order_the_session_runs_them(unconne
         callback.callback()
     assert state.distribution is not None and state.distribution.samples.shape == (200, 64)
     assert status.message == "done" and status.progress == 1.0 and not status.running
-    assert app.explorer.tab_views["distribution"].job_message.object == "done"
+    assert app.pages["gp"].view.tab_views["distribution"].job_message.object == "done"
     pn.state._on_load(doc)  # Panel's handler of the page's DocumentReady event (runs the onload callbacks)
     assert "mc_samples=200" in pn.state.location.search  # the URL carries every control, once the page is shown
     state.close()
@@ -215,7 +224,7 @@ def test_explorer_serve_answers_on_localhost(tmp_path):
 def test_target_picker_defaults_to_the_last_column_with_the_widget_linked(tmp_path):
     (tmp_path / "houses.csv").write_text("size,rooms,price\n" + "".join(f"{i},{i % 3},{i * 7 % 11}\n" for i in range(12)))
     template = create_app(data_dir=tmp_path, dataset="teacher", auto_mc=False)
-    state, widget = template.explorer.state, template.explorer.controls.widgets["target"]
+    state, widget = template.pages["gp"].view.state, template.pages["gp"].view.controls.widgets["target"]
     state.dataset = "file: houses.csv"
     assert state.target == widget.value == "price" and widget.visible
     widget.value = "size"
@@ -227,63 +236,63 @@ def test_target_picker_defaults_to_the_last_column_with_the_widget_linked(tmp_pa
 
 
 def test_svm_and_selection_tabs_leave_the_gp_tab_alone(app):
-    view = app.explorer
-    view.tabs.active = 4  # SVM bootstrap
+    view = app.pages["gp"].view
+    app.tabs.active = 4  # SVM bootstrap
     assert view.state.tab == "curve"
-    view.tabs.active = 5  # Model selection
+    app.tabs.active = 5  # Model selection
     assert view.state.tab == "curve"
-    view.tabs.active = 1
+    app.tabs.active = 1
     assert view.state.tab == "distribution"
 
 
 def test_sidebar_shows_the_controls_of_the_open_tab():
     app = create_app()
-    view = app.explorer
+    view = app.pages["gp"].view
     try:
         gp = app.tab_controls[0]
         assert all(column is gp for column in app.tab_controls[:4])
         assert any("explorer-controls" in column.css_classes for column in gp.select(pn.Column))
         assert gp.visible and not any(c.visible for c in app.tab_controls[4:])
-        deferred = app.other_tabs["Fast bootstrap"]
+        deferred = app.pages["fastboot"].tab
         assert not deferred.built and not app.tab_controls[-1].objects  # made when first opened
-        assert all(tab.state.started for tab in app.other_tabs.values())  # their jobs start with the page
-        view.tabs.active = len(view.tabs) - 1  # Fast bootstrap: its controls are in the sidebar, not in the tab
+        assert all(tab.state.started for tab in _others(app))  # their jobs start with the page
+        app.tabs.active = len(app.tabs) - 1  # Fast bootstrap: its controls are in the sidebar, not in the tab
         fast = deferred.view
         assert deferred.built and app.tab_controls[-1].objects == [fast.controls]
         assert app.tab_controls[-1].visible and not gp.visible
         assert "explorer-fastboot-controls" in fast.controls.css_classes
         assert fast.controls not in fast.layout().objects
-        view.tabs.active = 5  # Model selection: the Explore sub-panel's controls, then the Experiments'
-        selection = app.other_tabs["Model selection"].view
-        assert selection.experiments is app.other_tabs["Model selection"].experiments  # the state made first
+        app.tabs.active = 5  # Model selection: the Explore sub-panel's controls, then the Experiments'
+        selection = app.pages["selection"].tab.view
+        assert selection.experiments is app.pages["selection"].tab.experiments  # the state made first
         explore, experiments = selection.controls.objects
         assert app.tab_controls[5].visible and not app.tab_controls[-1].visible
         selection.layout()
         assert explore.visible and not experiments.visible
         selection.subtabs.active = 1
         assert experiments.visible and not explore.visible
-        view.tabs.active = 0
+        app.tabs.active = 0
         assert gp.visible and not any(c.visible for c in app.tab_controls[4:])
     finally:
         view.state.close()
-        for tab in app.other_tabs.values():
+        for tab in _others(app):
             tab.state.close()
 
 
 def test_presentation_switch_redraws_every_tab_larger():
     app = create_app(dataset="teacher", auto_mc=False)
-    view = app.explorer
+    view = app.pages["gp"].view
     try:
         (switch,) = [item for item in app.header.objects if isinstance(item, pn.widgets.Toggle)]
         from panel.links import Callback
         (callback,) = Callback.registry[switch]  # the browser switches the page's CSS class at once
         assert "explorer-presentation" in callback.code["value"]
         switch.value = True
-        tabs = [*view.tab_views.values(), *app.other_tabs.values()]
+        tabs = [*view.tab_views.values(), *_others(app)]
         assert all(tab.presentation for tab in tabs)
         figure = view.tab_views["curve"].plot.object[()]  # the DynamicMap's current frame
         assert figure.opts.get("plot").kwargs["fontscale"] > 1
-        svm = app.other_tabs["SVM bootstrap"].view  # made now: it takes the switch's value
+        svm = app.pages["svm"].tab.view  # made now: it takes the switch's value
         assert svm.presentation
         assert svm.plots["curve"].object[()].opts.get("plot").kwargs["fontscale"] > 1
         switch.value = False
@@ -291,5 +300,5 @@ def test_presentation_switch_redraws_every_tab_larger():
         assert "fontscale" not in view.tab_views["curve"].plot.object[()].opts.get("plot").kwargs
     finally:
         view.state.close()
-        for tab in app.other_tabs.values():
+        for tab in _others(app):
             tab.state.close()

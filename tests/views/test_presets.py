@@ -13,23 +13,21 @@ pn = pytest.importorskip("panel")
 
 from explorer.views import GPBootstrapState
 from explorer.views.common.caches import clear_caches
-from explorer.views.common.links import PAGE_TITLES
 from explorer.views.common.presets import (
     MENU_LABEL,
     PENDING,
-    PRESETS,
     PresetError,
     PresetMenu,
     apply_preset,
     comparison_frame,
     comparison_text,
     matches,
-    preset,
     preset_values,
 )
 from explorer.views.fast_bootstrap import FastBootstrapState
 from explorer.views.model_selection import SelectionState
 from explorer.views.model_selection.experiments import SelectionExperimentState
+from explorer.views.pages import PAGE_TITLES, PRESETS, STATE_LABELS, preset
 from explorer.views.svm_bootstrap import SVMState
 
 SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
@@ -49,6 +47,11 @@ def states(tmp_path):
         state.close()
 
 
+def _apply(p, states, open_tab=None):
+    """Apply preset ``p`` (or its key) as the app's menu does: the states named as the pages name them."""
+    return apply_preset(preset(p) if isinstance(p, str) else p, states, open_tab, STATE_LABELS)
+
+
 def _assert_holds(p, states) -> None:
     held = preset_values(p, states)
     for prefix, values in p.settings.items():
@@ -66,7 +69,7 @@ def _assert_holds(p, states) -> None:
 @pytest.mark.parametrize("p", PRESETS, ids=[p.key for p in PRESETS])
 def test_every_preset_applies_and_sets_exactly_its_values(p, states):
     opened = []
-    assert apply_preset(p.key, states, opened.append) is p
+    assert _apply(p.key, states, opened.append) is p
     _assert_holds(p, states)
     assert opened == [p.tab] and p.tab in PAGE_TITLES
     assert all(getattr(states[prefix], "notice", "") == "" for prefix in p.settings), "a value was refused"
@@ -76,12 +79,12 @@ def test_presets_hold_their_values_whatever_was_applied_before(states):
     """Applied one after the other (forwards, then backwards), each preset's values all arrive: a choice that
     resets others (a model, a data set, a kernel) is set first and never undoes the preset's values."""
     for p in [*PRESETS, *reversed(PRESETS)]:
-        apply_preset(p, states)
+        _apply(p, states)
         _assert_holds(p, states)
 
 
 def test_a_changed_control_is_said_and_pending_numbers_say_so(states):
-    p = apply_preset("000-fig5", states)
+    p = _apply("000-fig5", states)
     assert "86.2 %" in comparison_text(p, states) and "⚠" not in comparison_text(p, states)
     assert list(comparison_frame(p, states)["ours"]) == [PENDING] * 3  # jobs deferred: nothing computed
     states[""].mc_samples = 200
@@ -91,17 +94,17 @@ def test_a_changed_control_is_said_and_pending_numbers_say_so(states):
 
 
 def test_by_eye_percentages_have_no_number_of_ours(states):
-    p = apply_preset("000-fig3-4", states)
+    p = _apply("000-fig3-4", states)
     frame = comparison_frame(p, states)
     assert list(frame["paper"]) == ["80 %", "20 %", "2 %"] and set(frame["ours"]) == {"—"}
 
 
 def test_unknown_presets_and_missing_states_are_refused(states):
     with pytest.raises(PresetError, match=r"There is no preset 'fig-9'; the presets are 000-fig1-left, "):
-        apply_preset("fig-9", states)
+        _apply("fig-9", states)
     only_gp = {"": states[""]}
     with pytest.raises(PresetError, match=r"sets the Fast bootstrap state\(s\), which this page does not have"):
-        apply_preset("002-t1-mlp", only_gp)
+        _apply("002-t1-mlp", only_gp)
 
 
 def test_a_refused_value_is_an_error_naming_it(states):
@@ -109,7 +112,7 @@ def test_a_refused_value_is_an_error_naming_it(states):
 
     bad = replace(preset("000-fig5"), settings={"": {"mc_samples": -5}})
     with pytest.raises(PresetError, match=r"the Gaussian process state refused mc_samples=-5"):
-        apply_preset(bad, states)
+        _apply(bad, states)
 
 
 def test_a_laser_preset_without_the_file_in_the_data_folder_says_where_to_put_it():
@@ -117,7 +120,7 @@ def test_a_laser_preset_without_the_file_in_the_data_folder_says_where_to_put_it
     no_folder.defer_jobs()
     with pytest.raises(PresetError, match=r"refused fb_series_csv='santafe_laser_A.csv'\. .*reads "
                                           r"santafe_laser_A.csv .* from the server's data folder .*upload the file"):
-        apply_preset("002-t2-lssvm", {"fb_": no_folder})
+        _apply("002-t2-lssvm", {"fb_": no_folder})
     no_folder.close()
 
 
@@ -181,7 +184,7 @@ def test_table1_lssvm_counts_and_gain_are_the_papers(dask_engine):
     clear_caches()
     made = {"fb_": FastBootstrapState(client=dask_engine)}
     try:
-        p = apply_preset("002-t1-lssvm", made)
+        p = _apply("002-t1-lssvm", made)
         assert made["fb_"].wait(timeout=300) and made["fb_"].error == ""
         ours = dict(zip(comparison_frame(p, made)["quantity"], comparison_frame(p, made)["ours"]))
         assert ours["experiments J·Q (full)"] == "45100" and ours["experiments J·Q (fast)"] == "100"
@@ -201,7 +204,7 @@ def test_fig5_l1_fractions_near_the_papers(dask_engine):
     clear_caches()
     made = {"": GPBootstrapState(client=dask_engine)}
     try:
-        apply_preset("000-fig5", made)
+        _apply("000-fig5", made)
         assert made[""].wait(timeout=600) and made[""].distribution is not None
         l1 = made[""].distribution.l1
         assert 0.70 < l1.frac_le_0_1 < 0.90 and l1.max < 0.6
@@ -234,14 +237,13 @@ def test_the_header_menu_opens_the_presets_tab_and_shows_the_papers_numbers(app)
     assert menu.menu in app.header.objects and menu.menu.label == MENU_LABEL
     assert [key for _, key in menu.menu.items] == [p.key for p in PRESETS]
     assert not menu.panel.visible
-    names = app.explorer.tabs._names
     for key in ("000-fig5", "004-fig1-crabs", "001-exp10", "002-t1-rbfn", "000-fig2"):
         menu.menu.clicked = key
-        assert names[app.explorer.tabs.active] == PAGE_TITLES[preset(key).tab]
+        assert app.tab_names[app.tabs.active] == preset(key).tab and preset(key).tab in PAGE_TITLES
         assert menu.active == key and menu.panel.visible and preset(key).name in menu.text.object
         assert matches(preset(key), menu.states)
-    assert app.explorer.state.tab == "holdout" and app.explorer.state.holdout == 50
-    assert app.other_tabs["Model selection"].state.subpanel == "experiments"
+    assert app.pages["gp"].states[""].tab == "holdout" and app.pages["gp"].states[""].holdout == 50
+    assert app.pages["selection"].states["sel_"].subpanel == "experiments"
     menu.menu.clicked = "000-fig5"
     assert "| inputs with L1 ≤ 0.1 | 86.2 % |" in menu.text.object
     menu.menu.clicked = MENU_LABEL  # the button itself is no preset
@@ -251,7 +253,7 @@ def test_the_header_menu_opens_the_presets_tab_and_shows_the_papers_numbers(app)
 
 
 def test_a_preset_the_page_cannot_apply_shows_why():
-    menu = PresetMenu({"": GPBootstrapState()})
+    menu = PresetMenu(PRESETS, {"": GPBootstrapState()}, labels=STATE_LABELS)
     try:
         assert [key for _, key in menu.menu.items] == [p.key for p in PRESETS if set(p.settings) == {""}]
         menu.choose("002-t1-mlp")
@@ -263,7 +265,7 @@ def test_a_preset_the_page_cannot_apply_shows_why():
 
 
 def test_the_panel_says_the_measured_time_or_that_there_is_none(states):
-    assert "(seed 000, Fig. 5; about 19 s on 2 cores)" in comparison_text(apply_preset("000-fig5", states), states)
+    assert "(seed 000, Fig. 5; about 19 s on 2 cores)" in comparison_text(_apply("000-fig5", states), states)
     assert "(seed 002, Table 1 (MLP), Figs. 2-3; about 30 s on 2 cores)" in comparison_text(preset("002-t1-mlp"),
                                                                                           states)
     unmeasured = dataclasses.replace(preset("002-t1-mlp"), seconds=None)

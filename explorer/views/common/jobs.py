@@ -20,6 +20,7 @@ import param
 from explorer import engine as dask_engine
 from explorer.chunks import Executor
 from explorer.progress import Cancelled, Progress
+from explorer.views.common import errors
 from explorer.views.common.caches import LRU
 from explorer.views.common.session import default_dispatcher
 
@@ -212,10 +213,9 @@ class BackgroundJobs(param.Parameterized):
 
     @staticmethod
     def describe_error(err: BaseException) -> str:
-        """The message shown for an expected error (a state overrides it with its core's vocabulary)."""
-        if isinstance(err, (ValueError, dask_engine.EngineError)):
-            return str(err)
-        return f"{type(err).__name__}: {err}"
+        """The message shown for an expected error (a state overrides it with its page's wordings,
+        :mod:`explorer.views.common.errors`)."""
+        return errors.describe_error(err)
 
     @property
     def engine(self) -> dask_engine.Engine:

@@ -1,9 +1,10 @@
 """Every view is a link: the page URL carries the open tab, its sub-panel and the settings of every tab.
 
-One query string holds them all, each state's parameters under its own prefix so that no two tabs collide:
-the Gaussian-process tabs without a prefix (``dataset=boston&s_over_n=0.5``, the links of earlier versions
-stay valid), the SVM tab ``svm_``, Model selection ``sel_`` (its Experiments sub-panel ``selx_``), Fast
-bootstrap ``fb_``; ``tab`` names the open tab (:data:`PAGE_TABS`). Values are those of the states, which round
+One query string holds them all, each state's parameters under the prefix its page declares
+(:class:`~explorer.views.common.page.Page` ``states``) so that no two tabs collide: the Gaussian-process tabs
+without a prefix (``dataset=boston&s_over_n=0.5``, the links of earlier versions stay valid), the SVM tab
+``svm_``, Model selection ``sel_`` (its Experiments sub-panel ``selx_``), Fast bootstrap ``fb_``; ``tab`` names
+the open tab (a URL tab name of a page). Values are those of the states, which round
 real numbers (:mod:`explorer.views.common.values`), so the URL shows ``0.45``, never ``0.45000000000000007``.
 
 :func:`link_page` is the one call the app makes: it applies the link the page was opened with, keeps the URL
@@ -15,32 +16,30 @@ server (tests, notebooks).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import panel as pn
 import param
 
-from explorer.views.gp_bootstrap.state import GP_TABS, URL_PARAMETERS
+__all__ = ["LEADING", "Linked", "PageLink", "link_parameters", "linked_states", "query_of", "apply_query",
+           "link_page"]
 
-__all__ = ["PAGE_TABS", "PAGE_TITLES", "LEADING", "Linked", "PageLink", "link_parameters", "query_of",
-           "apply_query", "link_page"]
-
-#: The open tab as the URL names it, and the title of its tab in the page.
-PAGE_TITLES = {"curve": "Learning curve", "distribution": "Predictive distribution", "l1": "L1 map",
-               "holdout": "Test inputs", "svm": "SVM bootstrap", "selection": "Model selection",
-               "fastboot": "Fast bootstrap"}
-PAGE_TABS = tuple(PAGE_TITLES)
 #: Parameters a link sets first, one at a time: the choices that others depend on (a CSV's target column, the
 #: paper grids of a model, the start of a kernel) must not undo the link's own values.
 LEADING = ("dataset", "target", "model", "kernel", "data", "experiment")
 
 
 class PageLink(param.Parameterized):
-    """What the URL says about the page itself: the open tab."""
+    """What the URL says about the page itself: the open tab (``names``: the pages' URL tab names, in order)."""
 
-    tab = param.Selector(default="curve", objects=list(PAGE_TABS), label="Open tab",
-                         doc="The tab shown: the four Gaussian-process tabs, svm, selection or fastboot.")
+    tab = param.Selector(default=None, objects=[], label="Open tab",
+                         doc="The tab shown, by the name its page gives it in the URL (e.g. curve, svm, fastboot).")
+
+    def __init__(self, names: Sequence[str], **params):
+        super().__init__(**params)
+        self.param.tab.objects = list(names)
+        self.tab = names[0]
 
 
 @dataclass(frozen=True)
@@ -58,11 +57,11 @@ class Linked:
 
 
 def link_parameters(state: param.Parameterized) -> tuple[str, ...]:
-    """The controls of ``state`` a link carries: every parameter shown to the user (precedence not negative),
-    but no action button; the Gaussian-process state's :data:`~explorer.views.gp_bootstrap.state.URL_PARAMETERS`
-    without ``tab`` (the page's tab says it)."""
-    if set(URL_PARAMETERS) <= set(state.param):
-        return tuple(name for name in URL_PARAMETERS if name != "tab")
+    """The controls of ``state`` a link carries: the state's own list ``LINK_PARAMETERS`` if it declares one,
+    else every parameter shown to the user (precedence not negative) but no action button."""
+    declared = getattr(state, "LINK_PARAMETERS", None)
+    if declared is not None:
+        return tuple(declared)
     return tuple(name for name, p in state.param.objects("existing").items()
                  if name != "name" and (p.precedence is None or p.precedence >= 0)
                  and not isinstance(p, param.Action))
@@ -115,53 +114,46 @@ def apply_query(linked: Linked, query: Mapping[str, object]) -> list[str]:
     return bad
 
 
-def _bind_tabs(page: PageLink, tabs: pn.Tabs) -> None:
-    """Keep ``page.tab`` and the open tab of ``tabs`` (found by title) in step."""
-    titles = [getattr(tabs, "_names", [None] * len(tabs))[i] for i in range(len(tabs))]
-    index = {name: titles.index(title) for name, title in PAGE_TITLES.items() if title in titles}
-    names = {i: name for name, i in index.items()}
+def _bind_tabs(page: PageLink, tabs: pn.Tabs, names: Sequence[str]) -> None:
+    """Keep ``page.tab`` and the open tab of ``tabs`` (whose i-th tab is named ``names[i]``) in step."""
+    index = {name: i for i, name in enumerate(names)}
     if page.tab in index:
         tabs.active = index[page.tab]
-    page.tab = names.get(tabs.active, page.tab)
-    tabs.param.watch(lambda e: setattr(page, "tab", names[e.new]) if e.new in names else None, "active")
+    page.tab = names[tabs.active] if tabs.active < len(names) else page.tab
+    tabs.param.watch(lambda e: setattr(page, "tab", names[e.new]) if e.new < len(names) else None, "active")
     page.param.watch(lambda e: setattr(tabs, "active", index[e.new]) if e.new in index else None, "tab")
 
 
-def _states(view, others: Mapping[str, object]) -> list[Linked]:
-    """The linked states of the page: the GP view's, then each other tab's ``state`` (and ``experiments``)."""
-    prefixes = {"SVM bootstrap": "svm_", "Model selection": "sel_", "Fast bootstrap": "fb_"}
-    found = [Linked(view.state, "", link_parameters(view.state))]
-    for title, tab in others.items():
-        prefix = prefixes.get(title, title.lower().replace(" ", "") + "_")
-        found.append(Linked(tab.state, prefix, link_parameters(tab.state)))
-        experiments = getattr(tab, "experiments", None)
-        if experiments is not None:
-            found.append(Linked(experiments, prefix.rstrip("_") + "x_", link_parameters(experiments)))
-    return found
+def linked_states(pages: Sequence[object]) -> list[Linked]:
+    """The linked states of the page views ``pages`` (each a :class:`~explorer.views.common.page.PageView`), in
+    order: each state under the prefix its page declares."""
+    return [Linked(state, prefix, link_parameters(state)) for view in pages for prefix, state in view.states.items()]
 
 
-def link_page(view, others: Mapping[str, object]) -> Callable[[], None]:
+def link_page(pages: Sequence[object], tabs: pn.Tabs, names: Sequence[str]) -> Callable[[], None]:
     """Make the page a link: apply the URL it was opened with, then keep the URL in step with every control.
 
-    ``view`` is the :class:`~explorer.views.gp_bootstrap.tab.GPBootstrapView` (its ``tabs`` hold every
-    tab), ``others`` the other tabs by title. Returns the function to call once the browser shows the page:
-    it writes every linked value into the URL, so that a bookmark taken at once is complete. Without a served
-    session (a notebook, a test) nothing is synced and the function does nothing.
+    ``pages`` are the session's page views (:class:`~explorer.views.common.page.PageView`), ``tabs`` the page's tab
+    bar and ``names`` the URL name of each of its tabs. Without a ``tab`` in the URL the tab a page asks to show
+    (its ``show``) is opened. Returns the function to call once the browser shows the page: it writes every linked
+    value into the URL, so that a bookmark taken at once is complete. Without a served session (a notebook, a
+    test) nothing is synced and the function does nothing.
     """
     location = pn.state.location
     if location is None:
         return lambda: None
-    linked, page = _states(view, others), PageLink()
+    linked, page = linked_states(pages), PageLink(names)
     query = location.query_params
     for item in linked:
         apply_query(item, query)
         location.sync(item.state, item.mapping, on_error=lambda values, item=item: apply_query(
             item, {item.prefix + k: v for k, v in values.items()}))
-    if query.get("tab") in PAGE_TABS:
+    asked = [view.show for view in pages if view.show in names]
+    if query.get("tab") in names:
         page.tab = query["tab"]
-    elif view.state.tab in GP_TABS:
-        page.tab = view.state.tab
-    _bind_tabs(page, view.tabs)
+    elif asked:
+        page.tab = asked[0]
+    _bind_tabs(page, tabs, names)
     location.sync(page, {"tab": "tab"})
 
     def write_url() -> None:

@@ -179,9 +179,14 @@ class LazyTabs(pn.Tabs):
         if name is None:
             content = pn.panel(content)
             name = content.name
-        placeholder = pn.Column(sizing_mode="stretch_width")
+        placeholder = pn.Column(sizing_mode="stretch_width", name=name)  # named as its tab: see ``titles``
         self._contents[id(placeholder)] = content  # made into a Panel object (``__panel__``) when first opened
         return name, placeholder
+
+    @property
+    def titles(self) -> list[str]:
+        """The tabs' titles, in order."""
+        return [placeholder.name for placeholder in self.objects]
 
     def _fill(self, *events) -> None:
         """Put the active tab's content into its placeholder (once)."""

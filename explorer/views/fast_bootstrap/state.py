@@ -50,6 +50,7 @@ from explorer.fast_bootstrap.experiments import estimated_seconds, replica_grid
 from explorer.fast_bootstrap.lssvm import LSSVM
 from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.progress import Cancelled, Hooks, Progress
+from explorer.views.common import errors
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.server_files import DATA_DIR_HELP, data_file_names, read_data_file
@@ -107,14 +108,7 @@ EXPECTED_ERRORS = (ConvergenceError, np.linalg.LinAlgError, FloatingPointError, 
 
 def describe_error(err: BaseException) -> str:
     """A readable message for an error of the fast-bootstrap core or the data."""
-    if isinstance(err, ConvergenceError):
-        return (f"The replica theory did not converge: {err} Switch the replica theory off or change the kernel "
-                "width or the γ grid.")
-    if isinstance(err, np.linalg.LinAlgError):
-        return f"A least-squares or kernel system could not be solved ({err}). Change the model settings."
-    if isinstance(err, datasets.DatasetError):
-        return f"The data cannot be used: {err}"
-    return str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
+    return errors.describe_error(err, "fastboot")
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from explorer.gp_bootstrap.stages import (
     theory_error,
 )
 from explorer.progress import Hooks
+from explorer.views.common import errors
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.server_files import data_file_names, read_data_file
@@ -114,17 +115,7 @@ EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPoin
 
 def describe_error(err: BaseException) -> str:
     """A readable one-paragraph message for an error of the compute core or the data."""
-    if isinstance(err, replica.ConvergenceError):
-        return (f"The replica (ADATAP) theory did not converge: {err} "
-                "Try a larger noise σ², another S/N or other kernel hyperparameters.")
-    if isinstance(err, np.linalg.LinAlgError):
-        return (f"The kernel matrix could not be factorised ({err}). Increase the noise σ² or change the "
-                "kernel hyperparameters (e.g. a shorter lengthscale).")
-    if isinstance(err, FloatingPointError):
-        return f"The computation became numerically unstable ({err}). Increase the noise σ² or change the kernel."
-    if isinstance(err, datasets.DatasetError):
-        return f"The data cannot be used: {err}"
-    return f"{type(err).__name__}: {err}" if not isinstance(err, ValueError) else str(err)
+    return errors.describe_error(err, "gp")
 
 
 # ------------------------------------------------------------------------------------ caches
@@ -192,6 +183,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     ("theory" and ``MC_KINDS``).
     """
 
+    #: What a link carries (:func:`~explorer.views.common.links.link_parameters`): the URL's controls but ``tab``
+    #: (the page's ``tab`` says it).
+    LINK_PARAMETERS = tuple(name for name in URL_PARAMETERS if name != "tab")
     _job_kinds = ("theory", *MC_KINDS, "evidence")
     # partial redraws through HoloViews share the server's loop: spaced by the gate; the learning curve's are
     # patched in place (views.common.patching, ~15 ms) and drawn at once

@@ -429,7 +429,7 @@ class HoldoutTab(_Tab):
 
 class GPBootstrapView(pn.viewable.Viewer):
     """The Gaussian-process bootstrap (seed 000) without a page template: sidebar controls and the four tabs
-    (shows in a notebook; the app adds the other papers' tabs to ``tabs``)."""
+    (shows in a notebook; in the app its tabs are the first four of the page, :mod:`.page`)."""
 
     state = param.ClassSelector(class_=GPBootstrapState, label="State", doc="The session state shown.")
 
@@ -441,18 +441,30 @@ class GPBootstrapView(pn.viewable.Viewer):
         self.controls = GPControls(state=s)
         self.tab_views = {"curve": LearningCurveTab(state=s), "distribution": DistributionTab(state=s),
                           "l1": L1Tab(state=s), "holdout": HoldoutTab(state=s)}
-        self.tabs = LazyTabs(*[(GP_TAB_TITLES[t], view) for t, view in self.tab_views.items()],
-                             active=GP_TABS.index(s.tab), css_classes=["explorer-tabs"], sizing_mode="stretch_width")
-        # tabs after the GP ones (SVM, model selection) carry their own state: leave ``tab`` alone there
-        self.tabs.param.watch(lambda e: setattr(s, "tab", GP_TABS[e.new]) if e.new < len(GP_TABS) else None,
-                              "active")
-        s.param.watch(lambda e: setattr(self.tabs, "active", GP_TABS.index(e.new)), "tab")
         self.error = message_alert(s, "error", "explorer-error")
         self.notice = message_alert(s, "notice", "explorer-notice", alert_type="warning")
+        self._tabs = None
+
+    @property
+    def tabs(self) -> LazyTabs:
+        """The four tabs on their own tab bar (made on first use: in the app the page's tab bar holds them)."""
+        if self._tabs is None:
+            s = self.state
+            self._tabs = LazyTabs(*[(GP_TAB_TITLES[t], view) for t, view in self.tab_views.items()],
+                                  active=GP_TABS.index(s.tab), css_classes=["explorer-tabs"],
+                                  sizing_mode="stretch_width")
+            self._tabs.param.watch(lambda e: setattr(s, "tab", GP_TABS[e.new]), "active")
+            s.param.watch(lambda e: setattr(self._tabs, "active", GP_TABS.index(e.new)), "tab")
+        return self._tabs
+
+    @property
+    def messages(self) -> pn.Column:
+        """The state's error and notice (above the tabs)."""
+        return pn.Column(self.error, self.notice, sizing_mode="stretch_width")
 
     @property
     def main(self) -> pn.Column:
-        """The messages and the tabs (the template's main area)."""
+        """The messages and the tabs (e.g. a notebook's main area)."""
         return pn.Column(self.error, self.notice, self.tabs, sizing_mode="stretch_width")
 
     def __panel__(self):

@@ -34,6 +34,7 @@ from explorer.model_selection.stages import (
     reference_hyperparameters,
 )
 from explorer.progress import Hooks
+from explorer.views.common import errors
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
@@ -70,17 +71,7 @@ EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPoin
 
 def describe_error(err: BaseException) -> str:
     """A readable one-paragraph message for an error of the selection core or the data."""
-    if isinstance(err, replica.ConvergenceError):
-        return (f"The replica theory of the bootstrap .632 criterion did not converge: {err} Leave out "
-                "'bootstrap632' or change the kernel.")
-    if isinstance(err, np.linalg.LinAlgError):
-        return (f"The covariance matrix could not be factorised ({err}). Duplicate inputs with tiny noise are "
-                "the usual cause: standardise the data or change the kernel.")
-    if isinstance(err, FloatingPointError):
-        return f"The computation became numerically unstable ({err}). Standardise the data or change the kernel."
-    if isinstance(err, datasets.DatasetError):
-        return f"The data cannot be used: {err}"
-    return str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
+    return errors.describe_error(err, "selection")
 
 
 # ------------------------------------------------------------------------------------ caches

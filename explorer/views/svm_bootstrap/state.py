@@ -22,7 +22,6 @@ from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.progress import Hooks
 from explorer.svm_bootstrap import experiments as svm_experiments
-from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap.experiments import (
     SVMCurveMC,
     SVMCurvePoint,
@@ -30,6 +29,7 @@ from explorer.svm_bootstrap.experiments import (
     SVMProblem,
     SVMTheoryCurve,
 )
+from explorer.views.common import errors
 from explorer.views.common.caches import lru
 from explorer.views.common.jobs import BackgroundJobs, Job
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
@@ -74,21 +74,7 @@ EXPORT_COLUMNS = {
 
 def describe_error(err: BaseException) -> str:
     """A readable one-paragraph message for an error of the SVM core or the data."""
-    if isinstance(err, svm.NotSeparableError) and "identical inputs" in str(err):
-        return f"The data cannot be separated by a hard-margin SVM: {err}"
-    if isinstance(err, svm.NotSeparableError):
-        return (f"The data cannot be separated by a hard-margin SVM with this kernel: {err} "
-                "A shorter lengthscale L (a narrower kernel) separates more data; conflicting rows must be removed.")
-    if isinstance(err, replica.ConvergenceError):
-        return (f"The replica (ADATAP) theory did not converge: {err} Narrow kernels (small L) and large S/N are "
-                "the hardest cases; try a broader kernel or a smaller S/N.")
-    if isinstance(err, np.linalg.LinAlgError):
-        return f"The kernel matrix could not be factorised ({err}). Change the lengthscale L."
-    if isinstance(err, FloatingPointError):
-        return f"The computation became numerically unstable ({err}). Change the lengthscale L."
-    if isinstance(err, datasets.DatasetError):
-        return f"The data cannot be used: {err}"
-    return str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
+    return errors.describe_error(err, "svm")
 
 
 # ------------------------------------------------------------------------------------ caches

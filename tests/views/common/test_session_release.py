@@ -31,11 +31,8 @@ TIMEOUT = 300  # seconds for a page to be built and its jobs to stop on a busy 2
 
 
 def _states(template) -> list:
-    """Every state of a page: the GP tabs' and those of the other tabs (with their extra states)."""
-    states = [template.explorer.state]
-    for tab in template.other_tabs.values():
-        states += [tab.state, *tab.extra_states.values()]
-    return states
+    """Every state of a page: those of every page view."""
+    return [state for view in template.pages.values() for state in view.states.values()]
 
 
 @pytest.fixture

@@ -1,0 +1,41 @@
+"""The registry of the app's pages, in the order of the tab bar: the one place a page is listed.
+
+Each paper's views live in one folder of the same shape (``state``, ``figures``, ``tab``, ``presets``, ``page``);
+its ``page.PAGE`` declares the page once (:class:`~explorer.views.common.page.Page`). The app
+(:func:`explorer.app.create_app`), the links, the "Reproduce a figure" menu and the sidebar iterate over
+:data:`PAGES`. Adding a page: a new folder and one line here.
+"""
+
+from __future__ import annotations
+
+from explorer.views.common.page import Page
+from explorer.views.common.presets import Preset, PresetError
+from explorer.views.fast_bootstrap.page import PAGE as FAST_BOOTSTRAP
+from explorer.views.gp_bootstrap.page import PAGE as GP_BOOTSTRAP
+from explorer.views.model_selection.page import PAGE as MODEL_SELECTION
+from explorer.views.svm_bootstrap.page import PAGE as SVM_BOOTSTRAP
+
+__all__ = ["PAGES", "PAGE_TITLES", "STATE_LABELS", "PRESETS", "preset"]
+
+PAGES: tuple[Page, ...] = (GP_BOOTSTRAP, SVM_BOOTSTRAP, MODEL_SELECTION, FAST_BOOTSTRAP)
+
+#: Every tab of the page: its URL name (``?tab=…``) and its title on the tab bar, in order.
+PAGE_TITLES: dict[str, str] = {name: title for page in PAGES for name, title in page.tabs.items()}
+#: Every state of the page: its URL prefix and what the page calls it.
+STATE_LABELS: dict[str, str] = {prefix: label for page in PAGES for prefix, label in page.states.items()}
+#: Every "Reproduce a figure" preset, page by page.
+PRESETS: tuple[Preset, ...] = tuple(p for page in PAGES for p in page.presets)
+
+
+def preset(key: str) -> Preset:
+    """The preset named ``key``.
+
+    Raises
+    ------
+    PresetError
+        If no page has a preset ``key``.
+    """
+    found = {p.key: p for p in PRESETS}
+    if key not in found:
+        raise PresetError(f"There is no preset {key!r}; the presets are {', '.join(found)}.")
+    return found[key]
