@@ -84,11 +84,7 @@ def test_no_paper_imports_another_paper(paper):
 # using its base class's), private attributes of Panel, param or Bokeh objects.
 MAX_PRIVATE_USES = 3
 #: "user module: explorer.home._name" -> why it stays (remove an entry once its use is gone).
-PRIVATE_USES_ALLOWED: dict[str, str] = {
-    "explorer.views.common.presets: explorer.views.common.links._states":
-        "the page registry of issue 22 (item 3), under way in explorer/views, replaces both the preset prefixes and "
-        "links' list of linked states; renaming it now would collide with that rewrite",
-}
+PRIVATE_USES_ALLOWED: dict[str, str] = {}
 
 
 def _module_name(path: Path, root: Path) -> str:
