@@ -41,9 +41,9 @@ class LeaveOneOutLimit:
     Attributes
     ----------
     value : float
-        ε_∞(ν) = (1/N) Σ_i r_i², the S → ∞ limit of the bootstrap test error ε(S) (square loss).
+        ε_∞(ν) = (1/N) Σ_i r_i², eq. (9), the S → ∞ limit of the bootstrap test error ε(S) (square loss).
     residuals : ndarray of shape (N,)
-        r_i = y_i − μ_i = α_i / B_ii, the leave-one-out residual (R&W eq. 5.12).
+        r_i = y_i − μ_i = α_i / B_ii, the leave-one-out residual, eq. (8) (R&W eq. 5.12).
     var : ndarray of shape (N,)
         1 / B_ii, the leave-one-out predictive variance (noise τ included).
     s_over_n : float
@@ -92,7 +92,7 @@ class LinearResponseError:
     value_second_order : float
         ε_IJ2(S) = (1/N) Σ_i [(r_i − b_i)² + v_i], eq. (15): the mean also to second order.
     loo_limit : float
-        ε_∞(ν) = (1/N) Σ_i r_i², eq. (8) (the same factorisation).
+        ε_∞(ν) = (1/N) Σ_i r_i², eq. (9) (the same factorisation).
     residuals : ndarray of shape (N,)
         r_i = α_i / B_ii, the leave-one-out residual y_i − μ_i at noise τ.
     variance : ndarray of shape (N,)
@@ -187,7 +187,7 @@ def loo_limit(K: ArrayLike, y: ArrayLike, noise_var: float, S: float) -> LeaveOn
     point = _expansion_point(K, y, noise_var, S)
     diag = point.inverse_diagonal()
     r = point.alpha / diag                                          # eq. (8): r_i = α_i / B_ii
-    return LeaveOneOutLimit(float(np.mean(r**2)), r, 1.0 / diag, point.nu)
+    return LeaveOneOutLimit(float(np.mean(r**2)), r, 1.0 / diag, point.nu)  # eq. (9)
 
 
 def linear_response_moments(K: ArrayLike, y: ArrayLike, noise_var: float, S: float,
