@@ -4,7 +4,8 @@ A :class:`Job` runs on a daemon thread of its own, checks a stop flag between Mo
 (``should_stop``), reports throttled progress and partial results through callbacks, and marks itself
 done; its session shows it through a :class:`JobStatus`. :class:`BackgroundJobs` is the machinery every
 tab's state mixes in to run its jobs (lookup in a shared :class:`~explorer.views.common.caches.LRU`,
-start, deferred start, cancel, progress, results handed to the session's event loop in order).
+start, deferred start, cancel, progress, results handed to the session's event loop in order). A state declares
+its jobs once, as :class:`JobSpec` rows of ``job_specs``; refresh, run and cancel follow the declaration.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from functools import partial
+from typing import Any, ClassVar
 
 import param
 
@@ -24,7 +27,7 @@ from explorer.views.common import errors
 from explorer.views.common.caches import LRU
 from explorer.views.common.session import default_dispatcher
 
-__all__ = ["Job", "JobStatus", "BackgroundJobs", "RedrawGate", "call_now"]
+__all__ = ["Job", "JobSpec", "JobStatus", "BackgroundJobs", "RedrawGate", "call_now"]
 
 log = logging.getLogger(__name__)
 
@@ -162,13 +165,66 @@ def call_now(callback: Callable[[], None]) -> None:
     callback()
 
 
+@dataclass(frozen=True)
+class JobSpec:
+    """One kind of background job of a state, declared once in its ``job_specs``.
+
+    Every refresh, :class:`BackgroundJobs` asks the state's ``_prepare_jobs()`` for its ``inputs`` (a snapshot of
+    what the jobs read, taken on the session's thread) and, per spec, shows the result cached under
+    ``key(inputs)`` or starts a :class:`Job` that runs ``compute(state, inputs, job)`` on a thread of its own
+    (it reads the settings from ``inputs`` only; from ``state`` only what no control changes, its ``executor``).
+
+    Parameters
+    ----------
+    kind : str
+        The job's name: ``state.jobs[kind]`` reports it, ``run(kind)`` and ``cancel(kind)`` act on it.
+    output : str or None
+        The output parameter its (partial and final) results are shown in.
+    cache : LRU
+        The cache the sessions share for its results, by key.
+    key : callable
+        ``key(inputs)``: the hashable key of the result the current settings need, or None when they need none
+        now (e.g. another tab's job): a running job and a shown result of that kind are then left as they are.
+    compute : callable
+        ``compute(state, inputs, job)``: the result, on the job's thread (progress, partial results and stop
+        checks through ``job``).
+    optional : bool or callable
+        The job waits for :meth:`BackgroundJobs.run` (a Run button) unless the state's ``auto_run_parameter`` is
+        on; a callable ``optional(inputs)`` decides per settings (e.g. only a long job waits).
+    gated : bool
+        Its partial results are spaced by :data:`PARTIAL_GATE` (costly redraws); else drawn at once.
+    cancellable : bool
+        :meth:`BackgroundJobs.cancel` without a kind stops it.
+    off : callable or None
+        ``off(inputs)``: why the job is switched off for these settings (its job stops, its output is cleared
+        and its status says why), or None when it is not.
+    not_run : callable or None
+        ``not_run(inputs)``: what an optional job that waits says (default: the state's ``not_run_message``).
+    rerun_with_any : bool
+        A ``run`` of any kind also starts it again after a cancel or a failure (a job every other result needs).
+    """
+
+    kind: str
+    output: str | None
+    cache: LRU
+    key: Callable[[Any], Hashable | None]
+    compute: Callable[[Any, Any, Job], object]
+    optional: bool | Callable[[Any], bool] = False
+    gated: bool = False
+    cancellable: bool = True
+    off: Callable[[Any], str | None] | None = None
+    not_run: Callable[[Any], str] | None = None
+    rerun_with_any: bool = False
+
+
 class BackgroundJobs(param.Parameterized):
     """Background jobs of a session state (the base of the :class:`param.Parameterized` states of the tabs).
 
     Each job kind shows its result from a cache shared by the sessions or computes it in a :class:`Job`
     (progress, cancel between steps); :meth:`refresh` changes the outputs together in one ``param.update``.
-    A state names its ``_job_kinds`` and ``_outputs``, calls :meth:`_init_jobs` in ``__init__`` and implements
-    ``_refresh_outputs``, which calls :meth:`_request` per job kind.
+    A state declares its jobs in ``job_specs`` (:class:`JobSpec`) and its ``outputs``, calls :meth:`_init_jobs`
+    in ``__init__`` and implements ``_prepare_jobs``: check the settings (an expected error there stops every job
+    before any starts), set the outputs that need no job, and return the ``inputs`` the specs read.
 
     Worker threads never touch the session: they hand their updates to ``dispatch``, which applies them in order
     where the session lives (:func:`explorer.views.common.session.default_dispatcher`: in a notebook on the
@@ -196,17 +252,16 @@ class BackgroundJobs(param.Parameterized):
     _closed_message = ("This state was closed (state.close()): it computes nothing more. Create a new state to go "
                        "on computing.")
 
-    _job_kinds: tuple[str, ...] = ()
-    _outputs: tuple[str, ...] = ()
-    #: The kinds whose partial results are spaced by :data:`PARTIAL_GATE` (background Monte-Carlo whose redraws
-    #: are costly); the others are drawn at once (e.g. ADATAP's curve before VG and MF, the answer to a control).
-    _gated_kinds: tuple[str, ...] = ()
-    #: The kinds :meth:`cancel` stops when given none (None: every kind).
-    _cancellable: tuple[str, ...] | None = None
+    #: The state's jobs, in the order of their statuses (``jobs``).
+    job_specs: ClassVar[tuple[JobSpec, ...]] = ()
+    #: Every output a refresh sets (the jobs' and the others): cleared together when the settings cannot be computed.
+    outputs: ClassVar[tuple[str, ...]] = ()
+    #: The Boolean parameter that starts the optional jobs by themselves when on (None: they wait for :meth:`run`).
+    auto_run_parameter: ClassVar[str | None] = None
     #: What an optional job that waits for its button says.
-    _not_run_message = "not run yet: press 'Run'."
+    not_run_message: ClassVar[str] = "not run yet: press 'Run'."
     #: What a job says while jobs are deferred (:meth:`defer_jobs`).
-    _deferred_message = "starts once the page has loaded"
+    deferred_message: ClassVar[str] = "starts once the page has loaded"
     #: Errors a user can cause with the controls: shown as :meth:`describe_error` says, never as a traceback.
     expected_errors: tuple[type[BaseException], ...] = (ValueError, OSError, FloatingPointError,
                                                          dask_engine.EngineError)
@@ -232,9 +287,17 @@ class BackgroundJobs(param.Parameterized):
         """The executor the jobs hand their Monte-Carlo chunks to (Dask workers of :attr:`engine`)."""
         return self.engine.executor
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        kinds = [spec.kind for spec in cls.job_specs]
+        if len(set(kinds)) != len(kinds):
+            raise TypeError(f"{cls.__name__}.job_specs declares a job kind twice: {kinds}. Give each job a kind of "
+                            "its own.")
+
     def _init_jobs(self) -> None:
         self.dispatch: Callable[[Callable[[], None]], None] = default_dispatcher()
-        self.jobs = {kind: JobStatus(name=kind) for kind in self._job_kinds}
+        self._specs = {spec.kind: spec for spec in self.job_specs}
+        self.jobs = {kind: JobStatus(name=kind) for kind in self._specs}
         self._jobs: dict[str, Job] = {}
         self._wanted: dict[str, object] = {}
         self._started = self._refreshing = self._dirty = self._closed = self._forced = self._deferred = False
@@ -243,7 +306,7 @@ class BackgroundJobs(param.Parameterized):
 
     def _auto_run(self) -> bool:
         """Whether optional jobs start by themselves when the settings change (else on :meth:`run`)."""
-        return False
+        return bool(self.auto_run_parameter) and bool(getattr(self, self.auto_run_parameter))
 
     @property
     def started(self) -> bool:
@@ -283,9 +346,9 @@ class BackgroundJobs(param.Parameterized):
             self._forced, self._forced_kind = False, None
 
     def cancel(self, kind: str | None = None) -> None:
-        """Stop the running job of ``kind`` (default: every kind of ``_cancellable``) at its next step;
-        partial results stay."""
-        kinds = [kind] if kind else list(self._cancellable if self._cancellable is not None else self.jobs)
+        """Stop the running job of ``kind`` (default: every cancellable kind) at its next step; partial results
+        stay."""
+        kinds = [kind] if kind else [spec.kind for spec in self._specs.values() if spec.cancellable]
         for k in kinds:
             job = self._jobs.get(k)
             if job is not None and job.alive:
@@ -339,7 +402,7 @@ class BackgroundJobs(param.Parameterized):
     def _refresh_once(self) -> None:
         self._pending = {}
         try:
-            self._refresh_outputs()
+            self._refresh_jobs()
             error = ""
         except self.expected_errors as err:
             self._clear_outputs()
@@ -347,6 +410,32 @@ class BackgroundJobs(param.Parameterized):
         changed = {k: v for k, v in self._pending.items() if getattr(self, k) is not v}
         self._pending = None
         self.param.update(**changed, error=error)
+
+    def _prepare_jobs(self) -> object:
+        """Check the settings, set the outputs that need no job (:meth:`_assign`) and return the ``inputs`` the
+        :class:`JobSpec` rows read (a state overrides it; an expected error shows instead of every result)."""
+        return None
+
+    def _refresh_jobs(self) -> None:
+        inputs = self._prepare_jobs()
+        for spec in self.job_specs:
+            reason = spec.off(inputs) if spec.off is not None else None
+            if reason is not None:
+                self._switch_off(spec, reason)
+                continue
+            key = spec.key(inputs)
+            if key is not None:  # None: not needed now; its running job and its shown result stay
+                self._request(spec, key, inputs)
+
+    def _switch_off(self, spec: JobSpec, reason: str) -> None:
+        """Stop the job of ``spec``, clear its output and say ``reason`` (the settings switched it off)."""
+        job = self._jobs.pop(spec.kind, None)
+        if job is not None:
+            job.stop.set()
+        self._wanted.pop(spec.kind, None)
+        if spec.output is not None:
+            self._assign(spec.output, None)
+        self.jobs[spec.kind].param.update(running=False, progress=0.0, message=reason, error="")
 
     def _assign(self, name: str, value) -> None:
         """Set an output; during a refresh the outputs are set together at its end (one redraw)."""
@@ -366,27 +455,33 @@ class BackgroundJobs(param.Parameterized):
             job.stop.set()
         self._jobs.clear()
         self._wanted.clear()
-        for name in self._outputs:
+        for name in self.outputs:
             self._assign(name, None)
         for status in self.jobs.values():
             status.param.update(running=False, progress=0.0, message="", error="")
 
-    def _is_forced(self, kind: str) -> bool:
-        return self._forced or self._forced_kind == kind
+    def _is_forced(self, spec: JobSpec) -> bool:
+        return (self._forced or self._forced_kind == spec.kind
+                or (spec.rerun_with_any and self._forced_kind is not None))
 
-    def _request(self, kind: str, key, attr: str, cache: LRU, work: Callable[[Job], object],
-                 optional: bool = True) -> None:
-        """Show the cached result for ``key``, or start (or keep) the job computing it.
+    def _waits(self, spec: JobSpec, inputs) -> bool:
+        """Whether the job of ``spec`` waits for :meth:`run` (an optional job while nothing starts it)."""
+        optional = spec.optional(inputs) if callable(spec.optional) else spec.optional
+        return optional and not (self._auto_run() or self._is_forced(spec))
+
+    def _request(self, spec: JobSpec, key, inputs) -> None:
+        """Show the cached result for ``key``, or start (or keep) the job of ``spec`` computing it.
 
         A job for the same settings that is running, was cancelled or failed is left alone (its partial
         result and message stay) unless :meth:`run` forces a new start. A finished job's result is shown from
         the cache even if the job's own final update never arrived. While jobs are deferred
         (:meth:`defer_jobs`) nothing starts.
         """
+        kind, attr, cache = spec.kind, spec.output, spec.cache
         self._wanted[kind] = key
         status, job = self.jobs[kind], self._jobs.get(kind)
         hit = cache.get(key)
-        if hit is None and job is not None and job.key == key and (job.alive or not self._is_forced(kind)):
+        if hit is None and job is not None and job.key == key and (job.alive or not self._is_forced(spec)):
             return
         if job is not None:
             job.stop.set()
@@ -394,21 +489,24 @@ class BackgroundJobs(param.Parameterized):
         if hit is not None:
             # our own job computed it (its final update may still be on its way, or have been lost): "done"
             own = job is not None and job.key == key and not job.alive
-            self._assign(attr, hit)
+            if attr is not None:
+                self._assign(attr, hit)
             status.param.update(running=False, progress=1.0, message="done" if own else "done (cached)", error="")
             return
-        self._assign(attr, None)
-        if optional and not (self._auto_run() or self._is_forced(kind)):
-            status.param.update(running=False, progress=0.0, error="", message=self._not_run_message)
+        if attr is not None:
+            self._assign(attr, None)
+        if self._waits(spec, inputs):
+            message = spec.not_run(inputs) if spec.not_run is not None else self.not_run_message
+            status.param.update(running=False, progress=0.0, error="", message=message)
             return
         if self._deferred:
-            status.param.update(running=False, progress=0.0, error="", message=self._deferred_message)
+            status.param.update(running=False, progress=0.0, error="", message=self.deferred_message)
             return
         job = Job(kind, key, attr, status=status, post=self._post, publish=self._publish,
-                  gate=PARTIAL_GATE if kind in self._gated_kinds else None)
+                  gate=PARTIAL_GATE if spec.gated else None)
         self._jobs[kind] = job
         status.param.update(running=True, progress=0.0, message="starting…", error="")
-        job.start(partial(self._execute, job, cache, work))
+        job.start(partial(self._execute, job, cache, partial(spec.compute, self, inputs)))
 
     def _execute(self, job: Job, cache: LRU, work: Callable[[Job], object]) -> None:
         """Worker thread: run ``work``, cache its result and hand the outcome to the session."""

@@ -207,7 +207,7 @@ class PresetMenu(pn.viewable.Viewer):
         self.panel = pn.Column(self.text, self.close, visible=False, sizing_mode="stretch_width",
                                css_classes=["explorer-preset"])
         for state in {id(s): s for s in self.states.values()}.values():
-            names = [n for n in (*getattr(state, "_outputs", ()), "error") if n in state.param]
+            names = [n for n in (*getattr(state, "outputs", ()), "error") if n in state.param]
             state.param.watch(self._update, names + [n for n, p_ in state.param.objects().items()
                                                      if n != "name" and (p_.precedence is None or p_.precedence >= 0)])
         self.param.watch(self._update, "active")

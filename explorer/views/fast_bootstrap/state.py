@@ -52,7 +52,7 @@ from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.progress import Cancelled, Hooks, Progress
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
-from explorer.views.common.jobs import BackgroundJobs, Job
+from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
 from explorer.views.common.server_files import DATA_DIR_HELP, data_file_names, read_data_file
 from explorer.views.common.uploads import Upload, read_upload
 from explorer.views.common.values import CheckedState
@@ -150,7 +150,7 @@ def _status_sentence(kind: str, message: str) -> str | None:
     return {"done": f"{job} done.", "done (cached)": f"{job} done (shown from the cache).",
             "starting…": f"{job} starting…", "cancelling…": f"{job}: cancelling…",
             "failed": f"{job} failed; the reason is below.",
-            BackgroundJobs._deferred_message: f"{job} starts once the page has loaded."}.get(message)
+            BackgroundJobs.deferred_message: f"{job} starts once the page has loaded."}.get(message)
 
 
 # ------------------------------------------------------------------------------------ caches
@@ -187,6 +187,64 @@ def _replica(data, options, points: np.ndarray, job: Job) -> ReplicaRun:
     rep = fe.replica_optimism(model, prepared.X, prepared.y, points,
                               hooks=Hooks(progress=progress, should_stop=job.should_stop))
     return ReplicaRun(rep, time.perf_counter() - start)
+
+
+@dataclass(frozen=True)
+class _JobInputs:
+    """What the jobs of one refresh read, taken on the session's thread: the data and its key, the model, the grids
+    (``setting``), κ0/κ1, the model's options, the seed, the switches and each optional job's estimated seconds."""
+
+    data_key: tuple
+    data: datasets.Dataset
+    model: str
+    setting: fe.Setting
+    kappa: tuple[int, int]
+    options: dict
+    seed: int
+    with_full: bool
+    full_seconds: float
+    with_replica: bool
+    points: np.ndarray
+    replica_seconds: float
+    auto_run: bool
+
+    @property
+    def key(self) -> tuple:
+        """The key of the fast and the full bootstrap's results."""
+        return (self.data_key, self.model, self.setting, self.kappa, tuple(sorted(self.options.items())), self.seed)
+
+
+def _replica_off(i: _JobInputs) -> str | None:
+    if i.model != "ls-svm":
+        return "Replica theory: for the LS-SVM only."
+    if not i.with_replica:
+        return "Replica theory switched off: tick 'Replica theory (LS-SVM)' or press 'Run replica theory'."
+    return None
+
+
+def _not_run(kind: str, seconds: float) -> str:
+    return f"{JOB_NAMES[kind]} not run yet: press '{RUN_LABELS[kind]}' (≈ {seconds:.0f} s on one core)."
+
+
+#: The three jobs (see the module docstring). Any Run button also starts a cancelled or failed fast bootstrap again:
+#: every other result is shown with it, and a Cancel during a long job must not leave it without a way back.
+_JOBS = (
+    JobSpec("fast", "fast", _FAST, key=lambda i: i.key, rerun_with_any=True,
+            compute=lambda state, i, job: _comparison(i.data, i.model, i.setting, i.kappa, i.options, i.seed, False,
+                                                      state.executor, job)),
+    JobSpec("full", "full", _FULL, key=lambda i: i.key,
+            compute=lambda state, i, job: _comparison(i.data, i.model, i.setting, i.kappa, i.options, i.seed, True,
+                                                      state.executor, job),
+            optional=lambda i: not (i.auto_run and i.full_seconds <= AUTO_SECONDS),
+            off=lambda i: None if i.with_full else ("Full bootstrap switched off: tick 'Run the full bootstrap' or "
+                                                    "press 'Run full bootstrap'."),
+            not_run=lambda i: _not_run("full", i.full_seconds)),
+    JobSpec("replica", "replica", _REPLICA,
+            key=lambda i: (i.data_key, i.options["lengthscale"], tuple(i.points.tolist())),
+            compute=lambda state, i, job: _replica(i.data, i.options, i.points, job),
+            optional=lambda i: not (i.auto_run and i.replica_seconds <= AUTO_SECONDS),
+            off=_replica_off, not_run=lambda i: _not_run("replica", i.replica_seconds)),
+)
 
 
 # ------------------------------------------------------------------------------------ the state
@@ -293,8 +351,8 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     replica = param.ClassSelector(class_=ReplicaRun, default=None, allow_None=True, precedence=-1,
                                   label="Replica optimism", doc="Output: the replica theory's optimism (LS-SVM).")
 
-    _job_kinds = JOB_KINDS
-    _outputs = ("data", "fast", "full", "replica")
+    job_specs = _JOBS
+    outputs = ("data", "fast", "full", "replica")
     expected_errors = EXPECTED_ERRORS
     describe_error = staticmethod(describe_error)
 
@@ -379,12 +437,12 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                 "log_complexity": bool(s.log_complexity), "kappa0": 1, "kappa1": 2}
 
     def _on_settings(self, *events) -> None:
-        if not self._started:
+        if not self.started:
             self.error = ""  # before the first refresh, the only error is an upload's: its cause is gone
         names = {e.name: e for e in events}
         if "model" in names or ("dataset" in names and (names["dataset"].old == SERIES) != (self.dataset == SERIES)):
             self.reset_to_paper()  # refreshes through this watcher when a value changes
-        if self._started:
+        if self.started:
             self.refresh()
 
     def _data_key(self) -> tuple:
@@ -477,7 +535,7 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
 
     # ----------------------------------------------------------------------------- refresh
 
-    def _refresh_outputs(self) -> None:
+    def _prepare_jobs(self) -> _JobInputs:
         data_key, data = self._load()
         X = fe.prepare_data(data).X  # refuses classification data
         if X.shape[0] > MAX_POINTS:
@@ -487,7 +545,6 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         setting = self._setting(X.shape[0])
         model, options, seed = self.model, self.model_options(), int(self.seed)
         kappa = (int(self.kappa0), int(self.kappa1))
-        key = (data_key, model, setting, kappa, tuple(sorted(options.items())), seed)
         fast_only = replace(setting, full_grid=setting.fast_grid, full_replications=setting.fast_replications)
         full_seconds = estimated_seconds("full", model, X.shape[0], setting, options)
         points = replica_grid(setting.grids().full, int(self.replica_points))
@@ -498,33 +555,8 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
             _refuse_long("full", full_seconds)
         if model == "ls-svm" and self.with_replica:
             _refuse_long("replica", replica_seconds)
-        self._request("fast", key, "fast", _FAST,
-                      lambda job: _comparison(data, model, setting, kappa, options, seed, False, self.executor, job),
-                      optional=False)
-        if not self.with_full:
-            self._skip("full", "Full bootstrap switched off: tick 'Run the full bootstrap' or press "
-                               "'Run full bootstrap'.")
-        else:
-            self._request("full", key, "full", _FULL,
-                          lambda job: _comparison(data, model, setting, kappa, options, seed, True, self.executor,
-                                                  job),
-                          optional=not (self.auto_run and full_seconds <= AUTO_SECONDS))
-            self._waiting("full", "Run full bootstrap", full_seconds)
-        if model != "ls-svm":
-            self._skip("replica", "Replica theory: for the LS-SVM only.")
-        elif not self.with_replica:
-            self._skip("replica", "Replica theory switched off: tick 'Replica theory (LS-SVM)' or press "
-                                  "'Run replica theory'.")
-        else:
-            rkey = (data_key, options["lengthscale"], tuple(points.tolist()))
-            self._request("replica", rkey, "replica", _REPLICA, partial(_replica, data, options, points),
-                          optional=not (self.auto_run and replica_seconds <= AUTO_SECONDS))
-            self._waiting("replica", "Run replica theory", replica_seconds)
-
-    def _is_forced(self, kind: str) -> bool:
-        # any Run button also restarts a fast bootstrap that was cancelled or failed: every other result is
-        # shown with it, and a Cancel during a long job must not leave it without a way back
-        return super()._is_forced(kind) or (kind == "fast" and self._forced_kind is not None)
+        return _JobInputs(data_key, data, model, setting, kappa, options, seed, bool(self.with_full), full_seconds,
+                          bool(self.with_replica), points, replica_seconds, bool(self.auto_run))
 
     def _cancelled_message(self, kind: str, stop: Cancelled) -> str:
         return (f"{JOB_NAMES[kind]} cancelled after {stop.done} of {stop.total} {stop.unit}. Press "
@@ -535,19 +567,5 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         sentence = _status_sentence(kind, event.new)
         if sentence is not None:
             self.jobs[kind].message = sentence
-
-    def _waiting(self, kind: str, button: str, estimate: float) -> None:
-        status = self.jobs[kind]
-        if status.message == self._not_run_message:
-            status.message = (f"{JOB_NAMES[kind]} not run yet: press '{button}' (≈ {estimate:.0f} s on one "
-                              "core).")
-
-    def _skip(self, kind: str, message: str) -> None:
-        job = self._jobs.pop(kind, None)
-        if job is not None:
-            job.stop.set()
-        self._wanted.pop(kind, None)
-        self._assign(kind, None)
-        self.jobs[kind].param.update(running=False, progress=0.0, message=message, error="")
 
 

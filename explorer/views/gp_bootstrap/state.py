@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +39,7 @@ from explorer.gp_bootstrap.stages import (
 from explorer.progress import Hooks
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
-from explorer.views.common.jobs import BackgroundJobs, Job
+from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
 from explorer.views.common.server_files import data_file_names, read_data_file
 from explorer.views.common.uploads import UPLOAD, Upload, csv_columns, read_upload
 from explorer.views.common.values import CheckedState
@@ -168,6 +168,75 @@ def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed
                            hooks=Hooks(progress=job.report, should_stop=job.should_stop, partial=job.partial))
 
 
+#: The jobs each tab needs (the others' jobs are left as they are: a running one goes on, its result is cached).
+_TAB_JOBS = {"curve": ("theory", "curve"), "distribution": ("distribution",), "l1": ("distribution",),
+             "holdout": ("holdout",)}
+
+
+@dataclass(frozen=True)
+class _JobInputs:
+    """What the jobs of one refresh read, taken on the session's thread: the active tab's problem with its key,
+    S/N, the loss, the sample counts and the seed; or, while the hyperparameters of CSV data are chosen by maximum
+    evidence, only ``evidence`` (the data's key and the data)."""
+
+    tab: str
+    key: tuple | None = None
+    problem: experiments.RegressionProblem | None = None
+    s_over_n: float = 1.0
+    loss: str = "square"
+    loss_params: dict = field(default_factory=dict)
+    loss_key: tuple = ()
+    curve_samples: int = 0
+    mc_samples: int = 0
+    seed: int = 0
+    evidence: tuple | None = None
+
+    def wants(self, kind: str) -> bool:
+        """Whether the job ``kind`` is needed now."""
+        if kind == "evidence":
+            return self.evidence is not None
+        return self.problem is not None and kind in _TAB_JOBS[self.tab]
+
+
+def _needed(kind: str, key):
+    """``key`` of the job ``kind`` when the inputs want it, else None (left as it is)."""
+    return lambda i: key(i) if i.wants(kind) else None
+
+
+def _distribution(i: _JobInputs, executor, job: Job) -> experiments.DistributionComparison:
+    return experiments.distribution_comparison(i.problem, i.s_over_n, i.mc_samples,
+                                               bin_width=scaled_bin_width(i.problem.y), rng=i.seed, executor=executor,
+                                               hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+
+
+def _holdout(i: _JobInputs, executor, job: Job) -> experiments.HoldoutComparison:
+    return experiments.holdout_comparison(i.problem, i.s_over_n, i.mc_samples, rng=i.seed, executor=executor,
+                                          hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+
+
+#: The jobs of the GP tabs. The Monte-Carlo ones wait for Run unless ``auto_mc`` is on and are the ones Cancel
+#: stops; partial redraws through HoloViews share the server's loop and are spaced by the gate, the learning curve's
+#: are patched in place (views.common.patching, ~15 ms) and drawn at once.
+_JOBS = (
+    JobSpec("theory", "theory_curve", _THEORY, key=_needed("theory", lambda i: (i.key, i.loss_key)),
+            compute=lambda state, i, job: _theory_curve(i.problem, i.key, i.loss, i.loss_params, job),
+            cancellable=False),
+    JobSpec("curve", "curve_mc", _CURVES,
+            key=_needed("curve", lambda i: (i.key, i.loss_key, MC_GRID, i.curve_samples, i.seed)),
+            compute=lambda state, i, job: _mc_curve(i.problem, MC_GRID, i.curve_samples, i.loss, i.loss_params,
+                                                    i.seed, job, state.executor),
+            optional=True),
+    JobSpec("distribution", "distribution", _DISTRIBUTIONS,
+            key=_needed("distribution", lambda i: (i.key, i.s_over_n, i.mc_samples, i.seed)),
+            compute=lambda state, i, job: _distribution(i, state.executor, job), optional=True, gated=True),
+    JobSpec("holdout", "holdout_mc", _HOLDOUTS,
+            key=_needed("holdout", lambda i: (i.key, i.s_over_n, i.mc_samples, i.seed)),
+            compute=lambda state, i, job: _holdout(i, state.executor, job), optional=True, gated=True),
+    JobSpec("evidence", "evidence", _EVIDENCE, key=_needed("evidence", lambda i: i.evidence[0]),
+            compute=lambda state, i, job: _evidence_fit(i.evidence[1], job), cancellable=False),
+)
+
+
 # ------------------------------------------------------------------------------------ the state
 
 
@@ -186,13 +255,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     #: What a link carries (:func:`~explorer.views.common.links.link_parameters`): the URL's controls but ``tab``
     #: (the page's ``tab`` says it).
     LINK_PARAMETERS = tuple(name for name in URL_PARAMETERS if name != "tab")
-    _job_kinds = ("theory", *MC_KINDS, "evidence")
-    # partial redraws through HoloViews share the server's loop: spaced by the gate; the learning curve's are
-    # patched in place (views.common.patching, ~15 ms) and drawn at once
-    _gated_kinds = tuple(kind for kind in MC_KINDS if kind != "curve")
-    _outputs = _OUTPUTS
-    _cancellable = MC_KINDS
-    _not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
+    job_specs = _JOBS
+    outputs = _OUTPUTS
+    auto_run_parameter = "auto_mc"
+    not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
     expected_errors = EXPECTED_ERRORS
     describe_error = staticmethod(describe_error)
 
@@ -446,20 +512,18 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                                   "kernel keeps its values: set them by hand or pick the paper preset.")
             self.refresh()
 
-    def _choose_hyperparameters(self) -> bool:
-        """Apply the evidence maximum of the current CSV data if it is known (True); else start the job that
-        computes it and show nothing meanwhile (False)."""
+    def _choose_hyperparameters(self) -> tuple | None:
+        """Apply the evidence maximum of the current CSV data if it is known (None); else show nothing meanwhile
+        and return what the job that computes it reads: the data's key and the data."""
         key, data = self._data_key(), self._load_dataset()  # the row limit is checked before the job starts
         fit = _EVIDENCE.get(key)
         if fit is None:
-            self._request("evidence", key, "evidence", _EVIDENCE, lambda job: _evidence_fit(data, job),
-                          optional=False)
             for name in _OUTPUTS:
                 self._assign(name, None)
             self.tell("evidence", "Choosing the kernel's hyperparameters by maximum evidence on your data…")
-            return False
+            return key, data
         self._apply_evidence(fit, data.n)
-        return True
+        return None
 
     def _apply_evidence(self, fit: gp_evidence.EvidenceFit, rows: int) -> None:
         values = {"lengthscale": fit.lengthscale, "signal_var": fit.signal_var, "noise_var": fit.noise_var}
@@ -616,20 +680,21 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         """Every change of a control refreshes, also before the first :meth:`refresh` (a link, a notebook)."""
         self.refresh()
 
-    def _auto_run(self) -> bool:
-        return bool(self.auto_mc)
-
-    def _refresh_outputs(self) -> None:
+    def _prepare_jobs(self) -> _JobInputs:
         self._sync_target()
-        if self._evidence_pending and not self._choose_hyperparameters():
-            return
+        evidence = self._choose_hyperparameters() if self._evidence_pending else None
+        if evidence is not None:
+            return _JobInputs(self.tab, evidence=evidence)
         if self.tab == "holdout":
-            self._refresh_holdout()
-        else:
-            self.tell("holdout")  # the held-out rows matter in the 'Test inputs' tab only
-            self._refresh_training()
+            return self._prepare_holdout()
+        self.tell("holdout")  # the held-out rows matter in the 'Test inputs' tab only
+        return self._prepare_training()
 
-    def _refresh_training(self) -> None:
+    def _inputs(self, key, problem) -> _JobInputs:
+        return _JobInputs(self.tab, key, problem, float(self.s_over_n), self.loss, self.loss_params, self._loss_key(),
+                          int(self.curve_mc_samples), int(self.mc_samples), int(self.seed))
+
+    def _prepare_training(self) -> _JobInputs:
         key, problem = self._problem(0)
         self.param.input_index.bounds = (0, problem.n - 1)
         if self.input_index > problem.n - 1:
@@ -637,18 +702,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         self._assign("problem", problem)
         v = float(self.s_over_n)
         self._assign("solution", self._solution(key, problem, v))
-        if self.tab == "curve":
-            self._refresh_curve(key, problem)
-        else:
-            self._refresh_distribution(key, problem, v)
-
-    def _refresh_curve(self, key, problem) -> None:
-        loss, params = self.loss, self.loss_params
-        self._request("theory", (key, self._loss_key()), "theory_curve", _THEORY,
-                      lambda job: _theory_curve(problem, key, loss, params, job), optional=False)
-        grid, samples, seed = MC_GRID, int(self.curve_mc_samples), int(self.seed)
-        self._request("curve", (key, self._loss_key(), grid, samples, seed), "curve_mc", _CURVES,
-                      lambda job: _mc_curve(problem, grid, samples, loss, params, seed, job, self.executor))
+        if self.tab != "curve":
+            self._check_mc_size(problem.n)
+        return self._inputs(key, problem)
 
     def _check_mc_size(self, n: int) -> None:
         """ValueError before a Monte-Carlo job whose (B, N) arrays would exceed MAX_MC_VALUES numbers."""
@@ -659,25 +715,14 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                              f"{MAX_MC_VALUES:,}. Lower 'MC samples (distribution, test inputs)' to at most "
                              f"{MAX_MC_VALUES // n:,}.")
 
-    def _refresh_distribution(self, key, problem, v: float) -> None:
-        self._check_mc_size(problem.n)
-        samples, seed = int(self.mc_samples), int(self.seed)
-        self._request("distribution", (key, v, samples, seed), "distribution", _DISTRIBUTIONS,
-                      lambda job: experiments.distribution_comparison(
-                          problem, v, samples, bin_width=scaled_bin_width(problem.y), rng=seed, executor=self.executor,
-                          hooks=Hooks(progress=job.report, should_stop=job.should_stop)))
-
-    def _refresh_holdout(self) -> None:
+    def _prepare_holdout(self) -> _JobInputs:
         key, problem = self._problem(int(self.holdout))
         self._warn_holdout(int(self.holdout), problem.n + int(self.holdout), problem.name)
         self._check_mc_size(problem.n)
-        v, samples, seed = float(self.s_over_n), int(self.mc_samples), int(self.seed)
+        v = float(self.s_over_n)
         theory = _HOLDOUT_THEORY.get_or_compute((key, v), lambda: self._holdout_theory(key, problem, v))
         self._assign("holdout_theory", theory)
-        self._request("holdout", (key, v, samples, seed), "holdout_mc", _HOLDOUTS,
-                      lambda job: experiments.holdout_comparison(
-                          problem, v, samples, rng=seed, executor=self.executor,
-                          hooks=Hooks(progress=job.report, should_stop=job.should_stop)))
+        return self._inputs(key, problem)
 
     def _holdout_theory(self, key, problem, v: float) -> HoldoutTheory:
         return stages.holdout_theory(problem, v, solution=self._solution(key, problem, v))  # eq. (48)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import dataclass
 
 import holoviews as hv
 import numpy as np
@@ -23,7 +24,7 @@ from explorer.model_selection import experiments as sx
 from explorer.model_selection.criteria import CRITERIA, CRITERION_LABELS
 from explorer.views.common.caches import lru
 from explorer.views.common.exports import Export, csv_table, download_name, json_text
-from explorer.views.common.jobs import Job
+from explorer.views.common.jobs import Job, JobSpec
 from explorer.views.common.server_files import DATA_DIR_HELP, data_file_names, read_data_file
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
@@ -72,6 +73,22 @@ _TEMPERATURE = lru("model_selection.temperature", 4)  # parsed temperature serie
 
 _EXPERIMENT_TYPES = (sx.CurvesExperiment, sx.HyperparameterExperiment, sx.FunctionalFormExperiment,
                      sx.BetaExperiment)
+
+
+@dataclass(frozen=True)
+class _ExperimentInputs:
+    """What the experiment job reads, taken on the session's thread: its settings, the temperature series (None
+    for teacher draws) and its key (the settings as JSON and the series file's hash)."""
+
+    key: tuple
+    settings: dict
+    data: datasets.Dataset | None
+
+
+#: The experiment waits for Run: its repetitions take minutes.
+_EXPERIMENT_JOB = JobSpec("experiment", "result", _EXPERIMENT_RESULTS, key=lambda i: i.key,
+                          compute=lambda state, i, job: _run_experiment(i.settings, i.data, state.executor, job),
+                          optional=True)
 
 
 def _parse_temperature(text: str) -> datasets.Dataset:
@@ -149,8 +166,8 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
     result = param.ClassSelector(class_=_EXPERIMENT_TYPES, default=None, allow_None=True, precedence=-1,
                                  label="Result", doc="Output: the experiment's result for the current settings.")
 
-    _job_kinds = ("experiment",)
-    _outputs = ("result",)
+    job_specs = (_EXPERIMENT_JOB,)
+    outputs = ("result",)
 
     data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
                             doc="Folder whose *.csv files are offered as temperature series (explorer serve "
@@ -176,11 +193,11 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
             self.refuse(str(err))
             return
         self.param.update(temperature_csv="", data="temperature")
-        if self._started:
+        if self.started:
             self.refresh()
 
     def _on_change(self, *events) -> None:
-        if not self._started:
+        if not self.started:
             self.error = ""  # before the first refresh, the only error is an upload's: its cause is gone
         super()._on_change(*events)
 
@@ -228,15 +245,13 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
                                         "mean_anomaly_by_file_doy), or choose a file of the server's data folder.")
         return _TEMPERATURE.get_or_compute(file.sha256, lambda: _parse_temperature(file.text)), file.sha256
 
-    def _refresh_outputs(self) -> None:
+    def _prepare_jobs(self) -> _ExperimentInputs:
         settings = self.settings()
         if settings.get("criteria") == [] or settings.get("teachers") == []:
             raise ValueError("Choose at least one criterion" + (" and one teacher." if "teachers" in settings
                                                                 else "."))
         data, source = (self._temperature() if settings["data"] == "temperature" else (None, None))
-        key = (json.dumps(settings, sort_keys=True), source)
-        self._request("experiment", key, "result", _EXPERIMENT_RESULTS,
-                      lambda job: _run_experiment(settings, data, self.executor, job))
+        return _ExperimentInputs((json.dumps(settings, sort_keys=True), source), settings, data)
 
 
 def _run_experiment(settings: dict, data: datasets.Dataset | None, executor, job: Job):

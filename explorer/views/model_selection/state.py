@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ from explorer.model_selection.stages import (
 from explorer.progress import Hooks
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
-from explorer.views.common.jobs import BackgroundJobs, Job
+from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
 
@@ -120,6 +121,48 @@ def _ranking(problem, kernels, select_by, rank_by, options, restarts, max_iter, 
     return stages.functional_form_ranking(problem, kernels, select_by, rank_by, n_restarts=restarts,
                                           max_iter=max_iter, options=options, rng=seed, executor=executor,
                                           hooks=job_hooks(job, job.partial))
+
+
+@dataclass(frozen=True)
+class _JobInputs:
+    """What the jobs of one refresh read, taken on the session's thread (``options`` are the criteria's options,
+    ``options_key`` the same as a key)."""
+
+    data_key: tuple
+    problem: SelectionProblem
+    kernel: str
+    parameter: str
+    points: int
+    decades: float
+    criteria: tuple[str, ...]
+    options: dict
+    options_key: tuple
+    restarts: int
+    max_iter: int
+    seed: int
+    kernels: tuple[str, ...]
+    select_by: str
+
+
+#: The jobs of the Explore sub-panel: the curves start by themselves, the optima and the ranking when ``auto_run``
+#: is on.
+_JOBS = (
+    JobSpec("curves", "curves", _CURVES,
+            key=lambda i: (i.data_key, i.kernel, i.parameter, i.points, i.decades, i.criteria, i.options_key, i.seed),
+            compute=lambda state, i, job: _curves(i.problem, i.kernel, i.parameter, i.points, i.decades, i.criteria,
+                                                  i.options, i.seed, job, state.executor)),
+    JobSpec("optima", "optima", _OPTIMA,
+            key=lambda i: (i.data_key, i.kernel, i.criteria, i.options_key, i.restarts, i.max_iter, i.seed),
+            compute=lambda state, i, job: _optima(i.problem, i.kernel, i.criteria, i.options, i.restarts,
+                                                  i.max_iter, i.seed, job, state.executor),
+            optional=True),
+    JobSpec("ranking", "ranking", _RANKINGS,
+            key=lambda i: (i.data_key, i.kernels, i.select_by, i.criteria, i.options_key, i.restarts, i.max_iter,
+                           i.seed),
+            compute=lambda state, i, job: _ranking(i.problem, i.kernels, i.select_by, i.criteria, i.options,
+                                                   i.restarts, i.max_iter, i.seed, job, state.executor),
+            optional=True),
+)
 
 
 # ------------------------------------------------------------------------------------ the state
@@ -218,17 +261,15 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
     ranking = param.ClassSelector(class_=SelectionRanking, default=None, allow_None=True, precedence=-1,
                                   label="Ranking", doc="Output: functional forms ranked by each criterion.")
 
-    _job_kinds = JOB_KINDS
-    _outputs = _OUTPUTS
+    job_specs = _JOBS
+    outputs = _OUTPUTS
+    auto_run_parameter = "auto_run"
 
     def __init__(self, **params):
         super().__init__(**params)
         self._init_jobs()
         self._upload: Upload | None = None
         self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
-
-    def _auto_run(self) -> bool:
-        return bool(self.auto_run)
 
     # ----------------------------------------------------------------------------- public API
 
@@ -241,7 +282,7 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
         use_uploaded_table(self, filename, content, target, "inputs and a target")
 
     def _on_change(self, *events) -> None:
-        if not self._started:
+        if not self.started:
             self.error = ""  # before the first refresh, the only error is an upload's: its cause is gone
         super()._on_change(*events)
 
@@ -285,7 +326,7 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
         return dict(n_folds=int(self.n_folds), n_partitions=int(self.n_partitions), n_subsets=2,
                     n_objects=int(self.n_objects), entropy=self.entropy)
 
-    def _refresh_outputs(self) -> None:
+    def _prepare_jobs(self) -> _JobInputs:
         allowed = _curve_parameters(self.kernel)
         parameter = self.parameter if self.parameter in allowed else "lengthscale"
         if parameter != self.parameter:
@@ -302,17 +343,7 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
             raise ValueError(f"ASC needs 2 subsets of M = {self.n_objects} objects, more than the N = {problem.n} "
                              "training cases: lower 'ASC: objects M' or raise N.")
         self._assign("problem", problem)
-        opts, seed, kname = self._options(), int(self.seed), self.kernel
-        okey = tuple(sorted(opts.items()))
-        restarts, max_iter = int(self.n_restarts), int(self.max_iter)
-        points, decades = int(self.curve_points), float(self.curve_decades)
-        self._request("curves", (data_key, kname, parameter, points, decades, criteria, okey, seed), "curves",
-                      _CURVES, lambda job: _curves(problem, kname, parameter, points, decades, criteria, opts, seed,
-                                                   job, self.executor), optional=False)
-        self._request("optima", (data_key, kname, criteria, okey, restarts, max_iter, seed), "optima", _OPTIMA,
-                      lambda job: _optima(problem, kname, criteria, opts, restarts, max_iter, seed, job,
-                                          self.executor))
-        select_by = self.select_by
-        self._request("ranking", (data_key, kernels, select_by, criteria, okey, restarts, max_iter, seed), "ranking",
-                      _RANKINGS, lambda job: _ranking(problem, kernels, select_by, criteria, opts, restarts,
-                                                      max_iter, seed, job, self.executor))
+        opts = self._options()
+        return _JobInputs(data_key, problem, self.kernel, parameter, int(self.curve_points), float(self.curve_decades),
+                          criteria, opts, tuple(sorted(opts.items())), int(self.n_restarts), int(self.max_iter),
+                          int(self.seed), kernels, self.select_by)

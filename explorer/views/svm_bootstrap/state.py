@@ -12,6 +12,7 @@ The state computes nothing until :meth:`SVMState.refresh` is first called (the t
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from pathlib import Path
 
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used below)
@@ -31,7 +32,7 @@ from explorer.svm_bootstrap.experiments import (
 )
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
-from explorer.views.common.jobs import BackgroundJobs, Job
+from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
 
@@ -112,6 +113,36 @@ def _field(problem: SVMProblem, v: float, mc_samples: int, seed: int, job: Job, 
                                                 hooks=Hooks(progress=job.report, should_stop=job.should_stop))
 
 
+@dataclass(frozen=True)
+class _JobInputs:
+    """What the jobs of one refresh read, taken on the session's thread: the problems (all rows; without the
+    held-out test rows) with their cache keys, and the settings of the curves and the field."""
+
+    key: tuple
+    problem: SVMProblem
+    test_key: tuple
+    test_problem: SVMProblem
+    grid: tuple[float, ...]
+    samples: int
+    seed: int
+    s_over_n: float
+    field_samples: int
+
+
+#: The jobs of the SVM tab: the theory curve starts by itself, the Monte-Carlo ones when ``auto_mc`` is on.
+_JOBS = (
+    JobSpec("theory", "theory_curve", _THEORY, key=lambda i: (i.key, i.grid),
+            compute=lambda state, i, job: _theory_curve(i.problem, i.grid, job)),
+    JobSpec("curve", "curve_mc", _CURVES, key=lambda i: (i.key, i.grid, i.samples, i.seed),
+            compute=lambda state, i, job: _mc_curve(i.problem, i.grid, i.samples, i.seed, job, state.executor),
+            optional=True),
+    JobSpec("field", "field", _FIELDS, key=lambda i: (i.test_key, i.s_over_n, i.field_samples, i.seed),
+            compute=lambda state, i, job: _field(i.test_problem, i.s_over_n, i.field_samples, i.seed, job,
+                                                 state.executor),
+            optional=True),
+)
+
+
 # ------------------------------------------------------------------------------------ the state
 
 
@@ -177,9 +208,10 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
                                 label="Field comparison",
                                 doc="Output: theory (eqs. 18-19) and MC fields with p(−1|x) at the test inputs.")
 
-    _job_kinds = JOB_KINDS
-    _outputs = _OUTPUTS
-    _not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
+    job_specs = _JOBS
+    outputs = _OUTPUTS
+    auto_run_parameter = "auto_mc"
+    not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
     expected_errors = EXPECTED_ERRORS
     describe_error = staticmethod(describe_error)
 
@@ -200,9 +232,6 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
     def run_mc(self) -> None:
         """Start the Monte-Carlo jobs even if ``auto_mc`` is off, or again after a cancel or a failure."""
         self.run()
-
-    def _auto_run(self) -> bool:
-        return bool(self.auto_mc)
 
     def upload_csv(self, filename: str, content: bytes | str, target: str | None = None) -> None:
         """Use an uploaded CSV as the dataset; ``target`` (default: the last column) holds the two labels."""
@@ -244,7 +273,7 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
 
     # ----------------------------------------------------------------------------- refresh
 
-    def _refresh_outputs(self) -> None:
+    def _prepare_jobs(self) -> _JobInputs:
         key, problem = self._problem(0)
         test_key, test_problem = self._problem(int(self.holdout))
         self.param.test_index.bounds = (0, int(self.holdout) - 1)
@@ -255,11 +284,5 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
         grid = tuple(sorted(float(v) for v in self.curve_grid))
         if not grid:
             raise ValueError("Choose at least one value of S/N for the learning curve.")
-        samples, seed, v, field_samples = int(self.curve_mc_samples), int(self.seed), float(self.s_over_n), \
-            int(self.mc_samples)
-        self._request("theory", (key, grid), "theory_curve", _THEORY,
-                      lambda job: _theory_curve(problem, grid, job), optional=False)
-        self._request("curve", (key, grid, samples, seed), "curve_mc", _CURVES,
-                      lambda job: _mc_curve(problem, grid, samples, seed, job, self.executor))
-        self._request("field", (test_key, v, field_samples, seed), "field", _FIELDS,
-                      lambda job: _field(test_problem, v, field_samples, seed, job, self.executor))
+        return _JobInputs(key, problem, test_key, test_problem, grid, int(self.curve_mc_samples), int(self.seed),
+                          float(self.s_over_n), int(self.mc_samples))

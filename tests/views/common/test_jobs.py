@@ -1,7 +1,15 @@
-"""The job machinery of the session states: partial results are coalesced, progress is throttled."""
+"""The job machinery of the session states: partial results are coalesced, progress is throttled, and a state's
+declared jobs (JobSpec) start, wait for Run, switch off, cancel and come from the cache as declared."""
+import threading
 import time
 
-from explorer.views.common.jobs import REPORT_INTERVAL, Job, JobStatus, RedrawGate
+import param
+import pytest
+
+from explorer.progress import Cancelled
+from explorer.views.common import jobs
+from explorer.views.common.caches import LRU
+from explorer.views.common.jobs import REPORT_INTERVAL, BackgroundJobs, Job, JobSpec, JobStatus, RedrawGate
 
 
 def _job(gate=None):
@@ -79,3 +87,173 @@ def test_a_job_past_its_time_limit_stops_and_says_why(monkeypatch):
     assert status.message.startswith("cancelled after 0 of 100")
     assert status.error.startswith("Stopped after 0 of 100: a job of the app computes for at most 0 minutes")
     state.close()
+
+
+# --------------------------------------------------------------------------- jobs declared by a state (JobSpec)
+
+
+class _Gate(RedrawGate):
+    """A gate that counts the partial redraws it spaced."""
+
+    def __init__(self):
+        super().__init__(0.0)
+        self.calls = 0
+
+    def delay(self) -> float:
+        self.calls += 1
+        return super().delay()
+
+
+def _square(state, x: int, job) -> int:
+    """Counted in `state.computed`; waits on `state.hold` between steps, cancellable there (3 steps)."""
+    state.computed.append(("square", x))
+    for step in range(3):
+        if not state.hold.wait(10) or job.should_stop():
+            raise Cancelled(step, 3, "steps")
+    return x * x
+
+
+def _cube(state, x: int, job) -> int:
+    state.computed.append(("cube", x))
+    job.partial(-1)  # a partial result first, as a Monte-Carlo job publishes
+    return x ** 3
+
+
+def _tiny_state_class():
+    """A state that declares two jobs: ``square`` (starts by itself, cancellable, drawn at once) and ``cube``
+    (optional: waits for Run unless ``auto`` is on; gated; not stopped by Cancel without a kind; switched off
+    for x = 0). Each class has caches of its own."""
+
+    class Tiny(BackgroundJobs):
+        x = param.Integer(default=2, bounds=(None, None), doc="The input; negative values are refused.")
+        auto = param.Boolean(default=False, doc="Start the optional job by itself.")
+        square = param.Parameter(default=None, precedence=-1, doc="Output of the square job.")
+        cube = param.Parameter(default=None, precedence=-1, doc="Output of the cube job.")
+
+        job_specs = (
+            JobSpec("square", "square", LRU(8), key=lambda x: ("square", x), compute=_square),
+            JobSpec("cube", "cube", LRU(8), key=lambda x: ("cube", x), compute=_cube, optional=True, gated=True,
+                    cancellable=False, off=lambda x: "cube: switched off for x = 0" if x == 0 else None,
+                    not_run=lambda x: f"cube of {x} not run yet: press 'Run cube'."),
+        )
+        outputs = ("square", "cube")
+        auto_run_parameter = "auto"
+
+        def __init__(self, **params):
+            super().__init__(**params)
+            self._init_jobs()
+            self.computed, self.hold = [], threading.Event()
+            self.hold.set()
+            self.param.watch(self._on_change, ["x", "auto"])
+
+        def _prepare_jobs(self) -> int:
+            if self.x < 0:
+                raise ValueError(f"`x` must be ≥ 0, got {self.x}.")
+            return int(self.x)
+
+    return Tiny
+
+
+@pytest.fixture
+def tiny():
+    states = []
+
+    def make(cls=None, **params):
+        state = (cls or _tiny_state_class())(**params)
+        states.append(state)
+        return state
+    yield make
+    for state in states:
+        state.close()
+
+
+def test_a_declared_job_starts_by_itself_and_an_optional_one_waits_for_run(tiny):
+    state = tiny(x=3)
+    state.refresh()
+    assert state.wait(10)
+    assert state.square == 9 and state.jobs["square"].message == "done"
+    assert state.cube is None and state.jobs["cube"].message == "cube of 3 not run yet: press 'Run cube'."
+    state.run("cube")
+    assert state.wait(10)
+    assert state.cube == 27 and state.jobs["cube"].message == "done"
+    assert state.computed == [("square", 3), ("cube", 3)]
+
+
+def test_the_auto_run_parameter_starts_the_optional_job_and_the_cache_serves_another_state(tiny):
+    first = tiny(x=4, auto=True)
+    first.refresh()
+    assert first.wait(10) and (first.square, first.cube) == (16, 64)
+    second = tiny(type(first), x=4, auto=True)
+    second.refresh()  # same settings, same caches: nothing computes
+    assert second.wait(10) and (second.square, second.cube) == (16, 64)
+    assert second.computed == [] and second.jobs["cube"].message == "done (cached)"
+
+
+def test_a_job_switched_off_by_the_settings_says_why_and_shows_nothing(tiny):
+    state = tiny(x=2, auto=True)
+    state.refresh()
+    assert state.wait(10) and state.cube == 8
+    state.x = 0
+    assert state.wait(10)
+    assert state.cube is None and state.square == 0
+    assert state.jobs["cube"].message == "cube: switched off for x = 0"
+
+
+def test_refused_settings_start_no_job_and_clear_every_output(tiny):
+    state = tiny(x=2)
+    state.refresh()
+    assert state.wait(10) and state.square == 4
+    state.x = -1
+    assert state.wait(10)
+    assert state.error == "`x` must be ≥ 0, got -1." and state.square is None
+    assert state.computed == [("square", 2)]
+
+
+def test_cancel_stops_the_cancellable_jobs_and_run_starts_them_again(tiny):
+    state = tiny(x=5, auto=True)
+    state.hold.clear()  # the square job waits at its first step
+    state.refresh()
+    state.cancel()  # every cancellable kind: the square job, not the cube job
+    state.hold.set()
+    assert state.wait(10)
+    assert state.square is None and state.jobs["square"].message == "cancelled after 0 of 3"
+    assert state.cube == 125 and state.jobs["cube"].message == "done"
+    state.refresh()  # the same settings: a cancelled job stays cancelled ...
+    assert state.wait(10) and state.square is None
+    state.run("square")  # ... until Run
+    assert state.wait(10) and state.square == 25 and state.jobs["square"].message == "done"
+
+
+def test_only_the_gated_job_spaces_its_partial_redraws(tiny, monkeypatch):
+    gate = _Gate()
+    monkeypatch.setattr(jobs, "PARTIAL_GATE", gate)
+    state = tiny(x=6, auto=True)
+    state.refresh()
+    assert state.wait(10) and state.cube == 216
+    assert gate.calls == 1  # the cube job's partial result; the square job publishes none through it
+
+    def square_with_partial(state, x, job):  # an ungated job that publishes a partial result
+        job.partial(0)
+        return x * x
+    class Partial(BackgroundJobs):
+        square = param.Parameter(default=None)
+        job_specs = (JobSpec("square", "square", LRU(8), key=lambda x: x, compute=square_with_partial),)
+        outputs = ("square",)
+
+        def __init__(self, **params):
+            super().__init__(**params)
+            self._init_jobs()
+
+        def _prepare_jobs(self) -> int:
+            return 7
+
+    other = tiny(Partial)
+    other.refresh()
+    assert other.wait(10) and other.square == 49
+    assert gate.calls == 1  # drawn at once, not through the gate
+
+
+def test_a_state_that_declares_a_job_kind_twice_is_refused():
+    spec = JobSpec("a", "out", LRU(1), key=lambda i: i, compute=lambda state, i, job: i)
+    with pytest.raises(TypeError, match="declares a job kind twice"):
+        type("Twice", (BackgroundJobs,), {"job_specs": (spec, spec)})
