@@ -56,7 +56,8 @@ def register(sub) -> None:
         description="Estimate the generalization error (eq. 8) of a family of models over a complexity grid by "
                     "the full bootstrap (§3) and by the fast bootstrap (§4: optimism on a reduced grid, polynomial "
                     "fit checked by the F test of eq. 11); for the LS-SVM also the replica theory's optimism "
-                    "without refits (seed 000).", epilog=EPILOG)
+                    "(seed 000) and the exact leave-one-out error over the full grid (Cawley & Talbot), both "
+                    "without refits.", epilog=EPILOG)
     g = add_data_source(p, dataset_default="toy", target_help="target column of --csv",
                         csv_help="a regression CSV of your own; needs --target",
                         series_csv_help="a time series CSV (rows in time order), embedded as NAR(--lags), e.g. the "
@@ -159,4 +160,8 @@ def format_comparison(res: fe.BootstrapComparison) -> str:
     if res.replica is not None:
         lines.append(f"  replica theory: optimism at {res.replica.grid.size} values without refits, "
                      f"{res.seconds['replica']:.2f} s")
+    if res.loo is not None:
+        lines.append(f"  leave-one-out (closed form): selected {res.loo.selected:g}; error "
+                     f"{res.loo.generalization_error.min():.4g} at {res.loo.grid.size} values without refits, "
+                     f"{res.seconds['loo']:.3f} s")
     return "\n".join(lines)

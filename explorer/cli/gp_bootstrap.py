@@ -61,9 +61,11 @@ def register(sub) -> None:
                      help="bootstrap learning curve ε(S): theory vs MC (seed 000 Fig. 1)",
                      description="Efron's bootstrap test error ε(S) from the ADATAP theory (eq. 45/46), "
                                  "the approximate ADATAP, the variational-Gaussian (VG) and mean-field (MF) "
-                                 "approximations and Monte-Carlo with standard errors.")
+                                 "approximations, the infinitesimal jackknife (IJ, linear response in the bootstrap "
+                                 "weights), the closed-form leave-one-out error at noise σ²N/S (its S → ∞ limit) and "
+                                 "Monte-Carlo with standard errors (docs/linear_response.md).")
     p.add_argument("--loss", choices=["square", "eps-insensitive"], default="square",
-                   help="test loss (default square; eps-insensitive is §5's with --eps and --beta). VG and MF are "
+                   help="test loss (default square; eps-insensitive is §5's with --eps and --beta). VG, MF and IJ are "
                         "defined for the square loss only: with eps-insensitive their columns are null (n/a)")
     p.add_argument("--eps", type=LOSS_EPS, default=0.1, help=f"ε of the ε-insensitive loss, {LOSS_EPS} (default 0.1)")
     p.add_argument("--beta", type=LOSS_BETA, default=0.1,
@@ -77,8 +79,9 @@ def register(sub) -> None:
                    help=f"histogram bin width, {BIN_WIDTH} (default: 0.2 × sd(target) / sd(boston's medv); 0.2 on "
                         "boston, Fig. 5)")
     p = _add_command(sub, "holdout", holdout, "1", 5000, help="bootstrap mean/variance at held-out inputs (Fig. 2)",
-                     description="Theory (eq. 48) vs MC mean and variance of the predictor at the first "
-                                 "--holdout rows (default 50), bootstrapping the others.")
+                     description="Theory (eq. 48), first-order infinitesimal jackknife (IJ) and MC mean and "
+                                 "variance of the predictor at the first --holdout rows (default 50), bootstrapping "
+                                 "the others.")
     p.set_defaults(holdout=50)
 
 
@@ -213,18 +216,23 @@ def holdout(args) -> Output:
 
 
 def format_curve(res: experiments.LearningCurveComparison) -> str:
-    """The learning curve as a table: S/N, theory, approximate theory, VG, MF, MC ± se, ADATAP iterations."""
+    """The learning curve as a table: S/N, theory, approximate theory, VG, MF, IJ, LOO limit, MC ± se, ADATAP
+    iterations."""
     lines = [f"{res.problem}: N = {res.n}, loss = {res.loss}",
-             f"{'S/N':>6} {'theory':>10} {'approx':>10} {'VG':>10} {'MF':>10} {'MC':>10} {'± se':>8} {'iter':>5}"]
+             f"{'S/N':>6} {'theory':>10} {'approx':>10} {'VG':>10} {'MF':>10} {'IJ':>10} {'LOO lim':>10} {'MC':>10} "
+             f"{'± se':>8} {'iter':>5}"]
     for r in res.rows:
         lines.append(f"{r.s_over_n:6.3g} {r.theory:10.4g} {r.theory_approx:10.4g} {_number(r.theory_vg, 10)} "
-                     f"{_number(r.theory_mf, 10)} {r.mc_mean:10.4g} {r.mc_se:8.2g} {r.n_iter:5d}")
+                     f"{_number(r.theory_mf, 10)} {_number(r.ij, 10)} {_number(r.loo_limit, 10)} {r.mc_mean:10.4g} "
+                     f"{r.mc_se:8.2g} {r.n_iter:5d}")
     lines.append(f"theory solve at S = N: {res.theory_s * 1e3:.1f} ms = "
                  f"{res.theory_s / res.mc_sample_s:.1f} MC samples ({res.mc_sample_s * 1e3:.2f} ms each)")
     if res.vg_s is None or res.mf_s is None:
-        lines.append(f"VG and MF: n/a (defined for the square loss only, not {res.loss})")
+        lines.append(f"VG, MF and IJ: n/a (defined for the square loss only, not {res.loss})")
     else:
         lines.append(f"VG solve at S = N: {res.vg_s * 1e3:.1f} ms, MF solve: {res.mf_s * 1e3:.1f} ms")
+    if res.ij_s is not None:
+        lines.append(f"IJ and LOO limit at S = N (one factorisation): {res.ij_s * 1e3:.1f} ms")
     return "\n".join(lines)
 
 
@@ -243,9 +251,11 @@ def format_distribution(res: experiments.DistributionComparison) -> str:
 
 
 def format_holdout(res: experiments.HoldoutComparison) -> str:
-    """Mean and variance at each held-out input: theory vs MC ± se."""
-    lines = [f"{'x':>4} {'mean th':>9} {'mean MC':>9} {'± se':>7} {'var th':>9} {'var MC':>9} {'± se':>7}"]
+    """Mean and variance at each held-out input: theory (eq. 48), first-order IJ and MC ± se."""
+    lines = [f"{'x':>4} {'mean th':>9} {'mean IJ':>9} {'mean MC':>9} {'± se':>7} {'var th':>9} {'var IJ':>9} "
+             f"{'var MC':>9} {'± se':>7}"]
     for j in range(res.theory_mean.size):
-        lines.append(f"{j:4d} {res.theory_mean[j]:9.4g} {res.mc_mean[j]:9.4g} {res.mc_mean_se[j]:7.2g} "
-                     f"{res.theory_var[j]:9.4g} {res.mc_var[j]:9.4g} {res.mc_var_se[j]:7.2g}")
+        lines.append(f"{j:4d} {res.theory_mean[j]:9.4g} {res.ij_mean[j]:9.4g} {res.mc_mean[j]:9.4g} "
+                     f"{res.mc_mean_se[j]:7.2g} {res.theory_var[j]:9.4g} {res.ij_var[j]:9.4g} {res.mc_var[j]:9.4g} "
+                     f"{res.mc_var_se[j]:7.2g}")
     return "\n".join(lines)

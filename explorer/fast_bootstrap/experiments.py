@@ -2,7 +2,8 @@
 
 :func:`compare_bootstraps` runs, for one data set and one model family, the full bootstrap of seed 002 §3 on
 the full grid, the fast bootstrap of §4 on the reduced grid (F test of eq. 11) and — for the LS-SVM, a
-kernel model — the replica theory's analytical optimism (no refits), and returns a frozen result with
+kernel model — the replica theory's analytical optimism and the exact leave-one-out error over the full grid
+(both without refits), and returns a frozen result with
 ``as_dict()`` for JSON. The default grids and replication counts are those of Tables 1 (toy) and 2 (Santa Fe).
 """
 
@@ -18,7 +19,7 @@ from explorer.bootstrap.replica import ConvergenceError, bootstrap_optimism, sol
 from explorer.chunks import Executor, SeedLike, child_seed, item_generator, root_seed
 from explorer.datasets import Dataset
 from explorer.fast_bootstrap import bootstrap as fastboot
-from explorer.fast_bootstrap.lssvm import LSSVM
+from explorer.fast_bootstrap.lssvm import LSSVM, LSSVMLeaveOneOut
 from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.kernels import Constant, SquaredExponential
 from explorer.progress import NO_HOOKS, Hooks
@@ -274,7 +275,11 @@ def _replica_solution(K, y, noise_var, S, tol, init):
 
 @dataclass(frozen=True)
 class BootstrapComparison:
-    """Full vs fast bootstrap (and the replica theory for the LS-SVM) on one data set and model family."""
+    """Full vs fast bootstrap (and the replica theory for the LS-SVM) on one data set and model family.
+
+    ``loo`` is the LS-SVM's exact leave-one-out error over the full grid (:func:`~explorer.fast_bootstrap.lssvm.lssvm_loo`,
+    zero refits); None for the other families.
+    """
 
     dataset: str
     model: str
@@ -284,6 +289,7 @@ class BootstrapComparison:
     full: fastboot.BootstrapCurve | None
     replica: ReplicaOptimism | None
     seconds: dict
+    loo: LSSVMLeaveOneOut | None = None
 
     @property
     def gain(self) -> float | None:
@@ -302,7 +308,8 @@ class BootstrapComparison:
         -------
         dict
             ``dataset``, ``model``, ``complexity``, the ``fast`` and ``full`` curves (``full`` None when not
-            run), ``gain``, ``paper_gain``, ``seconds`` and, for the LS-SVM, ``replica``.
+            run), ``gain``, ``paper_gain``, ``seconds`` and, for the LS-SVM, ``replica`` (when run) and ``loo``
+            (``grid``, ``generalization_error``, ``selected``).
         """
         fast = self.fast
         out = {"dataset": self.dataset, "model": self.model, "complexity": self.complexity,
@@ -316,6 +323,9 @@ class BootstrapComparison:
         if self.replica is not None:
             out["replica"] = {"grid": self.replica.grid.tolist(), "optimism": self.replica.optimism.tolist(),
                               "converged": bool(self.replica.converged.all())}
+        if self.loo is not None:
+            out["loo"] = {"grid": self.loo.grid.tolist(), "generalization_error": self.loo.generalization_error.tolist(),
+                          "selected": self.loo.selected}
         return out
 
 
@@ -335,7 +345,8 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
                        replica_points: int = 46, kappa0: int = 1, kappa1: int = 2, model_options: dict | None = None,
                        chunk_size: int = fastboot.REPLICATION_CHUNK_SIZE, executor: Executor | None = None,
                        hooks: Hooks | None = None) -> BootstrapComparison:
-    """Run the fast bootstrap, and unless switched off the full bootstrap and the replica optimism.
+    """Run the fast bootstrap, and unless switched off the full bootstrap and the replica optimism; for the LS-SVM
+    also the exact leave-one-out error over the full grid (one eigendecomposition, no refits, no randomness).
 
     One root seed drives everything: the apparent error draws from ``chunks.item_generator(root, 0, 0)``, the
     fast and the full bootstrap are jobs seeded by the root's children 1 and 2 (their replications run on
@@ -374,7 +385,8 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
     Returns
     -------
     BootstrapComparison
-        The fast curve, the full curve and the replica optimism (None when not run) and seconds per stage.
+        The fast curve, the full curve, the replica optimism and the LS-SVM leave-one-out (None when not run) and
+        seconds per stage.
 
     Raises
     ------
@@ -417,9 +429,14 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
         hooks.report(0.99, f"replica theory at {points.size} values of γ")
         replica = replica_optimism(fam, X, y, points, hooks=hooks.sub(0.99, 0.0))
         seconds["replica"] = time.perf_counter() - t
+    loo = None
+    if isinstance(fam, LSSVM):
+        t = time.perf_counter()
+        loo = fam.leave_one_out(X, y, grid)
+        seconds["loo"] = time.perf_counter() - t
     hooks.report(1.0, "done")
     return BootstrapComparison(dataset=data.name, model=model, complexity=fam.complexity, setting=setting,
-                               fast=fast, full=full, replica=replica, seconds=seconds)
+                               fast=fast, full=full, replica=replica, seconds=seconds, loo=loo)
 
 
 def replica_grid(grid: np.ndarray, points: int) -> np.ndarray:

@@ -15,12 +15,15 @@ import numpy as np
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike, item_generator, root_seed
 from explorer.datasets import Dataset, holdout_split
-from explorer.gp_bootstrap import mean_field, montecarlo, variational
+from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
 from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
 from explorer.gp_bootstrap.stages import (
     VG_MF_LOSSES,
     CurvePoint,
+    LinearResponseCurve,
     TheoryCurve,
+    holdout_linear_response,
+    linear_response_curve,
     mc_curve,
     replica_curve,
     theory_curve,
@@ -173,10 +176,12 @@ def solve_with_timing(problem: RegressionProblem, S: float, repeats: int = 3, **
 
 @dataclass(frozen=True)
 class LearningCurveRow:
-    """One bootstrap size: theory (ADATAP), approximate ADATAP, VG, MF and MC with its standard error.
+    """One bootstrap size: theory (ADATAP), approximate ADATAP, VG, MF, IJ, the LOO limit and MC with its standard error.
 
     ``theory_vg`` and ``theory_mf`` are ε(S) of the variational-Gaussian and mean-field approximations
-    (``variational``, ``mean_field``); they are defined for the square loss only and None for any other.
+    (``variational``, ``mean_field``); ``ij`` and ``ij_second_order`` the infinitesimal-jackknife ε_IJ and ε_IJ2
+    (eqs. 14-15 of ``docs/linear_response.md``); all four are defined for the square loss only and None for any
+    other. ``loo_limit`` is the closed-form leave-one-out error at noise σ²N/S (eq. 9), the S → ∞ limit.
     ``converged``, ``n_iter`` and ``residual`` are ADATAP's.
     """
 
@@ -193,6 +198,9 @@ class LearningCurveRow:
     n_iter: int
     residual: float
     expected_test_points: float
+    ij: float | None = None
+    ij_second_order: float | None = None
+    loo_limit: float | None = None
 
 
 @dataclass(frozen=True)
@@ -200,7 +208,9 @@ class LearningCurveComparison:
     """Bootstrap learning curve ε(S), theory vs MC (seed 000, Fig. 1); timing in seconds.
 
     ``theory_s``, ``vg_s`` and ``mf_s`` are cold solves at S = N of ADATAP, VG and MF (``vg_s`` and ``mf_s``
-    None when the loss is not square: VG and MF are then not solved); ``mc_sample_s`` one MC sample at S = N.
+    None when the loss is not square: VG and MF are then not solved); ``mc_sample_s`` one MC sample at S = N;
+    ``ij_s`` the infinitesimal-jackknife ε_IJ at S = N (with ε_IJ2 and the LOO limit from the same factorisation;
+    None unless the loss is square).
     """
 
     problem: str
@@ -211,6 +221,7 @@ class LearningCurveComparison:
     mc_sample_s: float
     vg_s: float | None
     mf_s: float | None
+    ij_s: float | None = None
 
     def as_dict(self) -> dict:
         """The comparison for JSON.
@@ -219,15 +230,15 @@ class LearningCurveComparison:
         -------
         dict
             ``problem``, ``n``, ``loss``, ``rows`` (one dict of :class:`LearningCurveRow` fields per S) and
-            ``timing`` (``theory_s``, ``mc_sample_s``, their ratio ``theory_in_mc_samples``, ``vg_s`` and
-            ``mf_s``; the last two None unless the loss is square).
+            ``timing`` (``theory_s``, ``mc_sample_s``, their ratio ``theory_in_mc_samples``, ``vg_s``, ``mf_s`` and
+            ``ij_s``; the last three None unless the loss is square).
         """
         return {
             "problem": self.problem, "n": self.n, "loss": self.loss,
             "rows": [row.__dict__ for row in self.rows],
             "timing": {"theory_s": self.theory_s, "mc_sample_s": self.mc_sample_s,
                        "theory_in_mc_samples": self.theory_s / self.mc_sample_s,
-                       "vg_s": self.vg_s, "mf_s": self.mf_s},
+                       "vg_s": self.vg_s, "mf_s": self.mf_s, "ij_s": self.ij_s},
         }
 
 
@@ -243,11 +254,12 @@ def learning_curve_comparison(
     executor: Executor | None = None,
     hooks: Hooks | None = None,
 ) -> LearningCurveComparison:
-    """ε(S) from ADATAP, the approximate ADATAP, VG, MF (seed 000 Fig. 1, left) and Monte-Carlo.
+    """ε(S) from ADATAP, the approximate ADATAP, VG, MF (seed 000 Fig. 1, left), IJ, the LOO limit and Monte-Carlo.
 
-    ADATAP and VG are warm-started along S, both with tolerance ``tol``; MF is a linear solve. VG and MF
-    define ε(S) for the square loss only (eq. 45 with their cavities, ``/work/shared/VG_MF.md``): for any
-    other loss their row entries and timings are None. ``theory_s``, ``vg_s`` and ``mf_s`` are cold solves
+    ADATAP and VG are warm-started along S, both with tolerance ``tol``; MF is a linear solve; IJ and the LOO limit
+    are one factorisation per S (:func:`linear_response_curve`). VG, MF and IJ define ε(S) for the square loss
+    only (eq. 45 with their cavities, ``/work/shared/VG_MF.md``; eqs. 14-15 of ``docs/linear_response.md``): for
+    any other loss their row entries and timings are None. ``theory_s``, ``vg_s`` and ``mf_s`` are cold solves
     at S = N (best of 3) and ``mc_sample_s`` the time of one MC bootstrap sample at S = N, all measured in
     this call so that their ratios are meaningful.
 
@@ -293,23 +305,30 @@ def learning_curve_comparison(
     hooks.report(0.05, "solving the variational-Gaussian and mean-field approximations")
     vg_mf, vg_s, mf_s = _vg_and_mf(problem, grid, loss, tol)
     theory = theory_curve(problem, solutions, loss=loss, loss_params=loss_params, vg_mf=vg_mf)
+    lr_curve = linear_response_curve(problem, grid, loss=loss, loss_params=loss_params)
+    ij_s = None if loss != "square" else best_time(
+        lambda: linear_response.linear_response_error(problem.K, problem.y, problem.noise_var, float(n)))
     mc = mc_curve(problem, grid, mc_samples, loss=loss, loss_params=loss_params, rng=root, executor=executor,
                   hooks=hooks.sub(0.1, 0.9, "Monte-Carlo"))
-    rows = tuple(_row(theory, j, sol, point) for j, (sol, point) in enumerate(zip(solutions.exact, mc.points)))
+    rows = tuple(_row(theory, lr_curve, j, sol, point)
+                 for j, (sol, point) in enumerate(zip(solutions.exact, mc.points)))
     mc_sample_s = _time_mc_sample(problem, root)
     hooks.report(1.0, "done")
-    return LearningCurveComparison(problem.name, n, loss, rows, theory_s, mc_sample_s, vg_s, mf_s)
+    return LearningCurveComparison(problem.name, n, loss, rows, theory_s, mc_sample_s, vg_s, mf_s, ij_s)
 
 
-def _row(theory: TheoryCurve, j: int, sol: replica.ReplicaSolution, point: CurvePoint) -> LearningCurveRow:
-    """Row ``j`` of the comparison: the theory curve's values there, ADATAP's convergence and the MC point."""
+def _row(theory: TheoryCurve, lr_curve: LinearResponseCurve, j: int, sol: replica.ReplicaSolution,
+         point: CurvePoint) -> LearningCurveRow:
+    """Row ``j`` of the comparison: the theory curves' values there, ADATAP's convergence and the MC point."""
     v, n = theory.s_over_n[j], theory.n
-    vg, mf = (None if values is None else float(values[j]) for values in (theory.theory_vg, theory.theory_mf))
+    vg, mf, ij, ij2 = (None if values is None else float(values[j]) for values in (
+        theory.theory_vg, theory.theory_mf, lr_curve.ij, lr_curve.ij_second_order))
     return LearningCurveRow(
         s_over_n=float(v), S=float(v * n), theory=float(theory.theory[j]), theory_approx=float(theory.theory_approx[j]),
         theory_vg=vg, theory_mf=mf, mc_mean=float(point.mc_mean), mc_se=float(point.mc_se),
         mc_samples=point.mc_samples, converged=sol.converged, n_iter=sol.n_iter, residual=sol.residual,
-        expected_test_points=float(n * np.exp(-v)))
+        expected_test_points=float(n * np.exp(-v)), ij=ij, ij_second_order=ij2,
+        loo_limit=float(lr_curve.loo_limit[j]))
 
 
 def _vg_and_mf(problem: RegressionProblem, grid: np.ndarray, loss: str, tol: float):
@@ -420,7 +439,11 @@ def distribution_comparison(
 
 @dataclass(frozen=True)
 class HoldoutComparison:
-    """Bootstrap mean and variance of the predictor at held-out inputs, theory (eq. 48) vs MC (Fig. 2)."""
+    """Bootstrap mean and variance of the predictor at held-out inputs, theory (eq. 48) vs MC (Fig. 2).
+
+    ``ij_mean`` and ``ij_var`` are the first-order infinitesimal-jackknife moments, ``ij_mean_second_order`` the
+    mean with its second-order correction (eqs. 5-7 of ``docs/linear_response.md``); ndarrays of shape (M,).
+    """
 
     theory_mean: np.ndarray
     theory_var: np.ndarray
@@ -430,6 +453,9 @@ class HoldoutComparison:
     mc_var_se: np.ndarray
     s_over_n: float
     mc_samples: int
+    ij_mean: np.ndarray | None = None
+    ij_var: np.ndarray | None = None
+    ij_mean_second_order: np.ndarray | None = None
 
     def as_dict(self) -> dict:
         """The comparison for JSON.
@@ -453,7 +479,8 @@ def holdout_comparison(
     executor: Executor | None = None,
     hooks: Hooks | None = None,
 ) -> HoldoutComparison:
-    """Theory (eq. 48) and MC bootstrap mean/variance at test inputs (default: the problem's holdout).
+    """Theory (eq. 48), infinitesimal jackknife (eqs. 5-7 of docs/linear_response.md) and MC bootstrap mean/variance
+    at test inputs (default: the problem's holdout).
 
     Parameters
     ----------
@@ -469,7 +496,7 @@ def holdout_comparison(
     Returns
     -------
     HoldoutComparison
-        Theory and MC mean and variance (with MC standard errors), ndarrays of shape (M,).
+        Theory, IJ and MC mean and variance (with MC standard errors), ndarrays of shape (M,).
 
     Raises
     ------
@@ -488,5 +515,7 @@ def holdout_comparison(
         executor=executor, hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"),
     )
     mc = estimates.predictive_moments(preds)
+    ij = holdout_linear_response(problem, v, X_test=X_test)
     hooks.report(1.0, "done")
-    return HoldoutComparison(theory.mean, theory.var, mc.mean, mc.var, mc.mean_se, mc.var_se, v, mc_samples)
+    return HoldoutComparison(theory.mean, theory.var, mc.mean, mc.var, mc.mean_se, mc.var_se, v, mc_samples,
+                             ij.mean, ij.var, ij.mean_second_order)

@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike
 from scipy import linalg
 
 from explorer.bootstrap.replica import check_replica_inputs
+from explorer.losses import Loss, get_loss
 
 __all__ = ["LeaveOneOutLimit", "loo_limit", "LinearResponseMoments", "linear_response_moments",
            "LinearResponseError", "linear_response_error"]
@@ -41,7 +42,8 @@ class LeaveOneOutLimit:
     Attributes
     ----------
     value : float
-        ε_∞(ν) = (1/N) Σ_i r_i², eq. (9), the S → ∞ limit of the bootstrap test error ε(S) (square loss).
+        ε_∞(ν) = (1/N) Σ_i r_i², eq. (9), the S → ∞ limit of the bootstrap test error ε(S); for another loss g,
+        (1/N) Σ_i g(μ_i, y_i) (the left-out prediction becomes deterministic, μ_i, as ν → ∞).
     residuals : ndarray of shape (N,)
         r_i = y_i − μ_i = α_i / B_ii, the leave-one-out residual, eq. (8) (R&W eq. 5.12).
     var : ndarray of shape (N,)
@@ -146,12 +148,15 @@ def _expansion_point(K: np.ndarray, y: np.ndarray, noise_var: float, S: float) -
     return _ExpansionPoint(nu, tau, noise_var / nu**2, factor, alpha)
 
 
-def loo_limit(K: ArrayLike, y: ArrayLike, noise_var: float, S: float) -> LeaveOneOutLimit:
+def loo_limit(K: ArrayLike, y: ArrayLike, noise_var: float, S: float, *,
+              loss: str | Loss = "square") -> LeaveOneOutLimit:
     """Closed-form leave-one-out error at noise σ²/ν, the S → ∞ limit of ε(S), eqs. (8)-(9) of the docs.
 
     For large ν every s_j/ν → 1 while Efron's estimator (eq. 17 of seed 000) conditions on s_i = 0, so the
     left-out prediction tends to the GP trained on D∖{i} with noise τ = σ²/ν. Its residual is r_i = α_i/B_ii,
-    B = (K + τI)⁻¹, α = By (R&W eq. 5.12; Lemma 1 of the docs): one factorisation, no refit.
+    B = (K + τI)⁻¹, α = By (R&W eq. 5.12; Lemma 1 of the docs): one factorisation, no refit. The left-out
+    prediction μ_i = y_i − r_i being deterministic in the limit, any loss g has the limit (1/N) Σ_i g(μ_i, y_i)
+    (eq. 46 of seed 000 with a point mass).
 
     Parameters
     ----------
@@ -163,11 +168,13 @@ def loo_limit(K: ArrayLike, y: ArrayLike, noise_var: float, S: float) -> LeaveOn
         Noise variance σ² > 0 of the GP, eq. (50) of seed 000.
     S : float
         Mean bootstrap sample size, ν = S/N.
+    loss : str or callable
+        ``"square"`` (eq. 9), another name of :func:`explorer.losses.get_loss` or a vectorised ``g(f, y)``.
 
     Returns
     -------
     LeaveOneOutLimit
-        ε_∞ (square loss), the residuals and leave-one-out variances, ndarrays of shape (N,).
+        ε_∞, the residuals and leave-one-out variances, ndarrays of shape (N,).
 
     Raises
     ------
@@ -184,10 +191,12 @@ def loo_limit(K: ArrayLike, y: ArrayLike, noise_var: float, S: float) -> LeaveOn
     ((20,), 2.0)
     """
     K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
+    g = get_loss(loss)
     point = _expansion_point(K, y, noise_var, S)
     diag = point.inverse_diagonal()
     r = point.alpha / diag                                          # eq. (8): r_i = α_i / B_ii
-    return LeaveOneOutLimit(float(np.mean(r**2)), r, 1.0 / diag, point.nu)  # eq. (9)
+    value = np.mean(r**2) if loss == "square" else np.mean(g(y - r, y))  # eq. (9); eq. (46) at μ_i
+    return LeaveOneOutLimit(float(value), r, 1.0 / diag, point.nu)
 
 
 def linear_response_moments(K: ArrayLike, y: ArrayLike, noise_var: float, S: float,

@@ -5,7 +5,10 @@ state (:mod:`explorer.views.gp_bootstrap.state`) call these with the same grids 
 * :func:`vg_mf_curve` — ε(S) of the variational-Gaussian and mean-field approximations (square loss, eq. 45);
 * :func:`theory_curve` — ε(S) of every theory (eq. 45 or 46) from the two stages above (Fig. 1, lines);
 * :func:`mc_curve` — Efron's Monte-Carlo estimator (eq. 17) along a grid of S/N (Fig. 1, points);
-* :func:`holdout_theory` — the theory's bootstrap mean and variance at the held-out inputs (eq. 48, Fig. 2).
+* :func:`holdout_theory` — the theory's bootstrap mean and variance at the held-out inputs (eq. 48, Fig. 2);
+* :func:`linear_response_curve` — ε(S) of the infinitesimal jackknife and the leave-one-out limit along the grid
+  (no refits, ``docs/linear_response.md``);
+* :func:`holdout_linear_response` — the infinitesimal-jackknife mean and variance at the held-out inputs.
 
 Every stage returns a frozen dataclass. Core module: numpy and scipy only.
 """
@@ -20,17 +23,18 @@ import numpy as np
 
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike
-from explorer.gp_bootstrap import mean_field, montecarlo, variational
+from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
 from explorer.losses import get_loss
 from explorer.progress import NO_HOOKS, Hooks
-from explorer.validation import mc_curve_grid, s_over_n_grid
+from explorer.validation import held_out_inputs, mc_curve_grid, s_over_n_grid
 
 if TYPE_CHECKING:
     from explorer.gp_bootstrap.experiments import RegressionProblem
 
 __all__ = [
     "VG_MF_LOSSES", "theory_error", "ReplicaCurve", "replica_curve", "VGMFCurve", "vg_mf_curve", "TheoryCurve",
-    "theory_curve", "CurvePoint", "CurveMC", "mc_curve", "HoldoutTheory", "holdout_theory",
+    "theory_curve", "CurvePoint", "CurveMC", "mc_curve", "HoldoutTheory", "holdout_theory", "LinearResponseCurve",
+    "linear_response_curve", "holdout_linear_response",
 ]
 
 #: Losses for which the VG and MF approximations define ε(S) (eq. 45 with their cavities, /work/shared/VG_MF.md).
@@ -319,3 +323,89 @@ def holdout_theory(problem: RegressionProblem, s_over_n: float, *, solution: rep
     sol = solution or replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n, tol=tol)
     moments = replica.bootstrap_moments(sol, problem.K, problem.cross(problem.X_test))  # eq. (48)
     return HoldoutTheory(moments.mean, moments.var, np.asarray(problem.y_test), v, problem.n)
+
+
+@dataclass(frozen=True)
+class LinearResponseCurve:
+    """ε(S) of the no-refit approximations along a grid of S/N (``docs/linear_response.md``).
+
+    Attributes
+    ----------
+    s_over_n : ndarray of shape (n_S,)
+        The grid, in the order given.
+    ij : ndarray of shape (n_S,) or None
+        ε_IJ(S), the infinitesimal jackknife of Efron's estimator (eq. 14 of the docs); None unless the loss is
+        square.
+    ij_second_order : ndarray of shape (n_S,) or None
+        ε_IJ2(S), the same with the mean to second order (eq. 15); None unless the loss is square.
+    loo_limit : ndarray of shape (n_S,)
+        ε_∞(S/N), the closed-form leave-one-out error at noise σ²N/S (eq. 9; any loss), the S → ∞ limit.
+    """
+
+    s_over_n: np.ndarray
+    ij: np.ndarray | None
+    ij_second_order: np.ndarray | None
+    loo_limit: np.ndarray
+
+
+def linear_response_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, loss: str = "square",
+                          loss_params: dict | None = None) -> LinearResponseCurve:
+    """The infinitesimal-jackknife learning curve and the leave-one-out limit at S = (S/N)·N, one factorisation each.
+
+    Parameters
+    ----------
+    problem : RegressionProblem
+        Training data, kernel matrix and noise.
+    s_over_n : sequence of float, length n_S
+        Bootstrap sizes per data point (positive).
+    loss, loss_params
+        As in :func:`theory_curve`; the IJ curves are defined for the square loss only (None otherwise).
+
+    Returns
+    -------
+    LinearResponseCurve
+
+    Raises
+    ------
+    ValueError
+        If ``s_over_n`` holds a non-positive or non-finite value.
+    """
+    grid = s_over_n_grid(s_over_n)
+    K, y, noise_var = problem.K, problem.y, problem.noise_var
+    if loss != "square":
+        g = get_loss(loss, **(loss_params or {}))
+        loo = np.array([linear_response.loo_limit(K, y, noise_var, v * problem.n, loss=g).value for v in grid])
+        return LinearResponseCurve(grid, None, None, loo)
+    errors = [linear_response.linear_response_error(K, y, noise_var, v * problem.n) for v in grid]
+    return LinearResponseCurve(grid, np.array([e.value for e in errors]),
+                               np.array([e.value_second_order for e in errors]),
+                               np.array([e.loo_limit for e in errors]))
+
+
+def holdout_linear_response(problem: RegressionProblem, s_over_n: float, *,
+                            X_test: np.ndarray | None = None) -> linear_response.LinearResponseMoments:
+    """The infinitesimal-jackknife bootstrap mean and variance at held-out inputs (eqs. 5-7 of the docs).
+
+    Parameters
+    ----------
+    problem : RegressionProblem
+        Training data, kernel and noise.
+    s_over_n : float
+        Bootstrap size per data point.
+    X_test : ndarray of shape (M, d), optional
+        Test inputs; default ``problem.X_test``.
+
+    Returns
+    -------
+    linear_response.LinearResponseMoments
+        First-order mean and variance, the second-order mean (shape (M,)) and the derivatives (M, N).
+
+    Raises
+    ------
+    ValueError
+        If there are no test inputs or ``s_over_n`` is not a positive finite number.
+    """
+    X_test = held_out_inputs(X_test, problem.X_test)
+    v = float(s_over_n_grid([s_over_n])[0])
+    return linear_response.linear_response_moments(problem.K, problem.y, problem.noise_var, v * problem.n,
+                                                   problem.cross(X_test))

@@ -7,6 +7,8 @@ import pytest
 
 from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
+from explorer.fast_bootstrap.lssvm import lssvm_loo
+from explorer.kernels import SquaredExponential
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
@@ -35,6 +37,30 @@ def test_cli_fast_bootstrap_json(capsys):
                                    rng=0)
     assert payload["fast"]["selected"] == direct.fast.selected and payload["fast"]["F"] == direct.fast.f_test.F
     assert payload["replica"]["optimism"] == pytest.approx(direct.replica.optimism.tolist())
+
+
+def test_cli_fast_bootstrap_ls_svm_json_and_text_have_the_closed_form_loo(capsys):
+    """`loo` is lssvm_loo over the full grid on the prepared data (no refits); the text gives the selected γ."""
+    argv = ("fast-bootstrap", "--dataset", "toy", "--model", "ls-svm", "--seed", "1", "--full-grid", "5,50,5",
+            "--full-replications", "2", "--fast-replications", "2", "--no-replica")
+    code, out, _ = _cli(capsys, *argv, "--json")
+    assert code == 0
+    loo = json.loads(out)["loo"]
+    prepared = fe.prepare_data(datasets.toy_function(rng=1))
+    ref = lssvm_loo(SquaredExponential(lengthscale=fe.TOY_LENGTHSCALE)(prepared.X), prepared.y,
+                    np.arange(5.0, 51.0, 5.0))
+    assert loo["grid"] == pytest.approx(ref.grid.tolist())
+    assert loo["generalization_error"] == pytest.approx(ref.generalization_error.tolist(), rel=1e-12)
+    assert loo["selected"] == ref.selected
+    code, out, _ = _cli(capsys, *argv)
+    assert code == 0 and re.search(rf"leave-one-out \(closed form\): selected {ref.selected:g};", out)
+
+
+def test_cli_fast_bootstrap_other_models_have_no_loo(capsys):
+    code, out, _ = _cli(capsys, "fast-bootstrap", "--dataset", "toy", "--model", "rbfn", "--full-grid", "10,12,1",
+                        "--fast-grid", "10,12,1", "--full-replications", "2", "--fast-replications", "2",
+                        "--kappa0", "0", "--kappa1", "1", "--json")
+    assert code == 0 and "loo" not in json.loads(out)
 
 
 def test_cli_fast_bootstrap_series_csv(capsys, tmp_path):

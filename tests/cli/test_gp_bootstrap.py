@@ -4,8 +4,8 @@ import json
 import numpy as np
 import pytest
 
-from explorer import cli, datasets
-from explorer.gp_bootstrap import experiments, mean_field, variational
+from explorer import cli, datasets, losses
+from explorer.gp_bootstrap import experiments, linear_response, mean_field, variational
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
@@ -78,8 +78,53 @@ def test_cli_vg_and_mf_are_null_for_the_eps_insensitive_loss(capsys, toy_csv):
 def test_cli_learning_curve_text_has_vg_and_mf_columns(capsys):
     assert cli.main(["learning-curve", "--dataset", "toy", "--s-over-n", "1", "--mc-samples", "5"]) == 0
     header, row = capsys.readouterr().out.splitlines()[1:3]
-    assert header.split() == ["S/N", "theory", "approx", "VG", "MF", "MC", "±", "se", "iter"]
-    assert len(row.split()) == 8 and "n/a" not in row
+    assert header.split() == ["S/N", "theory", "approx", "VG", "MF", "IJ", "LOO", "lim", "MC", "±", "se", "iter"]
+    assert len(row.split()) == 10 and "n/a" not in row
+
+
+def test_cli_ij_and_loo_limit_columns_equal_the_core_functions(capsys, toy_csv):
+    """Each row's ij, ij_second_order and loo_limit are linear_response_error on the problem the command builds
+    (eqs. 9, 14, 15 of docs/linear_response.md); the timing reports the IJ solve."""
+    out = _curve(capsys, toy_csv)
+    problem = experiments.regression_problem(datasets.load_csv(toy_csv, "y"))
+    for row in out["rows"]:
+        ref = linear_response.linear_response_error(problem.K, problem.y, problem.noise_var, row["S"])
+        assert row["ij"] == pytest.approx(ref.value, rel=1e-12)
+        assert row["ij_second_order"] == pytest.approx(ref.value_second_order, rel=1e-12)
+        assert row["loo_limit"] == pytest.approx(ref.loo_limit, rel=1e-12)
+    assert out["timing"]["ij_s"] > 0
+
+
+def test_cli_ij_is_null_and_loo_limit_takes_the_loss_for_eps_insensitive(capsys, toy_csv):
+    """IJ is square-loss only (null); the LOO limit is the loss at the deterministic left-out prediction."""
+    out = _curve(capsys, toy_csv, "--loss", "eps-insensitive")
+    problem = experiments.regression_problem(datasets.load_csv(toy_csv, "y"))
+    g = losses.get_loss("eps-insensitive", eps=0.1, beta=0.1)
+    for row in out["rows"]:
+        assert row["ij"] is None and row["ij_second_order"] is None
+        ref = linear_response.loo_limit(problem.K, problem.y, problem.noise_var, row["S"], loss=g)
+        assert row["loo_limit"] == pytest.approx(ref.value, rel=1e-12)
+    assert out["timing"]["ij_s"] is None
+
+
+def test_cli_holdout_json_has_ij_moments_equal_to_the_core(capsys, toy_csv):
+    assert cli.main(["holdout", "--csv", str(toy_csv), "--target", "y", "--holdout", "10", "--mc-samples", "20",
+                     "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    problem = experiments.regression_problem(datasets.load_csv(toy_csv, "y"), holdout=10)
+    ref = linear_response.linear_response_moments(problem.K, problem.y, problem.noise_var, float(problem.n),
+                                                  problem.cross(problem.X_test))
+    assert out["ij_mean"] == pytest.approx(ref.mean.tolist(), rel=1e-12)
+    assert out["ij_var"] == pytest.approx(ref.var.tolist(), rel=1e-12)
+    assert len(out["ij_mean"]) == len(out["mc_mean"]) == 10
+
+
+def test_cli_holdout_text_has_ij_columns(capsys, toy_csv):
+    assert cli.main(["holdout", "--csv", str(toy_csv), "--target", "y", "--holdout", "5", "--mc-samples", "5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["x", "mean", "th", "mean", "IJ", "mean", "MC", "±", "se", "var", "th", "var", "IJ",
+                                "var", "MC", "±", "se"]
+    assert len(lines) == 6 and len(lines[1].split()) == 9
 
 
 def test_cli_distribution_json(capsys):

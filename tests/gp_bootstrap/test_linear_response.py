@@ -180,3 +180,22 @@ def test_validation_messages(gp):
         lr.linear_response_moments(K, y, 0.1, 20.0, np.full_like(K_test, np.nan))
     with pytest.raises(ValueError, match="not positive semi-definite"):
         lr.loo_limit(-np.eye(20) * 10, y, 0.1, 20.0)
+
+
+def test_stages_call_the_core_functions(rng):
+    """linear_response_curve and holdout_linear_response (what the CLI and the views call) are the core functions
+    on the problem's K, y, σ² at S = (S/N)·N; for another loss only the LOO limit is defined."""
+    from explorer import datasets
+    from explorer.gp_bootstrap import experiments, stages
+
+    problem = experiments.regression_problem(datasets.load("toy", n=40, rng=1), holdout=5)
+    curve = stages.linear_response_curve(problem, [0.5, 2.0])
+    ref = lr.linear_response_error(problem.K, problem.y, problem.noise_var, 2.0 * problem.n)
+    assert (curve.ij[1], curve.ij_second_order[1], curve.loo_limit[1]) == (
+        ref.value, ref.value_second_order, ref.loo_limit)
+    other = stages.linear_response_curve(problem, [0.5, 2.0], loss="eps-insensitive")
+    assert other.ij is None and other.loo_limit.shape == (2,)
+    moments = stages.holdout_linear_response(problem, 1.0)
+    direct = lr.linear_response_moments(problem.K, problem.y, problem.noise_var, float(problem.n),
+                                        problem.cross(problem.X_test))
+    np.testing.assert_array_equal(moments.var, direct.var)
