@@ -78,14 +78,15 @@ def csv_columns(upload: Upload, what: str) -> list[str]:
 def use_uploaded_table(state, filename: str, content: bytes | str, target: str | None, what: str) -> list[str] | None:
     """Make an uploaded CSV the ``dataset`` (value ``UPLOAD`` of its selector) of a tab's state, with ``target``
     (default: the last column) picked among its columns. Returns the columns, or None after putting the
-    reason in ``state.error``. The state keeps the file in ``state._upload`` and refreshes if it has started."""
+    reason in ``state.error``. The state's data source (``state.source``, a
+    :class:`~explorer.views.common.data_source.DataSource`) keeps the file; the state refreshes if it has started."""
     try:
         upload = read_upload(filename, content)
         columns = csv_columns(upload, what)
     except ValueError as err:
         state.refuse(str(err))  # no figure of the earlier data beside the message
         return None
-    state._upload = upload
+    state.source.upload = upload
     if UPLOAD not in state.param.dataset.objects:
         state.param.dataset.objects = [*state.param.dataset.objects, UPLOAD]
     state.param.target.objects = columns

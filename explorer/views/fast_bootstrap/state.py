@@ -52,9 +52,10 @@ from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.progress import Cancelled, Hooks, Progress
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
+from explorer.views.common.data_source import DataSource
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
-from explorer.views.common.server_files import DATA_DIR_HELP, data_file_names, read_data_file
-from explorer.views.common.uploads import Upload, read_upload
+from explorer.views.common.server_files import DATA_DIR_HELP
+from explorer.views.common.uploads import Upload
 from explorer.views.common.values import CheckedState
 
 __all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "JOB_KINDS", "JOB_NAMES",
@@ -340,6 +341,8 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                              "same settings and seed, same numbers (as `explorer fast-bootstrap --seed`).")
     data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
                             doc="Folder whose *.csv files are offered as time series (explorer serve --data-dir).")
+    source = param.ClassSelector(class_=DataSource, default=None, precedence=-1, label="Data source",
+                                 doc="The session's upload and the data folder behind the time series.")
 
     # --- outputs
     data = param.ClassSelector(class_=datasets.Dataset, default=None, allow_None=True, precedence=-1,
@@ -360,12 +363,13 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         given = set(params)
         series_csv = params.pop("series_csv", "")  # a file of data_dir: set once the choices are known
         super().__init__(**params)
-        self.param.series_csv.objects = ["", *data_file_names(self.data_dir)]
+        if self.source is None:
+            self.source = DataSource(data_dir=self.data_dir)
+        self.param.series_csv.objects = ["", *self.source.files()]
         self.series_csv = series_csv
         self._init_jobs()
         for kind, status in self.jobs.items():
             status.param.watch(partial(self._say, kind), "message")
-        self._upload: Upload | None = None  # the uploaded series
         if (self.model, self.dataset) != ("ls-svm", "toy"):  # the defaults are Table 1's LS-SVM values
             self.param.update({k: v for k, v in self._paper_values().items() if k not in given})
         self.param.watch(self._on_settings, list(_COMPUTE_PARAMETERS))
@@ -394,7 +398,7 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         The message of an earlier upload goes with it (see :meth:`refresh` for the new file's)."""
         self.error = ""
         try:
-            self._upload = read_upload(filename, content)
+            self.source.accept(filename, content)
         except ValueError as err:
             self.refuse(str(err))
             return
@@ -469,12 +473,12 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     def _series_file(self) -> Upload:
         """The chosen file of the data folder, else the uploaded one (read again only when the file changed)."""
         if not self.series_csv:
-            if self._upload is not None:
-                return self._upload
+            if self.source.upload is not None:
+                return self.source.upload
             raise datasets.DatasetError("upload a time series CSV (rows in time order, e.g. santafe_laser_A.csv, "
                                         "column value), or choose a file of the server's data folder in 'Time "
                                         "series CSV (data folder)'.")
-        return read_data_file(self.data_dir, self.series_csv)
+        return self.source.read(self.series_csv)
 
     def _load(self) -> tuple[tuple, datasets.Dataset]:
         key = self._data_key()

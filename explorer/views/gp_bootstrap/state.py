@@ -39,8 +39,8 @@ from explorer.gp_bootstrap.stages import (
 from explorer.progress import Hooks
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
+from explorer.views.common.data_source import DataSource
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
-from explorer.views.common.server_files import data_file_names, read_data_file
 from explorer.views.common.uploads import UPLOAD, Upload, csv_columns, read_upload
 from explorer.views.common.values import CheckedState
 
@@ -328,6 +328,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                                         "in the sample, k = 0, 1, 2, ...")
     data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
                             doc="Folder whose *.csv files are offered as datasets (EXPLORER_DATA_DIR).")
+    source = param.ClassSelector(class_=DataSource, default=None, precedence=-1, label="Data source",
+                                 doc="The session's upload and the data folder behind ``dataset``.")
 
     # --- outputs (set by the state, read by the views)
     problem = param.ClassSelector(class_=experiments.RegressionProblem, default=None, allow_None=True,
@@ -354,7 +356,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         dataset = params.pop("dataset", None)  # may name a file of data_dir: set once the choices are known
         super().__init__(**params)
         self._init_jobs()
-        self._upload: tuple[str, str, str] | None = None  # (file name, text, sha256)
+        if self.source is None:
+            self.source = DataSource(data_dir=self.data_dir)
         self._columns: dict[str, list[str]] = {}
         self._init_dataset_choices()
         if dataset is not None:
@@ -400,7 +403,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
             self.refuse(str(err))  # no figure of the previous data under a message about this file
             return
         self._evidence_pending = True
-        self._upload = upload
+        self.source.upload = upload
         self._columns[UPLOAD] = columns
         if UPLOAD not in self.param.dataset.objects:
             self.param.dataset.objects = [*self.param.dataset.objects, UPLOAD]
@@ -448,8 +451,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     def data_file(self) -> dict | None:
         """The CSV file behind the data: ``{"file": its name, "sha256": of its text}``; None for the shipped and
         generated sets (boston, toy, teacher)."""
-        if self.dataset == UPLOAD and self._upload is not None:
-            return {"file": self._upload[0], "sha256": self._upload[2]}
+        if self.dataset == UPLOAD and self.source.upload is not None:
+            return self.source.settings()
         if self.dataset.startswith(CSV_PREFIX):
             file = self._data_file()
             return {"file": file.filename, "sha256": file.sha256}
@@ -543,12 +546,12 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         if self.data_dir and not os.path.isdir(self.data_dir):
             self.tell("data_dir", "The server's data folder cannot be read: only the shipped datasets and uploads "
                                   "are offered. (Whoever runs the app can check `--data-dir`.)")
-        objects += [CSV_PREFIX + name for name in data_file_names(self.data_dir)]
+        objects += [CSV_PREFIX + name for name in self.source.files()]
         self.param.dataset.objects = objects
 
     def _data_file(self) -> Upload:
         """The chosen file of the data folder, read and checked as an upload."""
-        return read_data_file(self.data_dir, self.dataset[len(CSV_PREFIX):])
+        return self.source.read(self.dataset[len(CSV_PREFIX):])
 
     def _sync_target(self) -> None:
         """Target choices follow the dataset: the CSV's columns, or none for the built-in sets."""
@@ -568,9 +571,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
 
     def _dataset_key(self) -> tuple:
         if self.dataset == UPLOAD:
-            if self._upload is None:
-                raise datasets.DatasetError("no CSV has been uploaded in this session; upload the file again.")
-            return ("upload", self._upload[2], self.target)
+            return self.source.key(self.target)
         if self.dataset.startswith(CSV_PREFIX):
             file = self._data_file()
             return ("csv", file.filename, file.sha256, self.target)
@@ -616,8 +617,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         if self.target is None:
             raise datasets.DatasetError("choose the target column of the CSV file.")
         if self.dataset == UPLOAD:
-            name, text, _ = self._upload
-            data = datasets.load_csv(io.StringIO(text), self.target, name=Path(name).stem, task="regression")
+            data = self.source.table(self.target)
         else:
             file = self._data_file()  # read as an upload: no message quotes the server's path
             data = datasets.load_csv(io.StringIO(file.text), self.target, name=Path(file.filename).stem,

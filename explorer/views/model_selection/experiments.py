@@ -23,12 +23,13 @@ from explorer.model_selection import asc
 from explorer.model_selection import experiments as sx
 from explorer.model_selection.criteria import CRITERIA, CRITERION_LABELS
 from explorer.views.common.caches import lru
+from explorer.views.common.data_source import DataSource
 from explorer.views.common.exports import Export, csv_table, download_name, json_text
 from explorer.views.common.jobs import Job, JobSpec
-from explorer.views.common.server_files import DATA_DIR_HELP, data_file_names, read_data_file
+from explorer.views.common.server_files import DATA_DIR_HELP
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
-from explorer.views.common.uploads import Upload, file_settings, read_upload
+from explorer.views.common.uploads import Upload, file_settings
 from explorer.views.common.widgets import csv_upload, param_widgets
 from explorer.views.model_selection.figures import (
     CRITERION_COLORS,
@@ -172,14 +173,17 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
     data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
                             doc="Folder whose *.csv files are offered as temperature series (explorer serve "
                                 "--data-dir).")
+    source = param.ClassSelector(class_=DataSource, default=None, precedence=-1, label="Data source",
+                                 doc="The session's upload and the data folder behind the temperature series.")
 
     def __init__(self, **params):
         temperature_csv = params.pop("temperature_csv", "")  # a file of data_dir: set once the choices are known
         super().__init__(**params)
-        self.param.temperature_csv.objects = ["", *data_file_names(self.data_dir)]
+        if self.source is None:
+            self.source = DataSource(data_dir=self.data_dir)
+        self.param.temperature_csv.objects = ["", *self.source.files()]
         self.temperature_csv = temperature_csv
         self._init_jobs()
-        self._upload: Upload | None = None
         self.param.watch(self._on_change, [n for n, p in self.param.objects().items()
                                            if n != "name" and p.precedence is None])
 
@@ -188,7 +192,7 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
         of an earlier upload goes with it."""
         self.error = ""
         try:
-            self._upload = read_upload(filename, content)
+            self.source.accept(filename, content)
         except ValueError as err:
             self.refuse(str(err))
             return
@@ -227,7 +231,7 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
     def temperature_file(self) -> Upload | None:
         """The temperature CSV the experiments read (the data folder's file, else the upload), if one can be read."""
         try:
-            return read_data_file(self.data_dir, self.temperature_csv) if self.temperature_csv else self._upload
+            return self.source.read(self.temperature_csv) if self.temperature_csv else self.source.upload
         except ValueError:  # DatasetError too: the error message of the refresh says why
             return None
 
@@ -237,9 +241,9 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
     def _temperature(self) -> tuple[datasets.Dataset, str]:
         """The temperature series of the data folder's file (or else the upload) and the hash of its text."""
         if self.temperature_csv:
-            file = read_data_file(self.data_dir, self.temperature_csv)
-        elif self._upload is not None:
-            file = self._upload
+            file = self.source.read(self.temperature_csv)
+        elif self.source.upload is not None:
+            file = self.source.upload
         else:
             raise datasets.DatasetError("upload the temperature CSV (columns day_of_year and "
                                         "mean_anomaly_by_file_doy), or choose a file of the server's data folder.")

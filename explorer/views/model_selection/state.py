@@ -12,10 +12,8 @@ kernels) and lands in a result cache shared by the sessions. The state computes 
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import param
@@ -37,6 +35,7 @@ from explorer.model_selection.stages import (
 from explorer.progress import Hooks
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
+from explorer.views.common.data_source import DataSource
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
@@ -192,6 +191,8 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
     target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
                             doc="Column of an uploaded CSV holding the real-valued target; every other column "
                                 "is an input.")
+    source = param.ClassSelector(class_=DataSource, default=None, precedence=-1, label="Data source",
+                                 doc="The session's upload behind ``dataset`` (made with the state).")
     n_points = param.Integer(default=64, bounds=(8, 2000), softbounds=(16, 500), label="Training cases N",
                              doc="Training cases: drawn from the teacher (the thesis uses N = 64), or a random "
                                  "subset (by the seed) of the rows of the other datasets.")
@@ -268,7 +269,8 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
     def __init__(self, **params):
         super().__init__(**params)
         self._init_jobs()
-        self._upload: Upload | None = None
+        if self.source is None:
+            self.source = DataSource()
         self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
 
     # ----------------------------------------------------------------------------- public API
@@ -289,17 +291,12 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
     @property
     def uploaded_file(self) -> Upload | None:
         """The CSV uploaded in this session (name, text, SHA-256), if any."""
-        return self._upload
+        return self.source.upload
 
     # ----------------------------------------------------------------------------- settings → problem
 
     def _data_key(self) -> tuple:
-        if self.dataset == UPLOAD:
-            if self._upload is None:
-                raise datasets.DatasetError("no CSV has been uploaded in this session; upload the file again.")
-            source = ("upload", self._upload.sha256, self.target)
-        else:
-            source = ("shipped", self.dataset)
+        source = self.source.key(self.target) if self.dataset == UPLOAD else ("shipped", self.dataset)
         return source + (int(self.n_points), int(self.n_test), bool(self.standardize), int(self.seed))
 
     def _load(self) -> datasets.Dataset:
@@ -309,8 +306,7 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
             return datasets.load(self.dataset)
         if self.target is None:
             raise datasets.DatasetError("choose the column of the CSV file that holds the target.")
-        return datasets.load_csv(io.StringIO(self._upload.text), self.target, name=Path(self._upload.filename).stem,
-                                 task="regression")
+        return self.source.table(self.target)
 
     def _build_problem(self) -> SelectionProblem:
         """The core's :func:`selection_problem` (as the CLI's ``select``): teacher rows in order, other data

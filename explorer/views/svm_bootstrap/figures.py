@@ -62,6 +62,14 @@ def large_gaps(state: SVMState, threshold: float = GAP_THRESHOLD) -> tuple[SVMGa
     return tuple(gaps)
 
 
+def _gap_text(gap: SVMGap) -> str:
+    """The gap in standard errors, or in error units where every Monte-Carlo sample gave the same error (no
+    standard error to count in: never "+inf s.e.")."""
+    if np.isfinite(gap.gap_se):
+        return f"{gap.gap_se:+.1f} s.e."
+    return f"theory {gap.gap:+.3g} from a Monte-Carlo error that is the same in every sample"
+
+
 def _framewise(*elements):
     return [e.opts(framewise=True) for e in elements]
 
@@ -161,7 +169,7 @@ def curve_summary(state: SVMState) -> str:
     text = " · ".join(parts)
     flagged = large_gaps(state)
     if flagged:
-        where = ", ".join(f"{g.s_over_n:g} ({g.gap_se:+.1f} s.e.)" for g in flagged)
+        where = ", ".join(f"{g.s_over_n:g} ({_gap_text(g)})" for g in flagged)
         text += (f"\n\n⚠ Theory and Monte-Carlo differ by more than {GAP_THRESHOLD:g} standard errors at "
                  f"S/N = {where} (circled in the figure).")
     if theory is not None and theory.unconverged:
@@ -228,7 +236,7 @@ _FRAMES = {"curve": curve_frame, "field": field_frame}
 def export_filename(state: SVMState, what: str, ext: str) -> str:
     """The name of a download: what it holds, the data and, for the field, the test input
     (``svm-learning-curve_crabs.csv``, ``svm-field_crabs_test-input-3.html``, ``settings_svm_crabs.json``)."""
-    upload = state._upload[0] if state.dataset == UPLOAD and state._upload is not None else None
+    upload = state.source.upload.filename if state.dataset == UPLOAD and state.source.upload is not None else None
     data = data_name(state.dataset, upload)
     if what == "settings":
         return download_name("settings", "svm", data, ext=ext)

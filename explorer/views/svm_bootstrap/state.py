@@ -11,9 +11,7 @@ The state computes nothing until :meth:`SVMState.refresh` is first called (the t
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
-from pathlib import Path
 
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used below)
 import numpy as np
@@ -32,6 +30,7 @@ from explorer.svm_bootstrap.experiments import (
 )
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
+from explorer.views.common.data_source import DataSource
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
@@ -162,6 +161,8 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
     target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
                             doc="Column of an uploaded CSV holding the two class labels; every other column "
                                 "is an input.")
+    source = param.ClassSelector(class_=DataSource, default=None, precedence=-1, label="Data source",
+                                 doc="The session's upload behind ``dataset`` (made with the state).")
     # --- model
     lengthscale = param.Number(default=svm_experiments.BROAD_LENGTHSCALE, bounds=(1e-3, 1e4),
                                softbounds=(0.3, 10.0), step=0.1, label="Lengthscale L",
@@ -218,8 +219,8 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
     def __init__(self, **params):
         super().__init__(**params)
         self._init_jobs()
-        self._upload: tuple[str, str, str] | None = None  # (file name, text, sha256)
-        self._columns: list[str] = []
+        if self.source is None:
+            self.source = DataSource()
         self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
 
     # ----------------------------------------------------------------------------- public API
@@ -235,33 +236,26 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
 
     def upload_csv(self, filename: str, content: bytes | str, target: str | None = None) -> None:
         """Use an uploaded CSV as the dataset; ``target`` (default: the last column) holds the two labels."""
-        columns = use_uploaded_table(self, filename, content, target, "inputs and a class label")
-        if columns is not None:
-            self._columns = columns
+        use_uploaded_table(self, filename, content, target, "inputs and a class label")
 
     @property
     def uploaded_file(self) -> Upload | None:
         """The CSV uploaded in this session (name, text, SHA-256), if any."""
-        return self._upload
+        return self.source.upload
 
     # ----------------------------------------------------------------------------- settings → problems
 
     def _dataset_key(self) -> tuple:
-        if self.dataset == UPLOAD:
-            if self._upload is None:
-                raise datasets.DatasetError("no CSV has been uploaded in this session; upload the file again.")
-            return ("upload", self._upload[2], self.target)
-        return ("shipped", self.dataset)
+        return self.source.key(self.target) if self.dataset == UPLOAD else ("shipped", self.dataset)
 
     def _load_dataset(self) -> datasets.Dataset:
         if self.dataset != UPLOAD:
             return datasets.load(self.dataset)
         if self.target is None:
             raise datasets.DatasetError("choose the column of the CSV file that holds the class labels.")
-        name, text, _ = self._upload
-        data = datasets.load_csv(io.StringIO(text), self.target, name=Path(name).stem, task="classification")
+        data = self.source.table(self.target, task="classification")
         if data.n > MAX_ROWS:
-            raise datasets.DatasetError(f"{name} has {data.n} rows; the SVM bootstrap here takes at most {MAX_ROWS} "
+            raise datasets.DatasetError(f"{self.source.upload.filename} has {data.n} rows; the SVM bootstrap here takes at most {MAX_ROWS} "
                                         "(its replica theory solves N × N systems on the server). Upload a random "
                                         f"sample of at most {MAX_ROWS} rows.")
         return data

@@ -239,3 +239,11 @@ def test_figures_keep_their_legends_beside_the_data_with_click_to_hide(rng):
     assert "lower error is better" in V.learning_curve_plot(state).opts.get().kwargs["title"]
     assert "p(−1|x) theory" in V.field_plot(state).opts.get().kwargs["title"]
     state.close()
+
+
+def test_a_gap_against_a_monte_carlo_without_spread_is_not_said_in_infinite_standard_errors():
+    from explorer.views.svm_bootstrap.figures import SVMGap, _gap_text
+
+    assert _gap_text(SVMGap(1.0, 0.1, 0.02, 4.2)) == "+4.2 s.e."
+    text = _gap_text(SVMGap(2.0, 0.0, 0.015, float("inf")))
+    assert "inf" not in text and text == "theory +0.015 from a Monte-Carlo error that is the same in every sample"
