@@ -27,7 +27,7 @@ from explorer.views.common.presentation import PRESENTATION_CSS, presentation_sw
 from explorer.views.common.presets import PresetMenu
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.widgets import LazyTabs
-from explorer.views.pages import PAGES, PRESETS, STATE_LABELS
+from explorer.views.pages import MENU_NAMES, PAGES, PRESETS, STATE_LABELS
 
 __all__ = ["DATA_DIR_ENV", "SERVED_BOKEH_BUNDLES", "TITLE", "create_app", "serve"]
 
@@ -66,8 +66,10 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     in the page URL override them. The session's page views are ``template.pages`` (key → page view), the tab bar
     ``template.tabs`` (its i-th tab named ``template.tab_names[i]`` in the URL).
 
-    In a served session the background jobs start with the page, before the browser shows it: their Monte-Carlo
-    runs in Dask workers at a lower priority than the server, so it does not hold the page back, and under a
+    In a served session the background jobs of the open page start with the page, before the browser shows it
+    (another page's when one of its tabs is first opened, so that the open page has the workers first): their
+    Monte-Carlo runs in Dask workers at a lower priority than the server, so it does not hold the page back, and
+    under a
     class's load a page takes 5-14 s to reach its browser (``benchmarks/bench_served_load.py``), time in which
     the curve computes. A page that is fetched but never shown computes until Bokeh discards its session. The
     synchronous work is the ADATAP solve at the current S/N (~0.1 s). A tab's widgets and figures are made when
@@ -95,13 +97,13 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
         pn.state.onload(partial(_on_load, list(pages.values()), write_url))
     else:
         _open_asked(pages.values(), tabs, names)
-    for view in pages.values():
-        view.start()
+    owners[tabs.active][1].ensure_started()  # the open page computes now, the others when first opened
     sidebar, tab_controls = _sidebar(tabs, owners)
     states = {prefix: state for view in pages.values() for prefix, state in view.states.items()}
-    presets = PresetMenu(PRESETS, states, partial(_open_tab, tabs, names), STATE_LABELS)  # "Reproduce a figure"
+    presets = PresetMenu(PRESETS, states, partial(_open_tab, tabs, names), STATE_LABELS, MENU_NAMES)
     messages = [view.messages for view in pages.values() if view.messages is not None]
-    main = pn.Column(presets.panel, *messages, tabs, sizing_mode="stretch_width")
+    # the preset's panel (citation, settings, the paper's numbers beside ours) under the figure, never above it
+    main = pn.Column(*messages, tabs, presets.panel, sizing_mode="stretch_width")
     template = pn.template.FastListTemplate(
         title=TITLE, sidebar=[sidebar, engine_status(engine)], main=[main],  # one card: no empty one above
         header=[presets.menu, _presentation_switch(pages.values())],
@@ -141,7 +143,13 @@ def _follow_requests(pages, tabs: pn.Tabs, names: list[str]) -> None:
     owner = {name: view for view in pages for name in view.page.tabs}
     for view in pages:
         view.param.watch(lambda event: _open_tab(tabs, names, event.new), "show")
-    tabs.param.watch(lambda event: owner[names[event.new]].opened(names[event.new]), "active")
+
+    def opened(event) -> None:
+        view = owner[names[event.new]]
+        view.ensure_started()
+        view.opened(names[event.new])
+
+    tabs.param.watch(opened, "active")
 
 
 def _sidebar(tabs: pn.Tabs, owners: list[tuple[str, object]]) -> tuple[pn.Column, list[pn.Column]]:
@@ -176,7 +184,8 @@ def _on_load(pages, write_url) -> None:
     """The browser shows the page: complete the URL, show what is ready (also a result whose update was lost)."""
     write_url()
     for view in pages:
-        view.loaded()
+        if view.started:
+            view.loaded()
 
 
 def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,

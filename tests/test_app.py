@@ -184,7 +184,9 @@ def test_job_updates_apply_in_order_whatever_order_the_session_runs_them(unconne
     assert status.message == "done" and status.progress == 1.0 and not status.running
     assert app.pages["gp"].view.tab_views["distribution"].job_message.object == "done"
     pn.state._on_load(doc)  # Panel's handler of the page's DocumentReady event (runs the onload callbacks)
-    assert "mc_samples=200" in pn.state.location.search  # the URL carries every control, once the page is shown
+    search = pn.state.location.search  # a short link, once the page is shown: what differs from the defaults
+    assert "mc_samples=200" in search and "dataset=teacher" in search and "tab=distribution" in search
+    assert "kernel=" not in search and "seed=" not in search
     state.close()
 
 
@@ -255,8 +257,10 @@ def test_sidebar_shows_the_controls_of_the_open_tab():
         assert gp.visible and not any(c.visible for c in app.tab_controls[4:])
         deferred = app.pages["fastboot"].tab
         assert not deferred.built and not app.tab_controls[-1].objects  # made when first opened
-        assert all(tab.state.started for tab in _others(app))  # their jobs start with the page
+        assert app.pages["gp"].started and view.state.started  # the open page computes from the start,
+        assert not any(tab.state.started for tab in _others(app))  # the other pages when first opened
         app.tabs.active = len(app.tabs) - 1  # Fast bootstrap: its controls are in the sidebar, not in the tab
+        assert deferred.state.started and not app.pages["svm"].tab.state.started
         fast = deferred.view
         assert deferred.built and app.tab_controls[-1].objects == [fast.controls]
         assert app.tab_controls[-1].visible and not gp.visible

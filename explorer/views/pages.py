@@ -8,6 +8,8 @@ its ``page.PAGE`` declares the page once (:class:`~explorer.views.common.page.Pa
 
 from __future__ import annotations
 
+import re
+
 from explorer.views.common.page import Page
 from explorer.views.common.presets import Preset, PresetError
 from explorer.views.fast_bootstrap.page import PAGE as FAST_BOOTSTRAP
@@ -15,7 +17,7 @@ from explorer.views.gp_bootstrap.page import PAGE as GP_BOOTSTRAP
 from explorer.views.model_selection.page import PAGE as MODEL_SELECTION
 from explorer.views.svm_bootstrap.page import PAGE as SVM_BOOTSTRAP
 
-__all__ = ["PAGES", "PAGE_TITLES", "STATE_LABELS", "PRESETS", "preset"]
+__all__ = ["PAGES", "PAGE_TITLES", "STATE_LABELS", "PRESETS", "MENU_NAMES", "preset"]
 
 PAGES: tuple[Page, ...] = (GP_BOOTSTRAP, SVM_BOOTSTRAP, MODEL_SELECTION, FAST_BOOTSTRAP)
 
@@ -25,6 +27,11 @@ PAGE_TITLES: dict[str, str] = {name: title for page in PAGES for name, title in 
 STATE_LABELS: dict[str, str] = {prefix: label for page in PAGES for prefix, label in page.states.items()}
 #: Every "Reproduce a figure" preset, page by page.
 PRESETS: tuple[Preset, ...] = tuple(p for page in PAGES for p in page.presets)
+#: Each preset's name in the menu: its paper in plain words, then the figure ("Malzahn & Opper 2005, GP bootstrap —
+#: Fig. 1 left: square-loss learning curve, boston").
+_SEED = re.compile(r"^Seed \d+ ")
+MENU_NAMES: dict[str, str] = {p.key: f"{page.citation} — {_SEED.sub('', p.name)}"
+                              for page in PAGES for p in page.presets}
 
 
 def preset(key: str) -> Preset:

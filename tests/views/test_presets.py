@@ -96,7 +96,14 @@ def test_a_changed_control_is_said_and_pending_numbers_say_so(states):
 def test_by_eye_percentages_have_no_number_of_ours(states):
     p = _apply("000-fig3-4", states)
     frame = comparison_frame(p, states)
-    assert list(frame["paper"]) == ["80 %", "20 %", "2 %"] and set(frame["ours"]) == {"—"}
+    assert list(frame["paper"]) == ["80 %", "20 %", "2 %"]
+    assert all(ours.startswith("— (judged by eye in the paper; the L1 map preset") for ours in frame["ours"])
+
+
+def test_every_paper_number_has_ours_or_says_why_not():
+    for p in PRESETS:
+        for number in p.numbers:
+            assert number.ours is not None or number.why_none, (p.key, number.quantity)
 
 
 def test_unknown_presets_and_missing_states_are_refused(states):
@@ -235,7 +242,10 @@ def app():
 def test_the_header_menu_opens_the_presets_tab_and_shows_the_papers_numbers(app):
     menu = app.presets
     assert menu.menu in app.header.objects and menu.menu.label == MENU_LABEL
-    assert [key for _, key in menu.menu.items] == [p.key for p in PRESETS]
+    assert [item[1] for item in menu.menu.items if item] == [p.key for p in PRESETS]
+    papers = [p.key.split("-")[0] for p in PRESETS]
+    assert menu.menu.items.count(None) == len(set(papers)) - 1  # one group per paper
+    assert menu.menu.items[0][0] == "Malzahn & Opper 2005, GP bootstrap — Fig. 1 left: square-loss learning curve, boston"
     assert not menu.panel.visible
     for key in ("000-fig5", "004-fig1-crabs", "001-exp10", "002-t1-rbfn", "000-fig2"):
         menu.menu.clicked = key
@@ -255,7 +265,7 @@ def test_the_header_menu_opens_the_presets_tab_and_shows_the_papers_numbers(app)
 def test_a_preset_the_page_cannot_apply_shows_why():
     menu = PresetMenu(PRESETS, {"": GPBootstrapState()}, labels=STATE_LABELS)
     try:
-        assert [key for _, key in menu.menu.items] == [p.key for p in PRESETS if set(p.settings) == {""}]
+        assert [item[1] for item in menu.menu.items if item] == [p.key for p in PRESETS if set(p.settings) == {""}]
         menu.choose("002-t1-mlp")
         assert menu.panel.visible and menu.active == ""
         assert menu.text.object.startswith("⚠ Preset 'Seed 002 Table 1: MLP on the toy function' sets the Fast "

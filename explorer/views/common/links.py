@@ -7,23 +7,25 @@ without a prefix (``dataset=boston&s_over_n=0.5``, the links of earlier versions
 the open tab (a URL tab name of a page). Values are those of the states, which round
 real numbers (:mod:`explorer.views.common.values`), so the URL shows ``0.45``, never ``0.45000000000000007``.
 
-:func:`link_page` is the one call the app makes: it applies the link the page was opened with, keeps the URL
-in step with every control from then on (``pn.state.location.sync``) and returns the function that writes the
-whole URL once the page has loaded. :func:`query_of` and :func:`apply_query` are the round trip without a
+:func:`link_page` is the one call the app makes: it applies the link the page was opened with and keeps the URL
+in step with every control from then on, as a short link (:func:`short_search`: only what differs from the
+defaults; the default page is the bare URL). :func:`query_of` and :func:`apply_query` are the round trip without a
 server (tests, notebooks).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 import panel as pn
 import param
 
-__all__ = ["LEADING", "Linked", "PageLink", "link_parameters", "linked_states", "query_of", "apply_query",
-           "link_page"]
+__all__ = ["LEADING", "Linked", "PageLink", "link_parameters", "linked_states", "query_of", "short_search",
+           "apply_query", "link_page"]
 
 #: Parameters a link sets first, one at a time: the choices that others depend on (a CSV's target column, the
 #: paper grids of a model, the start of a kernel) must not undo the link's own values.
@@ -72,10 +74,30 @@ def _serialize(state: param.Parameterized, name: str):
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def query_of(linked: Linked) -> dict[str, str]:
-    """The query parameters of ``linked`` (values as the URL holds them; None is left out)."""
+def query_of(linked: Linked, *, changed_only: bool = False) -> dict[str, str]:
+    """The query parameters of ``linked`` (values as the URL holds them; None is left out); with ``changed_only``
+    only those whose value differs from the parameter's default (what a short link carries)."""
     return {query: _serialize(linked.state, name) for name, query in linked.mapping.items()
-            if getattr(linked.state, name) is not None}
+            if getattr(linked.state, name) is not None
+            and not (changed_only and _is_default(linked.state.param[name], getattr(linked.state, name)))}
+
+
+def _is_default(parameter: param.Parameter, value) -> bool:
+    default = parameter.default
+    if isinstance(value, float) and isinstance(default, (int, float)) and not isinstance(default, bool):
+        return math.isclose(value, default, rel_tol=1e-5, abs_tol=1e-12)  # the states round real numbers
+    if isinstance(parameter, param.ListSelector) and default is not None:
+        return sorted(map(str, value)) == sorted(map(str, default))
+    return value == default
+
+
+def short_search(linked: Sequence[Linked], page: PageLink) -> str:
+    """The page's URL query (``?…``) as a short link holds it: the open tab unless it is the first, and every
+    linked value that differs from its default; "" for the default page (the bare URL)."""
+    values = {} if page.tab == page.param.tab.objects[0] else {"tab": page.tab}
+    for item in linked:
+        values.update(query_of(item, changed_only=True))
+    return "?" + urlencode(values) if values else ""
 
 
 def _deserialize(state: param.Parameterized, name: str, value):
@@ -135,9 +157,10 @@ def link_page(pages: Sequence[object], tabs: pn.Tabs, names: Sequence[str]) -> C
 
     ``pages`` are the session's page views (:class:`~explorer.views.common.page.PageView`), ``tabs`` the page's tab
     bar and ``names`` the URL name of each of its tabs. Without a ``tab`` in the URL the tab a page asks to show
-    (its ``show``) is opened. Returns the function to call once the browser shows the page: it writes every linked
-    value into the URL, so that a bookmark taken at once is complete. Without a served session (a notebook, a
-    test) nothing is synced and the function does nothing.
+    (its ``show``) is opened. The URL is a short link (:func:`short_search`): only what differs from the defaults,
+    so that it can be read out, typed or put in a QR code; a long link of an earlier version opens the same view.
+    Returns the function to call once the browser shows the page: it writes the URL of the page as opened. Without
+    a served session (a notebook, a test) nothing is synced and the function does nothing.
     """
     location = pn.state.location
     if location is None:
@@ -146,20 +169,19 @@ def link_page(pages: Sequence[object], tabs: pn.Tabs, names: Sequence[str]) -> C
     query = location.query_params
     for item in linked:
         apply_query(item, query)
-        location.sync(item.state, item.mapping, on_error=lambda values, item=item: apply_query(
-            item, {item.prefix + k: v for k, v in values.items()}))
     asked = [view.show for view in pages if view.show in names]
     if query.get("tab") in names:
         page.tab = query["tab"]
     elif asked:
         page.tab = asked[0]
     _bind_tabs(page, tabs, names)
-    location.sync(page, {"tab": "tab"})
 
-    def write_url() -> None:
-        values = {"tab": page.tab}
-        for item in linked:
-            values.update(query_of(item))
-        location.update_query(**values)
+    def write_url(*events) -> None:
+        search = short_search(linked, page)
+        if location.search != search:
+            location.search = search
 
+    for item in linked:
+        item.state.param.watch(write_url, list(item.names))
+    page.param.watch(write_url, "tab")
     return write_url

@@ -55,6 +55,14 @@ class PageView(param.Parameterized):
     def __init__(self, page: Page, states: Mapping[str, param.Parameterized], **params):
         super().__init__(**params)
         self.page, self.states = page, dict(states)
+        self.started = False
+
+    def ensure_started(self) -> None:
+        """:meth:`start` the page, once (the app calls it when one of the page's tabs is first shown: the open
+        page computes first, the others when opened)."""
+        if not self.started:
+            self.started = True
+            self.start()
 
     def tab_items(self) -> list[tuple[str, object]]:
         """``(title, content)`` per tab of the page, in the order of ``page.tabs``."""
@@ -110,7 +118,8 @@ class Page:
     ``key`` names it; ``tabs`` maps each of its tabs' URL name (``?tab=…``) to the title on the tab bar; ``states``
     maps the URL prefix of each of its states to what the page calls it (preset messages use it), the main state
     first; ``extra_roles`` names the further states for the tab's view (e.g. ``("experiments",)``); ``build`` makes
-    the :class:`PageView` of one session; ``presets`` are its "Reproduce a figure" entries.
+    the :class:`PageView` of one session; ``presets`` are its "Reproduce a figure" entries; ``citation`` names its
+    paper in plain words for the menu ("Malzahn & Opper 2005").
     """
 
     key: str
@@ -119,6 +128,7 @@ class Page:
     build: Callable[[Page, PageContext], PageView]
     presets: tuple = ()
     extra_roles: tuple[str, ...] = ()
+    citation: str = ""
 
     def view(self, context: PageContext) -> PageView:
         """The page of one session."""

@@ -37,6 +37,7 @@ __all__ = [
     "comparison_frame",
     "comparison_text",
     "matches",
+    "menu_items",
     "percent",
     "preset_values",
 ]
@@ -59,7 +60,8 @@ class PaperNumber:
 
     ``paper`` is the text as printed ("86.2 %"), ``value`` its number (None for a statement), ``where`` the place
     in the paper (section, figure or table), ``ours`` a function of the states returning our number as text (None
-    while it is not computed), or None where the paper's number has no counterpart the app computes.
+    while it is not computed), or None where the paper's number has no counterpart the app computes; ``why_none``
+    then says why (shown in the "ours" column).
     """
 
     quantity: str
@@ -67,6 +69,7 @@ class PaperNumber:
     value: float | None
     where: str
     ours: Callable[[States], str | None] | None = field(default=None, compare=False, repr=False)
+    why_none: str = ""
 
 
 @dataclass(frozen=True)
@@ -155,10 +158,13 @@ def apply_preset(p: Preset, states: States, open_tab: Callable[[str], None] | No
 
 def comparison_frame(p: Preset, states: States) -> pd.DataFrame:
     """The paper's printed numbers of ``p`` beside ours, one row each (``ours`` says when it is not computed yet;
-    "—" where the paper's number has no counterpart we compute)."""
+    "—" and why where the paper's number has no counterpart we compute)."""
     rows = []
     for number in p.numbers:
-        ours = "—" if number.ours is None else (number.ours(states) or PENDING)
+        if number.ours is None:
+            ours = f"— ({number.why_none})" if number.why_none else "—"
+        else:
+            ours = number.ours(states) or PENDING
         rows.append({"quantity": number.quantity, "paper": number.paper, "ours": ours, "where": number.where})
     return pd.DataFrame(rows, columns=["quantity", "paper", "ours", "where"])
 
@@ -179,10 +185,26 @@ def comparison_text(p: Preset, states: States) -> str:
     return f"{head}\n\n{table}"
 
 
+#: The menu scrolls when its items are taller than most of the window (a projector's 720 px).
+MENU_CSS = ":host .bk-menu { max-height: 70vh; overflow-y: auto; min-width: 480px; }"
+
+
+def menu_items(presets: Sequence[Preset], names: Mapping[str, str]) -> list[tuple[str, str] | None]:
+    """The menu's ``(label, key)`` items, the label from ``names`` (default the preset's name), a separator (None)
+    between two papers (the seed number that starts a key)."""
+    items: list[tuple[str, str] | None] = []
+    for p in presets:
+        if items and items[-1] is not None and items[-1][1].split("-")[0] != p.key.split("-")[0]:
+            items.append(None)
+        items.append((names.get(p.key, p.name), p.key))
+    return items
+
+
 class PresetMenu(pn.viewable.Viewer):
     """The header menu "Reproduce a figure" and the panel that shows the active preset with the paper's numbers.
 
-    ``presets`` are the menu's entries (those whose states are all in ``states`` are offered); ``states`` maps the
+    ``presets`` are the menu's entries (those whose states are all in ``states`` are offered, grouped by paper and
+    named by ``menu_names`` by key, default their name); ``states`` maps the
     link prefixes to the page's states, ``labels`` names them (:func:`apply_preset`); ``open_tab`` opens a tab by its
     URL name. :attr:`menu` goes into the header, :attr:`panel`
     above the tabs (hidden until a preset is chosen). ``active`` is the key of the preset last applied ("" none).
@@ -191,14 +213,14 @@ class PresetMenu(pn.viewable.Viewer):
     active = param.String(default="", label="Active preset", doc="Key of the preset last applied; empty for none.")
 
     def __init__(self, presets: Sequence[Preset], states: States, open_tab: Callable[[str], None] | None = None,
-                 labels: Mapping[str, str] | None = None, **params):
+                 labels: Mapping[str, str] | None = None, menu_names: Mapping[str, str] | None = None, **params):
         super().__init__(**params)
         self.states, self.open_tab, self.labels = dict(states), open_tab, dict(labels or {})
         self.presets = {p.key: p for p in presets}
         usable = [p for p in presets if all(prefix in self.states for prefix in p.settings)]
-        self.menu = pn.widgets.MenuButton(label=MENU_LABEL, items=[(p.name, p.key) for p in usable],
+        self.menu = pn.widgets.MenuButton(label=MENU_LABEL, items=menu_items(usable, menu_names or {}),
                                           color="light", align="center", width=190,
-                                          css_classes=["explorer-presets"])
+                                          css_classes=["explorer-presets"], stylesheets=[MENU_CSS])
         self.menu.on_click(lambda event: self.choose(event.new) if event.new != MENU_LABEL else None)
         self.text = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["explorer-preset-text"])
         self.close = pn.widgets.Button(label="Hide", color="light", width=80,

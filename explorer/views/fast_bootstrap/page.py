@@ -19,4 +19,4 @@ def _build(page: Page, context: PageContext) -> DeferredPageView:
 
 
 PAGE = Page("fastboot", tabs={"fastboot": "Fast bootstrap"}, states={"fb_": "Fast bootstrap"}, build=_build,
-            presets=PRESETS)
+            presets=PRESETS, citation="Lendasse et al. 2005, fast bootstrap")

@@ -46,4 +46,4 @@ class GPPageView(PageView):
 
 
 PAGE = Page("gp", tabs={name: GP_TAB_TITLES[name] for name in GP_TABS}, states={"": "Gaussian process"},
-            build=GPPageView, presets=PRESETS)
+            build=GPPageView, presets=PRESETS, citation="Malzahn & Opper 2005, GP bootstrap")

@@ -23,4 +23,4 @@ def _build(page: Page, context: PageContext) -> DeferredPageView:
 
 PAGE = Page("selection", tabs={"selection": "Model selection"},
             states={"sel_": "Model selection", "selx_": "Model selection, Experiments"}, build=_build,
-            presets=PRESETS, extra_roles=("experiments",))
+            presets=PRESETS, citation="Fischer 2016, model selection", extra_roles=("experiments",))

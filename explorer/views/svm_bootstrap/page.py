@@ -15,4 +15,4 @@ def _build(page: Page, context: PageContext) -> DeferredPageView:
     return DeferredPageView(page, {"svm_": state}, lambda state: SVMTab(state=state, controls_in_sidebar=True))
 
 
-PAGE = Page("svm", tabs={"svm": "SVM bootstrap"}, states={"svm_": "SVM bootstrap"}, build=_build, presets=PRESETS)
+PAGE = Page("svm", tabs={"svm": "SVM bootstrap"}, states={"svm_": "SVM bootstrap"}, build=_build, presets=PRESETS, citation="Malzahn & Opper 2003, SVM bootstrap")

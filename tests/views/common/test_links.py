@@ -114,3 +114,37 @@ def test_rejection_messages(value, message):
     assert rejection(state, name, value) == message
     with pytest.raises(ValueError, match="must be at least 0"):
         state.seed = -1  # the state itself still refuses it
+
+
+def test_a_short_link_carries_only_what_differs_from_the_defaults():
+    from explorer.views.common.links import PageLink, linked_states, short_search
+    from explorer.views.common.page import PageContext
+    from explorer.views.pages import PAGE_TITLES, PAGES
+
+    views = [page.view(PageContext()) for page in PAGES]
+    try:
+        for view in views:
+            for state in view.states.values():
+                state.defer_jobs()
+        linked, page = linked_states(views), PageLink(list(PAGE_TITLES))
+        assert short_search(linked, page) == ""  # the default page is the bare URL
+        gp, svm = views[0].states[""], views[1].states["svm_"]
+        gp.s_over_n, svm.lengthscale, page.tab = 1.5, 2.5, "svm"
+        assert short_search(linked, page) == "?tab=svm&s_over_n=1.5&svm_lengthscale=2.5"
+        gp.s_over_n = gp.param.s_over_n.default  # back to the default: out of the link again
+        assert short_search(linked, page) == "?tab=svm&svm_lengthscale=2.5"
+        # the short link reopens the same view: applied to fresh states it gives the same values
+        fresh = [p.view(PageContext()) for p in PAGES]
+        try:
+            query = dict(pair.split("=") for pair in short_search(linked, page)[1:].split("&"))
+            for item in linked_states(fresh):
+                links.apply_query(item, query)
+            assert fresh[1].states["svm_"].lengthscale == 2.5 and fresh[0].states[""].s_over_n == gp.s_over_n
+        finally:
+            for view in fresh:
+                for state in view.states.values():
+                    state.close()
+    finally:
+        for view in views:
+            for state in view.states.values():
+                state.close()
