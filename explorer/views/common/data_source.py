@@ -17,7 +17,7 @@ from explorer import datasets
 from explorer.views.common.server_files import data_file_names, read_data_file
 from explorer.views.common.uploads import Upload, csv_columns, file_settings, read_upload
 
-__all__ = ["DataSource"]
+__all__ = ["DataSource", "DataSourced"]
 
 
 class DataSource(param.Parameterized):
@@ -92,3 +92,18 @@ class DataSource(param.Parameterized):
     def settings(self) -> dict[str, str]:
         """What a settings JSON records of the upload: its name and SHA-256 (nothing without an upload)."""
         return file_settings(self.upload)
+
+
+class DataSourced(param.Parameterized):
+    """The base of a state that reads data: its server data folder and its :class:`DataSource` (made with it)."""
+
+    data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
+                            doc="The server's data folder (explorer serve --data-dir) whose CSV files the page "
+                                "offers; None: none.")
+    source = param.ClassSelector(class_=DataSource, default=None, precedence=-1, label="Data source",
+                                 doc="The session's upload and the data folder behind the state's data.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        if self.source is None:
+            self.source = DataSource(data_dir=self.data_dir)

@@ -266,11 +266,14 @@ class BackgroundJobs(param.Parameterized):
     expected_errors: tuple[type[BaseException], ...] = (ValueError, OSError, FloatingPointError,
                                                          dask_engine.EngineError)
 
-    @staticmethod
-    def describe_error(err: BaseException) -> str:
-        """The message shown for an expected error (a state overrides it with its page's wordings,
-        :mod:`explorer.views.common.errors`)."""
-        return errors.describe_error(err)
+    #: The page whose wordings :meth:`describe_error` uses (a key of :data:`explorer.views.common.errors.WORDING`;
+    #: None: the wordings every page shares).
+    error_wording: ClassVar[str | None] = None
+
+    @classmethod
+    def describe_error(cls, err: BaseException) -> str:
+        """The message shown for an expected error, in the state's page's words (:mod:`.errors`)."""
+        return errors.describe_error(err, cls.error_wording)
 
     @property
     def engine(self) -> dask_engine.Engine:

@@ -52,7 +52,7 @@ from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.progress import Cancelled, Hooks, Progress
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
-from explorer.views.common.data_source import DataSource
+from explorer.views.common.data_source import DataSourced
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
 from explorer.views.common.server_files import DATA_DIR_HELP
 from explorer.views.common.uploads import Upload
@@ -251,7 +251,7 @@ _JOBS = (
 # ------------------------------------------------------------------------------------ the state
 
 
-class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
+class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     """Controls of the fast-bootstrap view and the core results for them, for one session (or notebook).
 
     Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait` for the
@@ -341,8 +341,6 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                              "same settings and seed, same numbers (as `explorer fast-bootstrap --seed`).")
     data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
                             doc="Folder whose *.csv files are offered as time series (explorer serve --data-dir).")
-    source = param.ClassSelector(class_=DataSource, default=None, precedence=-1, label="Data source",
-                                 doc="The session's upload and the data folder behind the time series.")
 
     # --- outputs
     data = param.ClassSelector(class_=datasets.Dataset, default=None, allow_None=True, precedence=-1,
@@ -357,14 +355,12 @@ class FastBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     job_specs = _JOBS
     outputs = ("data", "fast", "full", "replica")
     expected_errors = EXPECTED_ERRORS
-    describe_error = staticmethod(describe_error)
+    error_wording = "fastboot"
 
     def __init__(self, **params):
         given = set(params)
         series_csv = params.pop("series_csv", "")  # a file of data_dir: set once the choices are known
         super().__init__(**params)
-        if self.source is None:
-            self.source = DataSource(data_dir=self.data_dir)
         self.param.series_csv.objects = ["", *self.source.files()]
         self.series_csv = series_csv
         self._init_jobs()

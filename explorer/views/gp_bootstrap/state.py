@@ -39,7 +39,7 @@ from explorer.gp_bootstrap.stages import (
 from explorer.progress import Hooks
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
-from explorer.views.common.data_source import DataSource
+from explorer.views.common.data_source import DataSourced
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
 from explorer.views.common.uploads import UPLOAD, Upload, csv_columns, read_upload
 from explorer.views.common.values import CheckedState
@@ -240,7 +240,7 @@ _JOBS = (
 # ------------------------------------------------------------------------------------ the state
 
 
-class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
+class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     """Controls of the Gaussian-process bootstrap tabs (seed 000) and the core results for them, for one
     session (or notebook).
 
@@ -260,7 +260,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
     auto_run_parameter = "auto_mc"
     not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
     expected_errors = EXPECTED_ERRORS
-    describe_error = staticmethod(describe_error)
+    error_wording = "gp"
 
     # --- data
     dataset = param.Selector(default="boston", objects=list(REGRESSION_DATASETS), label="Dataset",
@@ -328,8 +328,6 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
                                         "in the sample, k = 0, 1, 2, ...")
     data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
                             doc="Folder whose *.csv files are offered as datasets (EXPLORER_DATA_DIR).")
-    source = param.ClassSelector(class_=DataSource, default=None, precedence=-1, label="Data source",
-                                 doc="The session's upload and the data folder behind ``dataset``.")
 
     # --- outputs (set by the state, read by the views)
     problem = param.ClassSelector(class_=experiments.RegressionProblem, default=None, allow_None=True,
@@ -356,8 +354,6 @@ class GPBootstrapState(CheckedState, BackgroundJobs, param.Parameterized):
         dataset = params.pop("dataset", None)  # may name a file of data_dir: set once the choices are known
         super().__init__(**params)
         self._init_jobs()
-        if self.source is None:
-            self.source = DataSource(data_dir=self.data_dir)
         self._columns: dict[str, list[str]] = {}
         self._init_dataset_choices()
         if dataset is not None:

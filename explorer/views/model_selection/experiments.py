@@ -23,7 +23,7 @@ from explorer.model_selection import asc
 from explorer.model_selection import experiments as sx
 from explorer.model_selection.criteria import CRITERIA, CRITERION_LABELS
 from explorer.views.common.caches import lru
-from explorer.views.common.data_source import DataSource
+from explorer.views.common.data_source import DataSourced
 from explorer.views.common.exports import Export, csv_table, download_name, json_text
 from explorer.views.common.jobs import Job, JobSpec
 from explorer.views.common.server_files import DATA_DIR_HELP
@@ -104,7 +104,7 @@ def _parse_temperature(text: str) -> datasets.Dataset:
 # ------------------------------------------------------------------------------------ the state
 
 
-class SelectionExperimentState(SelectionJobs, param.Parameterized):
+class SelectionExperimentState(SelectionJobs, DataSourced):
     """The thesis experiments of seed 001 (as ``explorer select-experiment``) at small repetition counts.
 
     Choose the experiment and its settings, call :meth:`refresh` (shows a cached result or says "press 'Run'"),
@@ -173,14 +173,10 @@ class SelectionExperimentState(SelectionJobs, param.Parameterized):
     data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
                             doc="Folder whose *.csv files are offered as temperature series (explorer serve "
                                 "--data-dir).")
-    source = param.ClassSelector(class_=DataSource, default=None, precedence=-1, label="Data source",
-                                 doc="The session's upload and the data folder behind the temperature series.")
 
     def __init__(self, **params):
         temperature_csv = params.pop("temperature_csv", "")  # a file of data_dir: set once the choices are known
         super().__init__(**params)
-        if self.source is None:
-            self.source = DataSource(data_dir=self.data_dir)
         self.param.temperature_csv.objects = ["", *self.source.files()]
         self.temperature_csv = temperature_csv
         self._init_jobs()

@@ -35,7 +35,7 @@ from explorer.model_selection.stages import (
 from explorer.progress import Hooks
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
-from explorer.views.common.data_source import DataSource
+from explorer.views.common.data_source import DataSourced
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
@@ -172,10 +172,10 @@ class SelectionJobs(BackgroundJobs):
     (:func:`describe_error`); the Explore and the Experiments states share it."""
 
     expected_errors = EXPECTED_ERRORS
-    describe_error = staticmethod(describe_error)
+    error_wording = "selection"
 
 
-class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
+class SelectionState(CheckedState, SelectionJobs, DataSourced):
     """Controls of the model-selection view and the core results for them, for one session (or notebook).
 
     Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait` for the
@@ -191,8 +191,6 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
     target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
                             doc="Column of an uploaded CSV holding the real-valued target; every other column "
                                 "is an input.")
-    source = param.ClassSelector(class_=DataSource, default=None, precedence=-1, label="Data source",
-                                 doc="The session's upload behind ``dataset`` (made with the state).")
     n_points = param.Integer(default=64, bounds=(8, 2000), softbounds=(16, 500), label="Training cases N",
                              doc="Training cases: drawn from the teacher (the thesis uses N = 64), or a random "
                                  "subset (by the seed) of the rows of the other datasets.")
@@ -269,8 +267,6 @@ class SelectionState(CheckedState, SelectionJobs, param.Parameterized):
     def __init__(self, **params):
         super().__init__(**params)
         self._init_jobs()
-        if self.source is None:
-            self.source = DataSource()
         self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
 
     # ----------------------------------------------------------------------------- public API

@@ -30,7 +30,7 @@ from explorer.svm_bootstrap.experiments import (
 )
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
-from explorer.views.common.data_source import DataSource
+from explorer.views.common.data_source import DataSourced
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
@@ -145,7 +145,7 @@ _JOBS = (
 # ------------------------------------------------------------------------------------ the state
 
 
-class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
+class SVMState(CheckedState, BackgroundJobs, DataSourced):
     """Controls of the SVM bootstrap view and the core results for them, for one session (or notebook).
 
     Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait`
@@ -161,8 +161,6 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
     target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
                             doc="Column of an uploaded CSV holding the two class labels; every other column "
                                 "is an input.")
-    source = param.ClassSelector(class_=DataSource, default=None, precedence=-1, label="Data source",
-                                 doc="The session's upload behind ``dataset`` (made with the state).")
     # --- model
     lengthscale = param.Number(default=svm_experiments.BROAD_LENGTHSCALE, bounds=(1e-3, 1e4),
                                softbounds=(0.3, 10.0), step=0.1, label="Lengthscale L",
@@ -214,13 +212,11 @@ class SVMState(CheckedState, BackgroundJobs, param.Parameterized):
     auto_run_parameter = "auto_mc"
     not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
     expected_errors = EXPECTED_ERRORS
-    describe_error = staticmethod(describe_error)
+    error_wording = "svm"
 
     def __init__(self, **params):
         super().__init__(**params)
         self._init_jobs()
-        if self.source is None:
-            self.source = DataSource()
         self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
 
     # ----------------------------------------------------------------------------- public API
