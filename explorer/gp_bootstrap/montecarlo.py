@@ -47,7 +47,7 @@ from explorer.validation import positive_int as _positive_int
 from explorer.validation import sample_sizes
 from explorer.validation import show as _show
 
-__all__ = ["Cancelled", "occupation_numbers", "bootstrap_predictions", "refit_on_duplicates",
+__all__ = ["Cancelled", "occupation_numbers", "bootstrap_predictions", "resample_predictions", "refit_on_duplicates",
            "bootstrap_learning_curve"]
 
 # Samples with at most this many distinct points are solved together: one stacked Cholesky
@@ -109,6 +109,44 @@ def bootstrap_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, S: float
                       executor=executor, hooks=hooks)
     occupations, train, test = stack_rows(rows, chunks, 0)
     return BootstrapPredictions(occupations, train, test, S, scheme)
+
+
+def resample_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, occupations: ArrayLike, *,
+                         K_test: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """GP posterior means retrained on given bootstrap samples, as the Monte-Carlo computes them (sec. 5).
+
+    The weighted GP of the module docstring (a point left out has weight 0); each sample's predictor is computed
+    by the path the Monte-Carlo takes for it, whatever the other samples, so the predictions of the samples that
+    ``bootstrap_predictions`` draws equal its own, number for number.
+
+    Parameters
+    ----------
+    K, y, noise_var, K_test
+        As in ``bootstrap_predictions``.
+    occupations : ndarray of int, shape (n_samples, N)
+        Occupation numbers s of each sample.
+
+    Returns
+    -------
+    train : ndarray of shape (n_samples, N)
+        f_i(s) at the training inputs.
+    test : ndarray of shape (n_samples, M) or None
+        At the test inputs (None without ``K_test``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> K = np.exp(-np.subtract.outer(np.arange(3.0), np.arange(3.0)) ** 2)
+    >>> train, _ = resample_predictions(K, [1.0, 0.0, -1.0], 0.1, [[1, 0, 2]])
+    >>> train.shape
+    (1, 3)
+    """
+    K, y, noise_var, K_test = _gp_iv(K, y, noise_var, K_test)
+    occ = _occupations_iv(np.atleast_2d(occupations), K.shape[0])
+    train = np.empty(occ.shape)
+    test = None if K_test is None else np.empty((occ.shape[0], K_test.shape[0]))
+    _predict_batch(K, y, noise_var, occ, K_test, train, test)
+    return train, test
 
 
 def _prediction_chunk(shared, chunk: Chunk, root, S_values, scheme):
