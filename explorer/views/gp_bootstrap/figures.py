@@ -19,10 +19,19 @@ from explorer.bootstrap import replica
 from explorer.gp_bootstrap.l1 import histogram_edges
 from explorer.views.common.exports import csv_table, download_name, html_page, settings_json
 from explorer.views.common.patching import Layer, overlay
-from explorer.views.gp_bootstrap.state import CSV_PREFIX, MAX_ROWS, METHODS, SUBSAMPLE_SEED, UPLOAD, GPBootstrapState
+from explorer.views.gp_bootstrap.state import (
+    APPROXIMATIONS,
+    CSV_PREFIX,
+    IJ_LOSSES,
+    MAX_ROWS,
+    METHODS,
+    SUBSAMPLE_SEED,
+    UPLOAD,
+    GPBootstrapState,
+)
 
 __all__ = [
-    "learning_curve_plot", "learning_curve_layers", "CURVE_PADDING", "gap_frame", "gap_table", "large_gaps", "gap_sentence", "GAP_THRESHOLD", "vg_mf_note", "distribution_plot", "inputs_points",
+    "learning_curve_plot", "learning_curve_layers", "CURVE_PADDING", "CURVE_METHODS", "curve_values", "gap_frame", "gap_table", "large_gaps", "gap_sentence", "GAP_THRESHOLD", "vg_mf_note", "distribution_plot", "inputs_points",
     "selected_input", "inputs_plot", "l1_plot",
     "holdout_overlay", "holdout_plot", "problem_label", "l1_summary",
     "curve_frame", "distribution_frame", "l1_frame", "worst_inputs_frame", "holdout_frame",
@@ -40,6 +49,7 @@ COUNT_DIM = hv.Dimension("count", label="number of inputs")
 
 THEORY_COLOR, APPROX_COLOR, MC_COLOR, TEST_COLOR = "#1f77b4", "#2ca02c", "#d62728", "#7f7f7f"
 VG_COLOR, MF_COLOR = "#9467bd", "#8c564b"
+IJ_COLOR, LOO_COLOR = "#e377c2", "#17becf"
 COMPONENT_COLOR, FLAG_COLOR = "#ff7f0e", "#000000"
 _SIZE = dict(responsive=True, height=430)
 #: Legends beside the data (outside the plot area); a click on an entry hides its layer.
@@ -47,16 +57,19 @@ _LEGEND = dict(legend_position="right", legend_opts={"click_policy": "hide"})
 #: |theory − Monte-Carlo| beyond this many Monte-Carlo standard errors is flagged in the learning curves.
 GAP_THRESHOLD = 3.0
 
-#: Columns of :func:`gap_frame`: per theory curve (``METHODS``) the relative gap (theory − MC)/MC in % and the
-#: gap in Monte-Carlo standard errors (theory − MC)/se.
-GAP_COLUMNS = [f"gap_{unit}_{method}" for method in METHODS for unit in ("pct", "se")]
+#: Every curve of the learning-curve figure but Monte-Carlo, by name, with its short label: the theories
+#: (``METHODS``) and the no-refit approximations beside them (``APPROXIMATIONS``: IJ, the LOO limit).
+CURVE_METHODS = {**METHODS, **APPROXIMATIONS}
+#: Columns of :func:`gap_frame`: per curve (``CURVE_METHODS``) the relative gap (method − MC)/MC in % and the
+#: gap in Monte-Carlo standard errors (method − MC)/se.
+GAP_COLUMNS = [f"gap_{unit}_{method}" for method in CURVE_METHODS for unit in ("pct", "se")]
 #: Columns of the CSV export of each tab.
 EXPORT_COLUMNS = {
-    "curve": ["s_over_n", *METHODS, "expected_test_points", "mc_mean", "mc_se", "mc_samples", *GAP_COLUMNS],
+    "curve": ["s_over_n", *CURVE_METHODS, "expected_test_points", "mc_mean", "mc_se", "mc_samples", *GAP_COLUMNS],
     "distribution": ["input", "h_left", "h_right", "theory_probability", "mc_probability", "mc_samples"],
     "l1": ["input", "target", "theory_mean", "mc_mean", "l1", "l1_noise_floor"],
-    "holdout": ["test_input", "target", "theory_mean", "mc_mean", "mc_mean_se", "theory_var", "mc_var",
-                "mc_var_se"],
+    "holdout": ["test_input", "target", "theory_mean", "ij_mean", "mc_mean", "mc_mean_se", "theory_var", "ij_var",
+                "mc_var", "mc_var_se"],
 }
 
 
@@ -80,9 +93,12 @@ def _framewise(*elements):
 #: Style of the theory curves (``METHODS``) in the learning-curve figure.
 _CURVE_STYLE = {"theory": {"color": THEORY_COLOR}, "theory_approx": {"color": APPROX_COLOR, "line_dash": "dashdot"},
                 "theory_vg": {"color": VG_COLOR, "line_dash": "dashed"},
-                "theory_mf": {"color": MF_COLOR, "line_dash": "dotdash"}}
+                "theory_mf": {"color": MF_COLOR, "line_dash": "dotdash"},
+                "ij": {"color": IJ_COLOR, "line_dash": "dashed"},
+                "loo_limit": {"color": LOO_COLOR, "line_dash": "dotted"}}
 _CURVE_LABEL = {"theory": "ADATAP theory", "theory_approx": "approximate ADATAP",
-                "theory_vg": "variational Gaussian (VG)", "theory_mf": "mean field (MF)"}
+                "theory_vg": "variational Gaussian (VG)", "theory_mf": "mean field (MF)",
+                "ij": "linear response (IJ)", "loo_limit": "leave-one-out at σ²N/S"}
 
 
 def _methods(state: GPBootstrapState) -> tuple[str, ...]:
@@ -93,11 +109,35 @@ def _methods(state: GPBootstrapState) -> tuple[str, ...]:
     return tuple(m for m in METHODS if state.loss == "square" or m not in ("theory_vg", "theory_mf"))
 
 
+def _approximations(state: GPBootstrapState) -> tuple[str, ...]:
+    """The no-refit approximations of the current loss: IJ (square loss only) and the LOO limit."""
+    lr = state.linear_response
+    if lr is not None:
+        return tuple(m for m in APPROXIMATIONS if getattr(lr, m) is not None)
+    return tuple(m for m in APPROXIMATIONS if state.loss in IJ_LOSSES or m != "ij")
+
+
+def _curve_names(state: GPBootstrapState) -> tuple[str, ...]:
+    """Every curve of the current loss but Monte-Carlo, in the order of ``CURVE_METHODS``."""
+    return (*_methods(state), *_approximations(state))
+
+
+def curve_values(state: GPBootstrapState) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """(S/N grid, ε(S)) of every curve computed so far, by name (``CURVE_METHODS``): the theories of
+    ``theory_curve`` and the approximations of ``linear_response`` (IJ: square loss only), as the core returned
+    them (both on THEORY_GRID)."""
+    theory, lr = state.theory_curve, state.linear_response
+    out = {m: (theory.s_over_n, v) for m, v in theory.method_values().items()} if theory is not None else {}
+    if lr is not None:
+        out.update({m: (lr.s_over_n, getattr(lr, m)) for m in APPROXIMATIONS if getattr(lr, m) is not None})
+    return out
+
+
 def learning_curve_layers(state: GPBootstrapState) -> list[Layer]:
     """The layers of :func:`learning_curve_plot`, in order: its data and styles (see :mod:`~explorer.views.common.patching`)."""
     theory, mc, sol = state.theory_curve, state.curve_mc, state.solution
     s, tp = (theory.s_over_n, theory.expected_test_points) if theory is not None else (_EMPTY,) * 2
-    values = theory.method_values() if theory is not None else {}
+    values = curve_values(state)
     points = mc.points if mc is not None else ()
     ms = np.array([p.s_over_n for p in points], dtype=float)
     mean = np.array([p.mc_mean for p in points], dtype=float)
@@ -106,8 +146,8 @@ def learning_curve_layers(state: GPBootstrapState) -> list[Layer]:
     flagged = large_gaps(state)
     mc_label = "Monte-Carlo (± 1 s.e.)"
     muted = dict(muted_alpha=0)
-    curves = [Layer(hv.Curve, (S_DIM,), (ERR_DIM,), (s, values.get(m, _EMPTY)), _CURVE_LABEL[m],
-                    dict(line_width=2, **muted, **_CURVE_STYLE[m])) for m in _methods(state)]
+    curves = [Layer(hv.Curve, (S_DIM,), (ERR_DIM,), values.get(m, (_EMPTY, _EMPTY)), _CURVE_LABEL[m],
+                    dict(line_width=2, **muted, **_CURVE_STYLE[m])) for m in _curve_names(state)]
     return [
         *curves,
         Layer(hv.Scatter, (S_DIM,), (ERR_DIM,), here, "ADATAP at the current S/N",
@@ -129,13 +169,14 @@ CURVE_PADDING = 0.04
 
 
 def learning_curve_plot(state: GPBootstrapState) -> hv.Overlay:
-    """ε(S) of ADATAP, approximate ADATAP, VG, MF and Monte-Carlo (± 1 s.e.) vs S/N, seed 000 Fig. 1 (left).
+    """ε(S) of ADATAP, approximate ADATAP, VG, MF, the linear response (IJ), the leave-one-out limit at noise
+    σ²N/S and Monte-Carlo (± 1 s.e.) vs S/N, seed 000 Fig. 1 (left) with docs/linear_response.md.
 
     The second y axis shows the expected number of test points N·e^(−S/N) (the paper's top axis); the
     diamond marks the ADATAP theory at the current S/N. A click on a legend entry hides its layer (Bokeh
     ``click_policy="mute"`` with zero muted alpha: unlike ``"hide"``, a redraw does not show it again). VG
-    and MF are left out for losses other than square (they define ε(S) by eq. 45 only); HoloViews then hides
-    their layers and drops their legend entries. The layers are :func:`learning_curve_layers`.
+    and MF, and IJ, are left out for losses other than square (they define ε(S) by eq. 45 only); HoloViews then
+    hides their layers and drops their legend entries. The layers are :func:`learning_curve_layers`.
     """
     return overlay(learning_curve_layers(state)).opts(
         multi_y=True, legend_position="right", legend_opts={"click_policy": "mute"}, show_grid=True,
@@ -144,21 +185,23 @@ def learning_curve_plot(state: GPBootstrapState) -> hv.Overlay:
 
 
 def gap_frame(state: GPBootstrapState) -> pd.DataFrame:
-    """Theory − Monte-Carlo at the S/N of the Monte-Carlo points computed so far, for every theory curve.
+    """Method − Monte-Carlo at the S/N of the Monte-Carlo points computed so far, for every curve
+    (``CURVE_METHODS``: the theories, IJ and the LOO limit).
 
     Columns ``s_over_n``, ``mc_mean``, ``mc_se`` and ``GAP_COLUMNS``: ``gap_pct_<method>`` =
-    100 (ε_theory − ε_MC)/ε_MC and ``gap_se_<method>`` = (ε_theory − ε_MC)/se_MC, NaN for a method not
-    defined for the loss (VG, MF off the square loss) or an S/N off the theory grid.
+    100 (ε_method − ε_MC)/ε_MC and ``gap_se_<method>`` = (ε_method − ε_MC)/se_MC, NaN for a method not
+    defined for the loss (VG, MF, IJ off the square loss), not computed yet or an S/N off its grid.
     """
-    theory, mc = state.theory_curve, state.curve_mc
+    mc, curves = state.curve_mc, curve_values(state)
     columns = ["s_over_n", "mc_mean", "mc_se", *GAP_COLUMNS]
     points = mc.points if mc is not None else ()
     rows = []
     for p in points:
         row = {"s_over_n": p.s_over_n, "mc_mean": p.mc_mean, "mc_se": p.mc_se}
-        j = np.flatnonzero(np.isclose(theory.s_over_n, p.s_over_n, rtol=0, atol=1e-9)) \
-            if theory is not None else ()
-        for method, values in (theory.method_values().items() if theory is not None and len(j) else ()):
+        for method, (grid, values) in curves.items():
+            j = np.flatnonzero(np.isclose(grid, p.s_over_n, rtol=0, atol=1e-9))
+            if not j.size:
+                continue
             gap = float(values[j[0]]) - p.mc_mean
             row[f"gap_pct_{method}"] = 100 * gap / p.mc_mean
             row[f"gap_se_{method}"] = gap / p.mc_se if p.mc_se > 0 else np.nan
@@ -186,11 +229,12 @@ def gap_sentence(state: GPBootstrapState, threshold: float = GAP_THRESHOLD) -> s
 
 def gap_table(state: GPBootstrapState) -> str:
     """:func:`gap_frame` as a Markdown table: one row per S/N, per method "relative gap % (gap in s.e.)"."""
-    table, methods = gap_frame(state), _methods(state)
+    table, methods = gap_frame(state), _curve_names(state)
     if table.empty:
-        return "**Theory − Monte-Carlo**: waiting for the Monte-Carlo points…"
-    head = "| S/N | " + " | ".join(METHODS[m] for m in methods) + " |"
-    lines = ["**Theory − Monte-Carlo**: relative gap (theory − MC)/MC and, in brackets, in MC standard errors",
+        return "**Method − Monte-Carlo**: waiting for the Monte-Carlo points…"
+    head = "| S/N | " + " | ".join(CURVE_METHODS[m] for m in methods) + " |"
+    lines = ["**Method − Monte-Carlo**: relative gap (method − MC)/MC and, in brackets, the gap in MC standard "
+             "errors (IJ: linear response; LOO limit: leave-one-out at noise σ²N/S, the S → ∞ limit)",
              "", head, "|---:" * (len(methods) + 1) + "|"]
     for _, row in table.iterrows():
         cells = [f"{_signed(row[f'gap_pct_{m}'])} % ({_signed(row[f'gap_se_{m}'])} s.e.)" for m in methods]
@@ -203,11 +247,12 @@ def _signed(x: float) -> str:
 
 
 def vg_mf_note(state: GPBootstrapState) -> str:
-    """Why VG and MF are missing for a loss other than square ("" for the square loss)."""
+    """Why VG, MF and the linear response (IJ) are missing for a loss other than square ("" for the square loss)."""
     if state.loss == "square":
         return ""
-    return ("VG and MF are not shown: they define the bootstrap error by eq. (45), i.e. for the square loss only "
-            f"(test loss here: {state.loss}).")
+    return ("VG, MF and the linear response (IJ) are not shown: they define the bootstrap error by eq. (45), i.e. "
+            f"for the square loss only (test loss here: {state.loss}). The leave-one-out limit is shown with this "
+            "loss, at the deterministic left-out prediction.")
 
 
 def problem_label(state: GPBootstrapState) -> str:
@@ -216,15 +261,16 @@ def problem_label(state: GPBootstrapState) -> str:
 
 
 def curve_frame(state: GPBootstrapState) -> pd.DataFrame:
-    """Theory curves on their grid (VG, MF NaN off the square loss), Monte-Carlo and the gaps of
-    :func:`gap_frame` where computed (NaN elsewhere)."""
+    """Theory curves, IJ and the LOO limit on their grid (VG, MF, IJ NaN off the square loss), Monte-Carlo and the
+    gaps of :func:`gap_frame` where computed (NaN elsewhere)."""
     theory, mc = state.theory_curve, state.curve_mc
     rows: dict[float, dict] = {}
     if theory is not None:
-        values = theory.method_values()
         for j, v in enumerate(theory.s_over_n):
-            rows[round(float(v), 12)] = {"expected_test_points": theory.expected_test_points[j],
-                                         **{m: values[m][j] for m in values}}
+            rows[round(float(v), 12)] = {"expected_test_points": theory.expected_test_points[j]}
+    for method, (grid, values) in curve_values(state).items():
+        for v, value in zip(grid, values):
+            rows.setdefault(round(float(v), 12), {})[method] = value
     for p in (mc.points if mc is not None else ()):
         rows.setdefault(round(p.s_over_n, 12), {}).update(mc_mean=p.mc_mean, mc_se=p.mc_se, mc_samples=p.mc_samples)
     for _, gap in gap_frame(state).iterrows():
@@ -434,8 +480,9 @@ def l1_summary(state: GPBootstrapState) -> dict | None:
 
 def holdout_overlay(state: GPBootstrapState, what: str) -> hv.Overlay:
     """Bootstrap ``what`` ("mean" or "var") of the prediction at the held-out inputs: theory (crosses,
-    eq. 48) vs Monte-Carlo (circles, ± 1 s.e.), one panel of seed 000 Fig. 2."""
-    theory, mc = state.holdout_theory, state.holdout_mc
+    eq. 48), the first-order linear response (IJ, triangles; docs/linear_response.md eqs. 5-6) and Monte-Carlo
+    (circles, ± 1 s.e.), one panel of seed 000 Fig. 2."""
+    theory, mc, ij = state.holdout_theory, state.holdout_mc, state.holdout_ij
     label = {"mean": "bootstrap mean E[f_x]", "var": "bootstrap variance Var[f_x]"}[what]
     x, y = hv.Dimension("test_input", label="held-out input"), hv.Dimension(what, label=label)
     j = th = value = se = _EMPTY
@@ -444,8 +491,11 @@ def holdout_overlay(state: GPBootstrapState, what: str) -> hv.Overlay:
     if theory is not None and mc is not None and mc.mc_mean.size == j.size:
         value, se = (mc.mc_mean, mc.mc_mean_se) if what == "mean" else (mc.mc_var, mc.mc_var_se)
     mj = j if value.size else _EMPTY
+    ij_value = getattr(ij, what) if theory is not None and ij is not None and ij.mean.size == j.size else _EMPTY
     layers = _framewise(
         hv.Scatter((j, th), x, y, label="theory, eq. (48)").opts(marker="x", size=10, color=THEORY_COLOR, line_width=2),
+        hv.Scatter((j if ij_value.size else _EMPTY, ij_value), x, y, label="linear response (IJ)").opts(
+            marker="triangle", size=8, color=IJ_COLOR, fill_alpha=0, line_width=1.5),
         hv.ErrorBars((mj, value, se), x, [y, "se"]).opts(color=MC_COLOR),
         hv.Scatter((mj, value), x, y, label="Monte-Carlo (± 1 s.e.)").opts(color=MC_COLOR, size=7, fill_alpha=0),
     )
@@ -459,15 +509,19 @@ def holdout_plot(state: GPBootstrapState) -> hv.Layout:
 
 
 def holdout_frame(state: GPBootstrapState) -> pd.DataFrame:
-    """Theory and MC bootstrap mean and variance at every held-out input."""
-    theory, mc = state.holdout_theory, state.holdout_mc
+    """Theory (eq. 48), linear response (IJ, first order) and MC bootstrap mean and variance at every held-out
+    input."""
+    theory, mc, ij = state.holdout_theory, state.holdout_mc, state.holdout_ij
     if theory is None:
         return pd.DataFrame(columns=EXPORT_COLUMNS["holdout"])
     nan = np.full(theory.mean.size, np.nan)
+    ij_ok = ij is not None and ij.mean.size == theory.mean.size
     return pd.DataFrame({
         "test_input": np.arange(theory.mean.size), "target": theory.y_test, "theory_mean": theory.mean,
+        "ij_mean": ij.mean if ij_ok else nan,
         "mc_mean": mc.mc_mean if mc is not None else nan, "mc_mean_se": mc.mc_mean_se if mc is not None else nan,
-        "theory_var": theory.var, "mc_var": mc.mc_var if mc is not None else nan,
+        "theory_var": theory.var, "ij_var": ij.var if ij_ok else nan,
+        "mc_var": mc.mc_var if mc is not None else nan,
         "mc_var_se": mc.mc_var_se if mc is not None else nan}, columns=EXPORT_COLUMNS["holdout"])
 
 
@@ -581,8 +635,8 @@ def html_text(state: GPBootstrapState, tab: str) -> str:
 def _gap_element(state: GPBootstrapState) -> hv.Table:
     """The theory − Monte-Carlo table for the HTML export: the gap columns of the methods of the loss."""
     gaps = gap_frame(state)
-    keep = ["s_over_n", *(f"gap_{u}_{m}" for m in _methods(state) for u in ("pct", "se"))]
-    title = "Theory − Monte-Carlo: gap_pct = 100 (theory − MC)/MC, gap_se = (theory − MC)/se"
+    keep = ["s_over_n", *(f"gap_{u}_{m}" for m in _curve_names(state) for u in ("pct", "se"))]
+    title = "Method − Monte-Carlo: gap_pct = 100 (method − MC)/MC, gap_se = (method − MC)/se"
     note = vg_mf_note(state)
     return hv.Table(gaps[keep].round(3), kdims=["s_over_n"]).opts(
         title=f"{title}. {note}" if note else title, width=1000, height=260)

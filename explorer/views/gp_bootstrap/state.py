@@ -28,11 +28,13 @@ from explorer.bootstrap import replica
 from explorer.gp_bootstrap import evidence as gp_evidence
 from explorer.gp_bootstrap import experiments, stages
 from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, scaled_bin_width
+from explorer.gp_bootstrap.linear_response import LinearResponseMoments
 from explorer.gp_bootstrap.stages import (
     VG_MF_LOSSES,
     CurveMC,
     CurvePoint,
     HoldoutTheory,
+    LinearResponseCurve,
     TheoryCurve,
     theory_error,
 )
@@ -45,7 +47,7 @@ from explorer.views.common.uploads import UPLOAD, Upload, csv_columns, read_uplo
 from explorer.views.common.values import CheckedState
 
 __all__ = [
-    "GPBootstrapState", "TheoryCurve", "METHODS", "VG_MF_LOSSES", "CurvePoint", "CurveMC", "HoldoutTheory",
+    "GPBootstrapState", "TheoryCurve", "METHODS", "APPROXIMATIONS", "IJ_LOSSES", "VG_MF_LOSSES", "CurvePoint", "CurveMC", "HoldoutTheory",
     "REGRESSION_DATASETS", "UPLOAD", "CSV_PREFIX", "KERNELS", "LOSSES", "GP_TABS", "MC_KINDS",
     "MC_GRID", "THEORY_GRID", "BIN_WIDTH", "URL_PARAMETERS", "describe_error", "theory_error",
     "MAX_ROWS", "MAX_COLUMNS", "MAX_MC_VALUES", "SUBSAMPLE_SEED", "EVIDENCE_ROWS", "HYPERPARAMETERS",
@@ -63,6 +65,11 @@ GP_TABS = ("curve", "distribution", "l1", "holdout")
 MC_KINDS = ("curve", "distribution", "holdout")
 #: Theory curves of the learning-curve tab (``TheoryCurve`` fields) and their labels; VG and MF: square loss only.
 METHODS = {"theory": "ADATAP", "theory_approx": "approx. ADATAP", "theory_vg": "VG", "theory_mf": "MF"}
+#: The no-refit approximations beside them (``LinearResponseCurve`` fields, docs/linear_response.md) and their
+#: labels: the infinitesimal jackknife ε_IJ(S) (square loss only) and the leave-one-out limit at noise σ²N/S.
+APPROXIMATIONS = {"ij": "IJ", "loo_limit": "LOO limit"}
+#: Losses for which the infinitesimal jackknife defines ε(S) (``stages.linear_response_curve``).
+IJ_LOSSES = ("square",)
 #: S/N of the Monte-Carlo points of the learning curve, and the finer grid of the theory curve.
 MC_GRID = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 THEORY_GRID = (0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)
@@ -98,7 +105,8 @@ URL_PARAMETERS = (
 )
 #: Controls that change what has to be computed (everything but the pure view options).
 _COMPUTE_PARAMETERS = tuple(p for p in URL_PARAMETERS if p not in ("input_index", "show_components"))
-_OUTPUTS = ("problem", "solution", "theory_curve", "curve_mc", "distribution", "holdout_theory", "holdout_mc")
+_OUTPUTS = ("problem", "solution", "theory_curve", "linear_response", "curve_mc", "distribution", "holdout_theory",
+            "holdout_ij", "holdout_mc")
 #: The controls that hold the kernel's and the noise's values: set by hand, a link or a preset, they replace the
 #: hyperparameters chosen by maximum evidence.
 _HYPER_PARAMETERS = ("kernel", "l2", "lengthscale", "signal_var", "alpha", "period", "noise_var")
@@ -126,7 +134,9 @@ _SOLUTIONS = lru("gp_bootstrap.solutions", 128)   # ReplicaSolution per (problem
 _THEORY_SOLUTIONS = lru("gp_bootstrap.theory_solutions", 16)  # stages.ReplicaCurve along THEORY_GRID per problem
 _VG_MF = lru("gp_bootstrap.vg_mf", 16)          # stages.VGMFCurve along THEORY_GRID per problem (square loss)
 _THEORY = lru("gp_bootstrap.theory", 32)          # TheoryCurve per (problem, loss)
+_LINEAR_RESPONSE = lru("gp_bootstrap.linear_response", 32)  # LinearResponseCurve per (problem, loss)
 _HOLDOUT_THEORY = lru("gp_bootstrap.holdout_theory", 64)  # HoldoutTheory per (problem, S/N)
+_HOLDOUT_IJ = lru("gp_bootstrap.holdout_ij", 64)  # LinearResponseMoments per (problem, S/N)
 _CURVES = lru("gp_bootstrap.curves", 32)          # CurveMC per (problem, loss, grid, samples, seed)
 _DISTRIBUTIONS = lru("gp_bootstrap.distributions", 8, weigh=lambda d: d.samples.nbytes,
                      max_weight=400e6)            # (B, N) samples each
@@ -169,7 +179,7 @@ def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed
 
 
 #: The jobs each tab needs (the others' jobs are left as they are: a running one goes on, its result is cached).
-_TAB_JOBS = {"curve": ("theory", "curve"), "distribution": ("distribution",), "l1": ("distribution",),
+_TAB_JOBS = {"curve": ("theory", "linear_response", "curve"), "distribution": ("distribution",), "l1": ("distribution",),
              "holdout": ("holdout",)}
 
 
@@ -221,6 +231,13 @@ _JOBS = (
     JobSpec("theory", "theory_curve", _THEORY, key=_needed("theory", lambda i: (i.key, i.loss_key)),
             compute=lambda state, i, job: _theory_curve(i.problem, i.key, i.loss, i.loss_params, job),
             cancellable=False),
+    # ε_IJ and the LOO limit along THEORY_GRID: one factorisation per S/N, yet 15 of them take 0.45-0.9 s on boston
+    # (N = 506, one core), so a job of their own, off the event loop, drawn when done
+    JobSpec("linear_response", "linear_response", _LINEAR_RESPONSE,
+            key=_needed("linear_response", lambda i: (i.key, i.loss_key)),
+            compute=lambda state, i, job: stages.linear_response_curve(i.problem, THEORY_GRID, loss=i.loss,
+                                                                       loss_params=i.loss_params),
+            cancellable=False),
     JobSpec("curve", "curve_mc", _CURVES,
             key=_needed("curve", lambda i: (i.key, i.loss_key, MC_GRID, i.curve_samples, i.seed)),
             compute=lambda state, i, job: _mc_curve(i.problem, MC_GRID, i.curve_samples, i.loss, i.loss_params,
@@ -245,11 +262,11 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     session (or notebook).
 
     Set the controls (``dataset``, ``kernel``, ``s_over_n``, ...); the outputs (``problem``, ``solution``,
-    ``theory_curve``, ``curve_mc``, ``distribution``, ``holdout_theory``, ``holdout_mc``, ``error``)
-    follow for the active ``tab`` (every change refreshes, also before the first :meth:`refresh`). Call
-    :meth:`wait` to block until background jobs are done (in a script their results and progress are applied by
-    ``wait``, see :func:`~explorer.views.common.session.script_dispatcher`); ``jobs[kind]`` reports each job
-    ("theory" and ``MC_KINDS``).
+    ``theory_curve``, ``linear_response``, ``curve_mc``, ``distribution``, ``holdout_theory``, ``holdout_ij``,
+    ``holdout_mc``, ``error``) follow for the active ``tab`` (every change refreshes, also before the first
+    :meth:`refresh`). Call :meth:`wait` to block until background jobs are done (in a script their results and
+    progress are applied by ``wait``, see :func:`~explorer.views.common.session.script_dispatcher`); ``jobs[kind]``
+    reports each job ("theory", "linear_response" and ``MC_KINDS``).
     """
 
     #: What a link carries (:func:`~explorer.views.common.links.link_parameters`): the URL's controls but ``tab``
@@ -336,6 +353,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                                    label="ADATAP solution", doc="Output: the replica solution at S/N (eqs. 54-59).")
     theory_curve = param.ClassSelector(class_=TheoryCurve, default=None, allow_None=True, precedence=-1,
                                        label="Theory learning curve", doc="Output: ε(S) of the theory on THEORY_GRID.")
+    linear_response = param.ClassSelector(class_=LinearResponseCurve, default=None, allow_None=True, precedence=-1,
+                                          label="Linear response and leave-one-out",
+                                          doc="Output: ε_IJ(S) (square loss) and the leave-one-out limit on "
+                                              "THEORY_GRID.")
     curve_mc = param.ClassSelector(class_=CurveMC, default=None, allow_None=True, precedence=-1,
                                    label="Monte-Carlo learning curve", doc="Output: MC points so far.")
     distribution = param.ClassSelector(class_=experiments.DistributionComparison, default=None, allow_None=True,
@@ -343,6 +364,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                                        doc="Output: MC samples at every input, L1 distances and noise floor.")
     holdout_theory = param.ClassSelector(class_=HoldoutTheory, default=None, allow_None=True, precedence=-1,
                                          label="Held-out theory", doc="Output: eq. (48) at the held-out inputs.")
+    holdout_ij = param.ClassSelector(class_=LinearResponseMoments, default=None, allow_None=True, precedence=-1,
+                                     label="Held-out linear response",
+                                     doc="Output: the first-order infinitesimal-jackknife mean and variance at the "
+                                         "held-out inputs.")
     holdout_mc = param.ClassSelector(class_=experiments.HoldoutComparison, default=None, allow_None=True,
                                      precedence=-1, label="Held-out comparison",
                                      doc="Output: theory and MC moments at the held-out inputs.")
@@ -718,6 +743,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         v = float(self.s_over_n)
         theory = _HOLDOUT_THEORY.get_or_compute((key, v), lambda: self._holdout_theory(key, problem, v))
         self._assign("holdout_theory", theory)
+        # one factorisation (30-40 ms on boston, N = 456): on the session's thread, as eq. (48) is
+        self._assign("holdout_ij", _HOLDOUT_IJ.get_or_compute((key, v),
+                                                              lambda: stages.holdout_linear_response(problem, v)))
         return self._inputs(key, problem)
 
     def _holdout_theory(self, key, problem, v: float) -> HoldoutTheory:

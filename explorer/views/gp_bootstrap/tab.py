@@ -246,11 +246,12 @@ class _Tab(JobTab):
 
 
 class LearningCurveTab(_Tab):
-    """Bootstrap learning curve ε(S): ADATAP, approximate ADATAP, VG, MF and Monte-Carlo (seed 000, Fig. 1),
-    with the table of theory − Monte-Carlo gaps at the Monte-Carlo points."""
+    """Bootstrap learning curve ε(S): ADATAP, approximate ADATAP, VG, MF, the linear response (IJ), the
+    leave-one-out limit and Monte-Carlo (seed 000, Fig. 1; docs/linear_response.md), with the table of each
+    method's gap to Monte-Carlo at the Monte-Carlo points."""
 
     tab, kind = "curve", "curve"
-    redraw_on = ("theory_curve", "curve_mc", "solution", "problem", "loss")
+    redraw_on = ("theory_curve", "linear_response", "curve_mc", "solution", "problem", "loss")
 
     def __init__(self, **params):
         self.gaps = pn.pane.Markdown("", css_classes=["explorer-gaps-curve"], sizing_mode="stretch_width")
@@ -258,7 +259,8 @@ class LearningCurveTab(_Tab):
                                      visible=False)
         self._restyled = False
         super().__init__(**params)
-        self.state.jobs["theory"].param.watch(self._on_state, ["running", "error"])
+        for kind in ("theory", "linear_response"):
+            self.state.jobs[kind].param.watch(self._on_state, ["running", "error"])
 
     def restyle(self) -> None:
         self._restyled = True  # new styles: HoloViews draws them (patch_overlay writes data only)
@@ -296,6 +298,9 @@ class LearningCurveTab(_Tab):
             parts.append(f"theory on {theory.s_over_n.size} values of S/N")
             if theory.theory_vg is not None and np.isnan(theory.theory_vg).all():
                 parts.append("VG and MF: computing…")
+        if s.linear_response is None:
+            what = "IJ and leave-one-out limit" if s.loss == "square" else "leave-one-out limit (IJ: square loss only)"
+            parts.append(f"{what}: {s.jobs['linear_response'].error or 'computing…'}")
         if s.solution is not None and theory is not None:
             parts.append(f"ε(S/N = {s.solution.s_over_n:g}) = {s.current_theory_error:.4g} "
                          f"({s.solution.n_iter} ADATAP iterations)")
@@ -399,10 +404,11 @@ def _summary_table(summary: dict | None) -> str:
 
 
 class HoldoutTab(_Tab):
-    """Bootstrap mean and variance at held-out inputs, theory (eq. 48) vs Monte-Carlo (Fig. 2)."""
+    """Bootstrap mean and variance at held-out inputs, theory (eq. 48) and linear response (IJ) vs Monte-Carlo
+    (Fig. 2)."""
 
     tab, kind = "holdout", "holdout"
-    redraw_on = ("holdout_theory", "holdout_mc")
+    redraw_on = ("holdout_theory", "holdout_ij", "holdout_mc")
 
     def figure(self):
         panels = [live(lambda what=what: self.styled(figures.holdout_overlay(self.state, what)), self.stream)
