@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = ["as_float", "show", "finite", "positive_int", "positive_S", "s_over_n_grid", "mc_curve_grid",
-           "sample_sizes", "held_out_inputs"]
+           "sample_sizes", "held_out_inputs", "s_over_n_value", "holdout_iv"]
 
 
 def as_float(x: object) -> float:
@@ -127,8 +127,13 @@ def s_over_n_grid(s_over_n: Sequence[float], per: str = "data point") -> np.ndar
     grid = np.atleast_1d(np.asarray(s_over_n, dtype=float))
     if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
         raise ValueError(f"`s_over_n` must be positive numbers (S/N, the bootstrap size per {per}), "
-                         f"got {list(np.atleast_1d(s_over_n))}.")
+                         f"got {np.atleast_1d(s_over_n).tolist()}.")
     return grid
+
+
+def s_over_n_value(s_over_n: float, per: str = "data point") -> float:
+    """One bootstrap size S/N as a float, checked as :func:`s_over_n_grid` checks a grid (``per`` as there)."""
+    return float(s_over_n_grid([s_over_n], per)[0])
 
 
 def mc_curve_grid(s_over_n: Sequence[float], mc_samples: int, per: str = "data point") -> np.ndarray:
@@ -176,3 +181,29 @@ def held_out_inputs(X_test, default: np.ndarray | None) -> np.ndarray:
     if X is None or len(X) == 0:
         raise ValueError("No test inputs: build the problem with `holdout` > 0 or pass `X_test`.")
     return X
+
+
+def holdout_iv(X_test, default: np.ndarray | None, s_over_n: float, per: str = "data point"
+               ) -> tuple[np.ndarray, float]:
+    """Input validation of a comparison at held-out inputs: the inputs, then the bootstrap size.
+
+    Parameters
+    ----------
+    X_test : array_like of shape (M, d) or None
+        Test inputs; None takes ``default``.
+    default : ndarray of shape (M, d) or None
+        The problem's held-out inputs (returned as the same object, see :func:`held_out_inputs`).
+    s_over_n, per
+        As in :func:`s_over_n_value`.
+
+    Returns
+    -------
+    tuple of (ndarray of shape (M, d), float)
+        The test inputs and S/N.
+
+    Raises
+    ------
+    ValueError
+        If there are no test inputs or ``s_over_n`` is not a positive finite number.
+    """
+    return held_out_inputs(X_test, default), s_over_n_value(s_over_n, per)

@@ -3,7 +3,14 @@ import numpy as np
 import pytest
 
 from explorer import progress
-from explorer.validation import held_out_inputs, mc_curve_grid, s_over_n_grid, sample_sizes
+from explorer.validation import (
+    held_out_inputs,
+    holdout_iv,
+    mc_curve_grid,
+    s_over_n_grid,
+    s_over_n_value,
+    sample_sizes,
+)
 
 
 def test_s_over_n_grid_accepts_positive_numbers_as_float_array():
@@ -49,6 +56,22 @@ def test_held_out_inputs_default_is_returned_as_is_and_rows_are_2d():
         with pytest.raises(ValueError, match="No test inputs: build the problem with `holdout` > 0 or pass "
                                              "`X_test`."):
             held_out_inputs(X_test, default)
+
+
+def test_s_over_n_value_is_one_checked_float():
+    assert s_over_n_value(2) == 2.0 and type(s_over_n_value(np.float32(0.5))) is float
+    with pytest.raises(ValueError, match=r"bootstrap size per data row\), got \[-1\]"):
+        s_over_n_value(-1, per="data row")
+
+
+def test_holdout_iv_checks_the_inputs_first_then_the_bootstrap_size():
+    held_out = np.ones((3, 2))
+    X_test, v = holdout_iv(None, held_out, 1)
+    assert X_test is held_out and v == 1.0
+    with pytest.raises(ValueError, match="No test inputs"):
+        holdout_iv(None, None, -1)
+    with pytest.raises(ValueError, match=r"`s_over_n` must be positive numbers"):
+        holdout_iv(None, held_out, 0)
 
 
 def test_best_time_calls_at_least_once_and_keeps_the_fastest(monkeypatch):

@@ -32,7 +32,7 @@ from explorer.gp_bootstrap.stages import (
 )
 from explorer.kernels import Kernel, paper_rbf
 from explorer.progress import NO_HOOKS, Hooks, best_time
-from explorer.validation import held_out_inputs, mc_curve_grid, s_over_n_grid
+from explorer.validation import holdout_iv, mc_curve_grid, s_over_n_value
 
 __all__ = [
     "RegressionProblem",
@@ -420,7 +420,7 @@ def distribution_comparison(
     ValueError
         If ``s_over_n`` is not a positive finite number.
     """
-    v = float(s_over_n_grid([s_over_n])[0])
+    v = s_over_n_value(s_over_n)
     root = root_seed(rng)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
@@ -503,8 +503,7 @@ def holdout_comparison(
     ValueError
         If there are no test inputs or ``s_over_n`` is not a positive finite number.
     """
-    X_test = held_out_inputs(X_test, problem.X_test)
-    v = float(s_over_n_grid([s_over_n])[0])
+    X_test, v = holdout_iv(X_test, problem.X_test, s_over_n)
     K_cross = problem.cross(X_test)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")

@@ -26,7 +26,7 @@ from explorer.chunks import Executor, SeedLike
 from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
 from explorer.losses import get_loss
 from explorer.progress import NO_HOOKS, Hooks
-from explorer.validation import held_out_inputs, mc_curve_grid, s_over_n_grid
+from explorer.validation import holdout_iv, mc_curve_grid, s_over_n_grid, s_over_n_value
 
 if TYPE_CHECKING:
     from explorer.gp_bootstrap.experiments import RegressionProblem
@@ -319,7 +319,7 @@ def holdout_theory(problem: RegressionProblem, s_over_n: float, *, solution: rep
     """
     if problem.X_test is None or len(problem.X_test) == 0:
         raise ValueError("The problem has no held-out rows: build it with holdout > 0.")
-    v = float(s_over_n_grid([s_over_n])[0])
+    v = s_over_n_value(s_over_n)
     sol = solution or replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n, tol=tol)
     moments = replica.bootstrap_moments(sol, problem.K, problem.cross(problem.X_test))  # eq. (48)
     return HoldoutTheory(moments.mean, moments.var, np.asarray(problem.y_test), v, problem.n)
@@ -405,7 +405,6 @@ def holdout_linear_response(problem: RegressionProblem, s_over_n: float, *,
     ValueError
         If there are no test inputs or ``s_over_n`` is not a positive finite number.
     """
-    X_test = held_out_inputs(X_test, problem.X_test)
-    v = float(s_over_n_grid([s_over_n])[0])
+    X_test, v = holdout_iv(X_test, problem.X_test, s_over_n)
     return linear_response.linear_response_moments(problem.K, problem.y, problem.noise_var, v * problem.n,
                                                    problem.cross(X_test))

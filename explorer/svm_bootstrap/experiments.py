@@ -19,7 +19,7 @@ from explorer.kernels import Kernel, SquaredExponential
 from explorer.progress import NO_HOOKS, Hooks, best_time
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import replica as svm_replica
-from explorer.validation import held_out_inputs, mc_curve_grid, s_over_n_grid
+from explorer.validation import holdout_iv, mc_curve_grid, s_over_n_grid
 
 __all__ = [
     "BROAD_LENGTHSCALE",
@@ -604,8 +604,7 @@ def svm_field_comparison(
     svm_replica.ConvergenceError
         If the theory does not converge (its ``last`` iterate attached).
     """
-    X_test = held_out_inputs(X_test, problem.X_test)
-    v = float(s_over_n_grid([s_over_n], per="data row")[0])
+    X_test, v = holdout_iv(X_test, problem.X_test, s_over_n, per="data row")
     K_cross = problem.cross(X_test)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
