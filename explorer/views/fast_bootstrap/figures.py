@@ -14,7 +14,7 @@ import numpy as np
 
 from explorer.views.fast_bootstrap.state import COMPLEXITY, FastBootstrapState
 
-__all__ = ["FAST_COLOR", "FULL_COLOR", "GEN_DIM", "LEGEND", "OPT_DIM", "OPT_TITLE", "REPLICA_COLOR",
+__all__ = ["FAST_COLOR", "FULL_COLOR", "GEN_DIM", "LEGEND", "LOO_COLOR", "OPT_DIM", "OPT_TITLE", "REPLICA_COLOR",
            "generalization_plot", "optimism_plot"]
 
 #: Short y-axis labels: a vertical label longer than the plot's height is cut at both ends; the titles carry the
@@ -24,7 +24,7 @@ GEN_DIM = hv.Dimension("generalization_error", label="generalization error")
 OPT_TITLE = "Optimism = generalization − apparent error, eq. (6)"
 #: Legends beside the data, not over it; clicking an entry hides its lines.
 LEGEND = {"legend_position": "right", "legend_opts": {"click_policy": "hide"}}
-FULL_COLOR, FAST_COLOR, REPLICA_COLOR = "#1f77b4", "#d62728", "#2ca02c"
+FULL_COLOR, FAST_COLOR, REPLICA_COLOR, LOO_COLOR = "#1f77b4", "#d62728", "#2ca02c", "#17becf"
 _SIZE = {"responsive": True, "height": 360}
 _EMPTY = np.array([])
 
@@ -71,18 +71,23 @@ def optimism_plot(state: FastBootstrapState) -> hv.Overlay:
 
 
 def generalization_plot(state: FastBootstrapState) -> hv.Overlay:
-    """Generalization error of eq. (8) vs complexity, full and fast bootstrap, a marker at each selection."""
+    """Generalization error of eq. (8) vs complexity, full and fast bootstrap, and for the LS-SVM the exact
+    leave-one-out error over the full grid (no refits, docs/linear_response.md eq. 19), a marker at each
+    selection."""
     res, x = state.comparison, _x_dim(state)
     if res is None:
         return _finish([hv.Curve((_EMPTY, _EMPTY), x, GEN_DIM)], state, "Generalization error: no result yet")
     layers = []
-    for name, curve, color in (("full bootstrap", res.full, FULL_COLOR), ("fast bootstrap", res.fast, FAST_COLOR)):
+    for name, curve, color, dash in (("full bootstrap", res.full, FULL_COLOR, "solid"),
+                                     ("fast bootstrap", res.fast, FAST_COLOR, "solid"),
+                                     ("leave-one-out (no refits)", res.loo, LOO_COLOR, "dashed")):
         if curve is None:
             continue
         gen = curve.generalization_error
         i = int(np.argmin(gen))
         name = f"{name}: selects {curve.grid[i]:.4g}"
-        layers.append(hv.Curve((curve.grid, gen), x, GEN_DIM, label=name).opts(color=color, line_width=2))
+        layers.append(hv.Curve((curve.grid, gen), x, GEN_DIM, label=name).opts(color=color, line_width=2,
+                                                                                line_dash=dash))
         layers.append(hv.Scatter(([curve.grid[i]], [gen[i]]), x, GEN_DIM, label=name).opts(
             color=color, size=12, marker="diamond", line_color="black"))
     return _finish(layers, state, "Generalization error, eq. (8): lower is better; ◆ = selected")

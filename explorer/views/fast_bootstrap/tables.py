@@ -10,14 +10,17 @@ import pandas as pd
 from explorer.fast_bootstrap import experiments as fe
 from explorer.views.fast_bootstrap.state import COMPLEXITY, MODEL_LABELS, FastBootstrapState
 
-__all__ = ["CURVE_COLUMNS", "SUMMARY_COLUMNS", "curve_frame", "summary", "summary_display", "summary_frame"]
+__all__ = ["CURVE_COLUMNS", "LOO_METHOD", "SUMMARY_COLUMNS", "curve_frame", "summary", "summary_display",
+           "summary_frame"]
 
 #: Columns of the summary table and of the curves CSV.
 SUMMARY_COLUMNS = ["method", "selected", "F", "df", "p_value", "degree", "replications", "grid_points",
                    "bootstrap_models", "models_trained", "gain", "seconds"]
 CURVE_COLUMNS = ["complexity", "apparent_error", "full_optimism", "full_optimism_se", "full_generalization_error",
                  "fast_optimism", "fast_generalization_error", "fast_sample_optimism", "fast_sample_se",
-                 "replica_optimism"]
+                 "replica_optimism", "loo_generalization_error"]
+#: The summary's name of the LS-SVM's exact leave-one-out (a method without bootstrap, F test or refits).
+LOO_METHOD = "leave-one-out"
 
 
 def _seconds(res: fe.BootstrapComparison, part: str) -> float:
@@ -25,7 +28,9 @@ def _seconds(res: fe.BootstrapComparison, part: str) -> float:
 
 
 def summary_frame(state: FastBootstrapState) -> pd.DataFrame:
-    """One row per method: selected complexity, the F test (fast), models trained, gain, seconds (eq. 7 incl.)."""
+    """One row per method: selected complexity, the F test (fast), models trained, gain, seconds (eq. 7 incl.);
+    for the LS-SVM also the exact leave-one-out over the full grid (its selected γ, no models trained, its own
+    seconds)."""
     res = state.comparison
     rows = []
     if res is not None:
@@ -41,6 +46,11 @@ def summary_frame(state: FastBootstrapState) -> pd.DataFrame:
                          "p_value": np.nan, "degree": np.nan, "replications": full.replications,
                          "grid_points": full.grid.size, "bootstrap_models": full.bootstrap_models,
                          "models_trained": full.models_trained, "gain": np.nan, "seconds": _seconds(res, "full")})
+        if res.loo is not None:
+            rows.append({"method": LOO_METHOD, "selected": res.loo.selected, "F": np.nan, "df": "", "p_value": np.nan,
+                         "degree": np.nan, "replications": np.nan, "grid_points": res.loo.grid.size,
+                         "bootstrap_models": 0, "models_trained": 0, "gain": np.nan,
+                         "seconds": float(res.seconds.get("loo", np.nan))})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
@@ -74,6 +84,9 @@ def curve_frame(state: FastBootstrapState) -> pd.DataFrame:
                                    "full_generalization_error": res.full.generalization_error}))
     if res.replica is not None:
         parts.append(pd.DataFrame({"complexity": res.replica.grid, "replica_optimism": res.replica.optimism}))
+    if res.loo is not None:
+        parts.append(pd.DataFrame({"complexity": res.loo.grid,
+                                   "loo_generalization_error": res.loo.generalization_error}))
     frame = parts[0]
     for part in parts[1:]:
         frame = frame.merge(part, on="complexity", how="outer")
@@ -96,6 +109,8 @@ def summary(state: FastBootstrapState) -> str:
         if res.full is not None:
             parts.append(f"full bootstrap selects **{res.full.selected:.4g}**; the fast one trains "
                          f"{res.gain:.1%} fewer models")
+        if res.loo is not None:
+            parts.append(f"exact leave-one-out selects **{res.loo.selected:.4g}** (no refits)")
         if res.replica is not None:
             ok = "converged" if res.replica.converged.all() else "⚠ not converged everywhere"
             parts.append(f"replica theory at {res.replica.grid.size} values of γ without refits ({ok})")

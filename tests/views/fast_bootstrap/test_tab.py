@@ -28,7 +28,7 @@ def test_tab_builds_shows_results_and_exports():
     assert "explorer-fastboot-tab" in layout.css_classes
     assert state.wait(timeout=60)
     table = tab.table.object  # one column per method
-    assert table.columns.tolist() == ["fast bootstrap", "full bootstrap"]
+    assert table.columns.tolist() == ["fast bootstrap", "full bootstrap", "leave-one-out"]  # LS-SVM: its exact LOO
     assert table.loc["selected"].tolist() == [f"{v:.4g}" for v in V.summary_frame(state)["selected"]]
     assert table.loc["F", "full bootstrap"] == ""  # no F test for the full bootstrap
     assert "fast bootstrap selects" in tab.status.object and "replica theory at 4 values" in tab.status.object
