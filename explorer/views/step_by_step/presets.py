@@ -1,0 +1,7 @@
+"""No "Reproduce a figure" preset: the step-by-step page teaches the bootstrap of seed 000, it reproduces no figure."""
+
+from __future__ import annotations
+
+__all__ = ["PRESETS"]
+
+PRESETS = ()

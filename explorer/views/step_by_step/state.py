@@ -1,0 +1,195 @@
+"""Session state of "Bootstrap, step by step": the settings, the resamples drawn so far and the theory beside them.
+
+Nothing here builds a widget or a plot. The problem (the last ``n_points`` rows of a generated 1-D set, a GP
+kernel and noise) and the ADATAP solution at S/N follow the settings; :meth:`StepState.draw` adds resamples
+j = B, B + 1, … of ``seed`` (:func:`explorer.gp_bootstrap.steps.draw_resamples`: the learning curve's Monte-Carlo
+samples), :meth:`StepState.reset` forgets them; any change of a setting resets. All of it takes milliseconds at
+N = 30 (Draw 1000: ~0.15 s), so it runs where it is asked, without a job.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import param
+
+from explorer import datasets, kernels
+from explorer.bootstrap import replica
+from explorer.gp_bootstrap import experiments, steps
+from explorer.views.common.jobs import BackgroundJobs
+from explorer.views.common.values import CheckedState
+
+__all__ = ["StepState", "DATASETS", "DRAWS", "KEEP_CURVES", "GRID_POINTS"]
+
+#: The generated 1-D regression sets the page offers (every point visible on one axis).
+DATASETS = ("toy", "teacher")
+#: The numbers of resamples the Draw buttons add.
+DRAWS = (1, 10, 100, 1000)
+#: GP means kept for the figure: the last resample's and the ~20 before it (faint).
+KEEP_CURVES = 21
+#: Inputs on which the GP means are drawn.
+GRID_POINTS = 150
+_SETTINGS = ("dataset", "n_points", "kernel", "lengthscale", "signal_var", "alpha", "period", "noise_var",
+             "s_over_n", "seed")
+
+
+class StepState(CheckedState, BackgroundJobs):
+    """Settings of the step-by-step page, the resamples drawn so far and the theory, for one session (or notebook).
+
+    Outputs: ``problem``, ``solution`` (ADATAP at S/N), ``approx_solution`` and ``n_drawn`` (changes on every
+    draw; the arrays are ``occupations``, ``train``, ``curves`` and the running estimate ``running``).
+    """
+
+    LINK_PARAMETERS = (*_SETTINGS, "input_index")
+    outputs = ("problem", "solution", "approx_solution")
+    error_wording = "gp"
+    expected_errors = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError,
+                       IndexError, datasets.DatasetError)
+
+    dataset = param.Selector(default="toy", objects=list(DATASETS), label="Dataset",
+                             doc="Generated 1-D regression data: toy (seed 002 eq. 19) or teacher (a GP teacher, "
+                                 "seed 001); the page uses its last N rows.")
+    n_points = param.Integer(default=30, bounds=(10, 200), label="Points N",
+                             doc="Number N of training points: the last N rows of the data set (teacher has 64).")
+    kernel = param.Selector(default="se", objects=list(kernels.KERNEL_NAMES), label="Kernel",
+                            doc="Covariance function of the GP: squared exponential (se), rational quadratic (rq), "
+                                "exponential, Matérn 3/2, Matérn 5/2, periodic.")
+    lengthscale = param.Number(default=0.1, bounds=(1e-4, 1e4), softbounds=(0.01, 1.0), label="Lengthscale",
+                               doc="Lengthscale ℓ of the kernel, in the units of x.")
+    signal_var = param.Number(default=1.0, bounds=(1e-6, 1e6), softbounds=(0.01, 10.0), label="Signal variance",
+                              doc="Prior variance of the latent function, k(x, x).")
+    alpha = param.Number(default=1.0, bounds=(1e-3, 1e3), softbounds=(0.1, 10.0), label="α (rq)",
+                         doc="Shape parameter α of the rational quadratic kernel.")
+    period = param.Number(default=1.0, bounds=(1e-4, 1e4), softbounds=(0.1, 10.0), label="Period",
+                          doc="Period of the periodic kernel, in the units of x.")
+    noise_var = param.Number(default=0.1, bounds=(1e-6, 1e4), softbounds=(1e-3, 1.0), label="Noise σ²",
+                             doc="Noise variance σ² of the GP, eq. (50); s copies of a point act as one point of "
+                                 "noise σ²/s.")
+    s_over_n = param.Number(default=1.0, bounds=(0.05, 5.0), step=0.05, label="Bootstrap size S/N",
+                            doc="Mean size S of a resample over N: each point comes s_i ~ Poisson(S/N) times "
+                                "(S/N = 1 is Efron's classical bootstrap).")
+    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
+                         doc="Seed of the resamples: resample j of seed s is sample j of `explorer learning-curve "
+                             "--seed s` at this S/N.")
+    input_index = param.Integer(default=0, bounds=(0, 199), label="Point i",
+                                doc="The training point whose bootstrapped prediction f_i is shown (0-based, in the "
+                                    "order of the data; click a point to pick it).")
+    playing = param.Boolean(default=False, precedence=-1, label="Playing",
+                            doc="Draw one resample at a time (the page's Play/Pause).")
+
+    problem = param.ClassSelector(class_=experiments.RegressionProblem, default=None, allow_None=True,
+                                  precedence=-1, label="Problem", doc="Output: the N points, kernel and K.")
+    solution = param.ClassSelector(class_=replica.ReplicaSolution, default=None, allow_None=True, precedence=-1,
+                                   label="ADATAP solution", doc="Output: the replica solution at S/N.")
+    approx_solution = param.ClassSelector(class_=replica.ReplicaSolution, default=None, allow_None=True,
+                                          precedence=-1, label="Approximate ADATAP",
+                                          doc="Output: the approximate replica solution at S/N.")
+    n_drawn = param.Integer(default=0, bounds=(0, None), precedence=-1, label="Resamples drawn",
+                            doc="Output: how many resamples have been drawn since the last reset.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._init_jobs()
+        self._clear()
+        self.param.watch(self._on_change, list(_SETTINGS))
+
+    # ----------------------------------------------------------------------------- actions
+
+    def draw(self, n: int = 1) -> None:
+        """Add resamples B .. B + n − 1 of ``seed`` (B = ``n_drawn``), their GP means and the running estimate."""
+        if self.problem is None:
+            return
+        p, start = self.problem, self.n_drawn
+        new = steps.draw_resamples(p.K, p.y, p.noise_var, self.s_over_n, start, start + int(n), rng=self.seed,
+                                   K_test=self._K_grid)
+        self.occupations = np.concatenate([self.occupations, new.occupations])
+        self.train = np.concatenate([self.train, new.train])
+        self.curves = np.concatenate([self.curves, new.test])[-KEEP_CURVES:]
+        at = steps.running_efron(self.occupations, self.train, p.y, steps.checkpoints(start, start + int(n)))
+        self.running = steps.RunningEstimate(*(np.concatenate([old, now]) for old, now in
+                                               zip((self.running.counts, self.running.value, self.running.se),
+                                                   (at.counts, at.value, at.se))))
+        self.n_drawn = start + int(n)
+
+    def reset(self) -> None:
+        """Forget the resamples drawn."""
+        self._clear()
+        self.n_drawn = 0
+
+    # ----------------------------------------------------------------------------- what the figures read
+
+    @property
+    def index(self) -> int:
+        """``input_index`` within the N points."""
+        n = self.problem.n if self.problem is not None else 1
+        return min(int(self.input_index), n - 1)
+
+    @property
+    def grid(self) -> np.ndarray:
+        """The inputs the GP means are drawn on, ndarray of shape (GRID_POINTS,)."""
+        return self._grid
+
+    @property
+    def expected_left_out(self) -> float:
+        """N e^(−S/N), the mean number of points a resample leaves out."""
+        n = self.problem.n if self.problem is not None else self.n_points
+        return n * float(np.exp(-self.s_over_n))
+
+    @property
+    def theory(self) -> dict[str, float]:
+        """ε(S) of ADATAP and of the approximate ADATAP, eq. (45) (empty without a problem)."""
+        if self.solution is None:
+            return {}
+        return {"ADATAP": replica.bootstrap_test_error(self.solution),
+                "approx. ADATAP": replica.bootstrap_test_error(self.approx_solution)}
+
+    def sentence(self) -> str:
+        """What a bootstrap sample is, and what has been drawn."""
+        n = self.problem.n if self.problem is not None else self.n_points
+        v = float(self.s_over_n)
+        text = (f"A bootstrap sample draws N = {n} points with replacement: point i comes s_i times, s_i ~ "
+                f"Poisson(S/N), so S/N = {v:.2f} sets its mean size S = {v * n:.3g} and about N·e^(−S/N) ≈ "
+                f"{self.expected_left_out:.1f} points are left out.")
+        if self.n_drawn == 0:
+            return text + " No resample drawn yet: press Draw."
+        out = int(np.count_nonzero(self.occupations[-1] == 0))
+        resamples = "1 resample" if self.n_drawn == 1 else f"{self.n_drawn:,} resamples"
+        return text + (f" {resamples}; the last left out {out} points "
+                       f"(N·e^(−S/N) ≈ {self.expected_left_out:.0f}).")
+
+    # ----------------------------------------------------------------------------- settings → problem
+
+    def _prepare_jobs(self) -> None:
+        data = datasets.load(self.dataset, rng=datasets.GENERATED_DATA_SEED)
+        n = min(int(self.n_points), data.n)
+        self.tell("n_points", "" if n == int(self.n_points) else
+                  f"{data.name} has {data.n} rows: the page uses all {data.n}.")
+        kernel = self._kernel()
+        problem = experiments.regression_problem(data, kernel, self.noise_var, holdout=data.n - n)
+        S = float(self.s_over_n) * problem.n
+        solution = replica.solve_replica(problem.K, problem.y, problem.noise_var, S)
+        approx = replica.approximate_replica(problem.K, problem.y, problem.noise_var, S)
+        x = problem.X[:, 0]
+        pad = 0.05 * (x.max() - x.min())
+        self._grid = np.linspace(x.min() - pad, x.max() + pad, GRID_POINTS)
+        self._K_grid = kernel(self._grid[:, None], problem.X)
+        self.param.input_index.bounds = (0, problem.n - 1)
+        if self.input_index > problem.n - 1:
+            self.input_index = problem.n - 1
+        self._clear(problem.n)
+        for name, value in (("problem", problem), ("solution", solution), ("approx_solution", approx),
+                            ("n_drawn", 0)):
+            self._assign(name, value)
+
+    def _kernel(self) -> kernels.Kernel:
+        hyper = {"lengthscale": self.lengthscale, "signal_var": self.signal_var}
+        hyper.update({"rq": {"alpha": self.alpha}, "periodic": {"period": self.period}}.get(self.kernel, {}))
+        return kernels.make_kernel(self.kernel, 1, **hyper)
+
+    def _clear(self, n: int | None = None) -> None:
+        n = n if n is not None else (self.problem.n if self.problem is not None else 0)
+        self.occupations = np.zeros((0, n), dtype=np.int64)
+        self.train = np.zeros((0, n))
+        self.curves = np.zeros((0, GRID_POINTS))
+        self.running = steps.RunningEstimate(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+        if not hasattr(self, "_grid"):
+            self._grid, self._K_grid = np.zeros(GRID_POINTS), None
