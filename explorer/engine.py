@@ -28,6 +28,7 @@ import os
 import threading
 import time
 import uuid
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -225,6 +226,11 @@ def _call_with_relayed_hooks(function, args, kwargs, stop_name: str, queue_name:
         return function(*args, hooks=hooks, **kwargs)
     except Cancelled as stopped:  # returned, not raised: a worker logs every failed task as an ERROR with its traceback
         return _Stopped(stopped.done, stopped.total, stopped.unit)
+    finally:
+        # This handle counts as a user of the queue in the scheduler, as the caller's does: unreleased, the
+        # scheduler kept every job's queue for good (one per call, ~60 per 3 minutes of a served class).
+        with suppress(Exception):  # a worker whose client closed has nothing left to release
+            queue.close()
 
 
 @dataclass(frozen=True)
@@ -280,6 +286,15 @@ class Engine:
             self.cluster.close()
 
 
+#: How much of its own history Dask keeps in memory, in the scheduler, the workers and the client (entries; Dask's
+#: defaults 10,000 log records and 1,000 of everything else). The scheduler and the client live in the server
+#: process: there the last 1,000 message batches of each connection (graphs, task specs with their arguments),
+#: 10,000 "Scheduler cancels key" records, the events and transition logs held ~35 MB of a served class's
+#: activity after every page had closed, and a worker kept 1,000 seconds of profiles and task stories. They serve
+#: debugging only (the dashboard's recent events and profiles, ``Client.story``, ``get_logs``).
+DASK_LOG_LENGTHS = {"distributed.admin.log-length": 1000, "distributed.admin.low-level-log-length": 50}
+
+
 def connect(scheduler: str | None = None, *, workers: int | None = None, memory_limit: str = "auto",
             timeout: float = 10.0, dashboard: bool = True) -> Engine:
     """An :class:`Engine` on the scheduler at ``scheduler`` (or ``$EXPLORER_SCHEDULER``), else a new local cluster.
@@ -313,9 +328,12 @@ def connect(scheduler: str | None = None, *, workers: int | None = None, memory_
     if scheduler and workers is not None:
         raise EngineError("Give either a scheduler address or a number of local workers, not both.")
     address = scheduler or (os.environ.get(SCHEDULER_ENV) if workers is None else None) or None
+    import dask
+
     if address:
         try:
-            client = Client(address, timeout=f"{timeout}s", set_as_default=False)
+            with dask.config.set(DASK_LOG_LENGTHS):
+                client = Client(address, timeout=f"{timeout}s", set_as_default=False)
         except (OSError, TimeoutError) as exc:
             raise EngineError(f"Cannot reach the Dask scheduler at {address} ({type(exc).__name__}). Start one "
                               f"with `dask scheduler` and workers with `dask worker {address}`, or leave out "
@@ -324,16 +342,14 @@ def connect(scheduler: str | None = None, *, workers: int | None = None, memory_
     n = local_workers() if workers is None else workers
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise EngineError(f"--workers must be a whole number >= 1, got {workers!r}.")
-    import dask
-
     # Dask's nanny sets MALLOC_TRIM_THRESHOLD_=65536 in its workers, which fixes glibc's mmap threshold at
     # 128 KiB: every Cholesky workspace is then mapped and unmapped afresh, and the Monte-Carlo ran 2.8x slower
     # on a worker than in-process (benchmarks/bench_engine.py). Our workers keep glibc's adaptive default.
-    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None, **DASK_LOG_LENGTHS}):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, memory_limit=memory_limit,
                                dashboard_address=":0", scheduler_kwargs={"dashboard": dashboard},
                                host="127.0.0.1", preload=[__name__])   # dask_setup below, in every worker
-    client = Client(cluster, set_as_default=False)
+        client = Client(cluster, set_as_default=False)
     return Engine(client, cluster, f"local Dask cluster, {n} worker process{'es' if n > 1 else ''}")
 
 
