@@ -43,6 +43,11 @@ def _others(template) -> list:
     return [view.tab for key, view in template.pages.items() if key != "gp"]
 
 
+def _at(template, name: str) -> int:
+    """The index of the tab whose URL name is ``name`` (tests name tabs, never count them)."""
+    return template.tab_names.index(name)
+
+
 def _states(template) -> list:
     return [state for view in template.pages.values() for state in view.states.values()]
 
@@ -102,10 +107,10 @@ def test_s_slider_updates_on_release_only(app):
 
 def test_tabs_and_state_follow_each_other(app):
     view = app.pages["gp"].view
-    app.tabs.active = 2
+    app.tabs.active = _at(app, "l1")
     assert view.state.tab == "l1"
     view.state.tab = "holdout"
-    assert app.tabs.active == 3
+    assert app.tabs.active == _at(app, "holdout")
 
 
 def test_a_tab_is_built_when_first_opened_and_stays_in_the_document(app):
@@ -115,8 +120,8 @@ def test_a_tab_is_built_when_first_opened_and_stays_in_the_document(app):
     doc.add_root(app.tabs.get_root(doc))
     job_message = view.tab_views["holdout"].job_message
     assert not job_message._models  # never opened: not on the page
-    app.tabs.active = 3
-    app.tabs.active = 0
+    app.tabs.active = _at(app, "holdout")
+    app.tabs.active = _at(app, "curve")
     job_message.object = "Monte-Carlo: 100/200 samples"  # a job reports while the tab is hidden
     models = [model for model, _ in job_message._models.values()]
     assert models and all(model.document is doc for model in models)
@@ -239,11 +244,11 @@ def test_target_picker_defaults_to_the_last_column_with_the_widget_linked(tmp_pa
 
 def test_svm_and_selection_tabs_leave_the_gp_tab_alone(app):
     view = app.pages["gp"].view
-    app.tabs.active = 4  # SVM bootstrap
+    app.tabs.active = _at(app, "svm")
     assert view.state.tab == "curve"
-    app.tabs.active = 5  # Model selection
+    app.tabs.active = _at(app, "selection")
     assert view.state.tab == "curve"
-    app.tabs.active = 1
+    app.tabs.active = _at(app, "distribution")
     assert view.state.tab == "distribution"
 
 
@@ -251,32 +256,32 @@ def test_sidebar_shows_the_controls_of_the_open_tab():
     app = create_app()
     view = app.pages["gp"].view
     try:
-        gp = app.tab_controls[0]
-        assert all(column is gp for column in app.tab_controls[:4])
+        gp = app.tab_controls[_at(app, "curve")]
+        assert all(app.tab_controls[_at(app, name)] is gp for name in GP_TAB_TITLES)
         assert any("explorer-controls" in column.css_classes for column in gp.select(pn.Column))
-        assert gp.visible and not any(c.visible for c in app.tab_controls[4:])
+        assert gp.visible and not any(c.visible for c in app.tab_controls if c is not gp)
         deferred = app.pages["fastboot"].tab
-        assert not deferred.built and not app.tab_controls[-1].objects  # made when first opened
+        assert not deferred.built and not app.tab_controls[_at(app, "fastboot")].objects  # made when first opened
         assert app.pages["gp"].started and view.state.started  # the open page computes from the start,
         assert not any(tab.state.started for tab in _others(app))  # the other pages when first opened
-        app.tabs.active = len(app.tabs) - 1  # Fast bootstrap: its controls are in the sidebar, not in the tab
+        app.tabs.active = _at(app, "fastboot")  # its controls are in the sidebar, not in the tab
         assert deferred.state.started and not app.pages["svm"].tab.state.started
         fast = deferred.view
-        assert deferred.built and app.tab_controls[-1].objects == [fast.controls]
-        assert app.tab_controls[-1].visible and not gp.visible
+        assert deferred.built and app.tab_controls[_at(app, "fastboot")].objects == [fast.controls]
+        assert app.tab_controls[_at(app, "fastboot")].visible and not gp.visible
         assert "explorer-fastboot-controls" in fast.controls.css_classes
         assert fast.controls not in fast.layout().objects
-        app.tabs.active = 5  # Model selection: the Explore sub-panel's controls, then the Experiments'
+        app.tabs.active = _at(app, "selection")  # the Explore sub-panel's controls, then the Experiments'
         selection = app.pages["selection"].tab.view
         assert selection.experiments is app.pages["selection"].tab.experiments  # the state made first
         explore, experiments = selection.controls.objects
-        assert app.tab_controls[5].visible and not app.tab_controls[-1].visible
+        assert app.tab_controls[_at(app, "selection")].visible and not app.tab_controls[_at(app, "fastboot")].visible
         selection.layout()
         assert explore.visible and not experiments.visible
         selection.subtabs.active = 1
         assert experiments.visible and not explore.visible
-        app.tabs.active = 0
-        assert gp.visible and not any(c.visible for c in app.tab_controls[4:])
+        app.tabs.active = _at(app, "curve")
+        assert gp.visible and not any(c.visible for c in app.tab_controls if c is not gp)
     finally:
         view.state.close()
         for tab in _others(app):
