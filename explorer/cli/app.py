@@ -12,7 +12,16 @@ import os
 import sys
 
 from explorer import datasets
-from explorer.cli.common import PORT, WORKERS, Output, command, directory, one_line, scheduler_address
+from explorer.cli.common import (
+    PORT,
+    WORKERS,
+    Output,
+    add_engine_options,
+    command,
+    directory,
+    one_line,
+    scheduler_address,
+)
 from explorer.engine import SCHEDULER_ENV, EngineError
 
 __all__ = ["register"]
@@ -36,14 +45,11 @@ def register(sub) -> None:
                    help="folder whose *.csv files are offered as datasets (default: $EXPLORER_DATA_DIR)")
     p.add_argument("--show", action=argparse.BooleanOptionalAction, default=False,
                    help="open the page in a web browser (default --no-show)")
-    g = p.add_argument_group("where Monte-Carlo runs (default: a local Dask cluster started with the server)")
-    src = g.add_mutually_exclusive_group()
-    src.add_argument("--workers", type=WORKERS, default=None, metavar="N",
-                     help=f"worker processes of the local Dask cluster, {WORKERS} (default: one per core, one thread "
-                          f"each)")
-    src.add_argument("--scheduler", type=scheduler_address, default=None, metavar="ADDRESS",
-                     help=f"use the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead of a local "
-                          f"one (default: ${SCHEDULER_ENV} if set)")
+    add_engine_options(p, "where Monte-Carlo runs (default: a local Dask cluster started with the server)",
+                       f"worker processes of the local Dask cluster, {WORKERS} (default: one per core, one thread "
+                       f"each)",
+                       f"use the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead of a local "
+                       f"one (default: ${SCHEDULER_ENV} if set)")
     p.set_defaults(handler=serve)
 
 

@@ -303,15 +303,23 @@ LENGTHSCALES = NumberList(1000, 1e-300, 1e300, "positive lengthscales")
 POSITIVE = FloatRange(1e-300, 1e300, "a positive number")
 
 
-def add_engine_options(p: argparse.ArgumentParser) -> None:
-    """``--workers N`` and ``--scheduler ADDRESS``: where the command's Monte-Carlo runs (default: in-process)."""
-    g = p.add_argument_group("where Monte-Carlo runs (default: in this process; same numbers everywhere)")
-    src = g.add_mutually_exclusive_group()
-    src.add_argument("--workers", type=WORKERS, default=None, metavar="N",
-                     help=f"start a local Dask cluster of N worker processes (one thread each) for this command, "
-                          f"N from {WORKERS}; --workers 1 is one worker process")
-    src.add_argument("--scheduler", type=scheduler_address, default=None, metavar="ADDRESS",
-                     help="run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)")
+#: The group title and helps of :func:`add_engine_options` for a command that runs in-process by default.
+ENGINE_TITLE = "where Monte-Carlo runs (default: in this process; same numbers everywhere)"
+WORKERS_HELP = (f"start a local Dask cluster of N worker processes (one thread each) for this command, N from "
+                f"{WORKERS}; --workers 1 is one worker process")
+SCHEDULER_HELP = "run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)"
+
+
+def add_engine_options(p: argparse.ArgumentParser, title: str = ENGINE_TITLE, workers_help: str = WORKERS_HELP,
+                       scheduler_help: str = SCHEDULER_HELP) -> None:
+    """``--workers N`` or ``--scheduler ADDRESS`` (one of them): where the Monte-Carlo runs.
+
+    The commands' defaults say "in-process by default" (:func:`engine_executor`); ``serve``, which starts a local
+    cluster by default, passes its own ``title`` and helps.
+    """
+    src = p.add_argument_group(title).add_mutually_exclusive_group()
+    src.add_argument("--workers", type=WORKERS, default=None, metavar="N", help=workers_help)
+    src.add_argument("--scheduler", type=scheduler_address, default=None, metavar="ADDRESS", help=scheduler_help)
 
 
 @contextmanager
