@@ -215,14 +215,9 @@ def linear_response_moments(K: ArrayLike, y: ArrayLike, noise_var: float, S: flo
 
     Parameters
     ----------
-    K : ndarray of shape (N, N)
-        Kernel matrix of the training inputs, N >= 2.
-    y : ndarray of shape (N,)
-        Training targets.
-    noise_var : float
-        Noise variance σ² > 0.
-    S : float
-        Mean bootstrap sample size, ν = S/N.
+    K, y, noise_var, S
+        As in :func:`loo_limit`: kernel matrix of shape (N, N), targets of shape (N,), noise σ² > 0 and the mean
+        bootstrap sample size S, ν = S/N.
     K_test : ndarray of shape (M, N)
         k(x, x_i) for the M test inputs.
 
@@ -234,7 +229,7 @@ def linear_response_moments(K: ArrayLike, y: ArrayLike, noise_var: float, S: flo
     Raises
     ------
     ValueError
-        If a shape or value is invalid or ``K`` is not positive semi-definite.
+        As in :func:`loo_limit`.
     """
     K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
     K_test = _check_test(K_test, y.size)
@@ -269,14 +264,9 @@ def linear_response_error(K: ArrayLike, y: ArrayLike, noise_var: float, S: float
 
     Parameters
     ----------
-    K : ndarray of shape (N, N)
-        Kernel matrix of the training inputs, N >= 2.
-    y : ndarray of shape (N,)
-        Training targets.
-    noise_var : float
-        Noise variance σ² > 0.
-    S : float
-        Mean bootstrap sample size, ν = S/N.
+    K, y, noise_var, S
+        As in :func:`loo_limit`: kernel matrix of shape (N, N), targets of shape (N,), noise σ² > 0 and the mean
+        bootstrap sample size S, ν = S/N.
 
     Returns
     -------
@@ -286,7 +276,7 @@ def linear_response_error(K: ArrayLike, y: ArrayLike, noise_var: float, S: float
     Raises
     ------
     ValueError
-        If a shape or value is invalid or ``K`` is not positive semi-definite.
+        As in :func:`loo_limit`.
 
     Examples
     --------
