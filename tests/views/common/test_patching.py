@@ -91,13 +91,19 @@ def assert_same_figure(plot, state: GPBootstrapState) -> None:
         np.testing.assert_allclose(ranges(plot)[axis], (start, end), rtol=1e-12, err_msg=axis)
 
 
+def mc_points(state: GPBootstrapState) -> int:
+    """The index of the Monte-Carlo points' layer (the last of the two that share its label, after the error bars)."""
+    labels = [layer.label for layer in plots.learning_curve_layers(state)]
+    return len(labels) - 1 - labels[::-1].index("Monte-Carlo (± 1 s.e.)")
+
+
 def test_patched_figure_is_the_figure_holoviews_draws(theory_only, with_mc):
     shown = Shown(theory_only)
-    before_mc = sources(shown.plot())[6]  # the Monte-Carlo points
+    before_mc = sources(shown.plot())[mc_points(theory_only)]  # the Monte-Carlo points
     shown.state = with_mc  # Monte-Carlo points, error bars, flags and the diamond at S/N = 2.5 arrive
     assert patch_overlay(shown.pane, plots.learning_curve_layers(with_mc), plots.CURVE_PADDING)
     assert_same_figure(shown.plot(), with_mc)
-    mc = sources(shown.plot())[6]
+    mc = sources(shown.plot())[mc_points(with_mc)]
     assert mc["s_over_n"].size == len(with_mc.curve_mc.points) > 0 == before_mc["s_over_n"].size
 
 
@@ -114,8 +120,8 @@ def test_a_page_drawing_the_patched_figure_later_evaluates_it_again(theory_only,
 def test_other_layers_are_left_to_holoviews(theory_only, eps_loss):
     shown = Shown(theory_only)
     before = sources(shown.plot())
-    layers = plots.learning_curve_layers(eps_loss)  # no VG and MF curves: two layers fewer
-    assert len(layers) == len(before) - 2
+    layers = plots.learning_curve_layers(eps_loss)  # no VG, MF and IJ curves: three layers fewer
+    assert len(layers) == len(before) - 3
     assert not patch_overlay(shown.pane, layers, plots.CURVE_PADDING)
     after = sources(shown.plot())
     assert all(a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a) for a, b in zip(after, before))
