@@ -160,6 +160,21 @@ class Hooks:
         if self.partial is not None:
             self.partial(value)
 
+    def publishing(self, convert: Callable[[object], object]) -> Hooks:
+        """These hooks for nested work whose partial results this level publishes as ``convert(value)``.
+
+        Parameters
+        ----------
+        convert : callable(value) -> object
+            Turns a partial result of the nested work into one of this level (e.g. a curve into its points).
+
+        Returns
+        -------
+        Hooks
+            The same ``progress``, ``should_stop`` and ``count``; ``partial`` publishes ``convert(value)`` here.
+        """
+        return Hooks(self.progress, self.should_stop, lambda value: self.publish(convert(value)), self.count)
+
     def sub(self, start: float, span: float, label: str = "", *, count: tuple[int, int, str] | None = None,
             partial: Callable[[object], None] | None = None) -> Hooks:
         """Hooks for nested work that covers [start, start + span] of this range.

@@ -51,6 +51,17 @@ def test_sub_maps_fractions_prefixes_messages_and_keeps_the_outer_count():
         inner.sub(0.0, 1.0, count=(7, 9, "restarts")).check(3, 16, "restarts")   # the outermost count wins
 
 
+def test_publishing_converts_partial_results_and_keeps_the_rest():
+    published, reports = [], []
+    hooks = Hooks(lambda f, m: reports.append(f), lambda: False, published.append, (1, 4, "sizes"))
+    nested = hooks.publishing(lambda value: value * 10)
+    nested.publish(2)
+    nested.report(0.5)
+    assert published == [20] and reports == [0.5]
+    assert (nested.should_stop, nested.count) == (hooks.should_stop, hooks.count)
+    NO_HOOKS.publishing(lambda value: value).publish(1)  # no receiver: nothing happens
+
+
 def test_hooks_do_not_change_monte_carlo_numbers(rng):
     X = rng.normal(size=(12, 1))
     K, y = make_kernel("se", 1)(X), np.sin(3 * X[:, 0])

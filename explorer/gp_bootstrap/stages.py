@@ -276,8 +276,7 @@ def mc_curve(problem: RegressionProblem, s_over_n: Sequence[float], mc_samples: 
 
     curve = montecarlo.bootstrap_learning_curve(
         problem.K, problem.y, problem.noise_var, S_values, mc_samples, loss=get_loss(loss, **(loss_params or {})),
-        rng=rng, executor=executor, hooks=Hooks(hooks.progress, hooks.should_stop,
-                                                lambda c: hooks.publish(as_points(c)), hooks.count))
+        rng=rng, executor=executor, hooks=hooks.publishing(as_points))
     return as_points(curve)
 
 

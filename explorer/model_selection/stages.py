@@ -170,8 +170,7 @@ def selection_fits(problem: SelectionProblem, kernel_name: str, criteria: Sequen
         selection.select_hyperparameters, (problem.X, problem.y, start.kernel, criteria),
         dict(noise_var=start.noise_var, rng=rng, n_restarts=n_restarts, max_iter=max_iter, **_test_rows(problem),
              **(options or {})),
-        Hooks(hooks.progress, hooks.should_stop, lambda done: hooks.publish(SelectionFits(done, criteria)),
-              hooks.count))
+        hooks.publishing(lambda done: SelectionFits(done, criteria)))
     return SelectionFits(results, criteria)
 
 
@@ -218,6 +217,5 @@ def functional_form_ranking(problem: SelectionProblem, kernels: Sequence[str], s
         selection.rank_functional_forms, (problem.X, problem.y, kernels),
         dict(select_by=select_by, rank_by=rank_by, rng=rng, n_restarts=n_restarts, max_iter=max_iter,
              **_test_rows(problem), **(options or {})),
-        Hooks(hooks.progress, hooks.should_stop,
-              lambda done: hooks.publish(SelectionRanking(done, kernels, select_by, rank_by)), hooks.count))
+        hooks.publishing(lambda done: SelectionRanking(done, kernels, select_by, rank_by)))
     return SelectionRanking(rows, kernels, select_by, rank_by)

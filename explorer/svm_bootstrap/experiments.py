@@ -501,8 +501,7 @@ def mc_curve(problem: SVMProblem, s_over_n: Sequence[float], mc_samples: int, *,
 
     curve = svm.bootstrap_learning_curve(
         problem.K, problem.y_sites, S_values, mc_samples, row_site=problem.sites.row_site, rng=rng, init=d0,
-        executor=executor, hooks=Hooks(hooks.progress, hooks.should_stop, lambda c: hooks.publish(as_points(c)),
-                                       hooks.count))
+        executor=executor, hooks=hooks.publishing(as_points))
     return as_points(curve)
 
 
