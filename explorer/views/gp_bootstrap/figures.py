@@ -494,7 +494,8 @@ def holdout_overlay(state: GPBootstrapState, what: str) -> hv.Overlay:
     ij_value = getattr(ij, what) if theory is not None and ij is not None and ij.mean.size == j.size else _EMPTY
     layers = _framewise(
         hv.Scatter((j, th), x, y, label="theory, eq. (48)").opts(marker="x", size=10, color=THEORY_COLOR, line_width=2),
-        hv.Scatter((j if ij_value.size else _EMPTY, ij_value), x, y, label="linear response (IJ)").opts(
+        # "IJ" alone: two legends of three entries side by side fit 1280 px; the status line spells it out
+        hv.Scatter((j if ij_value.size else _EMPTY, ij_value), x, y, label="IJ").opts(
             marker="triangle", size=8, color=IJ_COLOR, fill_alpha=0, line_width=1.5),
         hv.ErrorBars((mj, value, se), x, [y, "se"]).opts(color=MC_COLOR),
         hv.Scatter((mj, value), x, y, label="Monte-Carlo (± 1 s.e.)").opts(color=MC_COLOR, size=7, fill_alpha=0),

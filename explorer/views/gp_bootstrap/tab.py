@@ -427,7 +427,8 @@ class HoldoutTab(_Tab):
         if th is None:
             return ""
         text = (f"The first {th.mean.size} rows are held out; the bootstrap resamples the other N = {th.n_train}, "
-                f"S/N = {th.s_over_n:g}.")
+                f"S/N = {th.s_over_n:g}. IJ: the first-order linear response (infinitesimal jackknife) in the "
+                "bootstrap weights, no refits.")
         if mc is not None:
             text += f" Monte-Carlo: {mc.mc_samples} samples."
         return text

@@ -21,7 +21,7 @@ from explorer.gp_bootstrap import linear_response  # noqa: E402
 from explorer.losses import get_loss  # noqa: E402
 from explorer.views.gp_bootstrap import figures as plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import MC_GRID, THEORY_GRID, GPBootstrapState  # noqa: E402
-from explorer.views.gp_bootstrap.tab import LearningCurveTab  # noqa: E402
+from explorer.views.gp_bootstrap.tab import HoldoutTab, LearningCurveTab  # noqa: E402
 
 TIMEOUT = 180
 IJ_LABEL, LOO_LABEL = "linear response (IJ)", "leave-one-out at σ²N/S"
@@ -120,8 +120,8 @@ def test_test_inputs_show_the_ij_mean_and_variance_of_the_core():
     np.testing.assert_allclose(s.holdout_ij.mean, core.mean, rtol=1e-12)
     np.testing.assert_allclose(s.holdout_ij.var, core.var, rtol=1e-12)
     for what in ("mean", "var"):
-        assert legend_labels(plots.holdout_overlay(s, what)) == ["theory, eq. (48)", IJ_LABEL,
-                                                                  "Monte-Carlo (± 1 s.e.)"]
+        assert legend_labels(plots.holdout_overlay(s, what)) == ["theory, eq. (48)", "IJ", "Monte-Carlo (± 1 s.e.)"]
+    assert "IJ: the first-order linear response" in HoldoutTab(state=s).describe()
     table = pd.read_csv(io.StringIO(plots.csv_text(s, "holdout")))
     assert list(table.columns) == plots.EXPORT_COLUMNS["holdout"]
     np.testing.assert_allclose(table["ij_mean"], core.mean, rtol=1e-12)
