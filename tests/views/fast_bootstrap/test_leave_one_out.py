@@ -1,7 +1,8 @@
 """The LS-SVM's exact leave-one-out in the fast-bootstrap view (issue 25): the curve and the selected γ it shows
-equal ``lssvm_loo`` called directly on the same data and grid; the figure's legend, the summary table and the
-curves CSV carry it; the other model families have none."""
+equal ``lssvm_loo`` called directly on the same data and grid; the figure's legend, the summary table, the
+curves CSV and the JSON export carry it; the other model families have none."""
 import io
+import json
 
 import numpy as np
 import pandas as pd
@@ -42,6 +43,9 @@ def test_leave_one_out_equals_the_core_called_directly(computed):
     assert table.loc[LOO_METHOD, "selected"] == ref.selected
     assert table.loc[LOO_METHOD, ["models_trained", "grid_points"]].tolist() == [0, ref.grid.size]
     assert f"leave-one-out selects **{ref.selected:.4g}**" in V.summary(computed)
+    exported = json.loads(V.json_text(computed))["loo"]  # the JSON export: as `explorer fast-bootstrap --json`
+    assert exported["selected"] == ref.selected and exported["grid"] == ref.grid.tolist()
+    np.testing.assert_allclose(exported["generalization_error"], ref.generalization_error, rtol=1e-12)
 
 
 def test_legend_names_the_leave_one_out_and_its_selection(computed):
