@@ -113,3 +113,18 @@ def test_l1_reference_lines_reach_the_highest_bar(toy_state):
     top = max(h.dimension_values(1).max() for h in figure if isinstance(h, hv.Histogram))
     for line in (e for e in figure if e.label.startswith("L1 =")):
         assert line.dimension_values(1).tolist() == [0.0, top]
+
+
+def test_the_gap_warning_at_small_s_over_n_says_what_the_paper_shows(monkeypatch):
+    import pandas as pd
+
+    from explorer.views.gp_bootstrap import figures as gp_figures
+
+    small = pd.DataFrame({"s_over_n": [0.25, 0.5], "gap_se_theory": [-5.4, -4.4]})
+    monkeypatch.setattr(gp_figures, "large_gaps", lambda state, threshold: small)
+    text = gp_figures.gap_sentence(None)
+    assert text.startswith("⚠ ADATAP theory and Monte-Carlo differ by more than 3 standard errors at S/N = 0.25 "
+                           "(-5.4 s.e.), 0.5 (-4.4 s.e.)") and "few distinct points" in text and "Fig. 1" in text
+    large = pd.DataFrame({"s_over_n": [2.0], "gap_se_theory": [3.5]})
+    monkeypatch.setattr(gp_figures, "large_gaps", lambda state, threshold: large)
+    assert "few distinct points" not in gp_figures.gap_sentence(None)
