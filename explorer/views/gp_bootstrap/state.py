@@ -316,8 +316,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                              label="Noise σ²", doc="Noise variance σ² of the GP, eq. (50) (seed 000: 0.01).")
     # --- bootstrap
     s_over_n = param.Number(default=1.0, bounds=(0.05, 5.0), step=0.05, label="Bootstrap size S/N",
-                            doc="Mean bootstrap sample size S over the number N of training points "
-                                "(S/N = 1 is Efron's classical bootstrap).")
+                            doc="How large each bootstrap sample is: it draws S of the N training points with "
+                                "replacement (some twice, about N·e^(−S/N) not at all); S/N = 1 is Efron's classical "
+                                "bootstrap. Seed 000 §3, eq. (11).")
     loss = param.Selector(default="square", objects=list(LOSSES), label="Test loss",
                           doc="Loss of the learning curve: square (eq. 45) or smoothed ε-insensitive (eq. 46).")
     eps = param.Number(default=0.1, bounds=(1e-4, 1e3), softbounds=(0.01, 2.0), label="ε",

@@ -176,8 +176,8 @@ class SVMState(CheckedState, BackgroundJobs, DataSourced):
     # --- field at a test input (Fig. 1 right)
     s_over_n = param.Number(default=1.0, bounds=(0.05, 10.0), softbounds=(0.1, 4.0), step=0.05,
                             label="S/N (field distribution)",
-                            doc="Bootstrap size S/N of the internal-field distribution at the test inputs "
-                                "(seed 004 Fig. 1 right: S = N).")
+                            doc="How large each bootstrap sample of the field distribution is: S of the N rows "
+                                "drawn with replacement (about N·e^(−S/N) left out). Seed 004 Fig. 1 right: S = N.")
     mc_samples = param.Integer(default=1000, bounds=(2, 100_000), softbounds=(100, 20_000),
                                label="MC samples (field)",
                                doc="Monte-Carlo bootstrap samples for the field distribution and p(−1|x).")
