@@ -255,6 +255,8 @@ class LearningCurveTab(_Tab):
 
     def __init__(self, **params):
         self.gaps = pn.pane.Markdown("", css_classes=["explorer-gaps-curve"], sizing_mode="stretch_width")
+        # the theory-gap warning sits under the figure: when Monte-Carlo finishes it never pushes the figure down
+        self.warning = pn.pane.Markdown("", css_classes=["explorer-warning-curve"], sizing_mode="stretch_width")
         self.note = pn.pane.Markdown("", css_classes=["explorer-note-curve"], sizing_mode="stretch_width",
                                      visible=False)
         self._restyled = False
@@ -278,11 +280,13 @@ class LearningCurveTab(_Tab):
     def draw(self) -> None:
         super().draw()
         self.gaps.object = figures.gap_table(self.state)
+        self.warning.object = figures.gap_sentence(self.state)
         self.note.object = figures.vg_mf_note(self.state)
         self.note.visible = bool(self.note.object)
 
     def content(self) -> pn.Column:
-        return self.frame(self.status_line, self.note, self.plot, self.gaps, css_class=f"explorer-tab-{self.tab}")
+        return self.frame(self.status_line, self.note, self.plot, self.warning, self.gaps,
+                          css_class=f"explorer-tab-{self.tab}")
 
     def describe(self) -> str:
         s, theory, mc = self.state, self.state.theory_curve, self.state.curve_mc
@@ -306,8 +310,7 @@ class LearningCurveTab(_Tab):
                          f"({s.solution.n_iter} ADATAP iterations)")
         done = len(mc.points) if mc is not None else 0
         parts.append(f"Monte-Carlo: {done}/{len(MC_GRID)} values of S/N")
-        flag = figures.gap_sentence(s)
-        return " · ".join(parts) + (f"\n\n{flag}" if flag else "")
+        return " · ".join(parts)
 
 
 class DistributionTab(_Tab):

@@ -45,7 +45,10 @@ def test_learning_curve_flags_gaps_beyond_three_standard_errors(toy_state):
     (circle,) = [e for e in figure if e.label.startswith("ADATAP − MC >")]
     assert circle.data["s_over_n"].tolist() == [points[1].s_over_n]
     tab = LearningCurveTab(state=toy_state)
-    assert sentence in tab.describe()
+    tab.draw()  # the warning goes under the figure, not into the status line above it
+    assert tab.warning.object == sentence and sentence not in tab.describe()
+    column = tab.content()
+    assert column.objects.index(tab.warning) > column.objects.index(tab.plot)
     options = figure.opts.get().kwargs
     assert options["legend_position"] == "right" and "lower ε(S) is better" in options["title"]
 
