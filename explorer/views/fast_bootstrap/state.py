@@ -68,8 +68,6 @@ SERIES = "time series CSV"
 #: The data offered: the toy function (eq. 19), the GP teacher, the shipped sets (the classification ones are
 #: refused with a message: seed 002 is about regression), and a time-series CSV.
 FASTBOOT_DATASETS = ("toy", "teacher", "boston", "crabs", "pima", "wisconsin", SERIES)
-#: Background jobs (see the module docstring).
-JOB_KINDS = ("fast", "full", "replica")
 #: The full bootstrap and the replica theory start by themselves when :func:`estimated_seconds` ≤ this.
 AUTO_SECONDS = 15.0
 #: Longest complexity grid accepted (a tiny step would otherwise ask for millions of models).
@@ -246,6 +244,8 @@ _JOBS = (
             optional=lambda i: not (i.auto_run and i.replica_seconds <= AUTO_SECONDS),
             off=_replica_off, not_run=lambda i: _not_run("replica", i.replica_seconds)),
 )
+#: The kinds of the jobs, as declared.
+JOB_KINDS = tuple(spec.kind for spec in _JOBS)
 
 
 # ------------------------------------------------------------------------------------ the state

@@ -50,8 +50,6 @@ __all__ = [
 #: Shipped or generated regression data: the GP teacher of seed 001 (1-D), the toy function, Boston housing.
 SELECTION_DATASETS = ("teacher", "toy", "boston")
 #: ``dataset`` value of a CSV uploaded in the page.
-#: Background jobs: criterion curves, optimisation under each criterion, ranking of functional forms.
-JOB_KINDS = ("curves", "optima", "ranking")
 #: Every hyperparameter a curve can sweep (the kernel decides which of them exist).
 CURVE_PARAMETERS = ("lengthscale", "signal_std", "noise_std", "alpha", "period")
 #: Controls that change what has to be computed.
@@ -162,6 +160,8 @@ _JOBS = (
                                                    i.restarts, i.max_iter, i.seed, job, state.executor),
             optional=True),
 )
+#: The kinds of the jobs, as declared.
+JOB_KINDS = tuple(spec.kind for spec in _JOBS)
 
 
 # ------------------------------------------------------------------------------------ the state

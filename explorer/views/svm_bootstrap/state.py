@@ -47,8 +47,6 @@ SVM_DATASETS = ("crabs", "wisconsin", "pima")
 MAX_ROWS = 1000
 #: The S/N values offered for the learning curve (theory and Monte-Carlo at each).
 SVM_GRID = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
-#: Background jobs: the theory curve with the S → ∞ levels, the MC curve, the fields at test inputs.
-JOB_KINDS = ("theory", "curve", "field")
 #: Controls that change what has to be computed (``test_index`` only picks what is shown).
 _COMPUTE_PARAMETERS = ("dataset", "target", "lengthscale", "curve_grid", "curve_mc_samples", "s_over_n",
                        "mc_samples", "holdout", "seed", "auto_mc")
@@ -140,6 +138,8 @@ _JOBS = (
                                                  state.executor),
             optional=True),
 )
+#: The kinds of the jobs, as declared.
+JOB_KINDS = tuple(spec.kind for spec in _JOBS)
 
 
 # ------------------------------------------------------------------------------------ the state
