@@ -34,7 +34,7 @@ __all__ = ["Output", "command", "add_json_option", "add_data_source", "add_engin
            "engine_executor", "load_dataset", "progress", "to_json", "jsonable", "OneLineParser", "IntRange",
            "FloatRange", "NumberList", "Grid", "csv_path", "directory", "scheduler_address", "one_line", "shown",
            "MAX_CSV_BYTES", "MAX_DENSE_ROWS", "check_rows", "MAX_WORKERS_PER_CORE", "SEED", "TOLERANCE", "PORT",
-           "WORKERS", "MC_SAMPLES", "S_OVER_N",
+           "WORKERS", "add_seed_option", "MC_SAMPLES", "S_OVER_N",
            "LENGTHSCALES", "POSITIVE"]
 
 
@@ -75,6 +75,11 @@ def command(compute: Compute) -> Callable[[argparse.Namespace], int]:
 def add_json_option(p: argparse.ArgumentParser) -> None:
     """The ``--json`` switch every computing command has."""
     p.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+
+
+def add_seed_option(g, what: str = "seed of the random generator") -> None:
+    """``--seed`` (default 0, :data:`SEED`'s range) on the parser or group ``g``; ``what`` starts its help."""
+    g.add_argument("--seed", type=SEED, default=0, help=f"{what}, {SEED} (default 0)")
 
 
 def add_data_source(p: argparse.ArgumentParser, *, dataset_help: str, target_help: str, dataset_default=None,

@@ -9,19 +9,7 @@ import argparse
 from dataclasses import replace
 
 from explorer import datasets
-from explorer.cli.common import (
-    POSITIVE,
-    SEED,
-    Grid,
-    IntRange,
-    Output,
-    add_data_source,
-    add_engine_options,
-    add_json_option,
-    command,
-    engine_executor,
-    progress,
-)
+from explorer.cli import common
 from explorer.fast_bootstrap import experiments as fe
 
 __all__ = ["register", "format_comparison"]
@@ -33,12 +21,12 @@ replications (fast, F test on log γ). The MLP's full bootstrap trains 1300 netw
 
 _LONGER = "More would take hours."
 #: The options' bounds (Tables 1-2 use NAR(6), grids of at most 451 points, 100 replications; the app's bounds).
-LAGS = IntRange(1, 50, "the number of lags")
-MAX_EPOCHS = IntRange(1, 10_000, "the number of epochs", _LONGER)
-RESTARTS = IntRange(1, 50, "the number of restarts", _LONGER)
-REPLICATIONS = IntRange(1, 10_000, "the number of replications", _LONGER)
-ORDER = IntRange(0, 10, "a polynomial order")
-GRID = Grid(1000)
+LAGS = common.IntRange(1, 50, "the number of lags")
+MAX_EPOCHS = common.IntRange(1, 10_000, "the number of epochs", _LONGER)
+RESTARTS = common.IntRange(1, 50, "the number of restarts", _LONGER)
+REPLICATIONS = common.IntRange(1, 10_000, "the number of replications", _LONGER)
+ORDER = common.IntRange(0, 10, "a polynomial order")
+GRID = common.Grid(1000)
 #: Longest run allowed, by the core's estimate (:func:`~explorer.fast_bootstrap.experiments.estimated_seconds`).
 MAX_SECONDS = 3600.0
 
@@ -58,7 +46,7 @@ def register(sub) -> None:
                     "fit checked by the F test of eq. 11); for the LS-SVM also the replica theory's optimism "
                     "(seed 000) and the exact leave-one-out error over the full grid (Cawley & Talbot), both "
                     "without refits.", epilog=EPILOG)
-    g = add_data_source(p, dataset_default="toy", target_help="target column of --csv",
+    g = common.add_data_source(p, dataset_default="toy", target_help="target column of --csv",
                         csv_help="a regression CSV of your own; needs --target",
                         series_csv_help="a time series CSV (rows in time order), embedded as NAR(--lags), e.g. the "
                                         "Santa Fe laser series A",
@@ -68,12 +56,12 @@ def register(sub) -> None:
     g.add_argument("--lags", type=LAGS, default=6, help=f"NAR order for --series-csv, {LAGS} (default 6, eq. 20)")
     g = p.add_argument_group("model")
     g.add_argument("--model", choices=fe.MODELS, default="ls-svm", help="model family (default ls-svm)")
-    g.add_argument("--lengthscale", type=POSITIVE, default=None,
-                   help=f"LS-SVM Gaussian kernel width ℓ, {POSITIVE} (default {fe.TOY_LENGTHSCALE} on the toy data "
-                        "— the "
-                        "maximum-evidence value — else the median distance between standardised inputs)")
-    g.add_argument("--wsf", type=POSITIVE, default=8.0,
-                   help=f"RBFN width scaling factor WSF of eq. 14, {POSITIVE} (default 8)")
+    g.add_argument("--lengthscale", type=common.POSITIVE, default=None,
+                   help=f"LS-SVM Gaussian kernel width ℓ, {common.POSITIVE} (default {fe.TOY_LENGTHSCALE} on the "
+                        "toy data — the maximum-evidence value — else the median distance between standardised "
+                        "inputs)")
+    g.add_argument("--wsf", type=common.POSITIVE, default=8.0,
+                   help=f"RBFN width scaling factor WSF of eq. 14, {common.POSITIVE} (default 8)")
     g.add_argument("--max-epochs", type=MAX_EPOCHS, default=200,
                    help=f"MLP Levenberg-Marquardt iterations, {MAX_EPOCHS} (default 200)")
     g.add_argument("--restarts", type=RESTARTS, default=3,
@@ -93,10 +81,10 @@ def register(sub) -> None:
     g.add_argument("--kappa1", type=ORDER, default=2, help=f"order κ1 under H1 of the F test, {ORDER} (default 2)")
     g.add_argument("--no-full", action="store_true", help="skip the full bootstrap (fast bootstrap only)")
     g.add_argument("--no-replica", action="store_true", help="skip the replica theory (LS-SVM only)")
-    g.add_argument("--seed", type=SEED, default=0, help=f"seed of the random generator, {SEED} (default 0)")
-    add_engine_options(p)
-    add_json_option(p)
-    p.set_defaults(handler=command(fast_bootstrap))
+    common.add_seed_option(g)
+    common.add_engine_options(p)
+    common.add_json_option(p)
+    p.set_defaults(handler=common.command(fast_bootstrap))
 
 
 def _data(args) -> datasets.Dataset:
@@ -113,7 +101,7 @@ def _data(args) -> datasets.Dataset:
     return datasets.load(args.dataset)
 
 
-def fast_bootstrap(args) -> Output:
+def fast_bootstrap(args) -> common.Output:
     """``explorer fast-bootstrap``: the selected complexity of the full and fast bootstrap (and the replica)."""
     data = _data(args)
     setting = fe.with_overrides(fe.paper_setting(args.model, data), full_grid=args.full_grid,
@@ -122,11 +110,11 @@ def fast_bootstrap(args) -> Output:
     options = {"lengthscale": args.lengthscale} if args.model == "ls-svm" else (
         {"wsf": args.wsf} if args.model == "rbfn" else {"max_epochs": args.max_epochs, "n_init": args.restarts})
     _check_duration(args, data.n, setting, options)
-    with engine_executor(args) as executor:
+    with common.engine_executor(args) as executor:
         res = fe.compare_bootstraps(data, args.model, setting, rng=args.seed, with_full=not args.no_full,
                                     with_replica=not args.no_replica, kappa0=args.kappa0, kappa1=args.kappa1,
-                                    model_options=options, executor=executor, hooks=progress())
-    return Output(res.as_dict(), format_comparison(res))
+                                    model_options=options, executor=executor, hooks=common.progress())
+    return common.Output(res.as_dict(), format_comparison(res))
 
 
 def _check_duration(args, n: int, setting: fe.Setting, options: dict) -> None:

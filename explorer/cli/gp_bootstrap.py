@@ -12,35 +12,18 @@ import argparse
 import numpy as np
 
 from explorer import datasets, kernels
-from explorer.cli.common import (
-    LENGTHSCALES,
-    MC_SAMPLES,
-    POSITIVE,
-    S_OVER_N,
-    SEED,
-    TOLERANCE,
-    FloatRange,
-    IntRange,
-    Output,
-    add_data_source,
-    add_engine_options,
-    add_json_option,
-    command,
-    engine_executor,
-    load_dataset,
-    progress,
-)
+from explorer.cli import common
 from explorer.gp_bootstrap import experiments
 
 __all__ = ["register"]
 
 #: Held-out rows (Fig. 2 uses 50); the app's bound.
-HOLDOUT = IntRange(0, 1000, "the number of held-out rows")
+HOLDOUT = common.IntRange(0, 1000, "the number of held-out rows")
 #: Histogram bin width of ``distribution``: narrower bins than 1e-3 give millions of bins per input.
-BIN_WIDTH = FloatRange(1e-3, 1e3, "a bin width", "Narrower bins would make millions of bins per input.")
+BIN_WIDTH = common.FloatRange(1e-3, 1e3, "a bin width", "Narrower bins would make millions of bins per input.")
 #: ε of the ε-insensitive loss (≥ 0) and its β (> 0).
-LOSS_EPS = FloatRange(0.0, 1e6, "ε")
-LOSS_BETA = FloatRange(1e-6, 1e6, "β")
+LOSS_EPS = common.FloatRange(0.0, 1e6, "ε")
+LOSS_BETA = common.FloatRange(1e-6, 1e6, "β")
 
 #: Seconds of one Monte-Carlo sample on boston (N = 506; explorer.engine), growing as N³ with the rows: the
 #: estimate by which a run over :data:`MAX_SECONDS` is refused before it starts.
@@ -90,12 +73,12 @@ def _add_command(sub, name: str, compute, s_default: str, mc_default: int, tol_h
     """A command with the data, model and bootstrap options every GP-bootstrap command has."""
     p = sub.add_parser(name, **texts)
     _add_data_options(p), _add_model_options(p), _add_run_options(p, s_default, mc_default, tol_help)
-    p.set_defaults(handler=command(compute))
+    p.set_defaults(handler=common.command(compute))
     return p
 
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
-    g = add_data_source(p, dataset_default="boston", target_help="name of the target column in --csv",
+    g = common.add_data_source(p, dataset_default="boston", target_help="name of the target column in --csv",
                         dataset_help=f"a shipped or generated dataset: {', '.join(datasets.available())} "
                                      "(default: boston)")
     g.add_argument("--holdout", type=HOLDOUT, default=0, metavar="K",
@@ -114,31 +97,32 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kernel", choices=kernels.KERNEL_NAMES, default=None,
                    help="covariance function: squared exponential (se), rational quadratic (rq), exponential, "
                         "Matérn 3/2 or 5/2, periodic")
-    g.add_argument("--lengthscale", type=LENGTHSCALES, default=None, metavar="L[,L2,...]",
-                   help=f"lengthscale(s); one value per input column for ARD ({LENGTHSCALES}; default 1)")
-    g.add_argument("--signal-var", type=POSITIVE, default=None,
-                   help=f"signal variance of the kernel, {POSITIVE} (default 1)")
-    g.add_argument("--alpha", type=POSITIVE, default=None,
-                   help=f"shape parameter of the rational quadratic kernel, {POSITIVE}")
-    g.add_argument("--period", type=POSITIVE, default=None, help=f"period of the periodic kernel, {POSITIVE}")
-    g.add_argument("--l2", type=POSITIVE, default=experiments.PAPER_L2,
-                   help=f"l² of the paper preset, {POSITIVE} (default 73.54)")
-    g.add_argument("--noise-var", type=POSITIVE, default=experiments.PAPER_NOISE_VAR,
-                   help=f"noise variance σ² of the GP, {POSITIVE} (default 0.01, the paper's)")
+    g.add_argument("--lengthscale", type=common.LENGTHSCALES, default=None, metavar="L[,L2,...]",
+                   help=f"lengthscale(s); one value per input column for ARD ({common.LENGTHSCALES}; default 1)")
+    g.add_argument("--signal-var", type=common.POSITIVE, default=None,
+                   help=f"signal variance of the kernel, {common.POSITIVE} (default 1)")
+    g.add_argument("--alpha", type=common.POSITIVE, default=None,
+                   help=f"shape parameter of the rational quadratic kernel, {common.POSITIVE}")
+    g.add_argument("--period", type=common.POSITIVE, default=None,
+                   help=f"period of the periodic kernel, {common.POSITIVE}")
+    g.add_argument("--l2", type=common.POSITIVE, default=experiments.PAPER_L2,
+                   help=f"l² of the paper preset, {common.POSITIVE} (default 73.54)")
+    g.add_argument("--noise-var", type=common.POSITIVE, default=experiments.PAPER_NOISE_VAR,
+                   help=f"noise variance σ² of the GP, {common.POSITIVE} (default 0.01, the paper's)")
 
 
 def _add_run_options(p: argparse.ArgumentParser, s_default: str, mc_default: int, tol_help: str = _TOL_HELP) -> None:
     g = p.add_argument_group(f"bootstrap (a run estimated at more than {MAX_SECONDS / 3600:g} hour — "
                              f"{SAMPLE_SECONDS * 1e3:g} ms a sample on boston's {BOSTON_ROWS} rows, growing as N³ "
                              "— is refused before it starts)")
-    g.add_argument("--s-over-n", type=S_OVER_N, default=S_OVER_N(s_default), metavar="V[,V2,...]",
-                   help=f"bootstrap size(s) S/N, {S_OVER_N}; S is the mean sample size (default {s_default})")
-    g.add_argument("--mc-samples", type=MC_SAMPLES, default=mc_default,
-                   help=f"number of Monte-Carlo bootstrap samples, {MC_SAMPLES} (default {mc_default})")
-    g.add_argument("--seed", type=SEED, default=0, help=f"seed of the random generator, {SEED} (default 0)")
-    g.add_argument("--tol", type=TOLERANCE, default=1e-3, help=f"{tol_help}; {TOLERANCE}")
-    add_engine_options(p)
-    add_json_option(p)
+    g.add_argument("--s-over-n", type=common.S_OVER_N, default=common.S_OVER_N(s_default), metavar="V[,V2,...]",
+                   help=f"bootstrap size(s) S/N, {common.S_OVER_N}; S is the mean sample size (default {s_default})")
+    g.add_argument("--mc-samples", type=common.MC_SAMPLES, default=mc_default,
+                   help=f"number of Monte-Carlo bootstrap samples, {common.MC_SAMPLES} (default {mc_default})")
+    common.add_seed_option(g)
+    g.add_argument("--tol", type=common.TOLERANCE, default=1e-3, help=f"{tol_help}; {common.TOLERANCE}")
+    common.add_engine_options(p)
+    common.add_json_option(p)
 
 
 # ----------------------------------------------------------------------------- settings → problem
@@ -158,7 +142,7 @@ def _kernel(args, X: np.ndarray) -> kernels.Kernel:
 
 
 def _problem(args) -> experiments.RegressionProblem:
-    data = load_dataset(args)
+    data = common.load_dataset(args)
     _check_duration(args, data.n - args.holdout)
     data = data.standardized(targets=True) if args.standardize else data
     X = data.inputs[args.holdout:]
@@ -185,34 +169,34 @@ def _one_size(args) -> float:
 # ----------------------------------------------------------------------------- commands
 
 
-def learning_curve(args) -> Output:
+def learning_curve(args) -> common.Output:
     """``explorer learning-curve``: ε(S) from the theory and from Monte-Carlo (Fig. 1)."""
     problem = _problem(args)
     params = {"eps": args.eps, "beta": args.beta} if args.loss == "eps-insensitive" else {}
-    with engine_executor(args) as executor:
+    with common.engine_executor(args) as executor:
         res = experiments.learning_curve_comparison(
             problem, args.s_over_n, args.mc_samples, loss=args.loss, loss_params=params, rng=args.seed,
-            tol=args.tol, executor=executor, hooks=progress())
-    return Output(res.as_dict(), format_curve(res))
+            tol=args.tol, executor=executor, hooks=common.progress())
+    return common.Output(res.as_dict(), format_curve(res))
 
 
-def distribution(args) -> Output:
+def distribution(args) -> common.Output:
     """``explorer distribution``: L1 distances between MC histograms and eq. (60) (Fig. 3-5)."""
     problem = _problem(args)
-    with engine_executor(args) as executor:
+    with common.engine_executor(args) as executor:
         res = experiments.distribution_comparison(problem, _one_size(args), args.mc_samples,
                                                   bin_width=args.bin_width, rng=args.seed, tol=args.tol,
-                                                  executor=executor, hooks=progress())
-    return Output(res.as_dict(), format_distribution(res))
+                                                  executor=executor, hooks=common.progress())
+    return common.Output(res.as_dict(), format_distribution(res))
 
 
-def holdout(args) -> Output:
+def holdout(args) -> common.Output:
     """``explorer holdout``: bootstrap mean and variance at held-out inputs (Fig. 2)."""
     problem = _problem(args)
-    with engine_executor(args) as executor:
+    with common.engine_executor(args) as executor:
         res = experiments.holdout_comparison(problem, _one_size(args), args.mc_samples, rng=args.seed, tol=args.tol,
-                                             executor=executor, hooks=progress())
-    return Output(res.as_dict(), format_holdout(res))
+                                             executor=executor, hooks=common.progress())
+    return common.Output(res.as_dict(), format_holdout(res))
 
 
 def format_curve(res: experiments.LearningCurveComparison) -> str:

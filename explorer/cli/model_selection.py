@@ -10,22 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer import datasets
-from explorer.cli.common import (
-    MAX_CSV_BYTES,
-    SEED,
-    FloatRange,
-    IntRange,
-    Output,
-    add_data_source,
-    add_engine_options,
-    add_json_option,
-    check_rows,
-    command,
-    csv_path,
-    engine_executor,
-    progress,
-    to_json,
-)
+from explorer.cli import common
 from explorer.kernels import KERNEL_NAMES
 from explorer.model_selection import criteria as selection
 from explorer.model_selection import experiments as selection_experiments
@@ -39,15 +24,15 @@ SELECT_CRITERIA = "evidence,loo,kfold,asc-boltzmann,asc-beta-noise,asc-bayes"
 _LONGER = "More would take hours."
 #: Optimisation and criterion counts (the thesis: 16 restarts of 16 iterations, J = 32, L = 2, M = 8, 256
 #: repetitions); the upper bounds keep one run near an hour on the thesis data sizes.
-RESTARTS = IntRange(1, 64, "the number of restarts", _LONGER)
-MAX_ITER = IntRange(1, 200, "the number of iterations per run", _LONGER)
-FOLDS = IntRange(2, 1000, "the number of folds")
-PARTITIONS = IntRange(1, 256, "the number of ASC partitions", _LONGER)
-SUBSETS = IntRange(1, 16, "the number of ASC subsets per partition")
-OBJECTS = IntRange(1, 1000, "the number of ASC objects")
-REPETITIONS = IntRange(1, 256, "the number of repetitions",
+RESTARTS = common.IntRange(1, 64, "the number of restarts", _LONGER)
+MAX_ITER = common.IntRange(1, 200, "the number of iterations per run", _LONGER)
+FOLDS = common.IntRange(2, 1000, "the number of folds")
+PARTITIONS = common.IntRange(1, 256, "the number of ASC partitions", _LONGER)
+SUBSETS = common.IntRange(1, 16, "the number of ASC subsets per partition")
+OBJECTS = common.IntRange(1, 1000, "the number of ASC objects")
+REPETITIONS = common.IntRange(1, 256, "the number of repetitions",
                        "256 is the thesis' count; more would take hours.")
-NOISE_STD = FloatRange(1e-6, 1e3, "a noise standard deviation")
+NOISE_STD = common.FloatRange(1e-6, 1e3, "a noise standard deviation")
 
 
 def register(sub) -> None:
@@ -57,13 +42,13 @@ def register(sub) -> None:
                                    "log evidence (eq. 2.11), LOO and K-fold CV (eq. 2.12), approximation set coding "
                                    "(Boltzmann, β-noise, Bayesian; eqs. 4.1-4.4) and the replica bootstrap .632 "
                                    "error (bootstrap632); L-BFGS-B from Cauchy-distributed restarts (§5.1.1).")
-    g = add_data_source(p, required=True, target_help="target column of --csv (and --test-csv)",
+    g = common.add_data_source(p, required=True, target_help="target column of --csv (and --test-csv)",
                         dataset_help=f"a shipped or generated data set: {', '.join(datasets.available())} "
                                      "(generated ones are drawn with --seed)")
     g.add_argument("--inputs", metavar="COL[,COL2,...]", help="input columns (default: every other column)")
-    g.add_argument("--test-csv", metavar="PATH", type=csv_path,
+    g.add_argument("--test-csv", metavar="PATH", type=common.csv_path,
                    help="test data with the same columns: adds the test SMSE (eq. 5.1) and MSLL of each selected "
-                        f"model (at most {MAX_CSV_BYTES:,} bytes)")
+                        f"model (at most {common.MAX_CSV_BYTES:,} bytes)")
     g.add_argument("--standardize", action="store_true",
                    help="shift and scale inputs and targets to mean 0, sd 1 with the training statistics "
                         "(default: use them as given; hyperparameters are then in standardized units)")
@@ -77,7 +62,7 @@ def register(sub) -> None:
     g.add_argument("--select-by", choices=selection.CRITERIA, default="loo",
                    help="with --rank: the criterion that optimises each covariance function (default loo)")
     _add_selection_options(p, objects=8)
-    p.set_defaults(handler=command(select))
+    p.set_defaults(handler=common.command(select))
     p = sub.add_parser("select-experiment", help="seed 001 model-selection experiments at small repetition counts",
                        description="Experiment 2 (curves), 3/4 (hyperparameters: test SMSE per criterion), 6/7/8 "
                                    "(functional-forms: rankings) and 10 (beta: ASC mutual information vs β) of "
@@ -95,17 +80,17 @@ def register(sub) -> None:
     p.add_argument("--select-by", choices=selection.CRITERIA, default="loo",
                    help="criterion optimising each functional form (default loo: Experiment 6; evidence: 7)")
     p.add_argument("--noise-std", type=NOISE_STD, default=0.1, help=f"teacher noise σ_n, {NOISE_STD} (default 0.1)")
-    p.add_argument("--temperature-csv", metavar="PATH", type=csv_path,
+    p.add_argument("--temperature-csv", metavar="PATH", type=common.csv_path,
                    help=f"CSV with day_of_year and mean_anomaly_by_file_doy columns: Experiments 4 and 8 (at most "
-                        f"{MAX_CSV_BYTES:,} bytes)")
+                        f"{common.MAX_CSV_BYTES:,} bytes)")
     _add_selection_options(p, objects=None)
-    add_engine_options(p)
-    p.set_defaults(handler=command(select_experiment))
+    common.add_engine_options(p)
+    p.set_defaults(handler=common.command(select_experiment))
 
 
 def _add_selection_options(p, objects) -> None:
     g = p.add_argument_group("optimisation and criterion settings")
-    g.add_argument("--seed", type=SEED, default=0, help=f"seed of every random part, {SEED} (default 0)")
+    common.add_seed_option(g, "seed of every random part")
     g.add_argument("--restarts", type=RESTARTS, default=16,
                    help=f"L-BFGS-B runs from Cauchy starts, {RESTARTS} (default 16)")
     g.add_argument("--max-iter", type=MAX_ITER, default=16, help=f"iterations per run, {MAX_ITER} (default 16)")
@@ -116,7 +101,7 @@ def _add_selection_options(p, objects) -> None:
                    help=f"ASC objects M, {OBJECTS} (default " + ("8" if objects else "the experiment's: 4 or 8") + ")")
     g.add_argument("--asc-entropy", choices=["zero", "prior"], default="zero",
                    help="ASC h(τ): 0 (eq. 3.3) or the prior entropy (eq. 4.2) (default zero)")
-    add_json_option(p)
+    common.add_json_option(p)
 
 
 # ----------------------------------------------------------------------------- options → problem
@@ -143,9 +128,9 @@ def _load(args) -> datasets.Dataset:
     if args.csv:
         if not args.target:
             raise ValueError("--csv needs --target COLUMN (the name of the target column).")
-        return check_rows(datasets.load_csv(args.csv, args.target))
+        return common.check_rows(datasets.load_csv(args.csv, args.target))
     name = args.dataset.strip().lower()
-    return check_rows(datasets.load(name, rng=args.seed) if name in datasets.GENERATED else datasets.load(name))
+    return common.check_rows(datasets.load(name, rng=args.seed) if name in datasets.GENERATED else datasets.load(name))
 
 
 def problem_from_options(args) -> SelectionProblem:
@@ -171,7 +156,7 @@ def problem_from_options(args) -> SelectionProblem:
 # ----------------------------------------------------------------------------- commands
 
 
-def select(args) -> Output:
+def select(args) -> common.Output:
     """``explorer select``: the hyperparameters each criterion selects (or, with --rank, a ranking)."""
     criteria = _criteria_list(args.criteria)
     problem = problem_from_options(args)
@@ -190,7 +175,7 @@ def select(args) -> Output:
         if r.test is not None:
             per[r.criterion].update(smse=r.test.smse, msll=r.test.msll)
     payload = {"data": data, "kernel": args.kernel, "seed": args.seed, "criteria": per}
-    return Output(payload, format_select(payload))
+    return common.Output(payload, format_select(payload))
 
 
 def _criterion_options(args) -> dict:
@@ -199,7 +184,7 @@ def _criterion_options(args) -> dict:
                 entropy=args.asc_entropy)
 
 
-def _select_ranking(args, criteria, data: dict, problem: SelectionProblem) -> Output:
+def _select_ranking(args, criteria, data: dict, problem: SelectionProblem) -> common.Output:
     names = [k.strip() for k in args.rank.split(",") if k.strip()]
     bad = [k for k in names if k not in KERNEL_NAMES]
     if bad or not names:
@@ -216,7 +201,7 @@ def _select_ranking(args, criteria, data: dict, problem: SelectionProblem) -> Ou
              f"{'kernel':<12}" + "".join(f" {k:>22}" for k in keys)]
     for r in rows:
         lines.append(f"{r.kernel_name:<12}" + "".join(f" {('—' if r.ranks[k] is None else r.ranks[k]):>3} ({r.values[k]:>15.6g})" for k in keys))
-    return Output(payload, "\n".join(lines))
+    return common.Output(payload, "\n".join(lines))
 
 
 def format_select(payload: dict) -> str:
@@ -233,34 +218,35 @@ def format_select(payload: dict) -> str:
     return "\n".join(lines)
 
 
-def select_experiment(args) -> Output:
+def select_experiment(args) -> common.Output:
     """``explorer select-experiment``: one thesis experiment at small repetition counts (JSON in both modes)."""
     sx = selection_experiments
     data = sx.load_temperature(args.temperature_csv) if args.temperature_csv else None
-    common = {"n_partitions": args.partitions, "entropy": args.asc_entropy, "rng": args.seed, "hooks": progress()}
+    shared = {"n_partitions": args.partitions, "entropy": args.asc_entropy, "rng": args.seed,
+              "hooks": common.progress()}
     if args.objects is not None:
-        common["n_objects"] = args.objects
+        shared["n_objects"] = args.objects
     criteria = _criteria_list(args.criteria)
     fit = {"n_restarts": args.restarts, "max_iter": args.max_iter}
-    with engine_executor(args) as executor:
-        res = _run_experiment(args, sx, criteria, data, fit, {**common, "executor": executor})
+    with common.engine_executor(args) as executor:
+        res = _run_experiment(args, sx, criteria, data, fit, {**shared, "executor": executor})
     payload = res.as_dict()
-    return Output(payload, to_json(payload, indent=1))
+    return common.Output(payload, common.to_json(payload, indent=1))
 
 
-def _run_experiment(args, sx, criteria, data, fit, common):
-    """The experiment ``args.experiment`` of :mod:`explorer.model_selection.experiments` with ``common`` options."""
+def _run_experiment(args, sx, criteria, data, fit, shared):
+    """The experiment ``args.experiment`` of :mod:`explorer.model_selection.experiments` with the ``shared`` options."""
     if args.experiment == "curves":
-        res = sx.curves_experiment(args.parameter, criteria, n_datasets=args.repetitions, **common)
+        res = sx.curves_experiment(args.parameter, criteria, n_datasets=args.repetitions, **shared)
     elif args.experiment == "hyperparameters":
         res = sx.hyperparameter_experiment(criteria, teacher=args.teacher, data=data, n_datasets=args.repetitions,
-                                           sigma_n=args.noise_std, **fit, **common)
+                                           sigma_n=args.noise_std, **fit, **shared)
     elif args.experiment == "functional-forms":
         teachers = {} if data is not None else {"teachers": (args.teacher,) if args.teacher != "squared_exponential"
                                                  else tuple(sx.TEACHERS)}
         res = sx.functional_form_experiment(args.select_by, criteria, data=data, n_datasets=args.repetitions,
-                                            **({"n": 64} if data is not None else {}), **teachers, **fit, **common)
+                                            **({"n": 64} if data is not None else {}), **teachers, **fit, **shared)
     else:
-        common.pop("n_partitions")
-        res = sx.beta_experiment(args.teacher, n_datasets=args.repetitions, **common)
+        shared.pop("n_partitions")
+        res = sx.beta_experiment(args.teacher, n_datasets=args.repetitions, **shared)
     return res

@@ -9,21 +9,7 @@ import argparse
 
 import numpy as np
 
-from explorer.cli.common import (
-    LENGTHSCALES,
-    MC_SAMPLES,
-    S_OVER_N,
-    SEED,
-    TOLERANCE,
-    Output,
-    add_data_source,
-    add_engine_options,
-    add_json_option,
-    command,
-    engine_executor,
-    load_dataset,
-    progress,
-)
+from explorer.cli import common
 from explorer.svm_bootstrap import experiments as svm_experiments
 
 __all__ = ["register"]
@@ -36,35 +22,35 @@ def register(sub) -> None:
                                    "replica/ADATAP theory (eq. 17) vs Monte-Carlo with standard errors, the S → ∞ "
                                    "limits (eq. 20 and literal leave-one-out), and the cost of the theory in SVM "
                                    "fits. Inputs are standardised; K = exp(−|x − x'|²/(2L²)).")
-    add_data_source(p, dataset_default="crabs", target_help="name of the two-class target column in --csv",
+    common.add_data_source(p, dataset_default="crabs", target_help="name of the two-class target column in --csv",
                     dataset_help="a shipped classification dataset: crabs, pima, wisconsin (default: crabs)")
     g = p.add_argument_group("model and bootstrap")
-    g.add_argument("--lengthscale", type=LENGTHSCALES, default=[svm_experiments.BROAD_LENGTHSCALE],
+    g.add_argument("--lengthscale", type=common.LENGTHSCALES, default=[svm_experiments.BROAD_LENGTHSCALE],
                    metavar="L[,L2,...]", help=f"RBF lengthscale(s) on standardised inputs, one or one per input "
-                                              f"({LENGTHSCALES}; default √10 ≈ 3.1623)")
-    g.add_argument("--s-over-n", type=S_OVER_N, default=S_OVER_N("0.25,0.5,1,2,4"), metavar="V[,V2,...]",
-                   help=f"bootstrap sizes S/N, {S_OVER_N} (default 0.25,0.5,1,2,4)")
-    g.add_argument("--mc-samples", type=MC_SAMPLES, default=1000,
-                   help=f"Monte-Carlo samples per S, {MC_SAMPLES} (default 1000)")
-    g.add_argument("--seed", type=SEED, default=0, help=f"seed of the random generator, {SEED} (default 0)")
-    g.add_argument("--tol", type=TOLERANCE, default=1e-6,
-                   help=f"ADATAP tolerance on the moment mismatch, {TOLERANCE} (default 1e-6)")
+                                              f"({common.LENGTHSCALES}; default √10 ≈ 3.1623)")
+    g.add_argument("--s-over-n", type=common.S_OVER_N, default=common.S_OVER_N("0.25,0.5,1,2,4"), metavar="V[,V2,...]",
+                   help=f"bootstrap sizes S/N, {common.S_OVER_N} (default 0.25,0.5,1,2,4)")
+    g.add_argument("--mc-samples", type=common.MC_SAMPLES, default=1000,
+                   help=f"Monte-Carlo samples per S, {common.MC_SAMPLES} (default 1000)")
+    common.add_seed_option(g)
+    g.add_argument("--tol", type=common.TOLERANCE, default=1e-6,
+                   help=f"ADATAP tolerance on the moment mismatch, {common.TOLERANCE} (default 1e-6)")
     g.add_argument("--exact-loo", action=argparse.BooleanOptionalAction, default=True,
                    help="also retrain for the literal leave-one-out error (one SVM per support vector)")
-    add_engine_options(p)
-    add_json_option(p)
-    p.set_defaults(handler=command(svm_curve))
+    common.add_engine_options(p)
+    common.add_json_option(p)
+    p.set_defaults(handler=common.command(svm_curve))
 
 
-def svm_curve(args) -> Output:
+def svm_curve(args) -> common.Output:
     """``explorer svm-curve``: ε(S) of the theory and of Monte-Carlo, with the S → ∞ limits."""
-    data = load_dataset(args)
+    data = common.load_dataset(args)
     ls = args.lengthscale[0] if len(args.lengthscale) == 1 else np.array(args.lengthscale)
     problem = svm_experiments.svm_problem(data, ls)
-    with engine_executor(args) as executor:
+    with common.engine_executor(args) as executor:
         res = svm_experiments.svm_learning_curve(problem, args.s_over_n, args.mc_samples, rng=args.seed, tol=args.tol,
-                                                 exact_loo=args.exact_loo, executor=executor, hooks=progress())
-    return Output(res.as_dict(), format_svm_curve(res))
+                                                 exact_loo=args.exact_loo, executor=executor, hooks=common.progress())
+    return common.Output(res.as_dict(), format_svm_curve(res))
 
 
 def format_svm_curve(res: svm_experiments.SVMLearningCurve) -> str:
