@@ -23,7 +23,8 @@ import numpy as np
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "Chunk", "ChunkTask", "Executor", "InProcess", "IN_PROCESS", "SeedLike",
-           "root_seed", "item_generator", "child_seed", "plan_chunks", "run_chunks", "run_groups", "stack_rows"]
+           "root_seed", "item_generator", "child_seed", "plan_chunks", "run_chunks", "run_groups", "stack_rows",
+           "run_items"]
 
 DEFAULT_CHUNK_SIZE = 32
 """Items per chunk unless a caller says otherwise (a GP sample on boston costs ~2 ms, so ~60 ms a chunk)."""
@@ -291,3 +292,36 @@ def stack_rows(results: Sequence, chunks: Sequence[Chunk], group: int) -> Any:
         return tuple(None if parts[0][k] is None else np.concatenate([p[k] for p in parts])
                      for k in range(len(parts[0])))
     return np.concatenate(parts)
+
+
+def run_items(task: ChunkTask, shared: Any, n_items: int, rng: SeedLike = None, args: tuple = (), *,
+              chunk_size: int = DEFAULT_CHUNK_SIZE, executor: Executor | None = None, hooks: Hooks | None = None,
+              unit: str = "samples") -> Any:
+    """One group of ``n_items`` items in chunks of ``chunk_size``, run and stacked: the shape of one Monte-Carlo job.
+
+    :func:`plan_chunks`, :func:`run_chunks` from ``root_seed(rng)``, then :func:`stack_rows` of the group.
+
+    Parameters
+    ----------
+    task, shared, args, executor, hooks, unit
+        As in :func:`run_chunks`.
+    n_items : int
+        Items of the job (e.g. bootstrap samples), at least 1.
+    rng : int, SeedSequence, Generator or None
+        The job's root seed (:func:`root_seed`).
+    chunk_size : int
+        Items per chunk (it changes no number).
+
+    Returns
+    -------
+    ndarray or tuple of ndarray
+        The rows of every item in item order, as :func:`stack_rows` gives them.
+
+    Raises
+    ------
+    Cancelled
+        If ``hooks.should_stop()`` became True before all chunks finished.
+    """
+    chunks = plan_chunks([n_items], chunk_size)
+    rows = run_chunks(task, shared, chunks, root_seed(rng), args, executor=executor, hooks=hooks, unit=unit)
+    return stack_rows(rows, chunks, 0)

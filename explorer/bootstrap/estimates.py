@@ -10,16 +10,20 @@ Core module: numpy only.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from explorer.chunks import DEFAULT_CHUNK_SIZE, ChunkTask, Executor, SeedLike, plan_chunks, root_seed, run_groups
 from explorer.losses import Loss, get_loss
+from explorer.progress import NO_HOOKS, Hooks
 from explorer.validation import finite as _finite
 
 __all__ = ["BootstrapPredictions", "BootstrapError", "LearningCurve", "PredictiveMoments", "bootstrap_test_error",
-           "efron_error", "learning_curve", "predictive_moments"]
+           "efron_error", "learning_curve", "monte_carlo_curve", "predictive_moments"]
 
 
 @dataclass(frozen=True)
@@ -181,6 +185,52 @@ def learning_curve(S_values: np.ndarray, n_samples: int, errors: dict[int, Boots
     done = sorted(errors)
     return LearningCurve(S_values[done], np.array([errors[k].value for k in done]),
                          np.array([errors[k].se for k in done]), n_samples, tuple(errors[k] for k in done))
+
+
+def monte_carlo_curve(task: ChunkTask, shared, S_values: np.ndarray, n_samples: int, args: tuple,
+                      error: Callable[[int, Any], BootstrapError], *, rng: SeedLike = None,
+                      chunk_size: int = DEFAULT_CHUNK_SIZE, executor: Executor | None = None,
+                      hooks: Hooks | None = None) -> LearningCurve:
+    """The Monte-Carlo learning curve ε(S): ``n_samples`` samples per S in seeded chunks, each S reduced as soon as
+    its samples are in and the curve so far published (``hooks.publish``).
+
+    Parameters
+    ----------
+    task, shared, args, executor
+        As in :func:`explorer.chunks.run_chunks`; group k of the chunks is the k-th S.
+    S_values : ndarray of shape (n_S,)
+        The validated sample sizes S.
+    n_samples : int
+        Bootstrap samples per S.
+    error : callable(k, rows) -> BootstrapError
+        The error of the k-th S from its rows (:func:`explorer.chunks.stack_rows`), e.g. eq. (17).
+    rng : int, SeedSequence, Generator or None
+        Root seed of the job: sample b of S number k draws from ``item_generator(root, k, b)``.
+    chunk_size : int
+        Samples per chunk (it changes no number).
+    hooks : Hooks, optional
+        Progress, cancellation and the partial curves.
+
+    Returns
+    -------
+    LearningCurve
+        ε(S) with standard errors at every S, in grid order.
+
+    Raises
+    ------
+    Cancelled
+        If ``hooks.should_stop()`` became True before all samples finished.
+    """
+    hooks = hooks or NO_HOOKS
+    errors: dict[int, BootstrapError] = {}
+
+    def complete(group: int, rows) -> None:
+        errors[group] = error(group, rows)
+        hooks.publish(learning_curve(S_values, n_samples, errors))
+
+    chunks = plan_chunks([n_samples] * len(S_values), chunk_size)
+    run_groups(task, shared, chunks, root_seed(rng), args, on_group=complete, executor=executor, hooks=hooks)
+    return learning_curve(S_values, n_samples, errors)
 
 
 def predictive_moments(predictions: BootstrapPredictions, *,

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.polynomial import Polynomial
 from scipy import stats
 
-from explorer.chunks import Chunk, Executor, SeedLike, item_generator, plan_chunks, root_seed, run_chunks, stack_rows
+from explorer.chunks import Chunk, Executor, SeedLike, item_generator, root_seed, run_items
 from explorer.progress import Cancelled, Hooks
 from explorer.validation import positive_int
 
@@ -200,10 +200,8 @@ def bootstrap_optimism(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, n_
     X, y, grid = _data_iv(X, y, grid)
     J = _replications_iv(n_replications)
     chunk_size = positive_int(chunk_size, "chunk_size", "It is the number of replications per chunk.")
-    chunks = plan_chunks([J], chunk_size)
-    rows = run_chunks(_optimism_chunk, (X, y), chunks, root_seed(rng), (model, grid), executor=executor,
-                      hooks=hooks, unit="replications")
-    return stack_rows(rows, chunks, 0)
+    return run_items(_optimism_chunk, (X, y), J, rng, (model, grid), chunk_size=chunk_size, executor=executor,
+                     hooks=hooks, unit="replications")
 
 
 def _optimism_chunk(shared, chunk: Chunk, root, model, grid) -> np.ndarray:

@@ -25,21 +25,11 @@ from explorer.bootstrap.estimates import (
     BootstrapPredictions,
     LearningCurve,
     efron_error,
-    learning_curve,
+    monte_carlo_curve,
 )
-from explorer.chunks import (
-    DEFAULT_CHUNK_SIZE,
-    Chunk,
-    Executor,
-    SeedLike,
-    plan_chunks,
-    root_seed,
-    run_chunks,
-    run_groups,
-    stack_rows,
-)
+from explorer.chunks import DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, run_items
 from explorer.losses import Loss, get_loss
-from explorer.progress import NO_HOOKS, Cancelled, Hooks
+from explorer.progress import Cancelled, Hooks
 from explorer.resampling import occupation_args, occupation_numbers, sample_occupations
 from explorer.validation import as_float as _as_float
 from explorer.validation import finite as _finite
@@ -104,10 +94,8 @@ def bootstrap_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, S: float
     """
     K, y, noise_var, K_test, S, n_samples, chunk_size = _predictions_iv(
         K, y, noise_var, K_test, S, n_samples, scheme, chunk_size)
-    chunks = plan_chunks([n_samples], chunk_size)
-    rows = run_chunks(_prediction_chunk, (K, y, noise_var, K_test), chunks, root_seed(rng), ((S,), scheme),
-                      executor=executor, hooks=hooks)
-    occupations, train, test = stack_rows(rows, chunks, 0)
+    occupations, train, test = run_items(_prediction_chunk, (K, y, noise_var, K_test), n_samples, rng, ((S,), scheme),
+                                         chunk_size=chunk_size, executor=executor, hooks=hooks)
     return BootstrapPredictions(occupations, train, test, S, scheme)
 
 
@@ -319,18 +307,14 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, noise_var: float, S_val
     """
     K, y, noise_var, S_values, n_samples, chunk_size, g = _learning_curve_iv(
         K, y, noise_var, S_values, n_samples, scheme, chunk_size, loss)
-    hooks = hooks or NO_HOOKS
-    chunks = plan_chunks([n_samples] * S_values.size, chunk_size)
-    errors: dict[int, BootstrapError] = {}
 
-    def complete(group: int, rows) -> None:
+    def error(group: int, rows) -> BootstrapError:
         occ, train, _ = rows
-        errors[group] = efron_error(occ, train, y, g)     # eq. (17) on this S's samples
-        hooks.publish(learning_curve(S_values, n_samples, errors))
+        return efron_error(occ, train, y, g)     # eq. (17) on this S's samples
 
-    run_groups(_prediction_chunk, (K, y, noise_var, None), chunks, root_seed(rng), (tuple(S_values), scheme),
-               on_group=complete, executor=executor, hooks=hooks)
-    return learning_curve(S_values, n_samples, errors)
+    return monte_carlo_curve(_prediction_chunk, (K, y, noise_var, None), S_values, n_samples,
+                             (tuple(S_values), scheme), error, rng=rng, chunk_size=chunk_size, executor=executor,
+                             hooks=hooks)
 
 
 # ----------------------------------------------------------------------------- validation

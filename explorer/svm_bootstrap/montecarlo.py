@@ -29,20 +29,10 @@ from explorer.bootstrap.estimates import (
     BootstrapPredictions,
     LearningCurve,
     bootstrap_test_error,
-    learning_curve,
+    monte_carlo_curve,
 )
-from explorer.chunks import (
-    DEFAULT_CHUNK_SIZE,
-    Chunk,
-    Executor,
-    SeedLike,
-    plan_chunks,
-    root_seed,
-    run_chunks,
-    run_groups,
-    stack_rows,
-)
-from explorer.progress import NO_HOOKS, Cancelled, Hooks
+from explorer.chunks import DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, run_items
+from explorer.progress import Cancelled, Hooks
 from explorer.resampling import occupation_args, sample_occupations
 from explorer.svm_bootstrap.classifier import NotSeparableError, SVMSolution, check_kernel_labels, fit_hard_margin
 from explorer.validation import positive_int, sample_sizes
@@ -207,10 +197,9 @@ def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, ro
     _, S, n_samples, scheme = occupation_args(row_site.size, S, n_samples, scheme)
     chunk_size = _chunk_size_iv(chunk_size)
     init = fit_hard_margin(K, y, tol=tol) if init is None else init
-    chunks = plan_chunks([n_samples], chunk_size)
-    rows = run_chunks(_fields_chunk, (K, y, row_site, K_test, init), chunks, root_seed(rng), ((S,), scheme, tol),
-                      executor=executor, hooks=hooks)
-    return _predictions(stack_rows(rows, chunks, 0), row_site, S, scheme)
+    rows = run_items(_fields_chunk, (K, y, row_site, K_test, init), n_samples, rng, ((S,), scheme, tol),
+                     chunk_size=chunk_size, executor=executor, hooks=hooks)
+    return _predictions(rows, row_site, S, scheme)
 
 
 def _fields_chunk(shared, chunk: Chunk, root, S_values, scheme, tol):
@@ -298,19 +287,15 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
     S_arr = np.array([occupation_args(row_site.size, S, n_samples, scheme)[1] for S in S_arr])
     n_samples = positive_int(n_samples, "n_samples", "It is the number of bootstrap samples.")
     chunk_size = _chunk_size_iv(chunk_size)
-    hooks = hooks or NO_HOOKS
     init = fit_hard_margin(K, y) if init is None else init
-    chunks = plan_chunks([n_samples] * S_arr.size, chunk_size)
-    errors: dict[int, BootstrapError] = {}
 
-    def complete(group: int, rows) -> None:
+    def error(group: int, rows) -> BootstrapError:
         fields = _predictions(rows, row_site, S_arr[group], scheme)   # eq. (6) on this S's samples, in sample order
-        errors[group] = bootstrap_classification_error(fields, y[row_site])
-        hooks.publish(learning_curve(S_arr, n_samples, errors))
+        return bootstrap_classification_error(fields, y[row_site])
 
-    run_groups(_fields_chunk, (K, y, row_site, None, init), chunks, root_seed(rng), (tuple(S_arr), scheme, 1e-9),
-               on_group=complete, executor=executor, hooks=hooks)
-    return learning_curve(S_arr, n_samples, errors)
+    return monte_carlo_curve(_fields_chunk, (K, y, row_site, None, init), S_arr, n_samples,
+                             (tuple(S_arr), scheme, 1e-9), error, rng=rng, chunk_size=chunk_size, executor=executor,
+                             hooks=hooks)
 
 
 def _chunk_size_iv(chunk_size) -> int:
