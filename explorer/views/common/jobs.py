@@ -27,9 +27,18 @@ from explorer.views.common import errors
 from explorer.views.common.caches import LRU
 from explorer.views.common.session import default_dispatcher
 
-__all__ = ["Job", "JobSpec", "JobStatus", "BackgroundJobs", "RedrawGate", "call_now"]
+__all__ = ["Job", "JobSpec", "JobStatus", "BackgroundJobs", "RedrawGate", "call_now", "output"]
 
 log = logging.getLogger(__name__)
+
+
+def output(class_: type | tuple[type, ...], label: str, doc: str) -> param.ClassSelector:
+    """A state's output parameter: a core result of type ``class_`` that a job sets, None until then, no widget.
+
+    ``doc`` says what it holds; it is shown as "Output: ``doc``".
+    """
+    return param.ClassSelector(class_=class_, default=None, allow_None=True, precedence=-1, label=label,
+                               doc=f"Output: {doc}")
 
 
 class JobStatus(param.Parameterized):

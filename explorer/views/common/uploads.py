@@ -6,7 +6,8 @@ import hashlib
 import io
 from typing import NamedTuple
 
-__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_ROWS", "MAX_UPLOAD_VALUES", "UPLOAD", "Upload", "file_settings", "read_upload", "csv_columns", "use_uploaded_table"]
+__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_ROWS", "MAX_UPLOAD_VALUES", "UPLOAD", "Upload", "file_settings", "read_upload", "csv_columns", "use_uploaded_table",
+           "use_uploaded_file"]
 
 #: The ``dataset`` value of an uploaded CSV, in every tab.
 UPLOAD = "uploaded CSV"
@@ -94,3 +95,19 @@ def use_uploaded_table(state, filename: str, content: bytes | str, target: str |
     if state.started:
         state.refresh()
     return columns
+
+
+def use_uploaded_file(state, filename: str, content: bytes | str, **switch) -> Upload | None:
+    """Keep an uploaded file (a series, not a table of the ``dataset`` selector) in ``state.source`` and set the
+    controls ``switch`` to use it; the state refreshes if it has started. The message of an earlier upload goes
+    with it. Returns the file, or None after putting the reason in ``state.error`` (nothing switches then)."""
+    state.error = ""
+    try:
+        upload = state.source.accept(filename, content)
+    except ValueError as err:
+        state.refuse(str(err))
+        return None
+    state.param.update(**switch)
+    if state.started:
+        state.refresh()
+    return upload

@@ -53,9 +53,9 @@ from explorer.progress import Cancelled, Hooks, Progress
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
-from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
+from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
 from explorer.views.common.server_files import DATA_DIR_HELP
-from explorer.views.common.uploads import Upload
+from explorer.views.common.uploads import Upload, use_uploaded_file
 from explorer.views.common.values import CheckedState
 
 __all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "JOB_KINDS", "JOB_NAMES",
@@ -343,14 +343,10 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                             doc="Folder whose *.csv files are offered as time series (explorer serve --data-dir).")
 
     # --- outputs
-    data = param.ClassSelector(class_=datasets.Dataset, default=None, allow_None=True, precedence=-1,
-                               label="Data", doc="Output: the data set as loaded (before standardisation).")
-    fast = param.ClassSelector(class_=fe.BootstrapComparison, default=None, allow_None=True, precedence=-1,
-                               label="Fast bootstrap", doc="Output: eq. (7) and the fast bootstrap (full is None).")
-    full = param.ClassSelector(class_=fe.BootstrapComparison, default=None, allow_None=True, precedence=-1,
-                               label="Full bootstrap", doc="Output: the comparison including the full bootstrap.")
-    replica = param.ClassSelector(class_=ReplicaRun, default=None, allow_None=True, precedence=-1,
-                                  label="Replica optimism", doc="Output: the replica theory's optimism (LS-SVM).")
+    data = output(datasets.Dataset, "Data", "the data set as loaded (before standardisation).")
+    fast = output(fe.BootstrapComparison, "Fast bootstrap", "eq. (7) and the fast bootstrap (full is None).")
+    full = output(fe.BootstrapComparison, "Full bootstrap", "the comparison including the full bootstrap.")
+    replica = output(ReplicaRun, "Replica optimism", "the replica theory's optimism (LS-SVM).")
 
     job_specs = _JOBS
     outputs = ("data", "fast", "full", "replica")
@@ -392,15 +388,7 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     def upload_series(self, filename: str, content: bytes | str) -> None:
         """Use an uploaded CSV (rows in time order) as the time series; a path typed later takes precedence.
         The message of an earlier upload goes with it (see :meth:`refresh` for the new file's)."""
-        self.error = ""
-        try:
-            self.source.accept(filename, content)
-        except ValueError as err:
-            self.refuse(str(err))
-            return
-        self.param.update(dataset=SERIES, series_csv="")
-        if self.started:
-            self.refresh()
+        use_uploaded_file(self, filename, content, dataset=SERIES, series_csv="")
 
     def reset_to_paper(self) -> None:
         """Set the grids, replication counts, log complexity and κ0 = 1, κ1 = 2 to the paper's values."""

@@ -42,7 +42,7 @@ from explorer.progress import Hooks
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
-from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
+from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
 from explorer.views.common.uploads import UPLOAD, Upload, csv_columns, read_upload
 from explorer.views.common.values import CheckedState
 
@@ -348,33 +348,21 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                             doc="Folder whose *.csv files are offered as datasets (EXPLORER_DATA_DIR).")
 
     # --- outputs (set by the state, read by the views)
-    problem = param.ClassSelector(class_=experiments.RegressionProblem, default=None, allow_None=True,
-                                  precedence=-1, label="Problem", doc="Output: data, kernel and K of D0.")
-    solution = param.ClassSelector(class_=replica.ReplicaSolution, default=None, allow_None=True, precedence=-1,
-                                   label="ADATAP solution", doc="Output: the replica solution at S/N (eqs. 54-59).")
-    theory_curve = param.ClassSelector(class_=TheoryCurve, default=None, allow_None=True, precedence=-1,
-                                       label="Theory learning curve", doc="Output: ε(S) of the theory on THEORY_GRID.")
-    linear_response = param.ClassSelector(class_=LinearResponseCurve, default=None, allow_None=True, precedence=-1,
-                                          label="Linear response and leave-one-out",
-                                          doc="Output: ε_IJ(S) (square loss) and the leave-one-out limit on "
-                                              "THEORY_GRID.")
-    curve_mc = param.ClassSelector(class_=CurveMC, default=None, allow_None=True, precedence=-1,
-                                   label="Monte-Carlo learning curve", doc="Output: MC points so far.")
-    distribution = param.ClassSelector(class_=experiments.DistributionComparison, default=None, allow_None=True,
-                                       precedence=-1, label="Distribution comparison",
-                                       doc="Output: MC samples at every input, L1 distances and noise floor.")
-    holdout_theory = param.ClassSelector(class_=HoldoutTheory, default=None, allow_None=True, precedence=-1,
-                                         label="Held-out theory", doc="Output: eq. (48) at the held-out inputs.")
-    holdout_ij = param.ClassSelector(class_=LinearResponseMoments, default=None, allow_None=True, precedence=-1,
-                                     label="Held-out linear response",
-                                     doc="Output: the first-order infinitesimal-jackknife mean and variance at the "
-                                         "held-out inputs.")
-    holdout_mc = param.ClassSelector(class_=experiments.HoldoutComparison, default=None, allow_None=True,
-                                     precedence=-1, label="Held-out comparison",
-                                     doc="Output: theory and MC moments at the held-out inputs.")
-    evidence = param.ClassSelector(class_=gp_evidence.EvidenceFit, default=None, allow_None=True, precedence=-1,
-                                   label="Evidence maximum", doc="Output: the hyperparameters of largest evidence "
-                                                                 "on the current CSV data, once computed.")
+    problem = output(experiments.RegressionProblem, "Problem", "data, kernel and K of D0.")
+    solution = output(replica.ReplicaSolution, "ADATAP solution", "the replica solution at S/N (eqs. 54-59).")
+    theory_curve = output(TheoryCurve, "Theory learning curve", "ε(S) of the theory on THEORY_GRID.")
+    linear_response = output(LinearResponseCurve, "Linear response and leave-one-out",
+                             "ε_IJ(S) (square loss) and the leave-one-out limit on THEORY_GRID.")
+    curve_mc = output(CurveMC, "Monte-Carlo learning curve", "MC points so far.")
+    distribution = output(experiments.DistributionComparison, "Distribution comparison",
+                          "MC samples at every input, L1 distances and noise floor.")
+    holdout_theory = output(HoldoutTheory, "Held-out theory", "eq. (48) at the held-out inputs.")
+    holdout_ij = output(LinearResponseMoments, "Held-out linear response",
+                        "the first-order infinitesimal-jackknife mean and variance at the held-out inputs.")
+    holdout_mc = output(experiments.HoldoutComparison, "Held-out comparison",
+                        "theory and MC moments at the held-out inputs.")
+    evidence = output(gp_evidence.EvidenceFit, "Evidence maximum",
+                      "the hyperparameters of largest evidence on the current CSV data, once computed.")
 
     def __init__(self, **params):
         dataset = params.pop("dataset", None)  # may name a file of data_dir: set once the choices are known

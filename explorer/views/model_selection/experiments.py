@@ -25,11 +25,11 @@ from explorer.model_selection.criteria import CRITERIA, CRITERION_LABELS
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
 from explorer.views.common.exports import Export, csv_table, download_name, json_text
-from explorer.views.common.jobs import Job, JobSpec
+from explorer.views.common.jobs import Job, JobSpec, output
 from explorer.views.common.server_files import DATA_DIR_HELP
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
-from explorer.views.common.uploads import Upload, file_settings
+from explorer.views.common.uploads import Upload, file_settings, use_uploaded_file
 from explorer.views.common.widgets import csv_upload, param_widgets
 from explorer.views.model_selection.figures import (
     CRITERION_COLORS,
@@ -164,8 +164,7 @@ class SelectionExperimentState(SelectionJobs, DataSourced):
                          doc="Seed of the teacher draws or splits, the partitions and the restarts (the CLI's "
                              "--seed): same settings and seed, same numbers.")
 
-    result = param.ClassSelector(class_=_EXPERIMENT_TYPES, default=None, allow_None=True, precedence=-1,
-                                 label="Result", doc="Output: the experiment's result for the current settings.")
+    result = output(_EXPERIMENT_TYPES, "Result", "the experiment's result for the current settings.")
 
     job_specs = (_EXPERIMENT_JOB,)
     outputs = ("result",)
@@ -186,15 +185,7 @@ class SelectionExperimentState(SelectionJobs, DataSourced):
     def upload_temperature(self, filename: str, content: bytes | str) -> None:
         """Use an uploaded CSV as the temperature series (clears the path, switches the data to it). The message
         of an earlier upload goes with it."""
-        self.error = ""
-        try:
-            self.source.accept(filename, content)
-        except ValueError as err:
-            self.refuse(str(err))
-            return
-        self.param.update(temperature_csv="", data="temperature")
-        if self.started:
-            self.refresh()
+        use_uploaded_file(self, filename, content, temperature_csv="", data="temperature")
 
     def _on_change(self, *events) -> None:
         if not self.started:

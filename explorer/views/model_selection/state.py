@@ -36,7 +36,7 @@ from explorer.progress import Hooks
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
-from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
+from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
 
@@ -251,14 +251,10 @@ class SelectionState(CheckedState, SelectionJobs, DataSourced):
                               doc="The sub-panel shown: Explore (these controls) or Experiments (the thesis runs).")
 
     # --- outputs
-    problem = param.ClassSelector(class_=SelectionProblem, default=None, allow_None=True, precedence=-1,
-                                  label="Problem", doc="Output: training and test rows as used.")
-    curves = param.ClassSelector(class_=SelectionCurves, default=None, allow_None=True, precedence=-1,
-                                 label="Criterion curves", doc="Output: the criteria along the swept hyperparameter.")
-    optima = param.ClassSelector(class_=SelectionFits, default=None, allow_None=True, precedence=-1,
-                                 label="Selected hyperparameters", doc="Output: the optimum of each criterion.")
-    ranking = param.ClassSelector(class_=SelectionRanking, default=None, allow_None=True, precedence=-1,
-                                  label="Ranking", doc="Output: functional forms ranked by each criterion.")
+    problem = output(SelectionProblem, "Problem", "training and test rows as used.")
+    curves = output(SelectionCurves, "Criterion curves", "the criteria along the swept hyperparameter.")
+    optima = output(SelectionFits, "Selected hyperparameters", "the optimum of each criterion.")
+    ranking = output(SelectionRanking, "Ranking", "functional forms ranked by each criterion.")
 
     job_specs = _JOBS
     outputs = _OUTPUTS

@@ -31,7 +31,7 @@ from explorer.svm_bootstrap.experiments import (
 from explorer.views.common import errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
-from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec
+from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
 
@@ -193,19 +193,12 @@ class SVMState(CheckedState, BackgroundJobs, DataSourced):
                             doc="Start the Monte-Carlo bootstrap whenever the settings change (else press Run).")
 
     # --- outputs
-    problem = param.ClassSelector(class_=SVMProblem, default=None, allow_None=True, precedence=-1,
-                                  label="Problem", doc="Output: D0 (all rows), kernel and merged sites of the curve.")
-    test_problem = param.ClassSelector(class_=SVMProblem, default=None, allow_None=True, precedence=-1,
-                                       label="Problem with test inputs",
-                                       doc="Output: D0 without the held-out rows, which are its X_test.")
-    theory_curve = param.ClassSelector(class_=SVMTheoryCurve, default=None, allow_None=True, precedence=-1,
-                                       label="Theory learning curve",
-                                       doc="Output: ε(S) of eq. (17) and the S → ∞ levels (so far).")
-    curve_mc = param.ClassSelector(class_=SVMCurveMC, default=None, allow_None=True, precedence=-1,
-                                   label="Monte-Carlo learning curve", doc="Output: MC points so far.")
-    field = param.ClassSelector(class_=SVMFieldComparison, default=None, allow_None=True, precedence=-1,
-                                label="Field comparison",
-                                doc="Output: theory (eqs. 18-19) and MC fields with p(−1|x) at the test inputs.")
+    problem = output(SVMProblem, "Problem", "D0 (all rows), kernel and merged sites of the curve.")
+    test_problem = output(SVMProblem, "Problem with test inputs", "D0 without the held-out rows, which are its X_test.")
+    theory_curve = output(SVMTheoryCurve, "Theory learning curve", "ε(S) of eq. (17) and the S → ∞ levels (so far).")
+    curve_mc = output(SVMCurveMC, "Monte-Carlo learning curve", "MC points so far.")
+    field = output(SVMFieldComparison, "Field comparison",
+                   "theory (eqs. 18-19) and MC fields with p(−1|x) at the test inputs.")
 
     job_specs = _JOBS
     outputs = _OUTPUTS
