@@ -339,24 +339,8 @@ class MLP:
     def predict_path(self, X, y, grid, X_eval, weights=None, rng=None) -> np.ndarray:
         """Predictions of the MLPs with P = grid[k] hidden units trained on (X, y) (:meth:`fit`).
 
-        Parameters
-        ----------
-        X, y, X_eval, weights
-            As in :meth:`explorer.fast_bootstrap.lssvm.LSSVM.predict_path`.
-        grid : ndarray of shape (G,)
-            Numbers of hidden units P, whole numbers in 1..n.
-        rng : Generator, int or None
-            Random source of the initial weights (one generator for all P in turn).
-
-        Returns
-        -------
-        ndarray of shape (G, m)
-            h(x) of eq. (13) for every P and evaluation input.
-
-        Raises
-        ------
-        ValueError
-            As in :meth:`RBFN.predict_path`.
+        Parameters, result and errors as in :meth:`RBFN.predict_path`, with P the number of hidden units, h(x)
+        of eq. (13), and ``rng`` the random source of the initial weights (one generator for all P in turn).
         """
 
         gen = np.random.default_rng(rng)

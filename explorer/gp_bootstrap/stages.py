@@ -331,7 +331,7 @@ class LinearResponseCurve:
     Attributes
     ----------
     s_over_n : ndarray of shape (n_S,)
-        The grid, in the order given.
+        The grid, as in :class:`ReplicaCurve`.
     ij : ndarray of shape (n_S,) or None
         ε_IJ(S), the infinitesimal jackknife of Efron's estimator (eq. 14 of the docs); None unless the loss is
         square.
@@ -353,10 +353,8 @@ def linear_response_curve(problem: RegressionProblem, s_over_n: Sequence[float],
 
     Parameters
     ----------
-    problem : RegressionProblem
-        Training data, kernel matrix and noise.
-    s_over_n : sequence of float, length n_S
-        Bootstrap sizes per data point (positive).
+    problem, s_over_n
+        As in :func:`replica_curve`.
     loss, loss_params
         As in :func:`theory_curve`; the IJ curves are defined for the square loss only (None otherwise).
 

@@ -220,12 +220,8 @@ def loo_cv(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = False) 
     Returns
     -------
     CriterionValue
-        ``criterion="loo"``, the value per case and the gradient of shape (p + 1,) (or None).
-
-    Raises
-    ------
-    TypeError, ValueError, CholeskyError, FloatingPointError
-        As :func:`explorer.regression.loo_neg_log_predictive`.
+        ``criterion="loo"``, the value per case and the gradient as in :func:`negative_log_evidence`; the
+        errors are those of :func:`explorer.regression.loo_neg_log_predictive`.
     """
     return _criterion_value("loo", 1.0, regression.loo_neg_log_predictive(kernel, X, y, noise_var, eval_gradient))
 
@@ -331,10 +327,8 @@ def asc_criterion(kernel: Kernel, X, y, noise_var: float, partitions: asc.AscPar
 
     Parameters
     ----------
-    kernel, X, y
-        As in :func:`negative_log_evidence`.
-    noise_var : float
-        σ² > 0.
+    kernel, X, y, noise_var
+        As in :func:`negative_log_evidence`, with σ² > 0.
     partitions : AscPartitions
         From :func:`asc.draw_partitions` with the same N.
     variant : {"boltzmann", "beta-noise", "bayes"}, optional
@@ -384,12 +378,8 @@ def bootstrap_632(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = 
 
     Parameters
     ----------
-    kernel, X, y
-        As in :func:`negative_log_evidence`.
-    noise_var : float
-        σ² > 0.
-    eval_gradient : bool, optional
-        As in :func:`negative_log_evidence`.
+    kernel, X, y, noise_var, eval_gradient
+        As in :func:`negative_log_evidence`, with σ² > 0.
     tol : float, optional
         Tolerance of the replica fixed point.
     init : ndarray of shape (N,), optional
@@ -1042,10 +1032,8 @@ def rank_functional_forms(X, y, kernel_names: Sequence[str] = ("se", "rq", "expo
 
     Parameters
     ----------
-    X : array_like of shape (N, d)
-        Training inputs.
-    y : array_like of shape (N,)
-        Training targets.
+    X, y, hooks
+        As in :func:`select_hyperparameters`.
     kernel_names : sequence of str, optional
         Functional forms, names of :func:`explorer.kernels.make_kernel`.
     select_by : str, optional
@@ -1057,12 +1045,8 @@ def rank_functional_forms(X, y, kernel_names: Sequence[str] = ("se", "rq", "expo
         One generator for the criteria's random parts and the Cauchy restarts.
     n_restarts, max_iter : int, optional
         L-BFGS-B runs per form and iterations per run.
-    X_test : array_like of shape (N*, d), optional
-        Test inputs; with ``y_test`` adds the ``"smse"`` ranking and ``RankingRow.test``.
-    y_test : array_like of shape (N*,), optional
-        Test targets.
-    hooks : Hooks, optional
-        Progress, stop and partial-result hooks.
+    X_test, y_test : array_like of shapes (N*, d) and (N*,), optional
+        Test data; they add the ``"smse"`` ranking and ``RankingRow.test``.
     **criterion_options
         Passed to :func:`make_criterion` (for the selecting and the ranking criteria).
 

@@ -588,26 +588,20 @@ def svm_replica_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, 
                                ) -> list[SVMReplicaSolution]:
     """Solutions along a grid of S (solved in ascending order, each warm-started from its neighbour).
 
-    A failed solve raises ConvergenceError; use ``solve_svm_replica`` point by point to keep going.
+    :func:`explorer.bootstrap.replica.replica_learning_curve` for the SVM: the same warm starts, result order and
+    ConvergenceError when one solve fails (use ``solve_svm_replica`` point by point to keep going).
 
     Parameters
     ----------
-    K, y
-        As in :func:`solve_svm_replica`.
+    K, y, **options
+        As in :func:`solve_svm_replica`, which receives them.
     S_values : ndarray of shape (n_S,)
         Mean bootstrap sample sizes.
-    **options
-        Passed to :func:`solve_svm_replica`.
 
     Returns
     -------
     list of SVMReplicaSolution
-        One solution per entry of ``S_values``, in the order given.
-
-    Raises
-    ------
-    ConvergenceError
-        If the solve at one value of S fails.
+        One solution per entry of ``S_values``.
     """
     return replica.warm_started(lambda S, init: solve_svm_replica(K, y, S, init=init, **options), S_values)
 
