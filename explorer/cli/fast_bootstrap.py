@@ -47,11 +47,11 @@ def register(sub) -> None:
                     "(seed 000) and the exact leave-one-out error over the full grid (Cawley & Talbot), both "
                     "without refits.", epilog=EPILOG)
     g = common.add_data_source(p, dataset_default="toy", target_help="target column of --csv",
-                        csv_help="a regression CSV of your own; needs --target",
-                        series_csv_help="a time series CSV (rows in time order), embedded as NAR(--lags), e.g. the "
-                                        "Santa Fe laser series A",
-                        dataset_help="toy (eq. 19, drawn with --seed; the default) or a shipped "
-                                     f"regression set: {', '.join(datasets.available())}")
+                               csv_help="a regression CSV of your own; needs --target",
+                               series_csv_help="a time series CSV (rows in time order), embedded as NAR(--lags), "
+                                               "e.g. the Santa Fe laser series A",
+                               dataset_help="toy (eq. 19, drawn with --seed; the default) or a shipped "
+                                            f"regression set: {', '.join(datasets.available())}")
     g.add_argument("--column", default="value", help="series column of --series-csv (default value)")
     g.add_argument("--lags", type=LAGS, default=6, help=f"NAR order for --series-csv, {LAGS} (default 6, eq. 20)")
     g = p.add_argument_group("model")

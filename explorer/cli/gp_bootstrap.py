@@ -79,8 +79,8 @@ def _add_command(sub, name: str, compute, s_default: str, mc_default: int, tol_h
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
     g = common.add_data_source(p, dataset_default="boston", target_help="name of the target column in --csv",
-                        dataset_help=f"a shipped or generated dataset: {', '.join(datasets.available())} "
-                                     "(default: boston)")
+                               dataset_help=f"a shipped or generated dataset: {', '.join(datasets.available())} "
+                                            "(default: boston)")
     g.add_argument("--holdout", type=HOLDOUT, default=0, metavar="K",
                    help=f"keep the first K rows as test inputs, bootstrap the rest; K from {HOLDOUT} "
                         "(Fig. 2 uses 50)")

@@ -31,7 +31,7 @@ PARTITIONS = common.IntRange(1, 256, "the number of ASC partitions", _LONGER)
 SUBSETS = common.IntRange(1, 16, "the number of ASC subsets per partition")
 OBJECTS = common.IntRange(1, 1000, "the number of ASC objects")
 REPETITIONS = common.IntRange(1, 256, "the number of repetitions",
-                       "256 is the thesis' count; more would take hours.")
+                              "256 is the thesis' count; more would take hours.")
 NOISE_STD = common.FloatRange(1e-6, 1e3, "a noise standard deviation")
 
 
@@ -43,8 +43,8 @@ def register(sub) -> None:
                                    "(Boltzmann, β-noise, Bayesian; eqs. 4.1-4.4) and the replica bootstrap .632 "
                                    "error (bootstrap632); L-BFGS-B from Cauchy-distributed restarts (§5.1.1).")
     g = common.add_data_source(p, required=True, target_help="target column of --csv (and --test-csv)",
-                        dataset_help=f"a shipped or generated data set: {', '.join(datasets.available())} "
-                                     "(generated ones are drawn with --seed)")
+                               dataset_help=f"a shipped or generated data set: {', '.join(datasets.available())} "
+                                            "(generated ones are drawn with --seed)")
     g.add_argument("--inputs", metavar="COL[,COL2,...]", help="input columns (default: every other column)")
     g.add_argument("--test-csv", metavar="PATH", type=common.csv_path,
                    help="test data with the same columns: adds the test SMSE (eq. 5.1) and MSLL of each selected "

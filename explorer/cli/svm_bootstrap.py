@@ -23,7 +23,7 @@ def register(sub) -> None:
                                    "limits (eq. 20 and literal leave-one-out), and the cost of the theory in SVM "
                                    "fits. Inputs are standardised; K = exp(−|x − x'|²/(2L²)).")
     common.add_data_source(p, dataset_default="crabs", target_help="name of the two-class target column in --csv",
-                    dataset_help="a shipped classification dataset: crabs, pima, wisconsin (default: crabs)")
+                           dataset_help="a shipped classification dataset: crabs, pima, wisconsin (default: crabs)")
     g = p.add_argument_group("model and bootstrap")
     g.add_argument("--lengthscale", type=common.LENGTHSCALES, default=[svm_experiments.BROAD_LENGTHSCALE],
                    metavar="L[,L2,...]", help=f"RBF lengthscale(s) on standardised inputs, one or one per input "
