@@ -50,7 +50,7 @@ from explorer.fast_bootstrap.experiments import estimated_seconds, replica_grid
 from explorer.fast_bootstrap.lssvm import LSSVM
 from explorer.fast_bootstrap.networks import MLP, RBFN
 from explorer.progress import Cancelled, Hooks, Progress
-from explorer.views.common import errors
+from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
@@ -336,9 +336,8 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                              doc=f"Start the full bootstrap and the replica theory by themselves when they should "
                                  f"take ≤ {AUTO_SECONDS:g} s on one core (LS-SVM and RBFN at Table 1); otherwise "
                                  "press their Run buttons. The fast bootstrap always runs.")
-    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
-                         doc="Seed of the toy/teacher draw, the bootstrap resamples and the network initialisations; "
-                             "same settings and seed, same numbers (as `explorer fast-bootstrap --seed`).")
+    seed = controls.seed("Seed of the toy/teacher draw, the bootstrap resamples and the network initialisations; "
+                         "same settings and seed, same numbers (as `explorer fast-bootstrap --seed`).")
     data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
                             doc="Folder whose *.csv files are offered as time series (explorer serve --data-dir).")
 

@@ -39,7 +39,7 @@ from explorer.gp_bootstrap.stages import (
     theory_error,
 )
 from explorer.progress import Hooks
-from explorer.views.common import errors
+from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
@@ -325,15 +325,12 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                        doc="Half-width ε of the insensitive tube of the ε-insensitive loss (seed 000: 0.1).")
     beta = param.Number(default=0.1, bounds=(0.01, 1.0), label="β",
                         doc="Relative width β of the quadratic zone of the ε-insensitive loss (seed 000: 0.1).")
-    curve_mc_samples = param.Integer(default=500, bounds=(2, 100_000), softbounds=(50, 5000),
-                                     label="MC samples per S (learning curve)",
-                                     doc=f"Monte-Carlo bootstrap samples at each S/N of {MC_GRID}.")
-    mc_samples = param.Integer(default=5000, bounds=(2, 100_000), softbounds=(500, 50_000),
-                               label="MC samples (distribution, test inputs)",
-                               doc="Monte-Carlo bootstrap samples for the predictive distribution, the L1 map "
-                                   "and the test inputs.")
-    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
-                         doc="Seed of the Monte-Carlo random generator; same settings and seed, same numbers.")
+    curve_mc_samples = controls.mc_samples(500, (50, 5000), "MC samples per S (learning curve)",
+                                           f"Monte-Carlo bootstrap samples at each S/N of {MC_GRID}.")
+    mc_samples = controls.mc_samples(5000, (500, 50_000), "MC samples (distribution, test inputs)",
+                                     "Monte-Carlo bootstrap samples for the predictive distribution, the L1 map and "
+                                     "the test inputs.")
+    seed = controls.seed()
     auto_mc = param.Boolean(default=True, label="Run Monte-Carlo automatically",
                             doc="Start the Monte-Carlo bootstrap of the active tab whenever the settings change.")
     # --- view

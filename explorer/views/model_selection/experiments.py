@@ -22,6 +22,7 @@ from explorer import datasets
 from explorer.model_selection import asc
 from explorer.model_selection import experiments as sx
 from explorer.model_selection.criteria import CRITERIA, CRITERION_LABELS
+from explorer.views.common import controls
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
 from explorer.views.common.exports import Export, csv_table, download_name, json_text
@@ -160,9 +161,8 @@ class SelectionExperimentState(SelectionJobs, DataSourced):
                                doc="L-BFGS runs from Cauchy-distributed starts per optimisation (the thesis: 16).")
     max_iter = param.Integer(default=16, bounds=(1, 1000), softbounds=(4, 100), label="Iterations per run",
                              doc="Maximum L-BFGS iterations per run (the thesis: 16).")
-    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
-                         doc="Seed of the teacher draws or splits, the partitions and the restarts (the CLI's "
-                             "--seed): same settings and seed, same numbers.")
+    seed = controls.seed("Seed of the teacher draws or splits, the partitions and the restarts (the CLI's --seed): "
+                         "same settings and seed, same numbers.")
 
     result = output(_EXPERIMENT_TYPES, "Result", "the experiment's result for the current settings.")
 

@@ -33,7 +33,7 @@ from explorer.model_selection.stages import (
     reference_hyperparameters,
 )
 from explorer.progress import Hooks
-from explorer.views.common import errors
+from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
@@ -239,9 +239,8 @@ class SelectionState(CheckedState, SelectionJobs, DataSourced):
                                           "'select by' criterion, then ranked by every chosen criterion.")
     select_by = param.Selector(default="loo", objects=list(CRITERIA), label="Select by",
                                doc="Criterion that optimises the hyperparameters of each functional form.")
-    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
-                         doc="Seed of the teacher draw / row subset, the folds and partitions and the restarts; "
-                             "same settings and seed, same numbers.")
+    seed = controls.seed("Seed of the teacher draw / row subset, the folds and partitions and the restarts; "
+                         "same settings and seed, same numbers.")
     auto_run = param.Boolean(default=True, label="Run automatically",
                              doc="Start the optimisation and the ranking whenever the settings change (else press "
                                  "Run); the curves always run.")

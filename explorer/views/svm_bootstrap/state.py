@@ -28,7 +28,7 @@ from explorer.svm_bootstrap.experiments import (
     SVMProblem,
     SVMTheoryCurve,
 )
-from explorer.views.common import errors
+from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
@@ -169,26 +169,23 @@ class SVMState(CheckedState, BackgroundJobs, DataSourced):
     # --- learning curve (Fig. 1 left)
     curve_grid = param.ListSelector(default=[0.5, 1.0, 2.0], objects=list(SVM_GRID), label="S/N values",
                                     doc="Bootstrap sizes S/N of the learning curve: theory and Monte-Carlo at each.")
-    curve_mc_samples = param.Integer(default=200, bounds=(1, 100_000), softbounds=(20, 5000),
-                                     label="MC samples per S (curve)",
-                                     doc="Monte-Carlo bootstrap samples at each S/N; every sample is one "
-                                         "hard-margin SVM training (a quadratic programme).")
+    curve_mc_samples = controls.mc_samples(200, (20, 5000), "MC samples per S (curve)",
+                                           "Monte-Carlo bootstrap samples at each S/N; every sample is one "
+                                           "hard-margin SVM training (a quadratic programme).", minimum=1)
     # --- field at a test input (Fig. 1 right)
     s_over_n = param.Number(default=1.0, bounds=(0.05, 10.0), softbounds=(0.1, 4.0), step=0.05,
                             label="S/N (field distribution)",
                             doc="How large each bootstrap sample of the field distribution is: S of the N rows "
                                 "drawn with replacement (about N·e^(−S/N) left out). Seed 004 Fig. 1 right: S = N.")
-    mc_samples = param.Integer(default=1000, bounds=(2, 100_000), softbounds=(100, 20_000),
-                               label="MC samples (field)",
-                               doc="Monte-Carlo bootstrap samples for the field distribution and p(−1|x).")
+    mc_samples = controls.mc_samples(1000, (100, 20_000), "MC samples (field)",
+                                     "Monte-Carlo bootstrap samples for the field distribution and p(−1|x).")
     holdout = param.Integer(default=10, bounds=(1, 1000), softbounds=(1, 50), label="Held-out test inputs",
                             doc="The first rows are kept out of D0 as test inputs x ∉ D0 for the field "
                                 "distribution; the learning curve uses all rows.")
     test_index = param.Integer(default=0, bounds=(0, 999), label="Test input",
                                doc="Which held-out test input (0-based, among the first 'Held-out test inputs' "
                                    "rows) the field distribution shows.")
-    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
-                         doc="Seed of the Monte-Carlo random generator; same settings and seed, same numbers.")
+    seed = controls.seed()
     auto_mc = param.Boolean(default=True, label="Run Monte-Carlo automatically",
                             doc="Start the Monte-Carlo bootstrap whenever the settings change (else press Run).")
 
