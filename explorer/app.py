@@ -55,14 +55,15 @@ class Fast(pn.theme.Fast):
 
 
 def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine.Engine | None = None,
-               **settings) -> pn.template.FastListTemplate:
+               tab: str | None = None, **settings) -> pn.template.FastListTemplate:
     """The page of one session: a sidebar of controls and the tabs of every page of :data:`~explorer.views.pages.PAGES`;
     the URL carries the controls' state.
 
     ``data_dir`` (default: the ``EXPLORER_DATA_DIR`` environment variable) is a folder whose CSV files
     are offered as datasets next to the shipped ones. ``engine`` runs the Monte-Carlo of every tab (default:
-    the process's shared engine); the sidebar says where. ``settings`` are initial values by their URL name
-    (e.g. ``dataset="teacher"`` for the Gaussian-process state, ``svm_dataset="pima"`` for the SVM's); parameters
+    the process's shared engine); the sidebar says where. ``tab`` is the URL name of the tab that opens first
+    (default: the first page's; in a served session the link's ``?tab=`` decides). ``settings`` are initial
+    values by their URL name (e.g. ``dataset="teacher"`` for the Gaussian-process state, ``svm_dataset="pima"`` for the SVM's); parameters
     in the page URL override them. The session's page views are ``template.pages`` (key → page view), the tab bar
     ``template.tabs`` (its i-th tab named ``template.tab_names[i]`` in the URL).
 
@@ -95,6 +96,10 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         write_url = link_page(list(pages.values()), tabs, names)  # the URL carries the open tab and every setting
         pn.state.onload(partial(_on_load, list(pages.values()), write_url))
+    elif tab is not None:
+        if tab not in names:
+            raise ValueError(f"create_app() got tab={tab!r}; the tabs are {', '.join(names)}.")
+        _open_tab(tabs, names, tab)
     else:
         _open_asked(pages.values(), tabs, names)
     owners[tabs.active][1].ensure_started()  # the open page computes now, the others when first opened

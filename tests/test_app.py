@@ -30,7 +30,7 @@ from tests.conftest import free_port
 @pytest.fixture
 def app():
     clear_caches()
-    template = create_app(dataset="teacher", curve_mc_samples=20, mc_samples=200, auto_mc=False)
+    template = create_app(dataset="teacher", curve_mc_samples=20, mc_samples=200, auto_mc=False, tab="curve")
     for tab in _others(template):  # no server here: their updates are applied by ``wait``
         assert tab.state.wait(timeout=300)
     yield template
@@ -52,13 +52,14 @@ def _states(template) -> list:
     return [state for view in template.pages.values() for state in view.states.values()]
 
 
-def test_create_app_builds_the_template_with_four_tabs(app):
+def test_create_app_builds_the_template_with_every_page(app):
     assert isinstance(app, pn.template.FastListTemplate)
     view = app.pages["gp"].view
-    assert app.tabs.titles == ["Learning curve", "Predictive distribution", "L1 map", "Test inputs",
+    assert app.tabs.titles == ["Bootstrap, step by step", "Learning curve", "Predictive distribution", "L1 map",
+                               "Test inputs",
                                "SVM bootstrap", "Model selection", "Fast bootstrap"]
-    assert app.tab_names == ["curve", "distribution", "l1", "holdout", "svm", "selection", "fastboot"]
-    assert list(GP_TAB_TITLES.values()) == app.tabs.titles[:4]
+    assert app.tab_names == ["steps", "curve", "distribution", "l1", "holdout", "svm", "selection", "fastboot"]
+    assert list(GP_TAB_TITLES.values()) == app.tabs.titles[1:5]
     assert "explorer-tabs" in app.tabs.css_classes
     assert any("explorer-controls" in column.css_classes for item in app.sidebar.objects
                for column in item.select(pn.Column))
@@ -230,7 +231,7 @@ def test_explorer_serve_answers_on_localhost(tmp_path):
 
 def test_target_picker_defaults_to_the_last_column_with_the_widget_linked(tmp_path):
     (tmp_path / "houses.csv").write_text("size,rooms,price\n" + "".join(f"{i},{i % 3},{i * 7 % 11}\n" for i in range(12)))
-    template = create_app(data_dir=tmp_path, dataset="teacher", auto_mc=False)
+    template = create_app(data_dir=tmp_path, dataset="teacher", auto_mc=False, tab="curve")
     state, widget = template.pages["gp"].view.state, template.pages["gp"].view.controls.widgets["target"]
     state.dataset = "file: houses.csv"
     assert state.target == widget.value == "price" and widget.visible
@@ -252,8 +253,23 @@ def test_svm_and_selection_tabs_leave_the_gp_tab_alone(app):
     assert view.state.tab == "distribution"
 
 
-def test_sidebar_shows_the_controls_of_the_open_tab():
+def test_the_bare_page_opens_the_step_by_step_page_and_starts_it_alone():
     app = create_app()
+    try:
+        assert app.tab_names[app.tabs.active] == "steps" == app.tab_names[0]
+        assert app.pages["steps"].started and app.pages["steps"].tab.state.started
+        assert not any(view.started for key, view in app.pages.items() if key != "steps")
+        assert app.tab_controls[0].visible and not any(c.visible for c in app.tab_controls[1:] if c is not
+                                                       app.tab_controls[0])
+    finally:
+        for state in _states(app):
+            state.close()
+    with pytest.raises(ValueError, match="tab='nope'; the tabs are steps, curve"):
+        create_app(tab="nope")
+
+
+def test_sidebar_shows_the_controls_of_the_open_tab():
+    app = create_app(tab="curve")
     view = app.pages["gp"].view
     try:
         gp = app.tab_controls[_at(app, "curve")]
@@ -289,7 +305,7 @@ def test_sidebar_shows_the_controls_of_the_open_tab():
 
 
 def test_presentation_switch_redraws_every_tab_larger():
-    app = create_app(dataset="teacher", auto_mc=False)
+    app = create_app(dataset="teacher", auto_mc=False, tab="curve")
     view = app.pages["gp"].view
     try:
         (switch,) = [item for item in app.header.objects if isinstance(item, pn.widgets.Toggle)]

@@ -15,11 +15,12 @@ from explorer.views.common.presets import Preset, PresetError
 from explorer.views.fast_bootstrap.page import PAGE as FAST_BOOTSTRAP
 from explorer.views.gp_bootstrap.page import PAGE as GP_BOOTSTRAP
 from explorer.views.model_selection.page import PAGE as MODEL_SELECTION
+from explorer.views.step_by_step.page import PAGE as STEP_BY_STEP
 from explorer.views.svm_bootstrap.page import PAGE as SVM_BOOTSTRAP
 
 __all__ = ["PAGES", "PAGE_TITLES", "STATE_LABELS", "PRESETS", "MENU_NAMES", "preset"]
 
-PAGES: tuple[Page, ...] = (GP_BOOTSTRAP, SVM_BOOTSTRAP, MODEL_SELECTION, FAST_BOOTSTRAP)
+PAGES: tuple[Page, ...] = (STEP_BY_STEP, GP_BOOTSTRAP, SVM_BOOTSTRAP, MODEL_SELECTION, FAST_BOOTSTRAP)
 
 #: Every tab of the page: its URL name (``?tab=…``) and its title on the tab bar, in order.
 PAGE_TITLES: dict[str, str] = {name: title for page in PAGES for name, title in page.tabs.items()}

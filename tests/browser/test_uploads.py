@@ -72,8 +72,8 @@ def _open(browser, url: str):
 
 def test_an_upload_does_not_freeze_the_other_sessions(served, browser, tmp_path):
     url, _, read_log = served
-    a, a_errors = _open(browser, url)
-    b, b_errors = _open(browser, url)
+    a, a_errors = _open(browser, url + "?tab=curve")  # the page with the upload in its sidebar
+    b, b_errors = _open(browser, url + "?tab=curve")
     big = _largest_upload(tmp_path / "largest.csv")
 
     a.locator(".explorer-upload input[type=file]").first.set_input_files(str(big))

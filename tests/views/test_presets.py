@@ -228,7 +228,7 @@ def app():
     from explorer.app import create_app
 
     clear_caches()
-    template = create_app(dataset="teacher", curve_mc_samples=20, mc_samples=200, auto_mc=False)
+    template = create_app(dataset="teacher", curve_mc_samples=20, mc_samples=200, auto_mc=False, tab="curve")
     states = template.presets.states
     for state in states.values():
         state.wait(timeout=300)

@@ -152,6 +152,11 @@ def linked_states(pages: Sequence[object]) -> list[Linked]:
     return [Linked(state, prefix, link_parameters(state)) for view in pages for prefix, state in view.states.items()]
 
 
+def _sets_controls(query: Mapping[str, object], view) -> bool:
+    """Whether ``query`` sets a control of a state of the page view ``view``."""
+    return any(q in query for item in linked_states([view]) for q in item.mapping.values())
+
+
 def link_page(pages: Sequence[object], tabs: pn.Tabs, names: Sequence[str]) -> Callable[[], None]:
     """Make the page a link: apply the URL it was opened with, then keep the URL in step with every control.
 
@@ -170,10 +175,13 @@ def link_page(pages: Sequence[object], tabs: pn.Tabs, names: Sequence[str]) -> C
     for item in linked:
         apply_query(item, query)
     asked = [view.show for view in pages if view.show in names]
+    # a link without a tab opens the page whose controls it sets (a short link of its first tab, written when it
+    # was the first of the app), else the tab the first page asks for (the bare URL: the first page)
+    setting = [view.show for view in pages if view.show in names and _sets_controls(query, view)]
     if query.get("tab") in names:
         page.tab = query["tab"]
-    elif asked:
-        page.tab = asked[0]
+    elif setting or asked:
+        page.tab = (setting or asked)[0]
     _bind_tabs(page, tabs, names)
 
     def write_url(*events) -> None:

@@ -22,7 +22,10 @@ import holoviews as hv
 import numpy as np
 import panel as pn
 
-__all__ = ["Layer", "forget_frames", "overlay", "overlay_extents", "overlay_ranges", "patch_overlay"]
+__all__ = ["Layer", "forget_frames", "overlay", "overlay_extents", "overlay_ranges", "patch_overlay", "patch_layers"]
+
+#: The columns Bokeh's data source of an element type names otherwise than its dimensions (in their order).
+_SOURCE_NAMES = {hv.Rectangles: ("left", "bottom", "right", "top")}
 
 
 def _name(dimension: hv.Dimension | str) -> str:
@@ -57,12 +60,20 @@ class Layer:
         return {name: np.asarray(values) for name, values in zip(self.names, self.data)}
 
     @property
+    def source_columns(self) -> dict[str, np.ndarray]:
+        """The columns as the figure's data source names them (``Rectangles``: left, bottom, right, top)."""
+        names = _SOURCE_NAMES.get(self.kind, self.names)
+        return {name: np.asarray(values) for name, values in zip(names, self.data)}
+
+    @property
     def x(self) -> list[str]:
-        return [self.names[0], self.names[2]] if self.kind is hv.Segments else [self.names[0]]
+        return [self.names[0], self.names[2]] if self.kind in (hv.Segments, hv.Rectangles) else [self.names[0]]
 
     @property
     def y(self) -> list[str]:
-        return [self.names[1], self.names[3]] if self.kind is hv.Segments else [self.names[len(self.kdims)]]
+        if self.kind in (hv.Segments, hv.Rectangles):
+            return [self.names[1], self.names[3]]
+        return [self.names[len(self.kdims)]]
 
     def element(self) -> hv.Element:
         """The styled HoloViews element (``framewise``: axes follow each new frame of a DynamicMap)."""
@@ -115,7 +126,21 @@ def overlay_ranges(plot, extents: dict[str, tuple[float, float]], padding: float
 def _matches(subplot, layer: Layer) -> bool:
     frame, source = subplot.current_frame, subplot.handles.get("source")
     return (type(frame) is layer.kind and frame.label == layer.label and source is not None
-            and set(source.data) == set(layer.names))
+            and set(source.data) == set(layer.source_columns))
+
+
+def _drawn_like(pane: pn.pane.HoloViews, layers: Sequence[Layer]) -> list:
+    """Every copy of the figure ``pane`` has drawn, if each has the layers ``layers`` describe; else ``[]``."""
+    drawn = [plot for plot, _ in pane._plots.values()]
+    if any(len(plot.subplots) != len(layers) or not all(map(_matches, plot.subplots.values(), layers))
+           for plot in drawn):
+        return []
+    return drawn
+
+
+def _write_columns(plot, layers: Sequence[Layer]) -> None:
+    for subplot, layer in zip(plot.subplots.values(), layers):
+        subplot.handles["source"].data = layer.source_columns
 
 
 def patch_overlay(pane: pn.pane.HoloViews, layers: Sequence[Layer], padding: float) -> bool:
@@ -138,9 +163,8 @@ def patch_overlay(pane: pn.pane.HoloViews, layers: Sequence[Layer], padding: flo
         nothing changed, when there is none or its layers differ, or an axis has no range of its own: then
         redraw through HoloViews.
     """
-    drawn = [plot for plot, _ in pane._plots.values()]
-    if not drawn or any(len(plot.subplots) != len(layers)
-                        or not all(map(_matches, plot.subplots.values(), layers)) for plot in drawn):
+    drawn = _drawn_like(pane, layers)
+    if not drawn:
         return False
     extents = overlay_extents(layers)
     if extents is None:
@@ -151,10 +175,28 @@ def patch_overlay(pane: pn.pane.HoloViews, layers: Sequence[Layer], padding: flo
         return False
     for plot in drawn:
         axis = {"x": plot.handles["x_range"], first_y: plot.handles["y_range"], **plot.handles["extra_y_ranges"]}
-        for subplot, layer in zip(plot.subplots.values(), layers):
-            subplot.handles["source"].data = layer.columns
+        _write_columns(plot, layers)
         for name, (start, end) in overlay_ranges(plot, extents, padding).items():
             axis[name].update(start=start, end=end)
+    return True
+
+
+def patch_layers(pane: pn.pane.HoloViews, layers: Sequence[Layer], ranges: dict[str, tuple[float, float]]) -> bool:
+    """Show ``layers`` in the figure ``pane`` has drawn by writing their columns into its data sources, with the
+    axis ranges given (``ranges["x"]``, ``ranges["y"]``: what the figure's ``xlim`` and ``ylim`` say).
+
+    For a figure whose ranges its figure function sets itself (e.g. a log axis, where :func:`patch_overlay`'s
+    padding does not apply). Returns ``False``, with nothing changed, when the pane has drawn no copy of the
+    figure or its layers differ from ``layers`` (types, labels, columns): then redraw through HoloViews.
+    """
+    drawn = _drawn_like(pane, layers)
+    if not drawn:
+        return False
+    for plot in drawn:
+        _write_columns(plot, layers)
+        for axis in ("x", "y"):
+            start, end = ranges[axis]
+            plot.handles[f"{axis}_range"].update(start=start, end=end)
     return True
 
 

@@ -163,7 +163,8 @@ class LazyTabs(pn.Tabs):
     ``CDN_DIST`` and rewrites the page's shared stylesheets (e.g. ``css/loading.css``) to cdn.holoviz.org,
     which offline fails in the browser console. Here every tab's models stay in the document once built.
 
-    Each tab is an empty column until first opened, when its object is made into a Panel object (a
+    Each tab is an empty column until first opened (or open when the tabs are first drawn), when its object is
+    made into a Panel object (a
     :class:`pn.viewable.Viewer`'s ``__panel__`` runs then, not before); ``append``, ``extend`` and ``insert``
     take ``(title, object)`` pairs or objects as ``pn.Tabs`` does. Keep ``dynamic`` False (the default).
     """
@@ -171,8 +172,11 @@ class LazyTabs(pn.Tabs):
     def __init__(self, *tabs, **params):
         self._contents: dict[int, pn.viewable.Viewable] = {}  # id(placeholder column) -> the tab's content
         super().__init__(*[self._hold(tab) for tab in tabs], **params)
-        self.param.watch(self._fill, "active")
+        self.param.watch(self._fill, "active")  # (the tab open when first drawn is filled then: _get_model)
+
+    def _get_model(self, doc, root=None, parent=None, comm=None):
         self._fill()
+        return super()._get_model(doc, root, parent, comm)
 
     def _hold(self, tab) -> tuple[str, pn.Column]:
         name, content = tab if isinstance(tab, tuple) else (None, tab)

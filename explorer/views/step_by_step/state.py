@@ -3,11 +3,19 @@
 Nothing here builds a widget or a plot. The problem (the last ``n_points`` rows of a generated 1-D set, a GP
 kernel and noise) and the ADATAP solution at S/N follow the settings; :meth:`StepState.draw` adds resamples
 j = B, B + 1, … of ``seed`` (:func:`explorer.gp_bootstrap.steps.draw_resamples`: the learning curve's Monte-Carlo
-samples), :meth:`StepState.reset` forgets them; any change of a setting resets. All of it takes milliseconds at
-N = 30 (Draw 1000: ~0.15 s), so it runs where it is asked, without a job.
+samples), :meth:`StepState.reset` forgets them; any change of a setting resets.
+
+:meth:`StepState.draw` computes where it is called (a notebook cell, a script). The page calls
+:meth:`StepState.request_draws` instead: the resamples are drawn on a thread of their own and appended where the
+session lives (its ``dispatch``), so the server's event loop only redraws. Requests that arrive while a draw
+runs (Play's one-a-tick) are added up and drawn together next, so a busy server draws fewer, larger steps rather
+than falling behind.
 """
 
 from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
 
 import numpy as np
 import param
@@ -30,6 +38,38 @@ KEEP_CURVES = 21
 GRID_POINTS = 150
 _SETTINGS = ("dataset", "n_points", "kernel", "lengthscale", "signal_var", "alpha", "period", "noise_var",
              "s_over_n", "seed")
+
+
+@dataclass(frozen=True)
+class _DrawInputs:
+    """What a draw reads: the problem, the settings and what has been drawn (B = ``start`` resamples)."""
+
+    generation: int
+    K: np.ndarray
+    y: np.ndarray
+    noise_var: float
+    s_over_n: float
+    seed: int
+    K_grid: np.ndarray
+    start: int
+    stop: int
+    occupations: np.ndarray
+    train: np.ndarray
+    curves: np.ndarray
+    running: steps.RunningEstimate
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """What a draw gives: everything drawn up to resample ``stop`` (the state takes it as it is)."""
+
+    generation: int
+    start: int
+    stop: int
+    occupations: np.ndarray
+    train: np.ndarray
+    curves: np.ndarray
+    running: steps.RunningEstimate
 
 
 class StepState(CheckedState, BackgroundJobs):
@@ -85,11 +125,17 @@ class StepState(CheckedState, BackgroundJobs):
                                           doc="Output: the approximate replica solution at S/N.")
     n_drawn = param.Integer(default=0, bounds=(0, None), precedence=-1, label="Resamples drawn",
                             doc="Output: how many resamples have been drawn since the last reset.")
+    drawing = param.Integer(default=0, bounds=(0, None), precedence=-1, label="Resamples being drawn",
+                            doc="Output: how many resamples a background draw (request_draws) is computing now.")
 
     def __init__(self, **params):
         super().__init__(**params)
         self._init_jobs()
         self._clear()
+        self._queued = 0                               # resamples requested while a draw runs
+        self._generation = 0                           # a reset or new settings: draws under way are dropped
+        self._draw_done = threading.Event()
+        self._draw_done.set()
         self.param.watch(self._on_change, list(_SETTINGS))
 
     # ----------------------------------------------------------------------------- actions
@@ -98,20 +144,98 @@ class StepState(CheckedState, BackgroundJobs):
         """Add resamples B .. B + n − 1 of ``seed`` (B = ``n_drawn``), their GP means and the running estimate."""
         if self.problem is None:
             return
-        p, start = self.problem, self.n_drawn
-        new = steps.draw_resamples(p.K, p.y, p.noise_var, self.s_over_n, start, start + int(n), rng=self.seed,
-                                   K_test=self._K_grid)
-        self.occupations = np.concatenate([self.occupations, new.occupations])
-        self.train = np.concatenate([self.train, new.train])
-        self.curves = np.concatenate([self.curves, new.test])[-KEEP_CURVES:]
-        at = steps.running_efron(self.occupations, self.train, p.y, steps.checkpoints(start, start + int(n)))
-        self.running = steps.RunningEstimate(*(np.concatenate([old, now]) for old, now in
-                                               zip((self.running.counts, self.running.value, self.running.se),
-                                                   (at.counts, at.value, at.se))))
-        self.n_drawn = start + int(n)
+        self._append(self._compute(self._draw_inputs(int(n))))
+
+    def request_draws(self, n: int = 1) -> None:
+        """Draw ``n`` more resamples on a background thread (what the page's buttons do): they appear, with the
+        figures, when ready; requests made meanwhile are drawn together next. ``wait`` waits for them."""
+        if self.problem is None or self._closed:
+            return
+        self._queued += int(n)
+        if self._draw_done.is_set():
+            self._start_draw()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the background jobs and draws (see :meth:`BackgroundJobs.wait`)."""
+        if not super().wait(timeout):
+            return False
+        flush = getattr(self.dispatch, "flush", None)
+        while not self._draw_done.is_set() or self._queued:
+            if not self._draw_done.wait(timeout):
+                return False
+            if flush is not None:
+                flush()
+            elif self._queued:
+                return False
+        return True
+
+    def _draw_inputs(self, n: int) -> _DrawInputs:
+        """What a draw of ``n`` more resamples reads (a snapshot: the arrays are replaced, never changed)."""
+        p = self.problem
+        return _DrawInputs(self._generation, p.K, p.y, p.noise_var, float(self.s_over_n), int(self.seed),
+                           self._K_grid, self.n_drawn, self.n_drawn + n, self.occupations, self.train, self.curves,
+                           self.running)
+
+    @staticmethod
+    def _compute(inputs: _DrawInputs) -> _Drawn:
+        """The resamples ``inputs.start`` .. ``inputs.stop − 1`` appended to those drawn, with the running estimate
+        (on the draw's thread: the session's event loop only shows the result)."""
+        i = inputs
+        new = steps.draw_resamples(i.K, i.y, i.noise_var, i.s_over_n, i.start, i.stop, rng=i.seed, K_test=i.K_grid)
+        occupations = np.concatenate([i.occupations, new.occupations])
+        train = np.concatenate([i.train, new.train])
+        at = steps.running_efron(occupations, train, i.y, steps.checkpoints(i.start, i.stop))
+        running = steps.RunningEstimate(*(np.concatenate([old, now]) for old, now in
+                                          zip((i.running.counts, i.running.value, i.running.se),
+                                              (at.counts, at.value, at.se))))
+        return _Drawn(i.generation, i.start, i.stop, occupations, train,
+                      np.concatenate([i.curves, new.test])[-KEEP_CURVES:], running)
+
+    def _start_draw(self) -> None:
+        n, self._queued = self._queued, 0
+        inputs = self._draw_inputs(n)
+        self._draw_done.clear()
+        self.drawing = n
+
+        def run() -> None:
+            try:
+                drawn = self._compute(inputs)
+            except self.expected_errors as err:
+                message = self.describe_error(err)
+                self.dispatch(lambda: self._drawn(None, message))
+            except Exception as err:  # noqa: BLE001 - a bug must not kill the session: say it
+                message = f"Unexpected error ({type(err).__name__}: {err}); see the server log."
+                self.dispatch(lambda: self._drawn(None, message))
+            else:
+                self.dispatch(lambda: self._drawn(drawn, ""))
+            finally:
+                self._draw_done.set()
+        threading.Thread(target=run, name="explorer-steps-draw", daemon=True).start()
+
+    def _drawn(self, drawn: _Drawn | None, error: str) -> None:
+        """Session side of a background draw: append it (unless reset meanwhile), then start the next one."""
+        self.drawing = 0
+        if self._closed:
+            return
+        if error:
+            self._queued = 0
+            self.error = error
+            return
+        self._append(drawn)
+        if self._queued and self.problem is not None:
+            self._start_draw()
+
+    def _append(self, drawn: _Drawn) -> None:
+        if drawn.generation != self._generation or drawn.start != self.n_drawn:
+            return  # drawn for settings or resamples that are gone (a reset, a new S/N)
+        self.occupations, self.train, self.curves = drawn.occupations, drawn.train, drawn.curves
+        self.running = drawn.running
+        self.n_drawn = drawn.stop
 
     def reset(self) -> None:
-        """Forget the resamples drawn."""
+        """Forget the resamples drawn (and those being drawn)."""
+        self._generation += 1
+        self._queued = 0
         self._clear()
         self.n_drawn = 0
 
@@ -149,8 +273,10 @@ class StepState(CheckedState, BackgroundJobs):
         text = (f"A bootstrap sample draws N = {n} points with replacement: point i comes s_i times, s_i ~ "
                 f"Poisson(S/N), so S/N = {v:.2f} sets its mean size S = {v * n:.3g} and about N·e^(−S/N) ≈ "
                 f"{self.expected_left_out:.1f} points are left out.")
+        if self.drawing >= 100:
+            text += f" Drawing {self.drawing:,} more resamples…"
         if self.n_drawn == 0:
-            return text + " No resample drawn yet: press Draw."
+            return text + ("" if self.drawing else " No resample drawn yet: press Draw.")
         out = int(np.count_nonzero(self.occupations[-1] == 0))
         resamples = "1 resample" if self.n_drawn == 1 else f"{self.n_drawn:,} resamples"
         return text + (f" {resamples}; the last left out {out} points "
@@ -175,6 +301,8 @@ class StepState(CheckedState, BackgroundJobs):
         self.param.input_index.bounds = (0, problem.n - 1)
         if self.input_index > problem.n - 1:
             self.input_index = problem.n - 1
+        self._generation += 1
+        self._queued = 0
         self._clear(problem.n)
         for name, value in (("problem", problem), ("solution", solution), ("approx_solution", approx),
                             ("n_drawn", 0)):

@@ -1,5 +1,10 @@
 """The "Bootstrap, step by step" tab: Draw 1 / 10 / 100 / 1000, Play/Pause, Reset and the S/N slider above the
-three figures (the data with the last resample, f_i stacked by multiplicity, the running Efron estimate)."""
+three figures (the data with the last resample, f_i stacked by multiplicity, the running Efron estimate).
+
+The buttons ask the state for resamples drawn in the background (:meth:`StepState.request_draws`); when they
+arrive, each figure gets its new columns written into the drawn figure (a patch: no figure is built again), and
+only a new problem, a new style or a first drawing goes through HoloViews.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,17 @@ import numpy as np
 import panel as pn
 import param
 
+from explorer.views.common.patching import forget_frames, patch_layers
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.widgets import Revision, live, param_widgets
-from explorer.views.step_by_step.figures import data_plot, histogram_plot, running_plot
+from explorer.views.step_by_step import figures
 from explorer.views.step_by_step.state import DRAWS, StepState
 
 __all__ = ["StepTab", "PLAY_PERIOD_MS"]
+
+_PLOTS = {"data": figures.data_plot, "histogram": figures.histogram_plot, "running": figures.running_plot}
+_LAYERS = {"data": figures.data_layers, "histogram": figures.histogram_layers, "running": figures.running_layers}
 
 #: Milliseconds between two resamples while playing (5 a second).
 PLAY_PERIOD_MS = 200
@@ -43,7 +52,7 @@ class StepTab(JobTab):
         self.slider = pn.widgets.FloatSlider.from_param(s.param.s_over_n, value_throttled=s.s_over_n,
                                                         css_classes=[self._css("s-over-n")],
                                                         sizing_mode="stretch_width")
-        self.draws = [self._button(f"Draw {n}" if n == 1 else f"{n}", f"draw-{n}", lambda e, n=n: s.draw(n))
+        self.draws = [self._button(f"Draw {n}" if n == 1 else f"{n}", f"draw-{n}", lambda e, n=n: s.request_draws(n))
                       for n in DRAWS]
         self.play = pn.widgets.Toggle(label="Play", color="success", css_classes=[self._css("play")],
                                       width=90)
@@ -51,15 +60,20 @@ class StepTab(JobTab):
         self.reset = self._button("Reset", "reset", lambda e: s.reset(), color="warning")
         self.sentence = pn.pane.Markdown("", css_classes=[self._css("sentence")], sizing_mode="stretch_width")
         self.streams = {what: Revision() for what in ("data", "histogram", "running")}
-        figures = {"data": data_plot, "histogram": histogram_plot, "running": running_plot}
-        self.plots = {what: pn.pane.HoloViews(
-            live(lambda what=what: self.styled(figures[what](self.state)), self.streams[what]),
-            sizing_mode="stretch_width", min_height=330, linked_axes=False, css_classes=[self._css(f"plot-{what}")])
-            for what in figures}
-        self.tap = hv.streams.Tap(source=self.plots["data"].object, transient=True)
+        # a click on the data picks point i: the Tap stream drives the data figure's DynamicMap itself (a stream
+        # only linked to a DynamicMap of an overlay by ``source=`` gets no click from Bokeh)
+        self.tap = hv.streams.Tap(transient=True)
         self.tap.add_subscriber(self._on_tap)
+        figures_of = {what: live(lambda what=what: self.styled(_PLOTS[what](self.state)), self.streams[what])
+                      for what in _PLOTS}
+        figures_of["data"] = hv.DynamicMap(lambda revision, x, y: self.styled(_PLOTS["data"](self.state)),
+                                           streams=[self.streams["data"], self.tap], cache_size=1)
+        self.plots = {what: pn.pane.HoloViews(
+            figure, sizing_mode="stretch_width", min_height=330, linked_axes=False,
+            css_classes=[self._css(f"plot-{what}")]) for what, figure in figures_of.items()}
         self._callback = None
-        s.param.watch(self._redraw, ["n_drawn", "problem", "solution"])
+        s.param.watch(self._redraw, ["problem", "solution"])
+        s.param.watch(self._on_draw, ["n_drawn", "drawing"])
         s.param.watch(self._on_index, ["input_index"])
         self._redraw()
 
@@ -73,13 +87,42 @@ class StepTab(JobTab):
 
     # --- updates
     def _redraw(self, *events) -> None:
+        """Draw every figure anew through HoloViews (new problem or style)."""
         for stream in self.streams.values():
             stream.event(revision=stream.revision + 1)
         self.sentence.object = self.state.sentence()
 
+    def _update(self, whats) -> None:
+        """Patch the figures ``whats`` with the state's new data; draw anew those that cannot be patched."""
+        for what in whats:
+            figure = _LAYERS[what](self.state)
+            pane, stream = self.plots[what], self.streams[what]
+            if patch_layers(pane, figure.layers, figure.ranges):
+                # patched on the page: a page that draws the figure anew must evaluate it again
+                stream.update(revision=stream.revision + 1)
+                forget_frames(pane)
+                self._retitle(pane, figure.title)
+            else:
+                stream.event(revision=stream.revision + 1)
+
+    @staticmethod
+    def _retitle(pane: pn.pane.HoloViews, title: str) -> None:
+        for plot, _ in pane._plots.values():
+            model = plot.handles.get("title")
+            if model is not None and model.text != title:
+                model.text = title
+
+    def _on_draw(self, *events) -> None:
+        if any(event.name == "n_drawn" for event in events):
+            with pn.io.hold():
+                self._update(("data", "histogram", "running"))
+                self.sentence.object = self.state.sentence()
+        else:
+            self.sentence.object = self.state.sentence()
+
     def _on_index(self, *events) -> None:
-        for what in ("data", "histogram"):
-            self.streams[what].event(revision=self.streams[what].revision + 1)
+        with pn.io.hold():
+            self._update(("data", "histogram"))
 
     def restyle(self) -> None:
         self._redraw()
@@ -106,7 +149,7 @@ class StepTab(JobTab):
 
     def _tick(self) -> None:
         if self.state.playing:
-            self.state.draw(1)
+            self.state.request_draws(1)
 
     # --- layout
     def control_column(self) -> pn.Column:

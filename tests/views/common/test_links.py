@@ -128,7 +128,8 @@ def test_a_short_link_carries_only_what_differs_from_the_defaults():
                 state.defer_jobs()
         linked, page = linked_states(views), PageLink(list(PAGE_TITLES))
         assert short_search(linked, page) == ""  # the default page is the bare URL
-        gp, svm = views[0].states[""], views[1].states["svm_"]
+        by_key = {page.key: view for page, view in zip(PAGES, views)}
+        gp, svm = by_key["gp"].states[""], by_key["svm"].states["svm_"]
         gp.s_over_n, svm.lengthscale, page.tab = 1.5, 2.5, "svm"
         assert short_search(linked, page) == "?tab=svm&s_over_n=1.5&svm_lengthscale=2.5"
         gp.s_over_n = gp.param.s_over_n.default  # back to the default: out of the link again
@@ -139,7 +140,9 @@ def test_a_short_link_carries_only_what_differs_from_the_defaults():
             query = dict(pair.split("=") for pair in short_search(linked, page)[1:].split("&"))
             for item in linked_states(fresh):
                 links.apply_query(item, query)
-            assert fresh[1].states["svm_"].lengthscale == 2.5 and fresh[0].states[""].s_over_n == gp.s_over_n
+            fresh_by_key = {page.key: view for page, view in zip(PAGES, fresh)}
+            assert (fresh_by_key["svm"].states["svm_"].lengthscale == 2.5
+                    and fresh_by_key["gp"].states[""].s_over_n == gp.s_over_n)
         finally:
             for view in fresh:
                 for state in view.states.values():

@@ -66,8 +66,8 @@ def test_the_tab_draws_plays_and_picks_a_point(state):
     import holoviews as hv
 
     tab = StepTab(state=state)
-    tab.draws[1].clicks += 1  # "10"
-    assert state.n_drawn == 10
+    tab.draws[1].clicks += 1  # "10": drawn in the background
+    assert state.wait(30) and state.n_drawn == 10
     for what in ("data", "histogram", "running"):
         hv.renderer("bokeh").get_plot(tab.plots[what].object)  # the figures render
     x, y = state.problem.X[5, 0], state.problem.y[5]
@@ -77,6 +77,6 @@ def test_the_tab_draws_plays_and_picks_a_point(state):
     assert state.n_drawn == 10  # not playing
     state.playing = True
     tab._tick()
-    assert state.n_drawn == 11
+    assert state.wait(30) and state.n_drawn == 11
     tab.reset.clicks += 1
     assert state.n_drawn == 0 and "No resample" in tab.sentence.object

@@ -1,0 +1,116 @@
+""""Bootstrap, step by step" in a real headless browser: the bare URL opens it; Draw 1, 10, 100, Play/Pause and a
+click on a point update the count, the histogram and the running estimate, with no console error; screenshots at
+1280x720 in normal and Presentation mode for the README (``docs/screenshots/step-by-step*.png``).
+
+The figures are patched in place (new columns in their data sources), so the test reads the page's Bokeh data
+sources: the stacked bars of the histogram (columns left/right/top/bottom) and the running estimate (B, eps).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+#: Per data source of the page: its column names and its number of rows.
+SOURCES_JS = """() => {
+  const out = [];
+  for (const doc of window.Bokeh.documents) {
+    for (const model of doc.all_models) {
+      if (model.type !== 'ColumnDataSource' && model.constructor.name !== 'ColumnDataSource') continue;
+      const data = model.data;
+      const keys = data instanceof Map ? [...data.keys()] : Object.keys(data);
+      const first = keys.length ? (data instanceof Map ? data.get(keys[0]) : data[keys[0]]) : [];
+      out.push([keys.sort().join(','), first.length]);
+    }
+  }
+  return out;
+}"""
+
+
+def _rows(page, columns: str) -> list[int]:
+    """Rows of every data source whose columns are ``columns`` (sorted, comma-separated)."""
+    return [n for keys, n in page.evaluate(SOURCES_JS) if keys == columns]
+
+
+def _sentence(page) -> str:
+    """The text of the sentence at the top (a Panel pane: its text is in its shadow root)."""
+    return page.locator(".explorer-steps-sentence").first.evaluate("el => (el.shadowRoot || el).textContent")
+
+
+def _count(page) -> int:
+    text = _sentence(page)
+    found = re.search(r"([\d,]+) resamples?;", text)
+    return int(found.group(1).replace(",", "")) if found else 0
+
+
+def _wait_count(page, n: int) -> None:
+    page.locator(".explorer-steps-sentence", has_text=f"{n:,} resample").first.wait_for(timeout=60_000)
+
+
+def _click(page, name: str) -> None:
+    page.locator(f".explorer-steps-{name} button").first.click()
+
+
+def test_the_step_by_step_page_draws_plays_and_picks_a_point(server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(120_000)
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    page.goto(server)  # the bare URL: the first page
+    page.locator(".bk-tab.bk-active", has_text="Bootstrap, step by step").first.wait_for()
+    page.locator(".explorer-steps-sentence", has_text="No resample drawn yet").first.wait_for()
+    page.locator(".explorer-steps-plot-data canvas").first.wait_for()
+    assert sum(_rows(page, "bottom,left,right,top")) == 0  # no bar yet: only the theory's outlines
+
+    _click(page, "draw-1")
+    _wait_count(page, 1)
+    _click(page, "draw-10")
+    _wait_count(page, 11)
+    bars = sum(_rows(page, "bottom,left,right,top"))
+    assert bars > 0  # the histogram of f_i, stacked by multiplicity
+    running = max(_rows(page, "B,eps"))
+    _click(page, "draw-100")
+    _wait_count(page, 111)
+    assert max(_rows(page, "B,eps")) > running  # the running estimate grew
+    assert "the last left out" in _sentence(page)
+
+    # Play: one resample at a time until Pause
+    page.locator(".explorer-steps-play button").first.click()
+    for _ in range(120):
+        if _count(page) >= 115:
+            break
+        page.wait_for_timeout(250)
+    assert _count(page) >= 115
+    page.locator(".explorer-steps-play button", has_text="Pause").first.click()
+    paused = _count(page)
+    page.wait_for_timeout(1200)
+    assert _count(page) - paused <= 1  # paused (a draw under way may still land)
+
+    # a click on the data picks the nearest point as point i
+    index = page.locator(".explorer-steps-input-index input").first
+    before = index.input_value()
+    box = page.locator(".explorer-steps-plot-data canvas").first.bounding_box()
+    for fx in (0.5, 0.3, 0.7):
+        page.mouse.click(box["x"] + fx * box["width"], box["y"] + 0.5 * box["height"])
+        page.wait_for_timeout(800)
+        if index.input_value() != before:
+            break
+    assert index.input_value() != before
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "step-by-step.png"))
+    page.locator("button", has_text="Presentation").first.click()
+    page.wait_for_timeout(2500)  # the figures are drawn again, larger
+    page.screenshot(path=str(SCREENSHOTS / "step-by-step-presentation.png"))
+    _click(page, "reset")
+    page.locator(".explorer-steps-sentence", has_text="No resample drawn yet").first.wait_for()
+    assert errors == []
+    page.close()
