@@ -19,7 +19,6 @@ import panel as pn
 import param
 
 from explorer import datasets
-from explorer.model_selection import asc
 from explorer.model_selection import experiments as sx
 from explorer.model_selection.criteria import CRITERIA, CRITERION_LABELS
 from explorer.views.common import controls
@@ -40,7 +39,14 @@ from explorer.views.model_selection.figures import (
     normalise,
     param_label,
 )
-from explorer.views.model_selection.state import SelectionJobs, job_hooks
+from explorer.views.model_selection.state import (
+    SelectionJobs,
+    asc_entropy,
+    asc_partitions,
+    job_hooks,
+    lbfgs_iterations,
+    lbfgs_restarts,
+)
 
 __all__ = [
     "SelectionExperimentState", "SelectionExperimentsPanel", "EXPERIMENTS", "EXPERIMENT_DATA", "EXPERIMENT_COLUMNS",
@@ -149,18 +155,14 @@ class SelectionExperimentState(SelectionJobs, DataSourced):
                              label="Teacher noise σ_n",
                              doc="Hyperparameters on teacher data: the noise standard deviation of the draws "
                                  "(the thesis: 0.1).")
-    n_partitions = param.Integer(default=8, bounds=(1, 1000), softbounds=(1, 64), label="ASC: partitions J",
-                                 doc="Random partitions J per ASC evaluation (the thesis: 32; beta uses one, "
-                                     "'one drawn objective function').")
+    n_partitions = asc_partitions((1, 64), "Random partitions J per ASC evaluation (the thesis: 32; beta uses one, "
+                                           "'one drawn objective function').")
     n_objects = param.Integer(default=4, bounds=(1, 32), softbounds=(2, 16), label="ASC: objects M",
                               doc="Objects M per subset of an ASC partition (L = 2; the thesis: 4 for "
                                   "Experiment 3, 8 for the others).")
-    entropy = param.Selector(default="zero", objects=list(asc.ENTROPIES), label="ASC: h(τ)",
-                             doc="Entropy term of ASC (eq. 4.2): zero (eq. 3.3), or the prior entropy.")
-    n_restarts = param.Integer(default=4, bounds=(1, 200), softbounds=(1, 32), label="Restarts",
-                               doc="L-BFGS runs from Cauchy-distributed starts per optimisation (the thesis: 16).")
-    max_iter = param.Integer(default=16, bounds=(1, 1000), softbounds=(4, 100), label="Iterations per run",
-                             doc="Maximum L-BFGS iterations per run (the thesis: 16).")
+    entropy = asc_entropy("Entropy term of ASC (eq. 4.2): zero (eq. 3.3), or the prior entropy.")
+    n_restarts = lbfgs_restarts(4, "L-BFGS runs from Cauchy-distributed starts per optimisation (the thesis: 16).")
+    max_iter = lbfgs_iterations("Maximum L-BFGS iterations per run (the thesis: 16).")
     seed = controls.seed("Seed of the teacher draws or splits, the partitions and the restarts (the CLI's --seed): "
                          "same settings and seed, same numbers.")
 

@@ -43,7 +43,8 @@ from explorer.views.common.values import CheckedState
 __all__ = [
     "SelectionState", "SelectionJobs", "SelectionProblem", "SelectionCurves", "SelectionFits", "SelectionRanking",
     "SELECTION_DATASETS", "UPLOAD", "JOB_KINDS", "CURVE_PARAMETERS", "TEACHER_HYPERPARAMETERS", "EXPECTED_ERRORS",
-    "describe_error", "reference_hyperparameters", "job_hooks",
+    "describe_error", "reference_hyperparameters", "job_hooks", "asc_partitions", "asc_entropy", "lbfgs_restarts",
+    "lbfgs_iterations",
 ]
 
 
@@ -164,6 +165,29 @@ _JOBS = (
 JOB_KINDS = tuple(spec.kind for spec in _JOBS)
 
 
+# ------------------------------------------------------------------------------------ controls of both panels
+
+
+def asc_partitions(softbounds: tuple[int, int], doc: str) -> param.Integer:
+    """The ASC partitions J of a seed-001 panel (8 by default, 1 to 1000)."""
+    return param.Integer(default=8, bounds=(1, 1000), softbounds=softbounds, label="ASC: partitions J", doc=doc)
+
+
+def asc_entropy(doc: str) -> param.Selector:
+    """The entropy term h(τ) of ASC, eq. (4.2), of a seed-001 panel ("zero" by default)."""
+    return param.Selector(default="zero", objects=list(asc.ENTROPIES), label="ASC: h(τ)", doc=doc)
+
+
+def lbfgs_restarts(default: int, doc: str) -> param.Integer:
+    """The L-BFGS restarts of a seed-001 panel (1 to 200)."""
+    return param.Integer(default=default, bounds=(1, 200), softbounds=(1, 32), label="Restarts", doc=doc)
+
+
+def lbfgs_iterations(doc: str) -> param.Integer:
+    """The L-BFGS iterations per run of a seed-001 panel (16 by default, the thesis' count)."""
+    return param.Integer(default=16, bounds=(1, 1000), softbounds=(4, 100), label="Iterations per run", doc=doc)
+
+
 # ------------------------------------------------------------------------------------ the state
 
 
@@ -222,17 +246,13 @@ class SelectionState(CheckedState, SelectionJobs, DataSourced):
     # --- random parts of the criteria
     n_folds = param.Integer(default=5, bounds=(2, 1000), softbounds=(2, 20), label="K-fold: K",
                             doc="Folds K of K-fold CV (capped at N; K = N is leave-one-out).")
-    n_partitions = param.Integer(default=8, bounds=(1, 1000), softbounds=(2, 64), label="ASC: partitions J",
-                                 doc="Random partitions J of ASC (Algorithm 2; the thesis uses 32).")
+    n_partitions = asc_partitions((2, 64), "Random partitions J of ASC (Algorithm 2; the thesis uses 32).")
     n_objects = param.Integer(default=8, bounds=(1, 1000), softbounds=(2, 32), label="ASC: objects M",
                               doc="Objects M per subset of an ASC partition (L = 2 subsets; thesis: 4 or 8).")
-    entropy = param.Selector(default="zero", objects=list(asc.ENTROPIES), label="ASC: h(τ)",
-                             doc="Entropy term of ASC (eq. 4.2): zero, or the prior entropy.")
+    entropy = asc_entropy("Entropy term of ASC (eq. 4.2): zero, or the prior entropy.")
     # --- optimisation
-    n_restarts = param.Integer(default=3, bounds=(1, 200), softbounds=(1, 32), label="Restarts",
-                               doc="L-BFGS runs per criterion from Cauchy-distributed starts (the thesis uses 16).")
-    max_iter = param.Integer(default=16, bounds=(1, 1000), softbounds=(4, 100), label="Iterations per run",
-                             doc="Maximum L-BFGS iterations per run (the thesis uses 16).")
+    n_restarts = lbfgs_restarts(3, "L-BFGS runs per criterion from Cauchy-distributed starts (the thesis uses 16).")
+    max_iter = lbfgs_iterations("Maximum L-BFGS iterations per run (the thesis uses 16).")
     rank_kernels = param.ListSelector(default=["se", "rq", "exponential", "periodic"], objects=list(KERNEL_NAMES),
                                       label="Functional forms ranked",
                                       doc="Covariance functions compared (§5.3): each is optimised by the "
