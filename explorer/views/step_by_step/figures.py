@@ -36,7 +36,7 @@ K_COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
 K_SIZES = (0, 8, 12, 15, 18)
 CURVE_COLOR = "#1f77b4"
 N_BINS = 40
-_SIZE = {"responsive": True, "min_height": 300, "height": 320}
+_SIZE = {"responsive": True, "min_height": 300, "height": 380}
 X, Y = hv.Dimension("x", label="input x"), hv.Dimension("y", label="target y, GP mean f(x)")
 H, COUNT = hv.Dimension("h", label="prediction f_i"), hv.Dimension("count", label="resamples")
 B, EPS = hv.Dimension("B", label="resamples drawn B"), hv.Dimension("eps", label="Efron's ε (eq. 17)")
@@ -96,19 +96,18 @@ def data_layers(state: StepState) -> Figure:
     old = _polyline(state.grid, state.curves[:-1])
     i = state.index
     ring = ((x[i:i + 1], y[i:i + 1]) if p is not None else (_NONE, _NONE))
-    layers = [Layer(hv.Curve, (X,), (Y,), old, "earlier resamples", dict(color="gray", alpha=0.3, line_width=1)),
-              Layer(hv.Curve, (X,), (Y,), (grid, last), "GP mean of the last resample",
-                    dict(color=CURVE_COLOR, line_width=3)),
-              Layer(hv.Scatter, (X,), (Y,), (x[k == 0], y[k == 0]), "left out (s_i = 0)",
+    layers = [Layer(hv.Curve, (X,), (Y,), old, "earlier fits", dict(color="gray", alpha=0.3, line_width=1)),
+              Layer(hv.Curve, (X,), (Y,), (grid, last), "GP fit to it", dict(color=CURVE_COLOR, line_width=3)),
+              Layer(hv.Scatter, (X,), (Y,), (x[k == 0], y[k == 0]), "left out",
                     dict(marker="x", size=12, color=K_COLORS[0], line_width=2))]
     for j in range(1, K_MAX + 1):
-        label = f"drawn {j}{'+' if j == K_MAX else ''} time{'s' if j > 1 else ''}"
+        label = f"s_i ≥ {j}" if j == K_MAX else f"s_i = {j}"
         layers.append(Layer(hv.Scatter, (X,), (Y,), (x[k == j], y[k == j]), label,
                             dict(size=K_SIZES[j], color=K_COLORS[j], line_color="white", tools=["hover", "tap"])))
-    layers.append(Layer(hv.Scatter, (X,), (Y,), ring, "point i (click a point)",
+    layers.append(Layer(hv.Scatter, (X,), (Y,), ring, "point i",
                         dict(marker="circle", size=24, fill_alpha=0, line_color="black", line_width=2)))
     ranges = {"x": _span(x, pad=0.05), "y": _span(y, state.curves, pad=0.08)}
-    return Figure(layers, ranges, "The data and the last resample: the larger a point, the more often it was drawn")
+    return Figure(layers, ranges, "The last resample")
 
 
 def histogram_layers(state: StepState) -> Figure:
@@ -128,19 +127,18 @@ def histogram_layers(state: StepState) -> Figure:
         j = np.flatnonzero(counts[k])
         layers.append(Layer(hv.Rectangles, (H, COUNT, "h1", "count1"), (),
                             (edges[j], bottom[k, j], edges[j + 1], bottom[k, j] + counts[k, j]),
-                            f"{_k_label(k)}: point i drawn {k}{'+' if k == K_MAX else ''} times",
+                            _k_label(k),
                             dict(color=K_COLORS[k], line_color="white", alpha=0.8)))
     tops = np.cumsum(theory, axis=0) if theory is not None else None
     for k in range(K_MAX + 1):
         outline = _steps(edges, tops[k]) if tops is not None else (_NONE, _NONE)
         last = k == K_MAX  # one legend entry for the outlines
-        layers.append(Layer(hv.Curve, (H,), (COUNT,), outline, "theory, eq. (60)" if last else f"theory {k}",
+        layers.append(Layer(hv.Curve, (H,), (COUNT,), outline, "theory (60)" if last else f"theory {k}",
                             dict(color=K_COLORS[k], line_width=2, show_legend=last)))
     top = max(float(np.sum(counts, axis=0).max(initial=0)), float(tops[-1].max()) if tops is not None else 1.0)
     layers.append(Layer(hv.Curve, (H,), (COUNT,), (np.array([target, target]), np.array([0.0, 1.08 * top])),
-                        "target y_i", dict(color="black", line_dash="dashed", line_width=1)))
-    what = "no resample yet: the outlines are the theory" if n == 0 else f"{n:,} resamples"
-    title = f"f_i at point i = {i}, stacked by how often point i was drawn ({what})"
+                        "y_i", dict(color="black", line_dash="dashed", line_width=1)))
+    title = f"f_i at point i = {i}"
     return Figure(layers, {"x": (float(edges[0]), float(edges[-1])), "y": (0.0, 1.08 * top)}, title)
 
 
@@ -156,37 +154,41 @@ def running_layers(state: StepState) -> Figure:
               Layer(hv.Curve, (B,), (EPS,), (b, value - se), "− 1 SE", dict(color=CURVE_COLOR, line_width=1,
                                                                             line_dash="dotted",
                                                                             show_legend=False)),
-              Layer(hv.Curve, (B,), (EPS,), (b, value), "Efron's estimate so far",
+              Layer(hv.Curve, (B,), (EPS,), (b, value), "Efron so far",
                     dict(color=CURVE_COLOR, line_width=2))]
     styles = {"ADATAP": ("black", "solid"), "approx. ADATAP": ("#ff7f0e", "dashed")}
     theory = state.theory
     for name, (color, dash) in styles.items():
         line = (np.array([1.0, right]), np.full(2, theory[name])) if name in theory else (_NONE, _NONE)
-        layers.append(Layer(hv.Curve, (B,), (EPS,), line, f"{name} theory", dict(color=color, line_dash=dash,
+        layers.append(Layer(hv.Curve, (B,), (EPS,), line, name, dict(color=color, line_dash=dash,
                                                                                  line_width=2)))
     # the band settles as B grows: its range is that of the resamples after the first few, and the theory
     settled = b >= min(10.0, b.max()) if b.size else ok[:0]
     y = _span(value[settled] + se[settled], value[settled] - se[settled], np.array(list(theory.values())),
               pad=0.1)
     return Figure(layers, {"x": (0.8, 1.25 * right), "y": y},
-                  "Efron's estimate of the test error as resamples accumulate (left-out points only, eq. 17)")
+                  "Test error ε vs resamples")
 
 
-def _plot(figure: Figure, **opts) -> hv.Overlay:
+def _plot(figure: Figure, legend_cols: int, **opts) -> hv.Overlay:
+    """The overlay, its legend above the plot (never over the data)."""
     return overlay(figure.layers).opts(title=figure.title, xlim=figure.ranges["x"], ylim=figure.ranges["y"],
-                                       show_grid=True, **_SIZE, **opts)
+                                       show_grid=True, legend_position="top", legend_cols=legend_cols,
+                                       legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2,
+                                                    "glyph_width": 16},
+                                       toolbar=None, **_SIZE, **opts)
 
 
 def data_plot(state: StepState) -> hv.Overlay:
     """:func:`data_layers` as a HoloViews overlay."""
-    return _plot(data_layers(state), legend_position="bottom_left")
+    return _plot(data_layers(state), 3)
 
 
 def histogram_plot(state: StepState) -> hv.Overlay:
     """:func:`histogram_layers` as a HoloViews overlay."""
-    return _plot(histogram_layers(state), legend_position="top_right")
+    return _plot(histogram_layers(state), 4)
 
 
 def running_plot(state: StepState) -> hv.Overlay:
     """:func:`running_layers` as a HoloViews overlay (log x axis)."""
-    return _plot(running_layers(state), logx=True, legend_position="top_right")
+    return _plot(running_layers(state), 2, logx=True)

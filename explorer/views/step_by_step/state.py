@@ -276,7 +276,7 @@ class StepState(CheckedState, BackgroundJobs):
         if self.drawing >= 100:
             text += f" Drawing {self.drawing:,} more resamples…"
         if self.n_drawn == 0:
-            return text + ("" if self.drawing else " No resample drawn yet: press Draw.")
+            return text + ("" if self.drawing else " No resample drawn yet: press Draw, then click a point.")
         out = int(np.count_nonzero(self.occupations[-1] == 0))
         resamples = "1 resample" if self.n_drawn == 1 else f"{self.n_drawn:,} resamples"
         return text + (f" {resamples}; the last left out {out} points "

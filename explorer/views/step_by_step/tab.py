@@ -50,12 +50,12 @@ class StepTab(JobTab):
             "alpha": pn.widgets.FloatInput, "period": pn.widgets.FloatInput, "noise_var": pn.widgets.FloatInput,
             "seed": pn.widgets.IntInput, "input_index": pn.widgets.IntInput}, self.css_prefix)
         self.slider = pn.widgets.FloatSlider.from_param(s.param.s_over_n, value_throttled=s.s_over_n,
-                                                        css_classes=[self._css("s-over-n")],
-                                                        sizing_mode="stretch_width")
+                                                        css_classes=[self._css("s-over-n")], width=230,
+                                                        format="0.00")
         self.draws = [self._button(f"Draw {n}" if n == 1 else f"{n}", f"draw-{n}", lambda e, n=n: s.request_draws(n))
                       for n in DRAWS]
         self.play = pn.widgets.Toggle(label="Play", color="success", css_classes=[self._css("play")],
-                                      width=90)
+                                      width=72)
         self.play.param.watch(self._on_play, "value")
         self.reset = self._button("Reset", "reset", lambda e: s.reset(), color="warning")
         self.sentence = pn.pane.Markdown("", css_classes=[self._css("sentence")], sizing_mode="stretch_width")
@@ -81,7 +81,7 @@ class StepTab(JobTab):
         return {}
 
     def _button(self, label: str, name: str, action, color: str = "primary") -> pn.widgets.Button:
-        button = pn.widgets.Button(label=label, color=color, css_classes=[self._css(name)], width=90)
+        button = pn.widgets.Button(label=label, color=color, css_classes=[self._css(name)], width=72)
         button.on_click(action)
         return button
 
@@ -108,8 +108,8 @@ class StepTab(JobTab):
     @staticmethod
     def _retitle(pane: pn.pane.HoloViews, title: str) -> None:
         for plot, _ in pane._plots.values():
-            model = plot.handles.get("title")
-            if model is not None and model.text != title:
+            model = getattr(plot.state, "title", None)  # the figure's Title
+            if model is not None and getattr(model, "text", title) != title:
                 model.text = title
 
     def _on_draw(self, *events) -> None:
@@ -160,9 +160,10 @@ class StepTab(JobTab):
             sizing_mode="stretch_width", css_classes=[self._css("controls")])
 
     def content(self) -> pn.Column:
-        buttons = pn.FlexBox(*self.draws, self.play, self.reset, pn.Column("S/N", self.slider, width=260),
-                             flex_wrap="wrap", align_items="center", sizing_mode="stretch_width")
+        buttons = pn.FlexBox(*self.draws, self.play, self.reset, self.slider, flex_wrap="wrap",
+                             align_items="center", sizing_mode="stretch_width")
         head = [alert for alert in (self.error, self.notice) if alert is not None]
-        figures = pn.Row(self.plots["data"], self.plots["histogram"], sizing_mode="stretch_width")
-        return pn.Column(*head, self.sentence, buttons, figures, self.plots["running"],
-                         sizing_mode="stretch_width", css_classes=[self._css("content")])
+        # the three figures side by side: all of them on the first screen of a projector
+        figures = pn.Row(*self.plots.values(), sizing_mode="stretch_width")
+        return pn.Column(*head, self.sentence, buttons, figures, sizing_mode="stretch_width",
+                         css_classes=[self._css("content")])
