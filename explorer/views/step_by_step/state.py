@@ -41,16 +41,10 @@ _SETTINGS = ("dataset", "n_points", "kernel", "lengthscale", "signal_var", "alph
 
 
 @dataclass(frozen=True)
-class _DrawInputs:
-    """What a draw reads: the problem, the settings and what has been drawn (B = ``start`` resamples)."""
+class _Drawn:
+    """Everything drawn: resamples 0 .. ``stop`` − 1 of settings ``generation`` (the last draw began at ``start``)."""
 
     generation: int
-    K: np.ndarray
-    y: np.ndarray
-    noise_var: float
-    s_over_n: float
-    seed: int
-    K_grid: np.ndarray
     start: int
     stop: int
     occupations: np.ndarray
@@ -60,16 +54,15 @@ class _DrawInputs:
 
 
 @dataclass(frozen=True)
-class _Drawn:
-    """What a draw gives: everything drawn up to resample ``stop`` (the state takes it as it is)."""
+class _DrawInputs:
+    """What a draw of ``n`` more resamples reads: the problem, the settings and what has been ``drawn``."""
 
-    generation: int
-    start: int
-    stop: int
-    occupations: np.ndarray
-    train: np.ndarray
-    curves: np.ndarray
-    running: steps.RunningEstimate
+    problem: experiments.RegressionProblem
+    s_over_n: float
+    seed: int
+    K_grid: np.ndarray
+    drawn: _Drawn
+    n: int
 
 
 class StepState(CheckedState, BackgroundJobs):
@@ -171,25 +164,26 @@ class StepState(CheckedState, BackgroundJobs):
 
     def _draw_inputs(self, n: int) -> _DrawInputs:
         """What a draw of ``n`` more resamples reads (a snapshot: the arrays are replaced, never changed)."""
-        p = self.problem
-        return _DrawInputs(self._generation, p.K, p.y, p.noise_var, float(self.s_over_n), int(self.seed),
-                           self._K_grid, self.n_drawn, self.n_drawn + n, self.occupations, self.train, self.curves,
-                           self.running)
+        drawn = _Drawn(self._generation, self.n_drawn, self.n_drawn, self.occupations, self.train, self.curves,
+                       self.running)
+        return _DrawInputs(self.problem, float(self.s_over_n), int(self.seed), self._K_grid, drawn, int(n))
 
     @staticmethod
     def _compute(inputs: _DrawInputs) -> _Drawn:
-        """The resamples ``inputs.start`` .. ``inputs.stop − 1`` appended to those drawn, with the running estimate
-        (on the draw's thread: the session's event loop only shows the result)."""
-        i = inputs
-        new = steps.draw_resamples(i.K, i.y, i.noise_var, i.s_over_n, i.start, i.stop, rng=i.seed, K_test=i.K_grid)
-        occupations = np.concatenate([i.occupations, new.occupations])
-        train = np.concatenate([i.train, new.train])
-        at = steps.running_efron(occupations, train, i.y, steps.checkpoints(i.start, i.stop))
-        running = steps.RunningEstimate(*(np.concatenate([old, now]) for old, now in
-                                          zip((i.running.counts, i.running.value, i.running.se),
+        """``inputs.n`` more resamples appended to those drawn, with the running estimate (on the draw's thread: the
+        session's event loop only shows the result)."""
+        p, old = inputs.problem, inputs.drawn
+        start, stop = old.stop, old.stop + inputs.n
+        new = steps.draw_resamples(p.K, p.y, p.noise_var, inputs.s_over_n, start, stop, rng=inputs.seed,
+                                   K_test=inputs.K_grid)
+        occupations = np.concatenate([old.occupations, new.occupations])
+        train = np.concatenate([old.train, new.train])
+        at = steps.running_efron(occupations, train, p.y, steps.checkpoints(start, stop))
+        running = steps.RunningEstimate(*(np.concatenate([before, now]) for before, now in
+                                          zip((old.running.counts, old.running.value, old.running.se),
                                               (at.counts, at.value, at.se))))
-        return _Drawn(i.generation, i.start, i.stop, occupations, train,
-                      np.concatenate([i.curves, new.test])[-KEEP_CURVES:], running)
+        return _Drawn(old.generation, start, stop, occupations, train,
+                      np.concatenate([old.curves, new.test])[-KEEP_CURVES:], running)
 
     def _start_draw(self) -> None:
         n, self._queued = self._queued, 0

@@ -1,0 +1,81 @@
+"""The step-by-step tab as a page shows it: a draw is patched into the drawn figures (no figure is built again),
+background draws asked for meanwhile are drawn together, and a reset drops a draw under way."""
+import numpy as np
+import pytest
+
+pn = pytest.importorskip("panel")
+
+from bokeh.document import Document  # noqa: E402
+
+from explorer.views.step_by_step import figures  # noqa: E402
+from explorer.views.step_by_step import tab as tab_module  # noqa: E402
+from explorer.views.step_by_step.state import StepState  # noqa: E402
+from explorer.views.step_by_step.tab import StepTab  # noqa: E402
+
+
+@pytest.fixture
+def drawn_tab(monkeypatch):
+    """A tab whose figures are drawn into a Bokeh document (as in a browser), counting the figures built."""
+    built = {what: 0 for what in tab_module._PLOTS}
+
+    def counting(what, make):
+        def plot(state):
+            built[what] += 1
+            return make(state)
+        return plot
+
+    monkeypatch.setattr(tab_module, "_PLOTS", {w: counting(w, f) for w, f in tab_module._PLOTS.items()})
+    view = StepTab(state=StepState(seed=3))
+    view.state.refresh()
+    pn.panel(view).get_root(Document())
+    yield view, built
+    view.state.close()
+
+
+def _columns(view, what: str) -> list[dict]:
+    (plot,) = [plot for plot, _ in view.plots[what]._plots.values()]
+    return [dict(sub.handles["source"].data) for sub in plot.subplots.values()]
+
+
+def test_a_draw_is_patched_into_the_drawn_figures_without_building_them_again(drawn_tab):
+    view, built = drawn_tab
+    before = dict(built)
+    for n in (1, 10, 100):
+        view.draws[[1, 10, 100, 1000].index(n)].clicks += 1
+        assert view.state.wait(60)
+    assert view.state.n_drawn == 111
+    assert built == before  # patched, not built again
+    # what the page shows is what the figure functions describe for the state now
+    for what, layers in (("data", figures.data_layers), ("histogram", figures.histogram_layers),
+                         ("running", figures.running_layers)):
+        for shown, layer in zip(_columns(view, what), layers(view.state).layers):
+            assert set(shown) == set(layer.source_columns)
+            for name, values in layer.source_columns.items():
+                np.testing.assert_array_equal(np.asarray(shown[name], dtype=float), values.astype(float))
+    running = {k: v for k, v in zip(("upper", "lower", "value"), _columns(view, "running"))}
+    assert len(running["value"]["B"]) == len(view.state.running.counts)  # one point per checkpoint so far
+    view.state.input_index = 4  # a new point i: the data and its histogram patched, nothing built
+    assert built == before and view.plots["histogram"]._plots
+    view.presentation = True  # a new style: drawn again through HoloViews
+    assert all(built[w] > before[w] for w in built)
+
+
+def test_draws_asked_for_meanwhile_are_drawn_together_and_a_reset_drops_a_draw_under_way():
+    state = StepState(seed=5)
+    state.refresh()
+    try:
+        for _ in range(5):  # five clicks while the first draw runs
+            state.request_draws(1)
+        assert state.wait(60) and state.n_drawn == 5
+        reference = StepState(seed=5)
+        reference.refresh()
+        reference.draw(5)
+        np.testing.assert_array_equal(state.occupations, reference.occupations)  # resamples 0..4, in order
+        reference.close()
+        state.request_draws(1000)
+        state.reset()  # before the draw's result is shown: it is dropped
+        assert state.wait(60) and state.n_drawn == 0 and state.occupations.shape == (0, 30)
+        state.request_draws(2)
+        assert state.wait(60) and state.n_drawn == 2
+    finally:
+        state.close()
