@@ -1,7 +1,8 @@
 """A teaching notebook exported to HTML shows its figures offline, in headless Chromium.
 
-Executes ``notebooks/seed000_replica_bootstrap.ipynb`` with nbconvert (a kernel that imports this checkout's
-``explorer``; HOME and the Jupyter directories in a temporary folder), exports it to HTML with the README's
+Executes ``notebooks/seed000_replica_bootstrap.ipynb`` (then ``bootstrap_step_by_step.ipynb``: :data:`EXPORTED`)
+with nbconvert (a kernel that imports this checkout's ``explorer``; HOME and the Jupyter directories in a temporary
+folder), exports it to HTML with the README's
 command (``--template-file notebooks/offline.html.j2``) and opens the file in Chromium with every request
 that is not ``file:``, ``data:`` or ``blob:`` recorded and refused (a reader without internet). Then it checks
 that every output holding a Bokeh figure shows it (a canvas of non-zero size), that nothing was asked of
@@ -29,7 +30,14 @@ pytestmark = pytest.mark.browser
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 TEMPLATE = NOTEBOOKS / "offline.html.j2"
-NOTEBOOK = "seed000_replica_bootstrap.ipynb"
+#: The notebooks exported: the number of code cells that show a Bokeh figure (at least), the element the
+#: screenshot shows and the screenshot's name.
+EXPORTED = {
+    # Fig. 1 twice, Fig. 3-4, Fig. 5, Fig. 2 and the app's view
+    "seed000_replica_bootstrap.ipynb": (6, ".explorer-tabs", "notebook-seed000-exported.png"),
+    # one resample, the histogram twice, the running estimate twice, the page, the exercise
+    "bootstrap_step_by_step.ipynb": (7, ".explorer-steps-content", "notebook-step-by-step-exported.png"),
+}
 #: In the page's console, what Panel says when Bokeh's or Panel's JavaScript never arrived.
 PANEL_MISSING = "Panel: ERROR"
 
@@ -45,18 +53,20 @@ def _nbconvert(home: Path, *args: str) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
 
 
-@pytest.fixture(scope="module")
-def exported(browser, tmp_path_factory):  # after the browser: nothing is executed when the test skips
-    """The teaching notebook executed (``executed.ipynb``) and exported to HTML (``NAME.html``); yields both."""
+@pytest.fixture(scope="module", params=list(EXPORTED))
+def exported(request, browser, tmp_path_factory):  # after the browser: nothing is executed when the test skips
+    """A teaching notebook executed (``executed.ipynb``) and exported to HTML (``exported.html``); yields its name
+    and both files."""
     _require_browser(importlib.util.find_spec("nbconvert") is not None,
                      "nbconvert is not installed (pip install -e '.[notebook]')")
+    name = request.param
     home = tmp_path_factory.mktemp("nbconvert-home")
-    shutil.copy(NOTEBOOKS / NOTEBOOK, home / NOTEBOOK)  # executed in a copy: never into the repository
+    shutil.copy(NOTEBOOKS / name, home / name)  # executed in a copy: never into the repository
     _nbconvert(home, "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=600",
-               "--output", "executed.ipynb", NOTEBOOK)
+               "--output", "executed.ipynb", name)
     _nbconvert(home, "--to", "html", "--template-file", str(TEMPLATE), "--output", "exported.html",
                "executed.ipynb")
-    return home / "executed.ipynb", home / "exported.html"
+    return name, home / "executed.ipynb", home / "exported.html"
 
 
 def _figure_cells(notebook: Path) -> list[int]:
@@ -92,10 +102,11 @@ DRAWN_CELLS = """() => {
 }"""
 
 
-def test_exported_replica_notebook_shows_its_figures_offline(exported, browser):
-    executed, html = exported
+def test_exported_notebook_shows_its_figures_offline(exported, browser):
+    name, executed, html = exported
+    at_least, view, screenshot = EXPORTED[name]
     figures = _figure_cells(executed)
-    assert len(figures) >= 6  # Fig. 1 twice, Fig. 3-4, Fig. 5, Fig. 2 and the app's view
+    assert len(figures) >= at_least
 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     external: list[str] = []
@@ -117,7 +128,7 @@ def test_exported_replica_notebook_shows_its_figures_offline(exported, browser):
     assert set(figures) <= set(drawn), (figures, drawn)  # every figure shows, each in its own cell
     assert external == [], external  # nothing asked of another host
     assert errors == [], errors
-    page.locator(".explorer-tabs").first.scroll_into_view_if_needed()
-    save_screenshot(page, "notebook-seed000-exported.png")
+    page.locator(view).first.scroll_into_view_if_needed()
+    save_screenshot(page, screenshot)
     page.close()
 

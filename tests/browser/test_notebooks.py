@@ -7,8 +7,9 @@ who runs it again). Every request to a host other than 127.0.0.1 is recorded and
 internet). Then it checks that the figures render, that nothing was asked of another host (after the load and
 after the embedded view built new figures), that the console shows no errors (no comm errors after the second
 run), that the embedded output fits the notebook's width, and that the embedded view still computes: another
-dataset redraws its plot, a number typed into S/N and Enter (no blur) recomputes. Screenshots go to
-``artifacts/``.
+dataset redraws its plot, a number typed into S/N and Enter (no blur) recomputes; in the step-by-step notebook the
+embedded page draws (Draw 1, 10, Play and Pause change the number of resamples its sentence states). Screenshots go
+to ``artifacts/``.
 Skips when chromium, Playwright or JupyterLab is missing, unless ``EXPLORER_REQUIRE_BROWSER=1`` (set by
 ``.ci/run``), in which case it fails.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -250,3 +252,60 @@ def test_svm_notebook_runs_offline_and_its_tab_stays_live(lab, browser):
     assert nb.external == [], nb.external  # the models built for the new dataset are inline too
     assert nb.errors == [], nb.errors
     nb.close()
+
+
+def _resamples(sentence: str) -> int:
+    """The number of resamples drawn that the step-by-step page's sentence states (0 before the first)."""
+    found = re.search(r"(\d[\d,]*) resamples?\b", sentence)
+    return int(found.group(1).replace(",", "")) if found else 0
+
+
+@pytest.fixture(scope="module")
+def step_notebook(lab, browser):
+    """The step-by-step notebook after Run All (its embedded page is the last output)."""
+    nb = Notebook(browser, lab, "bootstrap_step_by_step.ipynb")
+    nb.run_all()
+    nb.page.locator(".explorer-steps-plot-running canvas").first.wait_for()  # the embedded page's last figure
+    nb.page.locator(".explorer-steps-tab").first.scroll_into_view_if_needed()
+    nb.page.wait_for_timeout(500)
+    yield nb
+    nb.close()
+
+
+def test_step_by_step_notebook_runs_offline_and_its_page_draws(step_notebook):
+    nb = step_notebook
+    page = nb.page
+    assert page.locator(".jp-OutputArea-output canvas").count() >= 10  # 7 figures of the cells, 3 of the page
+    assert nb.external == [], nb.external  # offline after Run All: nothing asked of another host
+    assert nb.errors == [], nb.errors
+    nb.screenshot("notebook-step-by-step-page.png")
+
+    # the page starts from no resample (the notebook reset it); Draw 1, 10, then Play and Pause draw more
+    sentence = _text(page, ".explorer-steps-sentence")
+    assert _resamples(sentence) == 0, sentence
+    page.wait_for_timeout(2000)  # the page's widgets connected to the kernel (a click before may be lost)
+    page.locator(".explorer-steps-draw-1 button").first.click()
+    sentence = _wait_text_change(page, ".explorer-steps-sentence", sentence, "1 resample")
+    page.locator(".explorer-steps-draw-10 button").first.click()
+    sentence = _wait_text_change(page, ".explorer-steps-sentence", sentence, "11 resamples")
+    page.locator(".explorer-steps-play button").first.click()
+    page.wait_for_timeout(3000)
+    page.locator(".explorer-steps-play button").first.click()  # Pause
+    counts = [_resamples(_text(page, ".explorer-steps-sentence"))]
+    for _ in range(10):  # resamples asked for before the pause may still arrive, then the count stays
+        page.wait_for_timeout(1500)
+        counts.append(_resamples(_text(page, ".explorer-steps-sentence")))
+        if counts[-1] == counts[-2]:
+            break
+    assert counts[-1] == counts[-2] > 11, counts
+    nb.screenshot("notebook-step-by-step-played.png")
+    assert nb.external == [], nb.external  # the figures redrawn by the page are inline too
+    assert [e for e in nb.errors if any(c in e for c in COMM_ERRORS)] == [], nb.errors
+    assert nb.errors == [], nb.errors
+
+
+@pytest.mark.xfail(strict=True, reason="issue 24: the step-by-step page's two figures side by side overflow a "
+                                       "JupyterLab output beside the file browser (~930 px); remove this mark "
+                                       "once its layout fits")
+def test_step_by_step_notebook_page_fits_the_notebook(step_notebook):
+    _fits(step_notebook.page, ".explorer-steps-tab")
