@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
             browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             teacher = open_page(browser, url)
             idle = draw_1000(teacher)
-            print(f"\n# Draw 1000 at N = 30 in the browser, idle server: {idle:.2f} s (target ~1 s)")
+            print(f"\n# Draw 1000 at N = 30 in the browser, idle server: {idle:.2f} s (target ~1 s)", flush=True)
             if args.nice_class:
                 script = f"/tmp/nice-chromium-{port}"
                 with open(script, "w") as f:
@@ -177,15 +177,16 @@ def main(argv: list[str] | None = None) -> None:
             time.sleep(args.seconds)
             last = [page.evaluate(COUNT_JS) for page in pages]
             elapsed = time.perf_counter() - t0
-            teacher.locator(".explorer-steps-reset button").first.click()
-            teacher.locator(".explorer-steps-sentence", has_text="No resample drawn yet").first.wait_for()
-            busy = draw_1000(teacher)
             rates = [(b - a) / elapsed for a, b in zip(first, last)]
-            print(f"\n# {args.sessions} sessions playing for {elapsed:.0f} s (Play asks for 5 a second)")
+            print(f"\n# {args.sessions} sessions playing for {elapsed:.0f} s (Play asks for 5 a second), load "
+                  f"average {load()}")
             print("resamples per second per session: " + " ".join(f"{r:.1f}" for r in rates))
             print(f"least {min(rates):.1f}, mean {statistics.mean(rates):.1f}; least / target 4 = "
                   f"{min(rates) / 4:.2f}")
-            print(f"Draw 1000 while they play: {busy:.2f} s ({busy / idle:.1f} x idle)")
+            teacher.locator(".explorer-steps-reset button").first.click()
+            teacher.locator(".explorer-steps-sentence", has_text="No resample drawn yet").first.wait_for()
+            busy = draw_1000(teacher)
+            print(f"Draw 1000 while they play: {busy:.2f} s ({busy / idle:.1f} x idle)", flush=True)
         finally:
             server.terminate()
             server.wait(timeout=60)

@@ -8,6 +8,8 @@ only a new problem, a new style or a first drawing goes through HoloViews.
 
 from __future__ import annotations
 
+import time
+
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used by the figures)
 import numpy as np
@@ -28,6 +30,8 @@ _LAYERS = {"data": figures.data_layers, "histogram": figures.histogram_layers, "
 
 #: Milliseconds between two resamples while playing (5 a second).
 PLAY_PERIOD_MS = 200
+#: Most resamples one tick of Play draws to catch up when the server ran its ticks late (a busy machine).
+PLAY_CATCH_UP = 3
 
 
 class StepTab(JobTab):
@@ -72,6 +76,7 @@ class StepTab(JobTab):
             figure, sizing_mode="stretch_width", min_height=330, linked_axes=False,
             css_classes=[self._css(f"plot-{what}")]) for what, figure in figures_of.items()}
         self._callback = None
+        self._played = (time.monotonic(), 0)
         s.param.watch(self._redraw, ["problem", "solution"])
         s.param.watch(self._on_draw, ["n_drawn", "drawing"])
         s.param.watch(self._on_index, ["input_index"])
@@ -139,6 +144,7 @@ class StepTab(JobTab):
     def _on_play(self, event) -> None:
         self.state.playing = event.new
         self.play.label = "Pause" if event.new else "Play"
+        self._played = (time.monotonic(), 0)  # (when Play started, resamples it asked for since)
         if event.new:
             if self._callback is None:
                 self._callback = pn.state.add_periodic_callback(self._tick, period=PLAY_PERIOD_MS)
@@ -148,8 +154,15 @@ class StepTab(JobTab):
             self._callback.stop()
 
     def _tick(self) -> None:
-        if self.state.playing:
-            self.state.request_draws(1)
+        """One resample per tick; a tick that comes late (a busy server skips ticks) also draws those it missed,
+        at most :data:`PLAY_CATCH_UP`, so that Play keeps its pace of 1000 / PLAY_PERIOD_MS a second."""
+        if not self.state.playing:
+            return
+        started, asked = self._played
+        due = int((time.monotonic() - started) * 1000 / PLAY_PERIOD_MS) - asked
+        n = min(max(due, 1), PLAY_CATCH_UP)
+        self._played = (started, asked + n) if due <= PLAY_CATCH_UP else (time.monotonic(), 0)
+        self.state.request_draws(n)
 
     # --- layout
     def control_column(self) -> pn.Column:

@@ -1,5 +1,7 @@
 """The step-by-step state without a server: its resamples are the learning curve's Monte-Carlo samples, the
 histogram's stacking counts their multiplicities, and a change of a setting starts again."""
+import time
+
 import numpy as np
 import pytest
 
@@ -76,6 +78,7 @@ def test_the_tab_draws_plays_and_picks_a_point(state):
     tab._tick()
     assert state.n_drawn == 10  # not playing
     state.playing = True
+    tab._played = (time.monotonic(), 0)  # Play pressed just now (as the Play button does)
     tab._tick()
     assert state.wait(30) and state.n_drawn == 11
     tab.reset.clicks += 1

@@ -79,3 +79,26 @@ def test_draws_asked_for_meanwhile_are_drawn_together_and_a_reset_drops_a_draw_u
         assert state.wait(60) and state.n_drawn == 2
     finally:
         state.close()
+
+
+def test_play_keeps_its_pace_when_the_server_runs_its_ticks_late(monkeypatch):
+    view = StepTab(state=StepState(seed=2))
+    view.state.refresh()
+    clock = [100.0]
+    monkeypatch.setattr(tab_module.time, "monotonic", lambda: clock[0])
+    try:
+        view.state.playing, view._played = True, (clock[0], 0)
+        period = tab_module.PLAY_PERIOD_MS / 1000
+        for t in (1, 2, 4, 5):  # ticks 1 and 2 on time, then tick 3 skipped by a busy server
+            clock[0] = 100.0 + t * period
+            view._tick()
+            assert view.state.wait(60)
+        assert view.state.n_drawn == 5  # the late tick drew the one it missed: 5 in 5 periods
+        clock[0] += 60.0  # a long stall: at most PLAY_CATCH_UP at once, then the pace starts again
+        view._tick()
+        assert view.state.wait(60) and view.state.n_drawn == 5 + tab_module.PLAY_CATCH_UP
+        view.state.playing = False
+        view._tick()
+        assert view.state.wait(60) and view.state.n_drawn == 5 + tab_module.PLAY_CATCH_UP
+    finally:
+        view.state.close()
