@@ -107,8 +107,9 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     states = {prefix: state for view in pages.values() for prefix, state in view.states.items()}
     presets = PresetMenu(PRESETS, states, partial(_open_tab, tabs, names), STATE_LABELS, MENU_NAMES)
     messages = [view.messages for view in pages.values() if view.messages is not None]
-    # the preset's panel (citation, settings, the paper's numbers beside ours) under the figure, never above it
-    main = pn.Column(*messages, tabs, presets.panel, sizing_mode="stretch_width")
+    # figure first: the pages' messages and the preset's panel (citation, settings, the paper's numbers beside ours)
+    # under the tabs, never above them (appearing, they would move the figure)
+    main = pn.Column(tabs, *messages, presets.panel, sizing_mode="stretch_width")
     template = pn.template.FastListTemplate(
         title=TITLE, sidebar=[sidebar, engine_status(engine)], main=[main],  # one card: no empty one above
         header=[presets.menu, _presentation_switch(pages.values())],

@@ -1,8 +1,13 @@
-"""Presentation mode for a projector: larger fonts and thicker lines in the figures (HoloViews options) and
-larger text in the rest of the page (a CSS class on the document's body, switched in the browser).
+"""Presentation mode for a projector: larger text, ticks and thicker lines in the figures (HoloViews options),
+larger text in the rest of the page and the sidebar folded away (a CSS class on the document's body and the
+template's sidebar button, switched in the browser).
 
 The header switch of the app (:func:`presentation_switch`) sets the class at once in the browser and the tabs'
 ``presentation`` parameter on the server; each tab then redraws its figures through :func:`presented`.
+
+The page's CSS (:data:`PRESENTATION_CSS`) also sets the height of a tab's main figure,
+``--explorer-figure-height``: the screen's height less the header, the tab bar and the one line of Run, Cancel and
+progress under the figure, so that the figure fills the first screen at 1280×720 as at 1920×1080.
 """
 
 from __future__ import annotations
@@ -10,10 +15,17 @@ from __future__ import annotations
 import holoviews as hv
 import panel as pn
 
-__all__ = ["presented", "presentation_switch", "PRESENTATION_CSS", "FONT_SCALE", "LINE_SCALE"]
+__all__ = ["presented", "presentation_switch", "axis_text", "PRESENTATION_CSS", "FONT_SCALE", "LINE_SCALE",
+           "FONT_SIZES", "FIGURE_HEIGHT"]
 
 #: Text of a figure in presentation mode, relative to the normal size.
 FONT_SCALE = 1.6
+#: The text sizes of a figure in presentation mode, by HoloViews ``fontsize`` key: the ticks and axis labels grow
+#: about as much as the title (×1.6-1.7), the legend less (×1.25), so that it leaves the plot frame its width.
+FONT_SIZES = {"title": 17, "labels": 16, "ticks": 14, "legend": 12}
+#: The height of a tab's main figure (the page's CSS sets ``--explorer-figure-height``; 460 px without it, e.g. in a
+#: notebook).
+FIGURE_HEIGHT = "var(--explorer-figure-height, 460px)"
 #: Line widths of a figure in presentation mode, relative to the normal width.
 LINE_SCALE = 2.0
 #: Elements whose line width the presentation mode scales.
@@ -22,7 +34,11 @@ _LINES = (hv.Curve, hv.Path, hv.Segments, hv.ErrorBars, hv.VLine, hv.HLine, hv.H
 #: The page's text in presentation mode: the body class ``explorer-presentation`` enlarges the base font and
 #: the FAST design's type ramp (custom properties inherit into the components' shadow roots).
 PRESENTATION_CSS = """
+body {
+  --explorer-figure-height: max(320px, calc(100vh - 215px));
+}
 body.explorer-presentation {
+  --explorer-figure-height: max(320px, calc(100vh - 235px));
   font-size: 20px;
   --type-ramp-base-font-size: 19px;
   --type-ramp-base-line-height: 26px;
@@ -33,10 +49,14 @@ body.explorer-presentation {
 """
 
 
+#: :data:`FONT_SIZES` in points, divided by ``FONT_SCALE``.
+_SCALED_SIZES = {key: f"{size / FONT_SCALE:.2f}pt" for key, size in FONT_SIZES.items()}
+
+
 def presented(figure, on: bool):
-    """``figure`` (an element, overlay or layout) with its fonts scaled by ``FONT_SCALE`` and its lines by
-    ``LINE_SCALE`` when ``on``; ``figure`` itself otherwise. The options are set in place (figures are built
-    anew for every draw)."""
+    """``figure`` (an element, overlay or layout) with its text at ``FONT_SIZES`` points (other text scaled by
+    ``FONT_SCALE``) and its lines scaled by ``LINE_SCALE`` when ``on``; ``figure`` itself otherwise. The options
+    are set in place (figures are built anew for every draw)."""
     if not on:
         return figure
 
@@ -44,15 +64,45 @@ def presented(figure, on: bool):
         if isinstance(element, _LINES):
             width = hv.Store.lookup_options("bokeh", element, "style").kwargs.get("line_width", 1)
             element = element.opts(line_width=LINE_SCALE * width)
-        return element.opts(fontscale=FONT_SCALE)
+        # HoloViews multiplies the sizes given by ``fontscale``: give them divided by it
+        return element.opts(fontscale=FONT_SCALE, fontsize=_SCALED_SIZES)
 
     return figure.map(style, [hv.Overlay, hv.Element])
 
 
+#: The switch's code in the browser: the body class, and the sidebar through the FAST templates' closeNav/openNav.
+_SWITCH_JS = """
+document.body.classList.toggle('explorer-presentation', cb_obj.active);
+const fold = cb_obj.active ? window.closeNav : window.openNav;
+if (typeof fold === 'function' && document.getElementById('sidebar')) { fold(); }
+"""
+
+
+#: The text of a figure's axes (tick labels, axis labels) in normal mode (Bokeh's and HoloViews' sizes) and in
+#: presentation mode.
+_AXIS_TEXT = {False: ("11px", "13px"), True: (f"{FONT_SIZES['ticks']}pt", f"{FONT_SIZES['labels']}pt")}
+
+
+def axis_text(on: bool):
+    """A HoloViews hook that sets the text of every axis of the drawn plot to its presentation size (``on``) or its
+    normal size. HoloViews sets an axis's fonts when it makes the plot, not when a DynamicMap's new frame updates
+    it: a figure drawn in normal mode kept small tick labels after the switch (both y axes of the learning curve)."""
+    ticks, labels = _AXIS_TEXT[on]
+
+    def hook(plot, element) -> None:
+        state = plot.state
+        for axis in (*state.left, *state.right, *state.below, *state.above):
+            if hasattr(axis, "major_label_text_font_size"):
+                axis.major_label_text_font_size, axis.axis_label_text_font_size = ticks, labels
+
+    return hook
+
+
 def presentation_switch() -> pn.widgets.Toggle:
     """The header switch: toggles the body class ``explorer-presentation`` in the browser at once (the page's
-    CSS needs :data:`PRESENTATION_CSS`); watch its ``value`` to redraw the figures."""
+    CSS needs :data:`PRESENTATION_CSS`) and folds the sidebar away (unfolds it when switched off) with the
+    template's own sidebar button, which still opens it; watch its ``value`` to redraw the figures."""
     toggle = pn.widgets.Toggle(name="Presentation", value=False, button_type="light", width=130, align="center",
                                css_classes=["explorer-presentation-switch"])
-    toggle.jscallback(value="document.body.classList.toggle('explorer-presentation', cb_obj.active)")
+    toggle.jscallback(value=_SWITCH_JS)
     return toggle

@@ -1,19 +1,29 @@
 """The frame every tab shares: Run/Cancel with the progress, message and error of its jobs, the error of its
-settings, its download buttons, and the layout they sit in. The tabs differ in their controls and figures."""
+settings, its download buttons, and the layout they sit in. The tabs differ in their controls and figures.
+
+Figure first: a tab's main figure comes first, as high as the screen allows
+(:data:`~explorer.views.common.presentation.FIGURE_HEIGHT`); Run, Cancel and the jobs' progress share one line
+under it, and every message, warning and table goes below, so that nothing that appears later moves the figure."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import ClassVar
 
+import holoviews as hv
 import panel as pn
 import param
 
 from explorer.views.common.exports import Export, download_button
-from explorer.views.common.presentation import presented
-from explorer.views.common.widgets import job_indicators, message_alert
+from explorer.views.common.presentation import FIGURE_HEIGHT, axis_text, presented
+from explorer.views.common.widgets import job_indicators, message_alert, terms_line
 
-__all__ = ["JobTab", "DeferredTab"]
+__all__ = ["JobTab", "DeferredTab", "MAIN_FIGURE_CSS", "filling"]
+
+#: The CSS class of a tab's main figure (the browser tests measure it against the screen).
+MAIN_FIGURE_CSS = "explorer-main-figure"
+#: The width of a job's progress bar in the line under the figure when a tab shows several jobs.
+_LINE_PROGRESS_WIDTH = 90
 
 #: A job message (a ``<pre>``) wraps at the width of its box.
 _WRAP = ":host pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }"
@@ -104,9 +114,22 @@ class JobTab(pn.viewable.Viewer):
     def restyle(self) -> None:
         """Redraw the figures after ``presentation`` changed (a tab with figures overrides it)."""
 
-    def styled(self, figure):
-        """``figure`` as ``presentation`` asks (see :func:`~explorer.views.common.presentation.presented`)."""
-        return presented(figure, self.presentation)
+    def styled(self, figure, fill: bool = False):
+        """``figure`` as ``presentation`` asks (see :func:`~explorer.views.common.presentation.presented`); with
+        ``fill``, also without a fixed height (:func:`filling`: the main figure fills its pane)."""
+        figure = presented(figure, self.presentation)
+        if not isinstance(figure, (hv.Overlay, hv.Element)):
+            return figure
+        hooks = [*figure.opts.get().kwargs.get("hooks", []), axis_text(self.presentation)]
+        return figure.opts(hooks=[*hooks, _fill_height] if fill else hooks)
+
+    def main_figure(self, figure, css_class: str, **options) -> pn.pane.HoloViews:
+        """The pane of the tab's main figure (CSS classes ``css_class`` and :data:`MAIN_FIGURE_CSS`): the width of
+        the tab, the height of :data:`~explorer.views.common.presentation.FIGURE_HEIGHT`. Draw ``figure`` through
+        ``styled(..., fill=True)``."""
+        return pn.pane.HoloViews(figure, sizing_mode="stretch_width", linked_axes=False,
+                                 styles={"height": FIGURE_HEIGHT}, css_classes=[css_class, MAIN_FIGURE_CSS],
+                                 **options)
 
     @property
     def controls(self) -> pn.Column | None:
@@ -166,8 +189,34 @@ class JobTab(pn.viewable.Viewer):
         """The download buttons (and ``extra`` elements after them), wrapping onto more lines when narrow."""
         return pn.FlexBox(*self.downloads, *extra, flex_wrap="wrap", align_items="center", sizing_mode="stretch_width")
 
+    def job_line(self, *extra) -> pn.FlexBox:
+        """One line: the Run buttons, Cancel, each job's progress bar and message, then ``extra`` (e.g. a control
+        the demonstration turns); it wraps onto more lines where the tab is narrow."""
+        ind = self.indicators
+        several = len(ind.kinds) > 1
+        jobs = []
+        for name in ind.kinds:
+            if several:
+                ind.progress[name].width = _LINE_PROGRESS_WIDTH
+            ind.message[name].param.update(width=None, sizing_mode=None, margin=(0, 10, 0, 5))
+            jobs.append(pn.Row(ind.progress[name], ind.message[name], align="center", margin=(0, 5)))
+        return pn.FlexBox(*self.runs.values(), self.cancel, *jobs, *extra, flex_wrap="wrap", align_items="center",
+                          sizing_mode="stretch_width", css_classes=[self._css("job-line")])
+
+    def figure_frame(self, figure, *body, line=(), terms: str = "", css_class: str | None = None) -> pn.Column:
+        """Figure first: ``figure``, then :meth:`job_line` (with ``line``), the line ``terms`` (e.g. what N and S
+        are, CSS class ``<css_prefix>-terms``), the state's error and notice, the jobs' errors, ``body`` and the
+        export row, in one column. Nothing above the figure: a message or warning that appears later never moves
+        it."""
+        head = [alert for alert in (self.error, self.notice) if alert is not None]
+        words = [terms_line(terms, self._css("terms"))] if terms else []
+        return pn.Column(figure, self.job_line(*line), *words, *head, *self.indicators.error.values(), *body,
+                         self.export_row(), sizing_mode="stretch_width",
+                         css_classes=[css_class] if css_class else [])
+
     def frame(self, *body, css_class: str | None = None) -> pn.Column:
-        """The state's error, the job row, the jobs' errors, ``body`` and the export row, in one column."""
+        """The state's error, the job row, the jobs' errors, ``body`` and the export row, in one column (a panel
+        without a main figure; a tab with one uses :meth:`figure_frame`)."""
         head = [alert for alert in (self.error, self.notice) if alert is not None]
         return pn.Column(*head, self.job_row(), *self.indicators.error.values(), *body, self.export_row(),
                          sizing_mode="stretch_width", css_classes=[css_class] if css_class else [])
@@ -176,6 +225,20 @@ class JobTab(pn.viewable.Viewer):
         if self.owns_state and not self.state.started:
             self.state.refresh()  # first shown: compute the settings now
         return self.layout()
+
+
+def filling(figure):
+    """``figure`` (an element or overlay) whose Bokeh plot fills the height of its pane (:meth:`JobTab.main_figure`),
+    not the height its options give. A hook on the drawn plot, not ``height=None``: HoloViews pads the axis ranges by
+    the aspect of ``width`` and ``height``, and the learning curve's in-place patch
+    (:func:`~explorer.views.common.patching.patch_overlay`) pads them as the figure's functions declare them. The
+    options are set in place."""
+    return figure.opts(hooks=[*figure.opts.get().kwargs.get("hooks", []), _fill_height])
+
+
+def _fill_height(plot, element) -> None:
+    """HoloViews hook: the Bokeh figure has no height of its own (its pane's CSS height applies)."""
+    plot.state.height = None
 
 
 class DeferredTab(pn.viewable.Viewer):

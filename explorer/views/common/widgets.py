@@ -19,7 +19,18 @@ from explorer.views.common.jobs import JobStatus
 from explorer.views.common.values import rejection
 
 __all__ = ["JobIndicators", "job_indicators", "param_widget", "param_widgets", "respond_at_once", "checked_input",
-           "csv_upload", "message_alert", "Revision", "layers", "live", "LazyTabs"]
+           "csv_upload", "message_alert", "Revision", "layers", "live", "LazyTabs", "terms_line", "BOOTSTRAP_TERMS",
+           "REPLICATION_TERMS"]
+
+#: What N, S and "drawn with replacement" mean, in one line for students (the pages whose bootstrap sample has S
+#: points).
+BOOTSTRAP_TERMS = ("**N** = the training points. A bootstrap sample draws **S** points from them *with "
+                   "replacement*: each draw takes any of the N again, so a point comes 0, 1, 2, … times and at S = N "
+                   "about 37 % of the points are left out. **S/N** is the sample's size relative to the data.")
+#: The same for a page whose bootstrap samples have N points (the fast bootstrap of seed 002).
+REPLICATION_TERMS = ("**N** = the training points. A bootstrap replication refits the model on N points drawn from "
+                     "them *with replacement*: each draw takes any of the N again, so a point comes 0, 1, 2, … times "
+                     "and about 37 % of the points are left out of each.")
 
 
 @dataclass(frozen=True)
@@ -123,6 +134,13 @@ def csv_upload(css_class: str, on_file: Callable[[str, bytes], None], *,
     """A CSV file input; ``on_file(filename, content)`` gets every file the user picks within the upload limit
     (checked in the browser, before sending), ``on_refused(message)`` says why another was not taken."""
     return CSVFileInput(on_file, on_refused, css_classes=[css_class], sizing_mode="stretch_width")
+
+
+def terms_line(text: str, css_class: str) -> pn.pane.Markdown:
+    """One short line of ``text`` (e.g. :data:`BOOTSTRAP_TERMS`) in small grey type, with the CSS class
+    ``css_class``."""
+    return pn.pane.Markdown(text, css_classes=[css_class], sizing_mode="stretch_width", margin=(0, 10),
+                            styles={"color": "#555", "font-size": "0.9em"})
 
 
 def message_alert(state, name: str, css_class: str, alert_type: str = "danger") -> pn.pane.Alert:

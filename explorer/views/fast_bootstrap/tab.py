@@ -10,7 +10,7 @@ import param
 from explorer.views.common.exports import Export, download_name
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
-from explorer.views.common.widgets import csv_upload, param_widgets
+from explorer.views.common.widgets import REPLICATION_TERMS, csv_upload, param_widgets
 from explorer.views.fast_bootstrap.exports import csv_text, json_text
 from explorer.views.fast_bootstrap.figures import generalization_plot, optimism_plot
 from explorer.views.fast_bootstrap.state import RUN_LABELS, SERIES, FastBootstrapState
@@ -19,6 +19,8 @@ from explorer.views.fast_bootstrap.tables import summary, summary_display
 __all__ = ["FastBootstrapTab"]
 
 _FIGURES = {"optimism": optimism_plot, "generalization": generalization_plot}
+#: The main figure: first, as high as the screen allows.
+_MAIN = "generalization"
 #: The widget of each control.
 _WIDGETS = {"dataset": pn.widgets.Select, "n_points": pn.widgets.IntInput, "series_csv": pn.widgets.Select,
             "series_column": pn.widgets.TextInput, "lags": pn.widgets.IntInput, "model": pn.widgets.Select,
@@ -67,6 +69,8 @@ class FastBootstrapTab(JobTab):
         self.plots = {what: pn.pane.HoloViews(figure(s), sizing_mode="stretch_width", min_height=360,
                                               linked_axes=False, css_classes=[self._css(f"plot-{what}")])
                       for what, figure in _FIGURES.items()}
+        # the generalization error, which selects the complexity, is the main figure: first, as high as the screen
+        self.plots[_MAIN] = self.main_figure(self.styled(_FIGURES[_MAIN](s), fill=True), self._css(f"plot-{_MAIN}"))
         self.table = pn.pane.DataFrame(summary_display(s), sizing_mode="stretch_width",
                                        css_classes=[self._css("summary")])
         s.param.watch(self._on_results, ["data", "fast", "full", "replica"])
@@ -99,7 +103,7 @@ class FastBootstrapTab(JobTab):
 
     def _on_results(self, *events) -> None:
         for what, figure in _FIGURES.items():
-            self.plots[what].object = self.styled(figure(self.state))
+            self.plots[what].object = self.styled(figure(self.state), fill=what == _MAIN)
         self.table.object = summary_display(self.state)
         self.status.object = summary(self.state)
 
@@ -119,6 +123,6 @@ class FastBootstrapTab(JobTab):
             sizing_mode="stretch_width", css_classes=[self._css("controls")])
 
     def content(self) -> pn.Column:
-        figures = pn.Column(self.plots["optimism"], self.plots["generalization"], sizing_mode="stretch_width")
-        return self.frame(self.status, figures, "#### Summary (models trained include eq. (7)'s; seconds include "
-                          "eq. (7))", self.table)
+        return self.figure_frame(self.plots[_MAIN], self.status, self.plots["optimism"],
+                                 "#### Summary (models trained include eq. (7)'s; seconds include eq. (7))", self.table,
+                                 terms=REPLICATION_TERMS)

@@ -19,8 +19,10 @@ import param
 from explorer.gp_bootstrap.l1 import BOSTON_TARGET_SD
 from explorer.views.common.exports import Export
 from explorer.views.common.patching import forget_frames, patch_overlay
-from explorer.views.common.tab import JobTab
+from explorer.views.common.presentation import FIGURE_HEIGHT
+from explorer.views.common.tab import MAIN_FIGURE_CSS, JobTab
 from explorer.views.common.widgets import (
+    BOOTSTRAP_TERMS,
     LazyTabs,
     Revision,
     csv_upload,
@@ -156,8 +158,7 @@ class _Tab(JobTab):
 
     def plot_pane(self) -> pn.viewable.Viewable:
         """The element that shows :meth:`figure` (CSS class ``explorer-plot-<tab>``)."""
-        return pn.pane.HoloViews(self.figure(), sizing_mode="stretch_width", min_height=430, linked_axes=False,
-                                 css_classes=[f"explorer-plot-{self.tab}"])
+        return self.main_figure(self.figure(), f"explorer-plot-{self.tab}")
 
     def shown_jobs(self) -> dict[str, str]:
         return {self.tab: self.kind}
@@ -191,7 +192,7 @@ class _Tab(JobTab):
 
     def figure(self):
         """The live figure: a DynamicMap re-evaluated on every redraw."""
-        return live(lambda: self.styled(figures.figure(self.state, self.tab)), self.stream)
+        return live(lambda: self.styled(figures.figure(self.state, self.tab), fill=True), self.stream)
 
     def restyle(self) -> None:
         self._on_state()
@@ -242,7 +243,8 @@ class _Tab(JobTab):
         return super().export_row(pn.HSpacer(), self.revision_line, *extra)
 
     def content(self) -> pn.Column:
-        return self.frame(self.status_line, self.plot, css_class=f"explorer-tab-{self.tab}")
+        return self.figure_frame(self.plot, self.status_line, terms=BOOTSTRAP_TERMS,
+                                 css_class=f"explorer-tab-{self.tab}")
 
 
 class LearningCurveTab(_Tab):
@@ -285,14 +287,14 @@ class LearningCurveTab(_Tab):
         self.note.visible = bool(self.note.object)
 
     def content(self) -> pn.Column:
-        return self.frame(self.status_line, self.note, self.plot, self.warning, self.gaps,
-                          css_class=f"explorer-tab-{self.tab}")
+        return self.figure_frame(self.plot, self.status_line, self.warning, self.note, self.gaps,
+                                 terms=BOOTSTRAP_TERMS, css_class=f"explorer-tab-{self.tab}")
 
     def describe(self) -> str:
         s, theory, mc = self.state, self.state.theory_curve, self.state.curve_mc
         parts = [f"**{figures.problem_label(s)}**"]
         theory_job = s.jobs["theory"]
-        if s.error:  # nothing is computed for these settings: the message above the tabs says why
+        if s.error:  # nothing is computed for these settings: the message under the tabs says why
             return " · ".join([*parts, "not computed: see the message above"])
         if s.hyperparameter_source == "evidence pending":
             return " · ".join([*parts, "choosing the kernel's hyperparameters by maximum evidence (see the note above)"])
@@ -358,9 +360,10 @@ class DistributionTab(_Tab):
         return text + f" · bins of width {s.bin_width:.4g} (0.2 × sd(target) / boston's {BOSTON_TARGET_SD:.4f})"
 
     def content(self) -> pn.Column:
-        # one above the other: the histogram gets the whole width (beside the scatter it was ~200 px wide)
-        return self.frame(pn.Row(self.index, self.components, align="center"), self.status_line,
-                          self.plot, self.inputs, css_class="explorer-tab-distribution")
+        # one above the other: the histogram gets the whole width (beside the scatter it was ~200 px wide); the input
+        # and the components, which a demonstration turns, in the line under the histogram
+        return self.figure_frame(self.plot, self.status_line, self.inputs, line=(self.index, self.components),
+                                 terms=BOOTSTRAP_TERMS, css_class="explorer-tab-distribution")
 
 
 class L1Tab(_Tab):
@@ -389,7 +392,7 @@ class L1Tab(_Tab):
 
     def content(self) -> pn.Column:
         table = pn.Column("#### Worst inputs (click a row to open it)", self.worst, sizing_mode="stretch_width")
-        return self.frame(self.summary, self.plot, table, css_class="explorer-tab-l1")
+        return self.figure_frame(self.plot, self.summary, table, terms=BOOTSTRAP_TERMS, css_class="explorer-tab-l1")
 
 
 def _summary_table(summary: dict | None) -> str:
@@ -414,16 +417,16 @@ class HoldoutTab(_Tab):
     redraw_on = ("holdout_theory", "holdout_ij", "holdout_mc")
 
     def figure(self):
-        panels = [live(lambda what=what: self.styled(figures.holdout_overlay(self.state, what)), self.stream)
-                  for what in ("mean", "var")]
+        panels = [live(lambda what=what: self.styled(figures.holdout_overlay(self.state, what), fill=True),
+                       self.stream) for what in ("mean", "var")]
         return hv.Layout(panels).cols(2)
 
     def plot_pane(self) -> pn.Row:
         """The mean and the variance side by side, one figure each: as one HoloViews layout (a Bokeh grid) that
         Bokeh sometimes laid out at zero size when the tab was opened while its results arrived."""
-        panes = [pn.pane.HoloViews(panel, sizing_mode="stretch_width", min_height=430, linked_axes=False)
-                 for panel in self.figure()]
-        return pn.Row(*panes, sizing_mode="stretch_width", css_classes=[f"explorer-plot-{self.tab}"])
+        panes = [pn.pane.HoloViews(panel, sizing_mode="stretch_width", linked_axes=False,
+                                   styles={"height": FIGURE_HEIGHT}) for panel in self.figure()]
+        return pn.Row(*panes, sizing_mode="stretch_width", css_classes=[f"explorer-plot-{self.tab}", MAIN_FIGURE_CSS])
 
     def describe(self) -> str:
         th, mc = self.state.holdout_theory, self.state.holdout_mc
@@ -472,7 +475,7 @@ class GPBootstrapView(pn.viewable.Viewer):
 
     @property
     def messages(self) -> pn.Column:
-        """The state's error and notice (above the tabs)."""
+        """The state's error and notice (the app shows them under the tabs: appearing, they never move a figure)."""
         return pn.Column(self.error, self.notice, sizing_mode="stretch_width")
 
     @property

@@ -45,6 +45,8 @@ _CONTROLS = {"dataset": pn.widgets.Select, "target": pn.widgets.Select, "n_point
 #: The downloads, in the order of their buttons: (format, what) and the name of each ``what``.
 _EXPORTS = (("csv", "curves"), ("html", "curves"), ("html", "predictions"), ("csv", "optima"), ("csv", "ranking"),
             ("html", "ranking"))
+#: The main figure (first, as high as the screen allows): the criteria along the hyperparameter.
+_MAIN = "curves"
 _EXPORT_NAMES = {"curves": "Criteria curves", "predictions": "Predictions", "optima": "Optima", "ranking": "Ranking"}
 
 
@@ -83,6 +85,7 @@ class SelectionTab(JobTab):
         self.streams: dict[str, Revision] = {}
         self.plots = {what: pn.pane.HoloViews(sizing_mode="stretch_width", min_height=430, linked_axes=False,
                                               css_classes=[self._css(f"plot-{what}")]) for what in FIGURES}
+        self.plots[_MAIN] = self.main_figure(None, self._css(f"plot-{_MAIN}"))  # first, as high as the screen allows
         self.status = pn.pane.Markdown("", css_classes=[self._css("status")], sizing_mode="stretch_width")
         self.tables = {what: pn.pane.DataFrame(frame(s), index=False, sizing_mode="stretch_width",
                                                css_classes=[self._css(what)])
@@ -123,7 +126,7 @@ class SelectionTab(JobTab):
         before a result came) then lays the plot out before the legend's view exists and logs "cannot find a view
         for Legend" at every repaint. A new figure arrives whole, in one message.
         """
-        figure = self.styled(FIGURES[what](self.state))
+        figure = self.styled(FIGURES[what](self.state), fill=what == _MAIN)
         old = self._figures.get(what)
         self._figures[what] = figure
         if old is not None and layers(old) == layers(figure):
@@ -165,10 +168,10 @@ class SelectionTab(JobTab):
 
     def content(self) -> pn.Column:
         # the figures one above the other and the tables one above the other: each gets the whole width
-        figures = pn.Column(self.plots["curves"], self.plots["predictions"], sizing_mode="stretch_width")
         tables = pn.Column("#### Ranking of functional forms (rank 1 = lowest = best)", self.tables["ranking"],
                            "#### Selected hyperparameters", self.tables["optima"], sizing_mode="stretch_width")
-        return self.frame(self.status, figures, tables)
+        return self.figure_frame(self.plots[_MAIN], self.status, *[self.plots[w] for w in FIGURES if w != _MAIN],
+                                 tables)
 
     def layout(self) -> pn.Tabs:
         """The Explore sub-panel (controls beside it unless in the sidebar) and the Experiments sub-panel."""

@@ -10,7 +10,7 @@ from explorer.views.common.exports import Export
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.uploads import UPLOAD
-from explorer.views.common.widgets import Revision, csv_upload, live, param_widgets
+from explorer.views.common.widgets import BOOTSTRAP_TERMS, Revision, csv_upload, live, param_widgets
 from explorer.views.svm_bootstrap.figures import (
     EXPORT_NAMES,
     FIGURES,
@@ -49,10 +49,13 @@ class SVMTab(JobTab):
         self.widgets = self._make_widgets()
         self.upload = csv_upload("explorer-svm-upload", s.upload_csv, on_refused=s.refuse)
         self.streams = {"curve": Revision(), "field": Revision()}
-        self.plots = {what: pn.pane.HoloViews(
-            live(lambda what=what: self.styled(FIGURES[what](self.state)), self.streams[what]),
-            sizing_mode="stretch_width", min_height=430, linked_axes=False, css_classes=[f"explorer-svm-plot-{what}"])
-            for what in ("curve", "field")}
+        # the learning curve is the main figure: first, as high as the screen allows; the field under it
+        self.plots = {"curve": self.main_figure(
+            live(lambda: self.styled(FIGURES["curve"](self.state), fill=True), self.streams["curve"]),
+            "explorer-svm-plot-curve"),
+            "field": pn.pane.HoloViews(
+            live(lambda: self.styled(FIGURES["field"](self.state)), self.streams["field"]),
+            sizing_mode="stretch_width", min_height=430, linked_axes=False, css_classes=["explorer-svm-plot-field"])}
         self.status = {what: pn.pane.Markdown("", css_classes=[f"explorer-svm-status-{what}"],
                                               sizing_mode="stretch_width") for what in ("curve", "field")}
         s.param.watch(self._on_curve, ["theory_curve", "curve_mc", "problem"])
@@ -114,4 +117,5 @@ class SVMTab(JobTab):
 
     def content(self) -> pn.Column:
         # one figure above the other: each gets the whole width and its legend beside the data
-        return self.frame(self.status["curve"], self.plots["curve"], self.status["field"], self.plots["field"])
+        return self.figure_frame(self.plots["curve"], self.status["curve"], self.status["field"], self.plots["field"],
+                                 terms=BOOTSTRAP_TERMS)

@@ -1,0 +1,202 @@
+"""Figure first, in a real headless browser (Debian's chromium driven by Playwright's Python package): on a 1280×720
+projector, normal and Presentation mode, the main figure of every tab lies wholly in the first screen without
+scrolling and covers at least 40 % of it (issue 23).
+
+The tabs come from the registry (:data:`explorer.views.pages.PAGE_TITLES`), none is named here. A tab's main figure
+is the element of CSS class ``explorer-main-figure`` (:meth:`explorer.views.common.tab.JobTab.main_figure`); a tab
+without one is measured by its largest figure and reported as an expected failure until its page marks one. Every
+tab in both modes, and two presets' tabs, take minutes (``@pytest.mark.slow``); the default run measures the tab
+that opens first and the first preset's tab in both modes, and checks that the preset's panel does not move the
+figure. The slow test saves the screenshots the README shows,
+``docs/screenshots/<tab title>.png`` and ``docs/screenshots/presentation/<tab title>.png``. Skips when chromium or
+Playwright is missing, unless ``EXPLORER_REQUIRE_BROWSER=1`` (set by ``.ci/run``), in which case it fails.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from explorer.views.pages import MENU_NAMES, PAGE_TITLES, PRESETS
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+WIDTH, HEIGHT = 1280, 720
+#: The least share of the screen the main figure covers.
+MIN_SHARE = 0.40
+#: Settings whose Monte-Carlo finishes in seconds here (the GP page on the paper's boston).
+QUERY = "?dataset=boston&curve_mc_samples=30&mc_samples=500&show_components=true&input_index=3"
+
+#: The box of the open tab's main figure: the visible element of class explorer-main-figure, else the largest
+#: visible Bokeh figure (shadow roots included); null when there is none.
+MAIN_FIGURE_JS = """
+() => {
+  const marked = [], figures = [];
+  const visit = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      const r = el.getBoundingClientRect();
+      const shown = r.width > 0 && r.height > 0 && el.checkVisibility({checkVisibilityCSS: true});
+      if (shown && el.classList.contains('explorer-main-figure')) marked.push(r);
+      else if (shown && el.classList.contains('bk-Figure')) figures.push(r);
+      if (el.shadowRoot) visit(el.shadowRoot);
+    }
+  };
+  visit(document);
+  const area = (r) => r.width * r.height;
+  const found = marked.length ? marked : figures.sort((a, b) => area(b) - area(a));
+  if (!found.length) return null;
+  const r = found[0];
+  return {left: r.left, top: r.top, right: r.right, bottom: r.bottom, marked: marked.length > 0};
+}
+"""
+
+#: Whether every visible Cancel button of the page is disabled (its jobs are done).
+IDLE_JS = """
+() => {
+  let busy = false;
+  const visit = (root) => {
+    for (const el of root.querySelectorAll('button')) {
+      if (el.textContent.trim() === 'Cancel' && el.checkVisibility() && !el.disabled) busy = true;
+    }
+    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) visit(el.shadowRoot);
+  };
+  visit(document);
+  return !busy;
+}
+"""
+
+
+def slug(title: str) -> str:
+    """``"Bootstrap, step by step"`` → ``"bootstrap-step-by-step"`` (the screenshots' names)."""
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
+def open_tab(page, title: str) -> None:
+    page.locator(".bk-tab", has_text=title).first.click()
+
+
+def set_presentation(page, on: bool) -> None:
+    switch = page.locator(".explorer-presentation-switch button").first
+    if (page.evaluate("() => document.body.classList.contains('explorer-presentation')")) != on:
+        switch.click()
+    page.wait_for_function(f"() => document.body.classList.contains('explorer-presentation') === {str(on).lower()}")
+
+
+def settle(page, timeout: float = 300_000) -> None:
+    """The open tab's figure is drawn, its jobs are done and the page has re-laid out."""
+    page.wait_for_function(MAIN_FIGURE_JS, timeout=120_000, polling=500)
+    page.wait_for_function(IDLE_JS, timeout=timeout, polling=1000)
+    page.wait_for_timeout(1500)
+
+
+def figure_box(page) -> dict:
+    """The open tab's main figure: its box, whether it is wholly inside the screen and its share of the screen."""
+    page.evaluate("() => window.scrollTo(0, 0)")
+    box = page.wait_for_function(MAIN_FIGURE_JS, timeout=60_000, polling=500).json_value()
+    inside = box["left"] >= -1 and box["top"] >= -1 and box["right"] <= WIDTH + 1 and box["bottom"] <= HEIGHT + 1
+    seen = (max(0, min(box["right"], WIDTH) - max(box["left"], 0))
+            * max(0, min(box["bottom"], HEIGHT) - max(box["top"], 0)))
+    return {**{k: round(v) for k, v in box.items() if k != "marked"}, "marked": box["marked"], "inside": inside,
+            "share": round(seen / (WIDTH * HEIGHT), 3)}
+
+
+def figure_first(box: dict) -> bool:
+    return box["marked"] and box["inside"] and box["share"] >= MIN_SHARE
+
+
+def choose_preset(page, key: str) -> None:
+    """Apply the preset ``key`` from the header's menu, as a lecturer would."""
+    page.locator(".explorer-presets button").first.click()
+    page.get_by_text(MENU_NAMES[key], exact=True).first.click()
+    page.locator(".explorer-preset").first.wait_for()
+
+
+def _page(browser, server, presentation: bool = False):
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    page.set_default_timeout(120_000)
+    page.goto(server + QUERY)
+    page.locator(".explorer-sidebar").first.wait_for()
+    if presentation:
+        set_presentation(page, True)
+    return page
+
+
+def _fast_preset() -> str:
+    """A preset of the page that opens first when it has one (its jobs are quick), else the first preset."""
+    first = next(iter(PAGE_TITLES))
+    return next((p.key for p in PRESETS if p.tab == first), PRESETS[0].key)
+
+
+def unmarked(boxes: dict) -> None:
+    """An expected failure naming the tabs of ``boxes`` whose page marks no main figure."""
+    missing = {name: box for name, box in boxes.items() if not box["marked"]}
+    if missing:
+        pytest.xfail(f"no element of class explorer-main-figure (JobTab.main_figure) on: {missing}")
+
+
+@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
+def test_the_first_tab_and_the_first_presets_tab_show_their_figure_first(server, browser, presentation):
+    page = _page(browser, server, presentation)
+    settle(page)
+    boxes = {"the tab that opens": figure_box(page)}
+    open_tab(page, PAGE_TITLES[PRESETS[0].tab])
+    settle(page)
+    boxes[PRESETS[0].tab] = figure_box(page)
+    page.close()
+    failed = {name: box for name, box in boxes.items() if box["marked"] and not figure_first(box)}
+    assert failed == {}, failed
+    unmarked(boxes)
+
+
+def test_a_presets_panel_does_not_move_the_figure(server, browser):
+    page = _page(browser, server)
+    key = _fast_preset()
+    preset = next(p for p in PRESETS if p.key == key)
+    open_tab(page, PAGE_TITLES[preset.tab])
+    settle(page)
+    before = figure_box(page)
+    choose_preset(page, key)
+    settle(page)
+    after = figure_box(page)
+    page.close()
+    assert figure_first(after), (key, after)
+    assert (after["top"], after["left"]) == (before["top"], before["left"]), (key, before, after)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
+def test_every_tab_and_two_presets_show_their_figure_first(server, browser, presentation):
+    page = _page(browser, server, presentation)
+    folder = SCREENSHOTS / "presentation" if presentation else SCREENSHOTS
+    folder.mkdir(parents=True, exist_ok=True)
+    boxes = {}
+    for name, title in PAGE_TITLES.items():
+        open_tab(page, title)
+        settle(page)
+        boxes[name] = figure_box(page)
+        page.screenshot(path=str(folder / f"{slug(title)}.png"))
+        assert (folder / f"{slug(title)}.png").stat().st_size > 10_000
+    firsts = {}
+    for preset in PRESETS:  # the first preset of the first two pages that have presets
+        firsts.setdefault(_page_of(preset.tab), (preset.tab, preset.key))
+    for tab, key in list(firsts.values())[:2]:
+        choose_preset(page, key)
+        open_tab(page, PAGE_TITLES[tab])
+        settle(page)
+        boxes[f"preset {key}"] = figure_box(page)
+    page.close()
+    failed = {name: box for name, box in boxes.items() if box["marked"] and not figure_first(box)}
+    for name, box in boxes.items():
+        print(name, box)
+    assert failed == {}, failed
+    unmarked(boxes)
+
+
+def _page_of(tab: str) -> str:
+    """The key of the page that has the tab ``tab``."""
+    from explorer.views.pages import PAGES
+
+    return next(page.key for page in PAGES if tab in page.tabs)
