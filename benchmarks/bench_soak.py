@@ -8,16 +8,22 @@ Starts ``explorer serve`` (a subprocess with its local Dask cluster, as ``bench_
 Chromium (Debian's ``/usr/bin/chromium`` driven by Playwright's Python package). ``--sessions`` pages then take
 turns doing one random action each: switch tabs, type an S/N or move its slider with the keyboard, run and cancel a
 Monte-Carlo, apply a "Reproduce a figure" preset; every page is closed and opened again (a new link, a new seed, so
-new results for the caches) every 40-80 s. Every 10 s the resident memory (RSS) of the server process and of its
-children (the Dask nanny and worker processes) is sampled. It prints:
+new results for the caches) every 40-80 s. Every 10 s the resident memory (RSS) of the server process, of its Dask
+scheduler if it runs in a process of its own, and of its other children (the Dask worker processes) is sampled. It
+prints:
 
-- the *warm* level: the RSS at the end of the warm-up (``--warmup`` minutes, default a fifth of the run, at least 1);
+- the *warm* level: the RSS once the server has built and computed its first pages: every first page shows its
+  figure and every job the server started has ended (the median of three samples, 10 s apart, taken then, before
+  any action); and, for comparison, the level at the end of the warm-up (``--warmup`` minutes, default a fifth of
+  the run, at least 1) that earlier runs called warm;
 - the *growth per hour* after the warm-up (a least-squares line through the samples), and the growth over the run;
 - the RSS ``--after`` seconds (default 120) after the last page closed, against the warm level (target: within
-  10 %), and the result caches' budget for comparison (target: no growth beyond it);
+  10 %; also the server process and its scheduler together when the scheduler runs apart), and the result
+  caches' budget for comparison (target: no growth beyond it);
 - the tracebacks in the server's log (target: none), with their last lines.
 
-The actions' own timings are not measured: on a shared machine only the memory figures mean something.
+The server listens on the first free port of 5300-5399; ``--serve-arg`` passes more options to ``explorer serve``
+(e.g. ``--serve-arg=--no-scheduler-process``). The actions' own timings are not measured: on a shared machine only the memory figures mean something.
 """
 from __future__ import annotations
 
@@ -27,9 +33,12 @@ import os
 import random
 import re
 import shutil
+import socket
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 import numpy as np
 import psutil
@@ -37,7 +46,8 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_served_load import CHROMIUM_ARGS, free_port, load, start_server  # noqa: E402
+from bench_served_load import CHROMIUM_ARGS, load  # noqa: E402
+from served_trace import all_jobs_ended  # noqa: E402
 
 from explorer.views.common.caches import BUDGET_ENV, budget_from_env  # noqa: E402
 
@@ -67,8 +77,8 @@ class Session:
         context = self.browser.new_context(viewport={"width": 1400, "height": 900})
         self.page = context.new_page()
         self.page.set_default_timeout(ACTION_TIMEOUT_MS)
-        link = self.rng.choice(LINKS).format(seed=self.rng.randrange(10**6))
-        self.page.goto(self.url + link, wait_until="commit", timeout=300_000)
+        self.link = self.rng.choice(LINKS).format(seed=self.rng.randrange(10**6))
+        self.page.goto(self.url + self.link, wait_until="commit", timeout=300_000)
         self.closes_at = time.monotonic() + self.rng.uniform(*PAGE_LIFE)
 
     def close(self) -> None:
@@ -128,15 +138,54 @@ ACTIONS = {"switch tab": switch_tab, "type S/N": type_s_over_n, "move slider": m
            "run/cancel": run_and_cancel, "preset": apply_preset}
 
 
-def rss_mb(server: psutil.Process) -> tuple[float, float]:
-    """Resident memory of the server process and of all its children together, MB."""
-    children = 0
+def rss_mb(server: psutil.Process) -> tuple[float, float, float]:
+    """Resident memory of the server process, of its Dask scheduler's process (0 if the scheduler runs inside the
+    server) and of all its other children together (the workers), MB."""
+    scheduler = workers = 0
     for child in server.children(recursive=True):
         try:
-            children += child.memory_info().rss
+            rss, command = child.memory_info().rss, " ".join(child.cmdline())
         except psutil.NoSuchProcess:  # a worker restarting
-            pass
-    return server.memory_info().rss / 1e6, children / 1e6
+            continue
+        if "distributed.Scheduler" in command or "dask scheduler" in command:
+            scheduler += rss
+        else:
+            workers += rss
+    return server.memory_info().rss / 1e6, scheduler / 1e6, workers / 1e6
+
+
+def free_port(first: int = 5300, last: int = 5399) -> int:
+    """A free port of this benchmark's range."""
+    for port in range(first, last + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise SystemExit(f"no free port in {first}-{last}")
+
+
+def start_server(port: int, workers: int, log, trace: str, extra: list[str]) -> subprocess.Popen:
+    """``explorer serve`` traced as ``bench_served_load.start_server`` starts it, with ``extra`` arguments."""
+    serve = ["--port", str(port), "--no-show", "--workers", str(workers), *extra]
+    here = os.path.dirname(os.path.abspath(__file__))
+    cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import served_trace; "
+                                 f"served_trace.serve({trace!r}, {serve!r})"]
+    server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                              env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=90):
+                return server
+        except OSError:
+            if server.poll() is not None:
+                break
+            time.sleep(0.5)
+    server.kill()
+    log.seek(0)
+    raise SystemExit(f"explorer serve did not start: {log.read().decode()[-2000:]}")
 
 
 def growth_per_hour(times: list[float], values: list[float]) -> float:
@@ -155,13 +204,42 @@ def tracebacks(log_text: str) -> collections.Counter:
     return found
 
 
-def soak(args, browser, url: str, server: psutil.Process) -> tuple[list, collections.Counter, collections.Counter]:
-    """Drive the sessions for ``args.minutes``; return the memory samples (seconds, server MB, children MB), the
-    actions done by kind, and those that failed by kind (a control not on the page, or not in time)."""
+def built(sessions: list[Session], trace: str, timeout: float = 900.0) -> float:
+    """Wait until every page shows the figure of its link's tab and every job the server started has ended (for
+    5 s); return the seconds waited."""
+    started = time.monotonic()
+    for session in sessions:
+        tab = re.search(r"tab=(\w+)", session.link).group(1)
+        session.page.locator(f".explorer-plot-{tab} canvas").first.wait_for(timeout=1e3 * timeout)
+    idle_since = None
+    while time.monotonic() - started < timeout:
+        if not all_jobs_ended(trace):
+            idle_since = None
+        elif idle_since is None:
+            idle_since = time.monotonic()
+        elif time.monotonic() - idle_since >= 5.0:
+            break
+        time.sleep(0.5)
+    return time.monotonic() - started
+
+
+def soak(args, browser, url: str, server: psutil.Process, trace: str) -> tuple[list, list, collections.Counter,
+                                                                           collections.Counter]:
+    """Drive the sessions for ``args.minutes``; return the warm samples (seconds, server MB, scheduler MB, workers
+    MB: three, 10 s apart, once the first pages are built and idle), the memory samples of the run, the actions
+    done by kind, and those that failed by kind (a control not on the page, or not in time)."""
     rng = random.Random(args.seed)
     sessions = [Session(browser, url, random.Random(rng.random())) for _ in range(args.sessions)]
     for session in sessions:
         session.open()
+    waited = built(sessions, trace)
+    warm = []
+    for _ in range(3):
+        time.sleep(SAMPLE_EVERY)
+        warm.append((0.0, *rss_mb(server)))
+    print(f"  first pages built and idle after {waited:.0f} s; warm: server {np.median([w[1] for w in warm]):.0f} MB, "
+          f"scheduler {np.median([w[2] for w in warm]):.0f} MB, workers {np.median([w[3] for w in warm]):.0f} MB "
+          f"(load average {load()})", flush=True)
     started = time.monotonic()
     samples, done, failed, next_sample = [], collections.Counter(), collections.Counter(), started
     while time.monotonic() - started < 60 * args.minutes:
@@ -169,8 +247,9 @@ def soak(args, browser, url: str, server: psutil.Process) -> tuple[list, collect
             samples.append((time.monotonic() - started, *rss_mb(server)))
             next_sample += SAMPLE_EVERY
             if len(samples) % 6 == 1:
-                at, main, children = samples[-1]
-                print(f"  {at / 60:4.1f} min: server {main:.0f} MB, workers {children:.0f} MB, "
+                at, main, scheduler, children = samples[-1]
+                print(f"  {at / 60:4.1f} min: server {main:.0f} MB, scheduler {scheduler:.0f} MB, workers "
+                      f"{children:.0f} MB, "
                       f"{sum(done.values())} actions, {done['reopen']} reopened", flush=True)
         for session in sessions:
             if time.monotonic() >= session.closes_at:
@@ -187,7 +266,7 @@ def soak(args, browser, url: str, server: psutil.Process) -> tuple[list, collect
             session.page.wait_for_timeout(rng.uniform(300, 1500))
     for session in sessions:
         session.close()
-    return samples, done, failed
+    return warm, samples, done, failed
 
 
 def after_close(server: psutil.Process, seconds: float) -> list[tuple[float, float, float]]:
@@ -199,20 +278,29 @@ def after_close(server: psutil.Process, seconds: float) -> list[tuple[float, flo
     return samples
 
 
-def report(samples: list, closed: list, warmup: float, budget_mb: float) -> None:
-    warm = [s for s in samples if s[0] <= warmup][-3:]  # the last samples of the warm-up
+def report(warm: list, samples: list, closed: list, warmup: float, budget_mb: float) -> None:
+    minute = [s for s in samples if s[0] <= warmup][-3:]  # the last samples of the warm-up (earlier runs' "warm")
     later = [s for s in samples if s[0] >= warmup]
-    for column, label in ((1, "server"), (2, "workers")):
-        level = float(np.median([s[column] for s in warm]))
-        slope = growth_per_hour([s[0] for s in later], [s[column] for s in later])
-        end, after = later[-1][column], closed[-1][column]
-        print(f"{label}: warm {level:.0f} MB; growth after warm-up {slope:+.0f} MB/h (linear fit over "
-              f"{len(later)} samples), {end - level:+.0f} MB by the end of the soak; {after:.0f} MB "
-              f"{closed[-1][0]:.0f} s after the last page closed = {100 * (after / level - 1):+.1f} % of warm "
-              f"(target within 10 %)")
-    total_warm = float(np.median([s[1] + s[2] for s in warm]))
-    peak = max(s[1] + s[2] for s in later)
-    print(f"server and workers: warm {total_warm:.0f} MB, peak {peak:.0f} MB after warm-up (+{peak - total_warm:.0f} "
+    columns = [(1, "server"), (2, "scheduler"), (3, "workers")] if any(s[2] for s in samples) else [(1, "server"),
+                                                                                                    (3, "workers")]
+    if len(columns) == 3:
+        columns.insert(2, ("server+scheduler", "server + scheduler"))
+
+    def value(sample, column):
+        return sample[1] + sample[2] if column == "server+scheduler" else sample[column]
+
+    for column, label in columns:
+        level, old = (float(np.median([value(s, column) for s in w])) for w in (warm, minute))
+        slope = growth_per_hour([s[0] for s in later], [value(s, column) for s in later])
+        end, after = value(later[-1], column), value(closed[-1], column)
+        print(f"{label}: warm {level:.0f} MB (built and idle; {old:.0f} MB at the end of the warm-up); growth after "
+              f"warm-up {slope:+.0f} MB/h (linear fit over {len(later)} samples), {end - level:+.0f} MB by the end "
+              f"of the soak; {after:.0f} MB {closed[-1][0]:.0f} s after the last page closed = "
+              f"{100 * (after / level - 1):+.1f} % of warm ({100 * (after / old - 1):+.1f} % of the end of the "
+              f"warm-up; target within 10 %)")
+    total_warm = float(np.median([s[1] + s[2] + s[3] for s in warm]))
+    peak = max(s[1] + s[2] + s[3] for s in later)
+    print(f"every process: warm {total_warm:.0f} MB, peak {peak:.0f} MB after warm-up (+{peak - total_warm:.0f} "
           f"MB; the result caches' budget is {budget_mb:.0f} MB)")
 
 
@@ -228,6 +316,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2, help="local Dask workers of the server (default 2)")
     parser.add_argument("--cache-mb", type=float, default=None,
                         help=f"the result caches' budget (${BUDGET_ENV} of the server; default its own default)")
+    parser.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
+                        help="an extra argument of explorer serve, e.g. --serve-arg=--no-scheduler-process (repeatable)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random actions (default 0)")
     parser.add_argument("--log", default=None, help="keep the server's log in this file (default: a temporary file)")
     args = parser.parse_args(argv)
@@ -243,10 +333,11 @@ def main(argv: list[str] | None = None) -> None:
     port = free_port()
     with (open(args.log, "w+b") if args.log else tempfile.TemporaryFile()) as log, \
             tempfile.NamedTemporaryFile("r") as trace, sync_playwright() as pw:
-        server = start_server(port, args.workers, log, trace.name)
+        server = start_server(port, args.workers, log, trace.name, args.serve_arg)
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
         try:
-            samples, done, failed = soak(args, browser, f"http://127.0.0.1:{port}/", psutil.Process(server.pid))
+            warm, samples, done, failed = soak(args, browser, f"http://127.0.0.1:{port}/", psutil.Process(server.pid),
+                                               trace.name)
             browser.close()  # the last pages closed: every session of the server ends
             closed = after_close(psutil.Process(server.pid), args.after)
         finally:
@@ -257,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"actions: {sum(done.values())} ({', '.join(f'{k} {v}' for k, v in done.most_common())}); "
           f"{sum(failed.values())} failed ({', '.join(f'{k} {v}' for k, v in failed.most_common())}: a control not on "
           f"the page at that moment, or not in {ACTION_TIMEOUT_MS / 1e3:g} s)")
-    report(samples, closed, warmup, budget_mb)
+    report(warm, samples, closed, warmup, budget_mb)
     print(f"tracebacks in the server's log: {sum(found.values())} (target 0)")
     for line, count in found.most_common(10):
         print(f"  {count} x {line}")
