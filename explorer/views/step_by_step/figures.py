@@ -107,7 +107,8 @@ def data_layers(state: StepState) -> Figure:
     layers.append(Layer(hv.Scatter, (X,), (Y,), ring, "point i",
                         dict(marker="circle", size=24, fill_alpha=0, line_color="black", line_width=2)))
     ranges = {"x": _span(x, pad=0.05), "y": _span(y, state.curves, pad=0.08)}
-    return Figure(layers, ranges, "The last resample")
+    title = f"Last resample ({int(np.count_nonzero(k == 0))}/{len(k)} out)" if drawn else "The data"
+    return Figure(layers, ranges, title)
 
 
 def histogram_layers(state: StepState) -> Figure:
@@ -167,7 +168,7 @@ def running_layers(state: StepState) -> Figure:
     y = _span(value[settled] + se[settled], value[settled] - se[settled], np.array(list(theory.values())),
               pad=0.1)
     return Figure(layers, {"x": (0.8, 1.25 * right), "y": y},
-                  "Test error ε vs resamples")
+                  f"ε after {state.n_drawn:,} resamples" if state.n_drawn else "Test error ε vs resamples")
 
 
 def _plot(figure: Figure, legend_cols: int, **opts) -> hv.Overlay:

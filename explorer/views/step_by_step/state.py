@@ -127,7 +127,8 @@ class StepState(CheckedState, BackgroundJobs):
         self._clear()
         self._queued = 0                               # resamples requested while a draw runs
         self._generation = 0                           # a reset or new settings: draws under way are dropped
-        self._draw_done = threading.Event()
+        self._busy = False                             # a draw runs (set and cleared where the session lives)
+        self._draw_done = threading.Event()            # the running draw's thread has finished (for ``wait``)
         self._draw_done.set()
         self.param.watch(self._on_change, list(_SETTINGS))
 
@@ -145,7 +146,7 @@ class StepState(CheckedState, BackgroundJobs):
         if self.problem is None or self._closed:
             return
         self._queued += int(n)
-        if self._draw_done.is_set():
+        if not self._busy:
             self._start_draw()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -153,13 +154,12 @@ class StepState(CheckedState, BackgroundJobs):
         if not super().wait(timeout):
             return False
         flush = getattr(self.dispatch, "flush", None)
-        while not self._draw_done.is_set() or self._queued:
+        while self._busy or self._queued:
             if not self._draw_done.wait(timeout):
                 return False
-            if flush is not None:
-                flush()
-            elif self._queued:
-                return False
+            if flush is None:  # the session's loop shows it (a served page): nothing more to wait for here
+                return True
+            flush()
         return True
 
     def _draw_inputs(self, n: int) -> _DrawInputs:
@@ -188,7 +188,8 @@ class StepState(CheckedState, BackgroundJobs):
     def _start_draw(self) -> None:
         n, self._queued = self._queued, 0
         inputs = self._draw_inputs(n)
-        self._draw_done.clear()
+        done = self._draw_done = threading.Event()
+        self._busy = True
         self.drawing = n
 
         def run() -> None:
@@ -203,11 +204,12 @@ class StepState(CheckedState, BackgroundJobs):
             else:
                 self.dispatch(lambda: self._drawn(drawn, ""))
             finally:
-                self._draw_done.set()
+                done.set()
         threading.Thread(target=run, name="explorer-steps-draw", daemon=True).start()
 
     def _drawn(self, drawn: _Drawn | None, error: str) -> None:
         """Session side of a background draw: append it (unless reset meanwhile), then start the next one."""
+        self._busy = False
         self.drawing = 0
         if self._closed:
             return

@@ -17,8 +17,9 @@ import panel as pn
 import param
 
 from explorer.views.common.patching import forget_frames, patch_layers
+from explorer.views.common.presentation import FIGURE_HEIGHT
 from explorer.views.common.session import bind_to_session
-from explorer.views.common.tab import JobTab
+from explorer.views.common.tab import MAIN_FIGURE_CSS, JobTab
 from explorer.views.common.widgets import Revision, live, param_widgets
 from explorer.views.step_by_step import figures
 from explorer.views.step_by_step.state import DRAWS, StepState
@@ -30,6 +31,8 @@ _LAYERS = {"data": figures.data_layers, "histogram": figures.histogram_layers, "
 
 #: Milliseconds between two resamples while playing (5 a second).
 PLAY_PERIOD_MS = 200
+#: Narrowest a figure is drawn (px): in a narrower page the figures wrap onto further rows.
+FIGURE_MIN_WIDTH = 270
 #: Most resamples one tick of Play draws to catch up when the server ran its ticks late (a busy machine).
 PLAY_CATCH_UP = 3
 
@@ -59,7 +62,7 @@ class StepTab(JobTab):
         self.draws = [self._button(f"Draw {n}" if n == 1 else f"{n}", f"draw-{n}", lambda e, n=n: s.request_draws(n))
                       for n in DRAWS]
         self.play = pn.widgets.Toggle(label="Play", color="success", css_classes=[self._css("play")],
-                                      width=72)
+                                      width=84)
         self.play.param.watch(self._on_play, "value")
         self.reset = self._button("Reset", "reset", lambda e: s.reset(), color="warning")
         self.sentence = pn.pane.Markdown("", css_classes=[self._css("sentence")], sizing_mode="stretch_width")
@@ -68,12 +71,15 @@ class StepTab(JobTab):
         # only linked to a DynamicMap of an overlay by ``source=`` gets no click from Bokeh)
         self.tap = hv.streams.Tap(transient=True)
         self.tap.add_subscriber(self._on_tap)
-        figures_of = {what: live(lambda what=what: self.styled(_PLOTS[what](self.state)), self.streams[what])
-                      for what in _PLOTS}
-        figures_of["data"] = hv.DynamicMap(lambda revision, x, y: self.styled(_PLOTS["data"](self.state)),
+        figures_of = {what: live(lambda what=what: self.styled(_PLOTS[what](self.state), fill=True),
+                                 self.streams[what]) for what in _PLOTS}
+        figures_of["data"] = hv.DynamicMap(lambda revision, x, y: self.styled(_PLOTS["data"](self.state), fill=True),
                                            streams=[self.streams["data"], self.tap], cache_size=1)
+        # each figure as high as a tab's main figure (the first screen, less one line of buttons), at least
+        # FIGURE_MIN_WIDTH wide
         self.plots = {what: pn.pane.HoloViews(
-            figure, sizing_mode="stretch_width", min_height=330, linked_axes=False,
+            figure, sizing_mode="stretch_width", min_height=300, min_width=FIGURE_MIN_WIDTH, linked_axes=False,
+            styles={"flex": f"1 1 {FIGURE_MIN_WIDTH}px", "height": FIGURE_HEIGHT},
             css_classes=[self._css(f"plot-{what}")]) for what, figure in figures_of.items()}
         self._callback = None
         self._played = (time.monotonic(), 0)
@@ -86,7 +92,7 @@ class StepTab(JobTab):
         return {}
 
     def _button(self, label: str, name: str, action, color: str = "primary") -> pn.widgets.Button:
-        button = pn.widgets.Button(label=label, color=color, css_classes=[self._css(name)], width=72)
+        button = pn.widgets.Button(label=label, color=color, css_classes=[self._css(name)], width=84)
         button.on_click(action)
         return button
 
@@ -176,7 +182,10 @@ class StepTab(JobTab):
         buttons = pn.FlexBox(*self.draws, self.play, self.reset, self.slider, flex_wrap="wrap",
                              align_items="center", sizing_mode="stretch_width")
         head = [alert for alert in (self.error, self.notice) if alert is not None]
-        # the three figures side by side: all of them on the first screen of a projector
-        figures = pn.Row(*self.plots.values(), sizing_mode="stretch_width")
-        return pn.Column(*head, self.sentence, buttons, figures, sizing_mode="stretch_width",
+        # figure first: the three figures side by side (all of them on the first screen of a projector; wrapped
+        # onto further rows where the page is narrower, e.g. a notebook's output beside the controls), the buttons
+        # in one line under them, then the sentence and any message (appearing, they move no figure)
+        figures = pn.FlexBox(*self.plots.values(), flex_wrap="wrap", sizing_mode="stretch_width",
+                             css_classes=[self._css("figures"), MAIN_FIGURE_CSS])
+        return pn.Column(figures, buttons, self.sentence, *head, sizing_mode="stretch_width",
                          css_classes=[self._css("content")])

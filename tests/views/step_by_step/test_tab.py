@@ -1,5 +1,7 @@
 """The step-by-step tab as a page shows it: a draw is patched into the drawn figures (no figure is built again),
 background draws asked for meanwhile are drawn together, and a reset drops a draw under way."""
+import time
+
 import numpy as np
 import pytest
 
@@ -102,3 +104,29 @@ def test_play_keeps_its_pace_when_the_server_runs_its_ticks_late(monkeypatch):
         assert view.state.wait(60) and view.state.n_drawn == 5 + tab_module.PLAY_CATCH_UP
     finally:
         view.state.close()
+
+
+def test_a_click_that_comes_as_a_draw_is_shown_but_before_its_thread_has_ended_is_drawn():
+    """(The race a notebook showed: the click was queued behind a draw that had already been shown, and nothing
+    drew it until the next click.)"""
+    state = StepState(seed=6)
+    state.refresh()
+    dispatch, started = state.dispatch, []
+
+    def show_then_click(callback):
+        if started:
+            return dispatch(callback)
+        callback()                      # the session shows the first draw at once ...
+        state.request_draws(1)          # ... and the student clicks before the draw's thread has ended
+        started.append(state.drawing)   # the click started a draw of its own
+
+    state.dispatch = show_then_click
+    state.dispatch.flush = dispatch.flush
+    try:
+        state.request_draws(1)
+        while not started:
+            time.sleep(0.01)
+        assert started == [1]
+        assert state.wait(60) and state.n_drawn == 2
+    finally:
+        state.close()
