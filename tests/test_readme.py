@@ -31,4 +31,5 @@ def test_readme_images_exist_with_one_screenshot_per_tab():
     images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text)
     assert images and all((README.parent / image).is_file() for image in images), images
     shots = {image for image in images if image.startswith("docs/screenshots/")}
-    assert len(shots) == 8  # 4 GP tabs, SVM, model selection's two sub-panels, fast bootstrap
+    # step by step (normal and Presentation mode), 4 GP tabs, SVM, model selection's two sub-panels, fast bootstrap
+    assert len(shots) == 10
