@@ -28,6 +28,7 @@ from explorer.views.common.presets import PresetMenu
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.widgets import LazyTabs
 from explorer.views.pages import MENU_NAMES, PAGES, PRESETS, STATE_LABELS
+from explorer.views.warmup import WarmUp, warm_up_note
 
 __all__ = ["DATA_DIR_ENV", "SERVED_BOKEH_BUNDLES", "TITLE", "create_app", "serve"]
 
@@ -55,14 +56,15 @@ class Fast(pn.theme.Fast):
 
 
 def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine.Engine | None = None,
-               tab: str | None = None, **settings) -> pn.template.FastListTemplate:
+               tab: str | None = None, warm_up: WarmUp | None = None, **settings) -> pn.template.FastListTemplate:
     """The page of one session: a sidebar of controls and the tabs of every page of :data:`~explorer.views.pages.PAGES`;
     the URL carries the controls' state.
 
     ``data_dir`` (default: the ``EXPLORER_DATA_DIR`` environment variable) is a folder whose CSV files
     are offered as datasets next to the shipped ones. ``engine`` runs the Monte-Carlo of every tab (default:
     the process's shared engine); the sidebar says where. ``tab`` is the URL name of the tab that opens first
-    (default: the first page's; in a served session the link's ``?tab=`` decides). ``settings`` are initial
+    (default: the first page's; in a served session the link's ``?tab=`` decides). ``warm_up`` is the server's
+    warm-up (:class:`~explorer.views.warmup.WarmUp`): the sidebar says while it runs. ``settings`` are initial
     values by their URL name (e.g. ``dataset="teacher"`` for the Gaussian-process state, ``svm_dataset="pima"`` for the SVM's); parameters
     in the page URL override them. The session's page views are ``template.pages`` (key → page view), the tab bar
     ``template.tabs`` (its i-th tab named ``template.tab_names[i]`` in the URL).
@@ -111,7 +113,8 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     # under the tabs, never above them (appearing, they would move the figure)
     main = pn.Column(tabs, *messages, presets.panel, sizing_mode="stretch_width")
     template = pn.template.FastListTemplate(
-        title=TITLE, sidebar=[sidebar, engine_status(engine)], main=[main],  # one card: no empty one above
+        # one card in main: no empty one above
+        title=TITLE, sidebar=[sidebar, warm_up_note(warm_up), engine_status(engine)], main=[main],
         header=[presets.menu, _presentation_switch(pages.values())],
         sidebar_width=330, accent="#1f77b4", header_background="#1f4e79", design=Fast,
     )
