@@ -1,11 +1,17 @@
-"""Benchmark: how long the jobs of each "Reproduce a figure" preset take (explorer.views.common.presets).
+"""Benchmark: how long the jobs of each "Reproduce a figure" preset take (explorer.views.common.presets), cold and
+after the server's warm-up.
 
-For each preset: empty result caches, fresh states on the process's shared Dask engine (a local cluster, one
-worker per core), apply the preset, refresh the states it sets and wait for their jobs. Prints the seconds and
-the paper's numbers beside ours. The ``seconds`` stored in each preset are what this printed on the 2-core
-development machine (shared with other work, so they are upper-ish estimates).
+For each preset: empty result caches, fresh page states on the process's shared Dask engine (a local cluster, one
+worker per core), apply the preset, refresh the states it sets and wait for their jobs
+(:func:`explorer.views.warmup.compute_preset`). Prints the seconds against the preset's stated estimate
+(``seconds``: what this printed on the 2-core development machine, shared with other work) and the paper's
+numbers beside ours.
 
-Run: .venv/bin/python benchmarks/bench_presets.py [KEY ...] [--series-dir ../shared/datasets]
+``--warm`` then does what ``explorer serve`` does at start: empty caches, the warm-up of every default view and
+every preset (:class:`explorer.views.warmup.WarmUp`), timed; then each preset again on fresh states, as a class
+opening it on the warmed server would, against its estimate.
+
+Run: .venv/bin/python benchmarks/bench_presets.py [KEY ...] [--warm] [--series-dir ../shared/datasets]
 """
 
 from __future__ import annotations
@@ -15,32 +21,19 @@ import os
 import time
 
 from explorer.engine import shared_engine, use_single_threaded_blas
-from explorer.views import GPBootstrapState
 from explorer.views.common.caches import clear_caches
-from explorer.views.common.presets import apply_preset, comparison_frame
-from explorer.views.fast_bootstrap import FastBootstrapState
-from explorer.views.model_selection import SelectionState
-from explorer.views.model_selection.experiments import SelectionExperimentState
+from explorer.views.common.page import PageContext
+from explorer.views.common.presets import comparison_frame
 from explorer.views.pages import PRESETS, preset
-from explorer.views.svm_bootstrap import SVMState
-
-
-def fresh_states() -> dict:
-    return {"": GPBootstrapState(), "svm_": SVMState(), "sel_": SelectionState(auto_run=False),
-            "selx_": SelectionExperimentState(), "fb_": FastBootstrapState()}
+from explorer.views.warmup import WarmUp, compute_preset, page_states
 
 
 def time_preset(key: str) -> tuple[float, dict]:
-    clear_caches()
-    states = fresh_states()
+    """Seconds of preset ``key``'s jobs on fresh states (with the caches as they are), its errors and numbers."""
+    _, states = page_states(PageContext())
     p = preset(key)
     start = time.perf_counter()
-    apply_preset(p, states)
-    for prefix in p.settings:
-        if prefix != "sel_":
-            states[prefix].refresh()
-    for prefix in p.settings:
-        states[prefix].wait(timeout=600)
+    compute_preset(p, states)
     seconds = time.perf_counter() - start
     errors = {prefix: states[prefix].error for prefix in p.settings if states[prefix].error}
     frame = comparison_frame(p, states)
@@ -49,20 +42,40 @@ def time_preset(key: str) -> tuple[float, dict]:
     return seconds, {"errors": errors, "numbers": frame}
 
 
+def against(seconds: float, key: str) -> str:
+    estimate = preset(key).seconds
+    return f"{seconds:.1f} s" + ("" if estimate is None else f" (estimate {estimate:.0f} s: {seconds / estimate:.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("keys", nargs="*", help="preset keys (default: all)")
+    parser.add_argument("--warm", action="store_true", help="also time the warm-up and each preset after it")
     parser.add_argument("--series-dir", default=None, help="run in this folder (where santafe_laser_A.csv is)")
     args = parser.parse_args()
     use_single_threaded_blas()
     shared_engine()  # start the cluster before timing
     if args.series_dir:
         os.chdir(args.series_dir)
-    for key in args.keys or [p.key for p in PRESETS]:
+    keys = args.keys or [p.key for p in PRESETS]
+    print("# cold: empty caches before each preset", flush=True)
+    for key in keys:
+        clear_caches()
         seconds, out = time_preset(key)
-        print(f"{key}: {seconds:.1f} s {out['errors'] or ''}", flush=True)
+        print(f"{key}: {against(seconds, key)} {out['errors'] or ''}", flush=True)
         if len(out["numbers"]):
             print(out["numbers"].to_string(index=False), flush=True)
+    if args.warm:
+        clear_caches()
+        warm = WarmUp(PageContext(), presets=tuple(preset(key) for key in keys))
+        start = time.perf_counter()
+        warm.run()
+        print(f"\n# the warm-up of a fresh server: {time.perf_counter() - start:.0f} s for the default views and "
+              f"{len(keys)} presets", flush=True)
+        print("# after the warm-up: each preset as a class opens it", flush=True)
+        for key in keys:
+            seconds, out = time_preset(key)
+            print(f"{key}: {against(seconds, key)} {out['errors'] or ''}", flush=True)
 
 
 if __name__ == "__main__":
