@@ -197,7 +197,7 @@ def _on_load(pages, write_url) -> None:
             view.loaded()
 
 
-def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,
+def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: bool = True,
           allow_websocket_origin: list[str] | None = None, data_dir: str | os.PathLike | None = None,
           show: bool = False, scheduler: str | None = None, workers: int | None = None, **kwargs) -> None:
     """Serve the explorer on ``address:port`` (default 127.0.0.1:5006) until interrupted (Ctrl-C or SIGTERM).
@@ -207,6 +207,10 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,
     per core, one thread each). ``allow_websocket_origin`` lists extra ``host[:port]`` origins allowed to open
     the websocket (needed when the page is reached through another host name, e.g. a proxy). Further keyword
     arguments go to ``pn.serve``.
+
+    With ``warm_up`` the server computes every page's default view and every preset in the background as soon as
+    it listens (:class:`~explorer.views.warmup.WarmUp`: the caches the sessions share are then warm when the class
+    arrives; it waits while a page is open, and the sidebar says while it runs).
 
     Raises
     ------
@@ -222,8 +226,12 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,
     engine = dask_engine.connect(scheduler, workers=workers)
     atexit.register(engine.close)  # also if the loop below ends by an exception nobody catches
 
+    served = []  # the server, once made: the warm-up waits while it has sessions
+    warm = (WarmUp(PageContext(engine=engine, data_dir=None if data_dir is None else str(data_dir)),
+                   busy=lambda: bool(served and served[0].get_sessions())) if warm_up else None)
+
     def app() -> pn.template.FastListTemplate:  # a plain function: pn.serve calls it once per session
-        return create_app(data_dir, engine=engine)
+        return create_app(data_dir, engine=engine, warm_up=warm)
 
     try:
         server = pn.serve(app, port=port, address=address, websocket_origin=origins, show=show, title=TITLE,
@@ -231,8 +239,13 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *,
         _load_only_needed_bundles(server)
         _stop_on_signals(server)
         server.start()
+        served.append(server)
+        if warm is not None:
+            warm.start()
         server.io_loop.start()
     finally:
+        if warm is not None:
+            warm.stop()
         engine.close()  # the worker processes of a local cluster end with the server
 
 

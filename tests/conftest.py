@@ -14,6 +14,10 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
+# The servers the tests start (``explorer serve``) skip the warm-up that computes every view and preset at start:
+# it would compete with the tests for the 2 cores between their pages (tests/cli/test_serve_warm_up.py turns it on).
+os.environ.setdefault("EXPLORER_WARM_UP", "0")
+
 
 def pytest_configure(config):
     """One BLAS thread per process, as the CLI, the server and the Dask workers use: then the in-process

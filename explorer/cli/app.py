@@ -24,6 +24,9 @@ from explorer.cli.common import (
 )
 from explorer.engine import SCHEDULER_ENV, EngineError
 
+#: Environment variable: ``0`` starts ``explorer serve`` without its warm-up (as ``--no-warm-up``; the tests do).
+WARM_UP_ENV = "EXPLORER_WARM_UP"
+
 __all__ = ["register"]
 
 
@@ -45,6 +48,10 @@ def register(sub) -> None:
                    help="folder whose *.csv files are offered as datasets (default: $EXPLORER_DATA_DIR)")
     p.add_argument("--show", action=argparse.BooleanOptionalAction, default=False,
                    help="open the page in a web browser (default --no-show)")
+    p.add_argument("--warm-up", action=argparse.BooleanOptionalAction,
+                   default=os.environ.get(WARM_UP_ENV, "1") != "0",
+                   help="compute every page's default view and every preset in the background at start, so that "
+                        f"they are ready when a class arrives (default; --no-warm-up or {WARM_UP_ENV}=0: off)")
     add_engine_options(p, "where Monte-Carlo runs (default: a local Dask cluster started with the server)",
                        f"worker processes of the local Dask cluster, {WORKERS} (default: one per core, one thread "
                        f"each)",
@@ -71,7 +78,8 @@ def serve(args) -> int:
             return 2
     from explorer.app import serve as serve_app  # the UI stack is imported only for this command
     try:
-        serve_app(port=args.port, address=args.address, allow_websocket_origin=args.allow_websocket_origin,
+        serve_app(port=args.port, address=args.address, warm_up=args.warm_up,
+                  allow_websocket_origin=args.allow_websocket_origin,
                   data_dir=args.data_dir, show=args.show, scheduler=scheduler, workers=args.workers)
     except (EngineError, OSError) as err:
         print(f"explorer: error: {one_line(err)}", file=sys.stderr)
