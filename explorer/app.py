@@ -23,7 +23,7 @@ from explorer import engine as dask_engine
 from explorer.views.common.engine_status import engine_status
 from explorer.views.common.links import link_page
 from explorer.views.common.page import PageContext
-from explorer.views.common.presentation import PRESENTATION_CSS, presentation_switch
+from explorer.views.common.presentation import PRESENTATION_CSS, TAB_BAR_CSS, presentation_switch
 from explorer.views.common.presets import PresetMenu
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.widgets import LazyTabs
@@ -93,7 +93,7 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     owners = [(name, view) for view in pages.values() for name in view.page.tabs]
     names = [name for name, _ in owners]
     tabs = LazyTabs(*[item for view in pages.values() for item in view.tab_items()],
-                    css_classes=["explorer-tabs"], sizing_mode="stretch_width")
+                    css_classes=["explorer-tabs"], stylesheets=[TAB_BAR_CSS], sizing_mode="stretch_width")
     _follow_requests(pages.values(), tabs, names)
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         write_url = link_page(list(pages.values()), tabs, names)  # the URL carries the open tab and every setting

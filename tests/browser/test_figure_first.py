@@ -53,6 +53,27 @@ MAIN_FIGURE_JS = """
 }
 """
 
+#: The app's tab bar (the tabs of class explorer-tabs): each title's text and box, and the box of the strip that shows
+#: them (a title beyond it is cut off or scrolled away).
+TAB_BAR_JS = """
+() => {
+  const find = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.classList.contains('explorer-tabs') && el.shadowRoot) return el;
+      if (el.shadowRoot) { const found = find(el.shadowRoot); if (found) return found; }
+    }
+    return null;
+  };
+  const bar = find(document);
+  if (!bar) return null;
+  const box = (r) => ({left: r.left, right: r.right, top: r.top, bottom: r.bottom});
+  const strip = bar.shadowRoot.querySelector('.bk-headers-wrapper') || bar;
+  const tabs = [...bar.shadowRoot.querySelectorAll('.bk-header .bk-tab')];
+  return {strip: box(strip.getBoundingClientRect()),
+          tabs: tabs.map((t) => ({title: t.textContent.trim(), ...box(t.getBoundingClientRect())}))};
+}
+"""
+
 #: Whether every visible Cancel button of the page is disabled (its jobs are done).
 IDLE_JS = """
 () => {
@@ -135,6 +156,32 @@ def unmarked(boxes: dict) -> None:
     missing = {name: box for name, box in boxes.items() if not box["marked"]}
     if missing:
         pytest.xfail(f"no element of class explorer-main-figure (JobTab.main_figure) on: {missing}")
+
+
+def cut_titles(bar: dict, width: int) -> list:
+    """The tabs of ``bar`` (:data:`TAB_BAR_JS`) not wholly inside the screen of ``width`` px and the strip of the tab
+    bar, or not on the first title's line."""
+    strip, first = bar["strip"], bar["tabs"][0]
+    return [tab for tab in bar["tabs"]
+            if tab["left"] < max(0, strip["left"]) - 1 or tab["right"] > min(width, strip["right"]) + 1
+            or abs(tab["top"] - first["top"]) > 1]
+
+
+@pytest.mark.parametrize("width,height", [(WIDTH, HEIGHT), (1920, 1080)])
+def test_every_page_title_is_on_the_first_screen(server, browser, width, height):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(120_000)
+    page.goto(server + QUERY)
+    page.locator(".explorer-sidebar").first.wait_for()
+    cut = {}
+    for presentation in (False, True):
+        set_presentation(page, presentation)
+        page.wait_for_timeout(1000)  # the sidebar folds or unfolds
+        bar = page.evaluate(TAB_BAR_JS)
+        assert [tab["title"] for tab in bar["tabs"]] == list(PAGE_TITLES.values())
+        cut["presentation" if presentation else "normal"] = cut_titles(bar, width)
+    page.close()
+    assert cut == {"normal": [], "presentation": []}, cut
 
 
 @pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])

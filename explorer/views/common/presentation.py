@@ -7,7 +7,9 @@ The header switch of the app (:func:`presentation_switch`) sets the class at onc
 
 The page's CSS (:data:`PRESENTATION_CSS`) also sets the height of a tab's main figure,
 ``--explorer-figure-height``: the screen's height less the header, the tab bar and the one line of Run, Cancel and
-progress under the figure, so that the figure fills the first screen at 1280×720 as at 1920×1080.
+progress under the figure, so that the figure fills the first screen at 1280×720 as at 1920×1080; and the size of
+the tab bar's titles, ``--explorer-tab-font-size`` and ``--explorer-tab-padding-x``, that :data:`TAB_BAR_CSS` gives the
+app's tabs, so that every page's title stays on one line in the first screen in both modes.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from __future__ import annotations
 import holoviews as hv
 import panel as pn
 
-__all__ = ["presented", "presentation_switch", "axis_text", "PRESENTATION_CSS", "FONT_SCALE", "LINE_SCALE",
-           "FONT_SIZES", "FIGURE_HEIGHT"]
+__all__ = ["presented", "presentation_switch", "axis_text", "PRESENTATION_CSS", "TAB_BAR_CSS", "FONT_SCALE",
+           "LINE_SCALE", "FONT_SIZES", "FIGURE_HEIGHT"]
 
 #: Text of a figure in presentation mode, relative to the normal size.
 FONT_SCALE = 1.6
@@ -33,18 +35,44 @@ _LINES = (hv.Curve, hv.Path, hv.Segments, hv.ErrorBars, hv.VLine, hv.HLine, hv.H
 
 #: The page's text in presentation mode: the body class ``explorer-presentation`` enlarges the base font and
 #: the FAST design's type ramp (custom properties inherit into the components' shadow roots).
+#:
+#: The tab bar's titles (:data:`TAB_BAR_CSS`): the eight titles take 762 px of text at the FAST design's 14 px and
+#: 1034 px at presentation's 19 px, with 32 px of padding each; the bar has 871 px at 1280×720 beside the sidebar
+#: and 1210 px with the sidebar folded (presentation). At 13 px with 16 px of padding they take about 836 px, at
+#: 18 px with 20 px about 1140 px: each on one line, with room to spare for a wider font than Chromium's. A screen of
+#: 1600 px or more keeps the design's padding and the text size of the rest of the page.
 PRESENTATION_CSS = """
 body {
   --explorer-figure-height: max(320px, calc(100vh - 215px));
+  --explorer-tab-font-size: 13px;
+  --explorer-tab-padding-x: 8px;
 }
 body.explorer-presentation {
   --explorer-figure-height: max(320px, calc(100vh - 235px));
+  --explorer-tab-font-size: 18px;
+  --explorer-tab-padding-x: 10px;
   font-size: 20px;
   --type-ramp-base-font-size: 19px;
   --type-ramp-base-line-height: 26px;
   --type-ramp-minus-1-font-size: 17px;
   --type-ramp-plus-1-font-size: 22px;
   --type-ramp-plus-2-font-size: 26px;
+}
+@media (min-width: 1600px) {
+  body { --explorer-tab-font-size: 14px; --explorer-tab-padding-x: 1rem; }
+  body.explorer-presentation { --explorer-tab-font-size: 19px; --explorer-tab-padding-x: 1rem; }
+}
+"""
+
+#: The stylesheet of the app's tab bar (a ``pn.Tabs`` with the CSS class ``explorer-tabs``; Bokeh draws its titles in
+#: the tabs' shadow root, which the page's CSS does not reach): the titles' size and side padding from the page's
+#: custom properties (:data:`PRESENTATION_CSS`; the FAST design's 14 px and 1 rem without them).
+TAB_BAR_CSS = """
+:host(.explorer-tabs) .bk-header {
+  --pn-tab-padding-x: var(--explorer-tab-padding-x, 1rem);
+}
+:host(.explorer-tabs) .bk-header .bk-tab {
+  font-size: var(--explorer-tab-font-size, inherit);
 }
 """
 

@@ -295,9 +295,9 @@ class LearningCurveTab(_Tab):
         parts = [f"**{figures.problem_label(s)}**"]
         theory_job = s.jobs["theory"]
         if s.error:  # nothing is computed for these settings: the message under the tabs says why
-            return " · ".join([*parts, "not computed: see the message above"])
+            return " · ".join([*parts, "not computed: see the message below"])
         if s.hyperparameter_source == "evidence pending":
-            return " · ".join([*parts, "choosing the kernel's hyperparameters by maximum evidence (see the note above)"])
+            return " · ".join([*parts, "choosing the kernel's hyperparameters by maximum evidence (see the note below)"])
         if theory is None:
             parts.append(f"theory: {theory_job.error or 'computing…'}")
         else:
@@ -480,8 +480,9 @@ class GPBootstrapView(pn.viewable.Viewer):
 
     @property
     def main(self) -> pn.Column:
-        """The messages and the tabs (e.g. a notebook's main area)."""
-        return pn.Column(self.error, self.notice, self.tabs, sizing_mode="stretch_width")
+        """The tabs and, under them, the messages (e.g. a notebook's main area; as in the app, appearing they never
+        move a figure)."""
+        return pn.Column(self.tabs, self.error, self.notice, sizing_mode="stretch_width")
 
     def __panel__(self):
         """Sidebar and tabs side by side, e.g. in a notebook (after ``pn.extension("tabulator")``)."""
