@@ -12,8 +12,9 @@ new results for the caches) every 40-80 s. Every 10 s the resident memory (RSS) 
 scheduler if it runs in a process of its own, and of its other children (the Dask worker processes) is sampled. It
 prints:
 
-- the *warm* level: the RSS once the server has built and computed its first pages: every first page shows its
-  figure and every job the server started has ended (the median of three samples, 10 s apart, taken then, before
+- the *warm* level: the RSS once the server has warmed up and built and computed its first pages: the pages are
+  opened when the server is idle (its own warm-up, ``explorer serve --warm-up``, has ended), then every first page
+  shows its figure and every job the server started has ended (the median of three samples, 10 s apart, taken then, before
   any action); and, for comparison, the level at the end of the warm-up (``--warmup`` minutes, default a fifth of
   the run, at least 1) that earlier runs called warm;
 - the *growth per hour* after the warm-up (a least-squares line through the samples), and the growth over the run;
@@ -23,12 +24,13 @@ prints:
 - the tracebacks in the server's log (target: none), with their last lines.
 
 The server listens on the first free port of 5300-5399; ``--serve-arg`` passes more options to ``explorer serve``
-(e.g. ``--serve-arg=--no-scheduler-process``). The actions' own timings are not measured: on a shared machine only the memory figures mean something.
+(e.g. ``--serve-arg=--no-warm-up``). The actions' own timings are not measured: on a shared machine only the memory figures mean something.
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import os
 import random
 import re
@@ -204,6 +206,27 @@ def tracebacks(log_text: str) -> collections.Counter:
     return found
 
 
+def settled(server: psutil.Process, seconds: float = 10.0, cpu: float = 0.05, timeout: float = 900.0) -> float:
+    """Wait until the server and its children have used less than ``cpu`` of a core over ``seconds`` (the server's
+    own warm-up, ``explorer serve --warm-up``, has ended); return the seconds waited."""
+    started = time.monotonic()
+
+    def cpu_seconds() -> float:
+        total = 0.0
+        for process in [server, *server.children(recursive=True)]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                times = process.cpu_times()
+                total += times.user + times.system
+        return total
+
+    while time.monotonic() - started < timeout:
+        before = cpu_seconds()
+        time.sleep(seconds)
+        if cpu_seconds() - before < cpu * seconds:
+            break
+    return time.monotonic() - started
+
+
 def built(sessions: list[Session], trace: str, timeout: float = 900.0) -> float:
     """Wait until every page shows the figure of its link's tab and every job the server started has ended (for
     5 s); return the seconds waited."""
@@ -228,6 +251,8 @@ def soak(args, browser, url: str, server: psutil.Process, trace: str) -> tuple[l
     """Drive the sessions for ``args.minutes``; return the warm samples (seconds, server MB, scheduler MB, workers
     MB: three, 10 s apart, once the first pages are built and idle), the memory samples of the run, the actions
     done by kind, and those that failed by kind (a control not on the page, or not in time)."""
+    quiet = settled(server)
+    print(f"  server idle (its warm-up ended) after {quiet:.0f} s", flush=True)
     rng = random.Random(args.seed)
     sessions = [Session(browser, url, random.Random(rng.random())) for _ in range(args.sessions)]
     for session in sessions:
