@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from explorer.views.pages import MENU_NAMES, PAGE_TITLES, PRESETS
+from tests.conftest import ARTIFACTS
 
 pytestmark = pytest.mark.browser
 
@@ -247,3 +248,24 @@ def _page_of(tab: str) -> str:
     from explorer.views.pages import PAGES
 
     return next(page.key for page in PAGES if tab in page.tabs)
+
+
+def test_the_svm_curve_has_no_stray_marks_at_its_left_edge(server, browser):
+    """The SVM learning curve's frame is not aligned with the field figure's under it (``JobTab.styled(align=False)``):
+    aligned, the field's redraw with its new legend laid both out for a moment about 120 px wide, and that drawing's
+    first column of pixels stayed at the curve's left edge (a thin squashed copy of the plot). The canvas's first
+    columns are blank once the tab's jobs are done (it opens first here, so its jobs compute while it is shown)."""
+    import numpy as np
+    from PIL import Image  # (Bokeh's dependency)
+
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    page.set_default_timeout(120_000)
+    page.goto(server + "?tab=svm")
+    page.locator(".explorer-sidebar").first.wait_for()
+    settle(page)
+    shot = ARTIFACTS / "svm-curve-left-edge.png"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator(".explorer-svm-plot-curve").first.screenshot(path=str(shot))
+    page.close()
+    edge = np.asarray(Image.open(shot).convert("L"))[:, :3]
+    assert (edge < 200).sum() == 0, f"{(edge < 200).sum(axis=0)} dark pixels in the first columns of {shot}"

@@ -114,14 +114,15 @@ class JobTab(pn.viewable.Viewer):
     def restyle(self) -> None:
         """Redraw the figures after ``presentation`` changed (a tab with figures overrides it)."""
 
-    def styled(self, figure, fill: bool = False):
+    def styled(self, figure, fill: bool = False, align: bool = True):
         """``figure`` as ``presentation`` asks (see :func:`~explorer.views.common.presentation.presented`); with
-        ``fill``, also without a fixed height (:func:`filling`: the main figure fills its pane)."""
+        ``fill``, also without a fixed height (:func:`filling`: the main figure fills its pane); with ``align``
+        False, its frame is not aligned with the frames of the figures in the same column (:func:`_own_frame`)."""
         figure = presented(figure, self.presentation)
         if not isinstance(figure, (hv.Overlay, hv.Element)):
             return figure
         hooks = [*figure.opts.get().kwargs.get("hooks", []), axis_text(self.presentation)]
-        return figure.opts(hooks=[*hooks, _fill_height] if fill else hooks)
+        return figure.opts(hooks=[*hooks, *([_fill_height] if fill else []), *([] if align else [_own_frame])])
 
     def main_figure(self, figure, css_class: str, **options) -> pn.pane.HoloViews:
         """The pane of the tab's main figure (CSS classes ``css_class`` and :data:`MAIN_FIGURE_CSS`): the width of
@@ -239,6 +240,17 @@ def filling(figure):
 def _fill_height(plot, element) -> None:
     """HoloViews hook: the Bokeh figure has no height of its own (its pane's CSS height applies)."""
     plot.state.height = None
+
+
+def _own_frame(plot, element) -> None:
+    """HoloViews hook: the Bokeh figure's frame is not aligned with the frames of the other figures of its column.
+
+    Bokeh aligns the frames of the figures of a column (``frame_align``): a figure below with a wider legend narrows
+    the frame of the figure above, and while a figure below is redrawn with new legend items its frame is laid out
+    for a moment about 120 px wide, the figure above with it. That moment's drawing lies left of the canvas but its
+    first column of pixels, which Bokeh's later drawings do not clear (they clear from x = 0.5): the thin "squashed
+    copy" of the SVM learning curve at its left edge (issue 23)."""
+    plot.state.frame_align = False
 
 
 class DeferredTab(pn.viewable.Viewer):

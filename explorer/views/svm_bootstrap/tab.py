@@ -49,9 +49,10 @@ class SVMTab(JobTab):
         self.widgets = self._make_widgets()
         self.upload = csv_upload("explorer-svm-upload", s.upload_csv, on_refused=s.refuse)
         self.streams = {"curve": Revision(), "field": Revision()}
-        # the learning curve is the main figure: first, as high as the screen allows; the field under it
+        # the learning curve is the main figure: first, as high as the screen allows; the field under it (whose frame
+        # and wider legend do not set the curve's: align=False)
         self.plots = {"curve": self.main_figure(
-            live(lambda: self.styled(FIGURES["curve"](self.state), fill=True), self.streams["curve"]),
+            live(lambda: self.styled(FIGURES["curve"](self.state), fill=True, align=False), self.streams["curve"]),
             "explorer-svm-plot-curve"),
             "field": pn.pane.HoloViews(
             live(lambda: self.styled(FIGURES["field"](self.state)), self.streams["field"]),
