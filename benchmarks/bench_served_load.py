@@ -146,7 +146,8 @@ def load() -> str:
 
 
 def start_server(port: int, workers: int | None, log, trace: str) -> subprocess.Popen:
-    serve = ["--port", str(port), "--no-show"] + (["--workers", str(workers)] if workers else [])
+    # no warm-up: the measures assume a server that computes only for its sessions
+    serve = ["--port", str(port), "--no-show", "--no-warm-up"] + (["--workers", str(workers)] if workers else [])
     here = os.path.dirname(os.path.abspath(__file__))
     cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import served_trace; "
                                  f"served_trace.serve({trace!r}, {serve!r})"]

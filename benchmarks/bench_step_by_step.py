@@ -89,7 +89,7 @@ def load() -> str:
 
 
 def start_server(port: int, log) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-show"]
+    cmd = [sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-show", "--no-warm-up"]
     server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.time() + 300
     while time.time() < deadline:
