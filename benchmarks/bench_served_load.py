@@ -40,16 +40,15 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import served_trace
 from playwright.sync_api import sync_playwright
+from serving import free_port, launch, load
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
                  "--disable-background-networking", "--disable-component-update", "--disable-dev-shm-usage"]
@@ -135,35 +134,13 @@ def alone_on_workers(workers: int, samples: int, dataset: str, pw, chromium: str
             server.wait(timeout=120)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def load() -> str:
-    return " ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
 def start_server(port: int, workers: int | None, log, trace: str) -> subprocess.Popen:
     # no warm-up: the measures assume a server that computes only for its sessions
     serve = ["--port", str(port), "--no-show", "--no-warm-up"] + (["--workers", str(workers)] if workers else [])
     here = os.path.dirname(os.path.abspath(__file__))
     cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import served_trace; "
                                  f"served_trace.serve({trace!r}, {serve!r})"]
-    server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=90):
-                return server
-        except OSError:
-            if server.poll() is not None:
-                break
-            time.sleep(0.5)
-    server.kill()
-    log.seek(0)
-    raise SystemExit(f"explorer serve did not start: {log.read().decode()[-2000:]}")
+    return launch(cmd, port, log, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
 
 
 def niced(chromium: str, niceness: int) -> str:

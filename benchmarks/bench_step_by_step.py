@@ -24,12 +24,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
+
+from serving import free_port, launch, load
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
                  "--disable-background-networking", "--disable-component-update", "--disable-dev-shm-usage"]
@@ -78,30 +78,9 @@ def server_time_per_step(n_points: int, repeats: int = 30) -> dict[str, float]:
     return out
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def load() -> str:
-    return " ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
 def start_server(port: int, log) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-show", "--no-warm-up"]
-    server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=90):
-                return server
-        except OSError:
-            if server.poll() is not None:
-                break
-            time.sleep(0.5)
-    server.kill()
-    raise SystemExit("explorer serve did not start")
+    return launch([sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-show", "--no-warm-up"],
+                  port, log)
 
 
 def cpu_seconds(pid: int) -> float:
