@@ -13,7 +13,7 @@ scheduler if it runs in a process of its own, and of its other children (the Das
 prints:
 
 - the *warm* level: the RSS once the server has warmed up and built and computed its first pages: the pages are
-  opened when the server is idle (its own warm-up, ``explorer serve --warm-up``, has ended), then every first page
+  opened when the server and its workers are idle (its own warm-up, ``explorer serve --warm-up``, has ended), then every first page
   shows its figure and every job the server started has ended (the median of three samples, 10 s apart, taken then, before
   any action); and, for comparison, the level at the end of the warm-up (``--warmup`` minutes, default a fifth of
   the run, at least 1) that earlier runs called warm;
@@ -206,22 +206,24 @@ def tracebacks(log_text: str) -> collections.Counter:
 
 
 def settled(server: psutil.Process, seconds: float = 10.0, cpu: float = 0.05, timeout: float = 900.0) -> float:
-    """Wait until the server and its children have used less than ``cpu`` of a core over ``seconds`` (the server's
-    own warm-up, ``explorer serve --warm-up``, has ended); return the seconds waited."""
+    """Wait until neither the server nor any of its children has used more than ``cpu`` of a core over ``seconds``
+    (the server's own warm-up, ``explorer serve --warm-up``, has ended; an idle Dask worker uses ~2 %); return the
+    seconds waited."""
     started = time.monotonic()
 
-    def cpu_seconds() -> float:
-        total = 0.0
+    def cpu_seconds() -> dict[int, float]:
+        used = {}
         for process in [server, *server.children(recursive=True)]:
             with contextlib.suppress(psutil.NoSuchProcess):
                 times = process.cpu_times()
-                total += times.user + times.system
-        return total
+                used[process.pid] = times.user + times.system
+        return used
 
     while time.monotonic() - started < timeout:
         before = cpu_seconds()
         time.sleep(seconds)
-        if cpu_seconds() - before < cpu * seconds:
+        after = cpu_seconds()
+        if all(after[pid] - before.get(pid, 0.0) < cpu * seconds for pid in after):
             break
     return time.monotonic() - started
 
