@@ -13,10 +13,10 @@ scheduler if it runs in a process of its own, and of its other children (the Das
 prints:
 
 - the *warm* level: the RSS once the server has warmed up and built and computed its first pages: the pages are
-  opened when the server and its workers are idle (its own warm-up, ``explorer serve --warm-up``, has ended), then every first page
-  shows its figure and every job the server started has ended (the median of three samples, 10 s apart, taken then, before
-  any action); and, for comparison, the level at the end of the warm-up (``--warmup`` minutes, default a fifth of
-  the run, at least 1) that earlier runs called warm;
+  opened when the server and its workers are idle (its own warm-up, ``explorer serve --warm-up``, has ended),
+  then every first page shows its figure and every job the server started has ended (the median of three
+  samples, 10 s apart, taken then, before any action); and, for comparison, the level at the end of the warm-up
+  (``--warmup`` minutes, default a fifth of the run, at least 1) that earlier runs called warm;
 - the *growth per hour* after the warm-up (a least-squares line through the samples), and the growth over the run;
 - the RSS ``--after`` seconds (default 120) after the last page closed, against the warm level (target: within
   10 %; also the server process and its scheduler together when the scheduler runs apart), and the result
