@@ -24,7 +24,8 @@ prints:
 - the tracebacks in the server's log (target: none), with their last lines.
 
 The server listens on the first free port of 5300-5399; ``--serve-arg`` passes more options to ``explorer serve``
-(e.g. ``--serve-arg=--no-warm-up``). The actions' own timings are not measured: on a shared machine only the memory figures mean something.
+(e.g. ``--serve-arg=--no-warm-up``). The actions' own timings are not measured: on a shared machine only the
+memory figures mean something.
 """
 from __future__ import annotations
 
@@ -343,7 +344,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache-mb", type=float, default=None,
                         help=f"the result caches' budget (${BUDGET_ENV} of the server; default its own default)")
     parser.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
-                        help="an extra argument of explorer serve, e.g. --serve-arg=--no-scheduler-process (repeatable)")
+                        help="an extra argument of explorer serve, e.g. --serve-arg=--no-warm-up (repeatable)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random actions (default 0)")
     parser.add_argument("--log", default=None, help="keep the server's log in this file (default: a temporary file)")
     args = parser.parse_args(argv)
