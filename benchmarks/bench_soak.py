@@ -41,7 +41,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import numpy as np
 import psutil
@@ -49,8 +48,9 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_served_load import CHROMIUM_ARGS, load  # noqa: E402
+from bench_served_load import CHROMIUM_ARGS  # noqa: E402
 from served_trace import all_jobs_ended  # noqa: E402
+from serving import launch, load  # noqa: E402
 
 from explorer.views.common.caches import BUDGET_ENV, budget_from_env  # noqa: E402
 from explorer.views.pages import MENU_NAMES  # noqa: E402
@@ -174,20 +174,7 @@ def start_server(port: int, workers: int, log, trace: str, extra: list[str]) -> 
     here = os.path.dirname(os.path.abspath(__file__))
     cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import served_trace; "
                                  f"served_trace.serve({trace!r}, {serve!r})"]
-    server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                              env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=90):
-                return server
-        except OSError:
-            if server.poll() is not None:
-                break
-            time.sleep(0.5)
-    server.kill()
-    log.seek(0)
-    raise SystemExit(f"explorer serve did not start: {log.read().decode()[-2000:]}")
+    return launch(cmd, port, log, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
 
 
 def growth_per_hour(times: list[float], values: list[float]) -> float:
