@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 import panel as pn
 
 from explorer.views.common.page import PageContext
-from explorer.views.common.presets import Preset, apply_preset
+from explorer.views.common.presets import Preset, PresetError, apply_preset
 from explorer.views.pages import PAGES, PRESETS
 
 __all__ = ["WarmUp", "compute_preset", "page_states", "wait_all", "warm_up_note"]
@@ -120,6 +120,8 @@ class WarmUp:
                 if self.busy() or self._stop.is_set():
                     return False
                 log.warning("warm-up: %s did not finish within %.0f s", name, ITEM_TIMEOUT)
+        except PresetError as err:  # e.g. the Santa Fe presets on a server without the file: a session says the same
+            log.info("warm-up: skipped %s: %s", name, err)
         except Exception:  # noqa: BLE001 - the warm-up must not stop the server: log, go on
             log.exception("warm-up: %s failed", name)
         finally:

@@ -47,3 +47,13 @@ def test_the_warm_up_waits_while_a_session_is_open_and_stops_when_asked(dask_eng
     thread.join(timeout=30)
     assert warm.finished and warm.done == 0
     assert not warm_up_note(None).visible
+
+
+def test_a_preset_this_server_cannot_open_is_skipped_without_a_traceback(dask_engine, caplog):
+    # the Santa Fe presets need a file of the server's --data-dir: without one a session is told so, and the
+    # warm-up goes on (the soak counts tracebacks in the server's log)
+    warm = WarmUp(PageContext(engine=dask_engine), presets=(preset("002-t2-lssvm"),), default_views=False)
+    with caplog.at_level("INFO", logger="explorer.views.warmup"):
+        warm.run()
+    assert warm.finished and warm.done == 1
+    assert [r.levelname for r in caplog.records] == ["INFO"] and "skipped" in caplog.records[0].getMessage()
