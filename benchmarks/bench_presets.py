@@ -11,7 +11,7 @@ numbers beside ours.
 every preset (:class:`explorer.views.warmup.WarmUp`), timed; then each preset again on fresh states, as a class
 opening it on the warmed server would, against its estimate.
 
-Run: .venv/bin/python benchmarks/bench_presets.py [KEY ...] [--warm] [--series-dir ../shared/datasets]
+Run: .venv/bin/python benchmarks/bench_presets.py [KEY ...] [--warm [--skip-cold]] [--data-dir ../shared/datasets]
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from explorer.views.pages import PRESETS, preset
 from explorer.views.warmup import WarmUp, compute_preset, page_states
 
 
-def time_preset(key: str) -> tuple[float, dict]:
+def time_preset(key: str, context: PageContext) -> tuple[float, dict]:
     """Seconds of preset ``key``'s jobs on fresh states (with the caches as they are), its errors and numbers."""
-    _, states = page_states(PageContext())
+    _, states = page_states(context)
     p = preset(key)
     start = time.perf_counter()
     compute_preset(p, states)
@@ -51,31 +51,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("keys", nargs="*", help="preset keys (default: all)")
     parser.add_argument("--warm", action="store_true", help="also time the warm-up and each preset after it")
-    parser.add_argument("--series-dir", default=None, help="run in this folder (where santafe_laser_A.csv is)")
+    parser.add_argument("--skip-cold", action="store_true", help="with --warm: only the warm-up and after it")
+    parser.add_argument("--data-dir", "--series-dir", default=None,
+                        help="the server's --data-dir (the Santa Fe presets need santafe_laser_A.csv there)")
     args = parser.parse_args()
     use_single_threaded_blas()
     shared_engine()  # start the cluster before timing
-    if args.series_dir:
-        os.chdir(args.series_dir)
+    context = PageContext(data_dir=args.data_dir)
     keys = args.keys or [p.key for p in PRESETS]
-    print("# cold: empty caches before each preset", flush=True)
-    for key in keys:
+    print(f"# cold: empty caches before each preset; load average {os.getloadavg()[0]:.1f}", flush=True)
+    for key in [] if args.skip_cold else keys:
         clear_caches()
-        seconds, out = time_preset(key)
+        seconds, out = time_preset(key, context)
         print(f"{key}: {against(seconds, key)} {out['errors'] or ''}", flush=True)
         if len(out["numbers"]):
             print(out["numbers"].to_string(index=False), flush=True)
     if args.warm:
         clear_caches()
-        warm = WarmUp(PageContext(), presets=tuple(preset(key) for key in keys))
+        warm = WarmUp(context, presets=tuple(preset(key) for key in keys))
         start = time.perf_counter()
         warm.run()
         print(f"\n# the warm-up of a fresh server: {time.perf_counter() - start:.0f} s for the default views and "
               f"{len(keys)} presets", flush=True)
         print("# after the warm-up: each preset as a class opens it", flush=True)
         for key in keys:
-            seconds, out = time_preset(key)
+            seconds, out = time_preset(key, context)
             print(f"{key}: {against(seconds, key)} {out['errors'] or ''}", flush=True)
+        print(f"load average at the end {os.getloadavg()[0]:.1f}", flush=True)
 
 
 if __name__ == "__main__":
