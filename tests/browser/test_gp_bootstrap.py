@@ -45,6 +45,10 @@ def test_served_app_switches_dataset_and_S_without_console_errors(server, browse
     page.goto(server + "?tab=curve")
     first = _wait_revision_above(page, "curve", 0)
     page.locator(".explorer-plot-curve canvas").first.wait_for(timeout=30_000)
+    # the page is ready once its Monte-Carlo has finished (a choice made while the page still sets up its
+    # controls, in its first second or so, could be overwritten; the test plays a student who waits for the figure)
+    page.locator(".explorer-job-message-curve pre", has_text="done").first.wait_for(timeout=180_000)
+    first = _revision(page, "curve")
 
     # switch the dataset: the learning curve is redrawn for the new data
     page.locator(".explorer-dataset select").first.select_option("toy")

@@ -111,11 +111,12 @@ def test_a_click_that_comes_as_a_draw_is_shown_but_before_its_thread_has_ended_i
     drew it until the next click.)"""
     state = StepState(seed=6)
     state.refresh()
-    dispatch, started = state.dispatch, []
+    dispatch, clicked, started = state.dispatch, [], []
 
     def show_then_click(callback):
-        if started:
+        if clicked:  # (the second draw's result, possibly on its own thread before the first returns here)
             return dispatch(callback)
+        clicked.append(True)
         callback()                      # the session shows the first draw at once ...
         state.request_draws(1)          # ... and the student clicks before the draw's thread has ended
         started.append(state.drawing)   # the click started a draw of its own
