@@ -176,6 +176,23 @@ def server(browser):  # after the browser: no server is started when the test sk
         proc.wait(timeout=20)
 
 
+def open_page(browser, url: str, width: int = 1280, height: int = 720):
+    """A new page of ``browser`` at ``url``, ``width`` x ``height``, waiting up to 2 minutes per step (page loads
+    and clicks on a loaded CI machine)."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(120_000)
+    page.goto(url)
+    return page
+
+
+def type_value(field, text: str) -> None:
+    """Type ``text`` into the input ``field`` (a locator) as a student does: select all, type, Enter (which sends it)."""
+    field.click()
+    field.press("Control+a")
+    field.type(text)
+    field.press("Enter")
+
+
 def save_screenshot(page, name: str) -> None:
     """Save a full-page screenshot to artifacts/NAME and check that it is not empty."""
     ARTIFACTS.mkdir(exist_ok=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from explorer.views.pages import MENU_NAMES, PAGE_TITLES, PRESETS
-from tests.conftest import ARTIFACTS
+from tests.conftest import ARTIFACTS, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -170,9 +170,7 @@ def cut_titles(bar: dict, width: int) -> list:
 
 @pytest.mark.parametrize("width,height", [(WIDTH, HEIGHT), (1920, 1080)])
 def test_every_page_title_is_on_the_first_screen(server, browser, width, height):
-    page = browser.new_page(viewport={"width": width, "height": height})
-    page.set_default_timeout(120_000)
-    page.goto(server + QUERY)
+    page = open_page(browser, server + QUERY, width, height)
     page.locator(".explorer-sidebar").first.wait_for()
     cut = {}
     for presentation in (False, True):

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from tests.conftest import type_value
+
 pytestmark = pytest.mark.browser
 
 CASES = {
@@ -23,10 +25,7 @@ def _set(page, css: str, kind: str, value: str) -> None:
     if kind == "select":
         element.select_option(value)
     else:
-        element.click()
-        element.press("Control+a")
-        element.type(value)
-        element.press("Enter")
+        type_value(element, value)
 
 
 def _read(page, css: str, kind: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import save_screenshot
+from tests.conftest import save_screenshot, type_value
 
 pytestmark = pytest.mark.browser
 
@@ -30,11 +30,7 @@ def test_model_selection_experiment_runs_in_the_browser_without_console_errors(s
 
     # Experiment 2 on one teacher data set (a second or two)
     page.locator(".explorer-experiment-experiment select").first.select_option("curves")
-    repetitions = page.locator(".explorer-experiment-repetitions input").first
-    repetitions.click()
-    repetitions.press("Control+a")
-    repetitions.type("1")
-    repetitions.press("Enter")
+    type_value(page.locator(".explorer-experiment-repetitions input").first, "1")
     page.locator(".explorer-experiment-parameter select").first.wait_for(state="visible")
     page.locator(".explorer-experiment-run button").first.click()
 

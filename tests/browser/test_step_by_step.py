@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import open_page, type_value
+
 pytestmark = pytest.mark.browser
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -117,24 +119,16 @@ def test_the_step_by_step_page_draws_plays_and_picks_a_point(server, browser):
 
 
 def test_a_link_reopens_the_step_by_step_page_with_its_values(server, browser):
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.set_default_timeout(120_000)
-    page.goto(server + "?tab=curve")  # from another page
+    page = open_page(browser, server + "?tab=curve")  # from another page
     page.locator(".bk-tab", has_text="Bootstrap, step by step").first.click()
     page.locator(".explorer-steps-dataset select").first.select_option("teacher")
-    points = page.locator(".explorer-steps-n-points input").first
-    points.click()
-    points.press("Control+a")
-    points.type("40")
-    points.press("Enter")
+    type_value(page.locator(".explorer-steps-n-points input").first, "40")
     # a short link: only what differs from the defaults (the page itself is the default one)
     page.wait_for_function("() => /[?&]steps_n_points=40(&|$)/.test(window.location.href)"
                            " && /[?&]steps_dataset=teacher(&|$)/.test(window.location.href)")
     link = page.url
     page.close()
-    again = browser.new_page(viewport={"width": 1280, "height": 720})
-    again.set_default_timeout(120_000)
-    again.goto(link)
+    again = open_page(browser, link)
     again.locator(".bk-tab.bk-active", has_text="Bootstrap, step by step").first.wait_for()
     again.locator(".explorer-steps-sentence", has_text="N = 40 points").first.wait_for()
     assert again.locator(".explorer-steps-dataset select").first.input_value() == "teacher"
