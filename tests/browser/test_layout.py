@@ -108,7 +108,8 @@ def _wait_until_rendered(page, shows: str, cancel: str, done: list) -> None:
     page.wait_for_timeout(1500)  # the last figure update and re-layout
 
 
-@pytest.mark.parametrize("width,height", [(1280, 720), (1920, 1080)])
+# 1920x1080 in the slow run (every tab and its jobs again: about a minute and a half of the default run's 15)
+@pytest.mark.parametrize("width,height", [(1280, 720), pytest.param(1920, 1080, marks=pytest.mark.slow)])
 def test_every_tab_fits_the_window(server, browser, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(120_000)
