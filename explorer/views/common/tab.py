@@ -16,7 +16,7 @@ import param
 
 from explorer.views.common.exports import Export, download_button
 from explorer.views.common.presentation import FIGURE_HEIGHT, axis_text, presented
-from explorer.views.common.widgets import job_indicators, message_alert, terms_line
+from explorer.views.common.widgets import job_indicators, message_alert, param_widgets, terms_line
 
 __all__ = ["JobTab", "DeferredTab", "MAIN_FIGURE_CSS", "filling"]
 
@@ -34,11 +34,12 @@ class JobTab(pn.viewable.Viewer):
     Run and Cancel buttons, a :class:`~explorer.views.common.widgets.JobIndicators` per job, the state's
     ``error`` (if ``shows_error``) and download buttons.
 
-    A subclass declares a ``state`` parameter, sets ``css_prefix`` and may override :meth:`shown_jobs` (name →
-    job kind; default every job), :meth:`run_kind` (the kind Run and Cancel act on; default every kind),
-    :meth:`run_buttons` (e.g. one Run button per job kind), :meth:`exports`, :meth:`control_column` (its
-    controls), :meth:`content` (the rest) and :meth:`restyle` (redraw the figures through :meth:`styled`). It
-    calls ``super().__init__`` first, then builds its figures. If the tab ``owns_state``, the state computes when
+    A subclass declares a ``state`` parameter, sets ``css_prefix`` and ``control_names`` (its controls' widgets
+    are then in ``widgets``) and may override :meth:`shown_jobs` (name → job kind; default every job),
+    :meth:`run_kind` (the kind Run and Cancel act on; default every kind), :meth:`run_buttons` (e.g. one Run
+    button per job kind), :meth:`exports`, :meth:`control_column` (its controls laid out), :meth:`content` (the
+    rest) and :meth:`restyle` (redraw the figures through :meth:`styled`). It calls ``super().__init__`` first,
+    then builds its figures. If the tab ``owns_state``, the state computes when
     the tab is first rendered (``__panel__``) unless something refreshed it before.
 
     The tab shows its controls in a column beside its content, unless ``controls_in_sidebar``: then the page
@@ -64,9 +65,14 @@ class JobTab(pn.viewable.Viewer):
     shows_error: ClassVar[bool] = True
     #: The tab starts its state (False when a view shares the state among its tabs and starts it itself).
     owns_state: ClassVar[bool] = True
+    #: The state's parameters the tab shows as controls, in order: ``widgets`` holds a widget for each, of its
+    #: parameter's type (:func:`~explorer.views.common.widgets.param_widgets`), with the CSS class
+    #: ``<css_prefix>-<name with - for _>``.
+    control_names: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **params):
         super().__init__(**params)
+        self.widgets = param_widgets(self.state, self.control_names, self.css_prefix)
         self.runs = {name: self._run_button(name, label, kind) for name, (label, kind) in self.run_buttons().items()}
         self.run = self.runs.get("run")
         self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=[self._css("cancel")])

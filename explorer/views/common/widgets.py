@@ -7,18 +7,20 @@ Widgets are made per call (per session), never as class attributes; every elemen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 
 import holoviews as hv
 import panel as pn
+import param
 
 from explorer.views.common.file_input import CSVFileInput
 from explorer.views.common.jobs import JobStatus
 from explorer.views.common.values import rejection
 
-__all__ = ["JobIndicators", "job_indicators", "param_widget", "param_widgets", "respond_at_once", "checked_input",
+__all__ = ["JobIndicators", "job_indicators", "WIDGET_KINDS", "widget_kind", "param_widget", "param_widgets",
+           "respond_at_once", "checked_input",
            "csv_upload", "message_alert", "Revision", "layers", "live", "LazyTabs", "terms_line", "BOOTSTRAP_TERMS",
            "REPLICATION_TERMS"]
 
@@ -69,10 +71,29 @@ def job_indicators(state, prefix: str, on_job: Callable, width: int = 160,
     return JobIndicators(kinds, progress, message, error)
 
 
-def param_widget(state, name: str, kind: type[pn.widgets.Widget], prefix: str, **options) -> pn.widgets.Widget:
-    """A ``kind`` widget linked to ``state.<name>``, with the CSS class ``{prefix}-<name with - for _>``
-    (stretching to the width of its column unless ``sizing_mode`` says otherwise). A number typed into an
-    ``IntInput`` or ``FloatInput`` is checked by :func:`checked_input`."""
+#: The widget a parameter gets unless a tab asks for another, by parameter type (the first that matches: a
+#: ``ListSelector`` is a ``Selector`` and an ``Integer`` a ``Number``, so they come first).
+WIDGET_KINDS: tuple[tuple[type[param.Parameter], type[pn.widgets.Widget]], ...] = (
+    (param.ListSelector, pn.widgets.MultiChoice), (param.Selector, pn.widgets.Select),
+    (param.Boolean, pn.widgets.Checkbox), (param.Integer, pn.widgets.IntInput), (param.Number, pn.widgets.FloatInput),
+    (param.String, pn.widgets.TextInput))
+
+
+def widget_kind(parameter: param.Parameter) -> type[pn.widgets.Widget]:
+    """The widget of :data:`WIDGET_KINDS` for ``parameter``'s type (a TypeError for a type it does not list)."""
+    for ptype, kind in WIDGET_KINDS:
+        if isinstance(parameter, ptype):
+            return kind
+    raise TypeError(f"no default widget for the {type(parameter).__name__} parameter {parameter.name!r}; "
+                    "give its widget kind explicitly.")
+
+
+def param_widget(state, name: str, kind: type[pn.widgets.Widget] | None, prefix: str,
+                 **options) -> pn.widgets.Widget:
+    """A ``kind`` widget (None: :func:`widget_kind` of the parameter) linked to ``state.<name>``, with the CSS class
+    ``{prefix}-<name with - for _>`` (stretching to the width of its column unless ``sizing_mode`` says
+    otherwise). A number typed into an ``IntInput`` or ``FloatInput`` is checked by :func:`checked_input`."""
+    kind = kind or widget_kind(state.param[name])
     options.setdefault("sizing_mode", "stretch_width")
     css_classes = [f"{prefix}-{name.replace('_', '-')}"]
     if issubclass(kind, (pn.widgets.IntInput, pn.widgets.FloatInput)):
@@ -124,9 +145,12 @@ def respond_at_once(widget: pn.widgets.Widget) -> pn.widgets.Widget:
     return widget
 
 
-def param_widgets(state, kinds: Mapping[str, type[pn.widgets.Widget]], prefix: str) -> dict[str, pn.widgets.Widget]:
-    """:func:`param_widget` for every ``name: kind`` of ``kinds``."""
-    return {name: param_widget(state, name, kind, prefix) for name, kind in kinds.items()}
+def param_widgets(state, names: Iterable[str] | Mapping[str, type[pn.widgets.Widget]], prefix: str,
+                  kinds: Mapping[str, type[pn.widgets.Widget]] | None = None) -> dict[str, pn.widgets.Widget]:
+    """:func:`param_widget` for every name of ``names``, in order: the widget of ``kinds`` (or, when ``names`` is
+    a mapping, of ``names``) for that name, else the parameter type's (:func:`widget_kind`)."""
+    kinds = names if isinstance(names, Mapping) else kinds or {}
+    return {name: param_widget(state, name, kinds.get(name), prefix) for name in names}
 
 
 def csv_upload(css_class: str, on_file: Callable[[str, bytes], None], *,

@@ -10,7 +10,7 @@ import param
 from explorer.views.common.exports import Export, download_name
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
-from explorer.views.common.widgets import REPLICATION_TERMS, csv_upload, param_widgets
+from explorer.views.common.widgets import REPLICATION_TERMS, csv_upload
 from explorer.views.fast_bootstrap.exports import csv_text, json_text
 from explorer.views.fast_bootstrap.figures import generalization_plot, optimism_plot
 from explorer.views.fast_bootstrap.state import RUN_LABELS, SERIES, FastBootstrapState
@@ -21,17 +21,6 @@ __all__ = ["FastBootstrapTab"]
 _FIGURES = {"optimism": optimism_plot, "generalization": generalization_plot}
 #: The main figure: first, as high as the screen allows.
 _MAIN = "generalization"
-#: The widget of each control.
-_WIDGETS = {"dataset": pn.widgets.Select, "n_points": pn.widgets.IntInput, "series_csv": pn.widgets.Select,
-            "series_column": pn.widgets.TextInput, "lags": pn.widgets.IntInput, "model": pn.widgets.Select,
-            "lengthscale": pn.widgets.FloatInput, "wsf": pn.widgets.FloatInput, "max_epochs": pn.widgets.IntInput,
-            "n_init": pn.widgets.IntInput, "full_start": pn.widgets.FloatInput, "full_stop": pn.widgets.FloatInput,
-            "full_step": pn.widgets.FloatInput, "full_replications": pn.widgets.IntInput,
-            "fast_start": pn.widgets.FloatInput, "fast_stop": pn.widgets.FloatInput,
-            "fast_step": pn.widgets.FloatInput, "fast_replications": pn.widgets.IntInput,
-            "log_complexity": pn.widgets.Checkbox, "kappa0": pn.widgets.IntInput, "kappa1": pn.widgets.IntInput,
-            "with_full": pn.widgets.Checkbox, "with_replica": pn.widgets.Checkbox,
-            "replica_points": pn.widgets.IntInput, "auto_run": pn.widgets.Checkbox, "seed": pn.widgets.IntInput}
 
 
 class FastBootstrapTab(JobTab):
@@ -50,6 +39,10 @@ class FastBootstrapTab(JobTab):
                                 doc="The fast-bootstrap session state the tab shows.")
 
     css_prefix = "explorer-fastboot"
+    control_names = ("dataset", "n_points", "series_csv", "series_column", "lags", "model", "lengthscale", "wsf",
+                     "max_epochs", "n_init", "full_start", "full_stop", "full_step", "full_replications", "fast_start",
+                     "fast_stop", "fast_step", "fast_replications", "log_complexity", "kappa0", "kappa1", "with_full",
+                     "with_replica", "replica_points", "auto_run", "seed")
     progress_width = 140
     label_messages = False  # the job messages name their job ("Full bootstrap: 3 of 100 replications done.")
 
@@ -59,7 +52,6 @@ class FastBootstrapTab(JobTab):
         super().__init__(**params)
         s = self.state
         bind_to_session(s)
-        self.widgets = param_widgets(s, _WIDGETS, self.css_prefix)
         self.upload = csv_upload(self._css("upload"), s.upload_series, on_refused=s.refuse)
         self.reset = pn.widgets.Button(label=s.param.paper_values.label, color="light", sizing_mode="stretch_width",
                                        css_classes=[self._css("reset")])

@@ -30,7 +30,7 @@ from explorer.views.common.server_files import DATA_DIR_HELP
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.uploads import Upload, file_settings, use_uploaded_file
-from explorer.views.common.widgets import csv_upload, param_widgets
+from explorer.views.common.widgets import csv_upload
 from explorer.views.model_selection.figures import (
     CRITERION_COLORS,
     FIGURE_SIZE,
@@ -425,6 +425,9 @@ class SelectionExperimentsPanel(JobTab):
                                 doc="The experiments state the panel shows.")
 
     css_prefix = "explorer-experiment"
+    control_names = ("experiment", "data", "temperature_csv", "teacher", "teachers", "repetitions", "criteria",
+                     "parameter", "select_by", "noise_std", "n_partitions", "n_objects", "entropy", "n_restarts",
+                     "max_iter", "seed")
     run_label = "Run experiment"
     tab_css = "panel"
 
@@ -434,7 +437,6 @@ class SelectionExperimentsPanel(JobTab):
         super().__init__(**params)
         s = self.state
         bind_to_session(s)
-        self.widgets = param_widgets(s, _CONTROLS, self.css_prefix)
         self.upload = csv_upload(self._css("upload"), s.upload_temperature, on_refused=s.refuse)
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=[self._css("status")])
         self.plot = pn.pane.HoloViews(experiment_plot(s), sizing_mode="stretch_width", min_height=430,
@@ -488,12 +490,3 @@ class SelectionExperimentsPanel(JobTab):
 
     def restyle(self) -> None:
         self._on_result()
-
-
-#: The widget of each control of the sub-panel.
-_CONTROLS = {"experiment": pn.widgets.Select, "data": pn.widgets.Select, "temperature_csv": pn.widgets.Select,
-             "teacher": pn.widgets.Select, "teachers": pn.widgets.MultiChoice, "repetitions": pn.widgets.IntInput,
-             "criteria": pn.widgets.MultiChoice, "parameter": pn.widgets.Select, "select_by": pn.widgets.Select,
-             "noise_std": pn.widgets.FloatInput, "n_partitions": pn.widgets.IntInput,
-             "n_objects": pn.widgets.IntInput, "entropy": pn.widgets.Select, "n_restarts": pn.widgets.IntInput,
-             "max_iter": pn.widgets.IntInput, "seed": pn.widgets.IntInput}

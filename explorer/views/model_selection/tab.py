@@ -14,7 +14,7 @@ from explorer.views.common.exports import Export
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.uploads import UPLOAD
-from explorer.views.common.widgets import Revision, csv_upload, layers, live, param_widgets
+from explorer.views.common.widgets import Revision, csv_upload, layers, live
 from explorer.views.model_selection.experiments import (
     SelectionExperimentsPanel,
     SelectionExperimentState,
@@ -33,15 +33,6 @@ from explorer.views.model_selection.state import SelectionState
 
 __all__ = ["SelectionTab"]
 
-#: The widget of each control of the Explore sub-panel.
-_CONTROLS = {"dataset": pn.widgets.Select, "target": pn.widgets.Select, "n_points": pn.widgets.IntInput,
-             "n_test": pn.widgets.IntInput, "standardize": pn.widgets.Checkbox, "kernel": pn.widgets.Select,
-             "criteria": pn.widgets.MultiChoice, "parameter": pn.widgets.Select,
-             "curve_points": pn.widgets.IntInput, "curve_decades": pn.widgets.FloatInput,
-             "n_folds": pn.widgets.IntInput, "n_partitions": pn.widgets.IntInput,
-             "n_objects": pn.widgets.IntInput, "entropy": pn.widgets.Select, "n_restarts": pn.widgets.IntInput,
-             "max_iter": pn.widgets.IntInput, "rank_kernels": pn.widgets.MultiChoice,
-             "select_by": pn.widgets.Select, "seed": pn.widgets.IntInput, "auto_run": pn.widgets.Checkbox}
 #: The downloads, in the order of their buttons: (format, what) and the name of each ``what``.
 _EXPORTS = (("csv", "curves"), ("html", "curves"), ("html", "predictions"), ("csv", "optima"), ("csv", "ranking"),
             ("html", "ranking"))
@@ -66,6 +57,9 @@ class SelectionTab(JobTab):
                                       doc="The thesis-experiments state of the 'Experiments' sub-panel.")
 
     css_prefix = "explorer-selection"
+    control_names = ("dataset", "target", "n_points", "n_test", "standardize", "kernel", "criteria", "parameter",
+                     "curve_points", "curve_decades", "n_folds", "n_partitions", "n_objects", "entropy", "n_restarts",
+                     "max_iter", "rank_kernels", "select_by", "seed", "auto_run")
     run_label = "Run"
 
     def __init__(self, **params):
@@ -77,7 +71,6 @@ class SelectionTab(JobTab):
         self.experiments_panel = SelectionExperimentsPanel(state=self.experiments)
         s = self.state
         bind_to_session(s)
-        self.widgets = param_widgets(s, _CONTROLS, self.css_prefix)
         self.widgets["target"].visible = s.dataset == UPLOAD
         s.param.watch(lambda e: setattr(self.widgets["target"], "visible", e.new == UPLOAD), "dataset")
         self.upload = csv_upload(self._css("upload"), s.upload_csv, on_refused=s.refuse)

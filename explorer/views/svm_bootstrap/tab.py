@@ -10,7 +10,7 @@ from explorer.views.common.exports import Export
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.uploads import UPLOAD
-from explorer.views.common.widgets import BOOTSTRAP_TERMS, Revision, csv_upload, live, param_widgets
+from explorer.views.common.widgets import BOOTSTRAP_TERMS, Revision, csv_upload, live
 from explorer.views.svm_bootstrap.figures import (
     EXPORT_NAMES,
     FIGURES,
@@ -26,8 +26,6 @@ from explorer.views.svm_bootstrap.state import SVMState
 __all__ = ["SVMTab"]
 
 
-
-
 class SVMTab(JobTab):
     """Seed 004 Fig. 1 as a tab: controls, job progress with Run/Cancel, the learning curve (left), the
     internal-field distribution at a test input (right), CSV/HTML exports. CSS classes ``explorer-svm-…``.
@@ -39,6 +37,8 @@ class SVMTab(JobTab):
     state = param.ClassSelector(class_=SVMState, label="State", doc="The SVM session state the tab shows.")
 
     css_prefix = "explorer-svm"
+    control_names = ("dataset", "target", "lengthscale", "curve_grid", "curve_mc_samples", "s_over_n", "mc_samples",
+                     "holdout", "test_index", "seed", "auto_mc")
 
     def __init__(self, **params):
         if params.get("state") is None:
@@ -46,7 +46,8 @@ class SVMTab(JobTab):
         super().__init__(**params)
         s = self.state
         bind_to_session(s)
-        self.widgets = self._make_widgets()
+        self.widgets["target"].visible = s.dataset == UPLOAD
+        s.param.watch(lambda e: setattr(self.widgets["target"], "visible", e.new == UPLOAD), "dataset")
         self.upload = csv_upload("explorer-svm-upload", s.upload_csv, on_refused=s.refuse)
         self.streams = {"curve": Revision(), "field": Revision()}
         # the learning curve is the main figure: first, as high as the screen allows; the field under it (whose frame
@@ -74,18 +75,6 @@ class SVMTab(JobTab):
                   for what in ("curve", "field") for fmt in ("csv", "html")),
                 Export(name("settings", "json"), "Settings (JSON)", "explorer-svm-json-settings",
                        lambda: settings_text(self.state))]
-
-    def _make_widgets(self) -> dict[str, pn.widgets.Widget]:
-        s = self.state
-        kinds = {"dataset": pn.widgets.Select, "target": pn.widgets.Select, "lengthscale": pn.widgets.FloatInput,
-                 "curve_grid": pn.widgets.MultiChoice, "curve_mc_samples": pn.widgets.IntInput,
-                 "s_over_n": pn.widgets.FloatInput, "mc_samples": pn.widgets.IntInput,
-                 "holdout": pn.widgets.IntInput, "test_index": pn.widgets.IntInput, "seed": pn.widgets.IntInput,
-                 "auto_mc": pn.widgets.Checkbox}
-        widgets = param_widgets(s, kinds, "explorer-svm")
-        widgets["target"].visible = s.dataset == UPLOAD
-        s.param.watch(lambda e: setattr(widgets["target"], "visible", e.new == UPLOAD), "dataset")
-        return widgets
 
     # --- updates
     def _on_job(self, name: str, *events) -> None:
