@@ -251,6 +251,19 @@ JOB_KINDS = tuple(spec.kind for spec in _JOBS)
 # ------------------------------------------------------------------------------------ the state
 
 
+def _grid_controls(label: str, *, step: float, step_softmax: float, start_doc: str, stop_doc: str,
+                   step_doc: str) -> tuple[param.Number, param.Number, param.Number]:
+    """Start, stop and step of a complexity grid (Tables 1-2), labelled "<label>: start" and so on: start 5 and
+    stop 50 by default (soft range 0-200), the step ``step`` (soft range 0-``step_softmax``), all within [0, 1e9].
+    """
+    def number(default: float, softmax: float, part: str, doc: str) -> param.Number:
+        return param.Number(default=default, bounds=(0.0, 1e9), softbounds=(0.0, softmax), label=f"{label}: {part}",
+                            doc=doc)
+
+    return (number(5.0, 200.0, "start", start_doc), number(50.0, 200.0, "stop", stop_doc),
+            number(step, step_softmax, "step", step_doc))
+
+
 class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     """Controls of the fast-bootstrap view and the core results for them, for one session (or notebook).
 
@@ -295,21 +308,19 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     n_init = param.Integer(default=3, bounds=(1, 50), softbounds=(1, 10), label="MLP restarts",
                            doc="Random initialisations per MLP training; the best fit is kept.")
     # --- grids (Tables 1-2)
-    full_start = param.Number(default=5.0, bounds=(0.0, 1e9), softbounds=(0.0, 200.0), label="Full grid: start",
-                              doc="Smallest complexity of the full bootstrap (and of eq. 8's curves).")
-    full_stop = param.Number(default=50.0, bounds=(0.0, 1e9), softbounds=(0.0, 200.0), label="Full grid: stop",
-                             doc="Largest complexity of the full grid (included when on the grid).")
-    full_step = param.Number(default=0.1, bounds=(0.0, 1e9), softbounds=(0.0, 20.0), label="Full grid: step",
-                             doc="Step of the full grid; must be positive (whole numbers for RBFN and MLP).")
+    full_start, full_stop, full_step = _grid_controls(
+        "Full grid", step=0.1, step_softmax=20.0,
+        start_doc="Smallest complexity of the full bootstrap (and of eq. 8's curves).",
+        stop_doc="Largest complexity of the full grid (included when on the grid).",
+        step_doc="Step of the full grid; must be positive (whole numbers for RBFN and MLP).")
     full_replications = param.Integer(default=100, bounds=(1, 10_000), softbounds=(2, 200),
                                       label="Full bootstrap: replications J",
                                       doc="Bootstrap replications per complexity of the full bootstrap (Table 1: 100).")
-    fast_start = param.Number(default=5.0, bounds=(0.0, 1e9), softbounds=(0.0, 200.0), label="Reduced grid: start",
-                              doc="Smallest complexity of the fast bootstrap's reduced grid.")
-    fast_stop = param.Number(default=50.0, bounds=(0.0, 1e9), softbounds=(0.0, 200.0), label="Reduced grid: stop",
-                             doc="Largest complexity of the reduced grid.")
-    fast_step = param.Number(default=5.0, bounds=(0.0, 1e9), softbounds=(0.0, 50.0), label="Reduced grid: step",
-                             doc="Step of the reduced grid; the F test needs at least κ1 + 2 points on it.")
+    fast_start, fast_stop, fast_step = _grid_controls(
+        "Reduced grid", step=5.0, step_softmax=50.0,
+        start_doc="Smallest complexity of the fast bootstrap's reduced grid.",
+        stop_doc="Largest complexity of the reduced grid.",
+        step_doc="Step of the reduced grid; the F test needs at least κ1 + 2 points on it.")
     fast_replications = param.Integer(default=10, bounds=(1, 10_000), softbounds=(2, 100),
                                       label="Fast bootstrap: replications",
                                       doc="Bootstrap replications per complexity of the fast bootstrap (Table 1: 10).")
