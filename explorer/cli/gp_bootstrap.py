@@ -1,6 +1,6 @@
 """``learning-curve``, ``distribution`` and ``holdout``: the GP-regression bootstrap of seed 000, theory vs MC.
 
-Each builds its problem with :func:`explorer.gp_bootstrap.experiments.regression_problem` (as the app's
+Each builds its problem with :func:`explorer.gp_bootstrap.problems.regression_problem` (as the app's
 :mod:`explorer.views.gp_bootstrap.state` does) and prints the comparison of
 :mod:`explorer.gp_bootstrap.experiments`: Fig. 1 (learning curve ε(S)), Fig. 3-5 (L1 distances between the
 bootstrap distribution and eq. (60)) and Fig. 2 (mean and variance at held-out inputs).
@@ -13,7 +13,7 @@ import numpy as np
 
 from explorer import datasets, kernels
 from explorer.cli import common
-from explorer.gp_bootstrap import experiments
+from explorer.gp_bootstrap import experiments, problems
 
 __all__ = ["register"]
 
@@ -105,9 +105,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help=f"shape parameter of the rational quadratic kernel, {common.POSITIVE}")
     g.add_argument("--period", type=common.POSITIVE, default=None,
                    help=f"period of the periodic kernel, {common.POSITIVE}")
-    g.add_argument("--l2", type=common.POSITIVE, default=experiments.PAPER_L2,
+    g.add_argument("--l2", type=common.POSITIVE, default=problems.PAPER_L2,
                    help=f"l² of the paper preset, {common.POSITIVE} (default 73.54)")
-    g.add_argument("--noise-var", type=common.POSITIVE, default=experiments.PAPER_NOISE_VAR,
+    g.add_argument("--noise-var", type=common.POSITIVE, default=problems.PAPER_NOISE_VAR,
                    help=f"noise variance σ² of the GP, {common.POSITIVE} (default 0.01, the paper's)")
 
 
@@ -141,12 +141,12 @@ def _kernel(args, X: np.ndarray) -> kernels.Kernel:
     return kernels.make_kernel(args.kernel, X.shape[1], **hyper)
 
 
-def _problem(args) -> experiments.RegressionProblem:
+def _problem(args) -> problems.RegressionProblem:
     data = common.load_dataset(args)
     _check_duration(args, data.n - args.holdout)
     data = data.standardized(targets=True) if args.standardize else data
     X = data.inputs[args.holdout:]
-    return experiments.regression_problem(data, _kernel(args, X), args.noise_var, holdout=args.holdout)
+    return problems.regression_problem(data, _kernel(args, X), args.noise_var, holdout=args.holdout)
 
 
 def _check_duration(args, n: int) -> None:

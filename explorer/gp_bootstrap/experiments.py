@@ -1,22 +1,23 @@
 """Theory-vs-Monte-Carlo experiments of seed 000 (Fig. 1-5), shared by the CLI, the views and notebooks.
 
-Each function takes a :class:`RegressionProblem` (data, kernel, noise and the cached kernel matrix),
-runs the replica theory and the Monte-Carlo bootstrap on it, and returns a frozen result object.
+Each function takes a :class:`~explorer.gp_bootstrap.problems.RegressionProblem` (data, kernel, noise and the
+cached kernel matrix; re-exported here with :func:`regression_problem` and the paper's constants), runs the replica
+theory and the Monte-Carlo bootstrap on it, and returns a frozen result object.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike, item_generator, root_seed
-from explorer.datasets import Dataset, holdout_split
 from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
 from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
+from explorer.gp_bootstrap.problems import PAPER_L2, PAPER_NOISE_VAR, RegressionProblem, regression_problem
 from explorer.gp_bootstrap.stages import (
     VG_MF_LOSSES,
     CurvePoint,
@@ -30,7 +31,6 @@ from explorer.gp_bootstrap.stages import (
     theory_error,
     vg_mf_curve,
 )
-from explorer.kernels import Kernel, paper_rbf
 from explorer.progress import NO_HOOKS, Hooks, best_time
 from explorer.validation import holdout_iv, mc_curve_grid, s_over_n_value
 
@@ -50,88 +50,6 @@ __all__ = [
     "TimedSolution",
     "theory_error",
 ]
-
-#: Seed 000's Boston setting (Fig. 1): σ² = 0.01, RBF exp(−Σ_j (x_j − x'_j)²/(v_j l²)), l² = 73.54, v_j = sd.
-PAPER_NOISE_VAR = 0.01
-PAPER_L2 = 73.54
-
-@dataclass(frozen=True)
-class RegressionProblem:
-    """A GP-regression bootstrap problem: training data D0, kernel, noise σ² and K = k(X, X)."""
-
-    name: str
-    X: np.ndarray
-    y: np.ndarray
-    kernel: Kernel
-    noise_var: float
-    K: np.ndarray = field(repr=False)
-    X_test: np.ndarray | None = None
-    y_test: np.ndarray | None = None
-
-    @property
-    def n(self) -> int:
-        return self.y.shape[0]
-
-    def cross(self, X_other: np.ndarray) -> np.ndarray:
-        """Cross-kernel k(X_other, X) between other inputs and the training inputs.
-
-        Parameters
-        ----------
-        X_other : ndarray of shape (M, d)
-            Inputs (a single input of shape (d,) is taken as M = 1).
-
-        Returns
-        -------
-        ndarray of shape (M, N)
-            k(x_m, x_i) for every other input m and training input i.
-        """
-        return self.kernel(np.atleast_2d(X_other), self.X)
-
-
-def regression_problem(
-    dataset: Dataset,
-    kernel: Kernel | None = None,
-    noise_var: float = PAPER_NOISE_VAR,
-    *,
-    holdout: int = 0,
-) -> RegressionProblem:
-    """Build a problem from a dataset; kernel None means the paper preset (``paper_rbf``, l² = 73.54).
-
-    ``holdout`` > 0 keeps the first ``holdout`` rows as test inputs (Fig. 2: the first 50 of boston),
-    the rest is D0.
-
-    Parameters
-    ----------
-    dataset : Dataset
-        A regression data set.
-    kernel : Kernel, optional
-        Covariance function; default ``paper_rbf(X, l2=PAPER_L2, scale="sd")`` on the training rows (Fig. 1).
-    noise_var : float
-        Noise variance σ²; default ``PAPER_NOISE_VAR`` = 0.01 (Fig. 1).
-    holdout : int
-        Number of leading rows kept as test inputs (``X_test``, ``y_test``); 0 keeps none.
-
-    Returns
-    -------
-    RegressionProblem
-        D0, the kernel, σ² and K = k(X, X) of shape (N, N), N = n − ``holdout``.
-
-    Raises
-    ------
-    ValueError
-        If the data set is not a regression task, ``holdout`` leaves fewer than 10 training rows or is
-        negative, or ``noise_var`` is not positive.
-    """
-    if dataset.task != "regression":
-        raise ValueError(f"Dataset {dataset.name!r} is a {dataset.task} task; the GP-regression bootstrap "
-                         "needs a real-valued target.")
-    X, y, X_test, y_test = holdout_split(dataset, holdout, 10)
-    if kernel is None:
-        kernel = paper_rbf(X, l2=PAPER_L2, scale="sd")
-    if not (np.isfinite(noise_var) and noise_var > 0):
-        raise ValueError(f"`noise_var` must be positive, got {noise_var}. It is the noise variance σ².")
-    K = kernel(X)
-    return RegressionProblem(dataset.name, X, y, kernel, float(noise_var), K, X_test, y_test)
 
 
 @dataclass(frozen=True)

@@ -17,19 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike
 from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
+from explorer.gp_bootstrap.problems import RegressionProblem
 from explorer.losses import get_loss
 from explorer.progress import NO_HOOKS, Hooks
 from explorer.validation import holdout_iv, mc_curve_grid, s_over_n_grid, s_over_n_value
-
-if TYPE_CHECKING:
-    from explorer.gp_bootstrap.experiments import RegressionProblem
 
 __all__ = [
     "VG_MF_LOSSES", "theory_error", "ReplicaCurve", "replica_curve", "VGMFCurve", "vg_mf_curve", "TheoryCurve",

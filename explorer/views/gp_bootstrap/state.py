@@ -26,7 +26,7 @@ import param
 from explorer import datasets, kernels
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import experiments, stages
+from explorer.gp_bootstrap import experiments, problems, stages
 from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, scaled_bin_width
 from explorer.gp_bootstrap.linear_response import LinearResponseMoments
 from explorer.gp_bootstrap.stages import (
@@ -191,7 +191,7 @@ class _JobInputs:
 
     tab: str
     key: tuple | None = None
-    problem: experiments.RegressionProblem | None = None
+    problem: problems.RegressionProblem | None = None
     s_over_n: float = 1.0
     loss: str = "square"
     loss_params: dict = field(default_factory=dict)
@@ -302,7 +302,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                             doc="Covariance function: 'paper' is seed 000's RBF exp(−Σ_j (x_j−x'_j)²/(v_j l²)) "
                                 "with v_j the sd of input j; or squared exponential (se), rational quadratic "
                                 "(rq), exponential, Matérn 3/2, Matérn 5/2, periodic.")
-    l2 = param.Number(default=experiments.PAPER_L2, bounds=(1e-3, 1e6), softbounds=(1.0, 500.0),
+    l2 = param.Number(default=problems.PAPER_L2, bounds=(1e-3, 1e6), softbounds=(1.0, 500.0),
                       label="l² (paper kernel)", doc="Squared global lengthscale l² of the paper kernel (73.54).")
     lengthscale = param.Number(default=1.0, bounds=(1e-6, 1e9), softbounds=(0.01, 100.0), label="Lengthscale",
                                doc="Lengthscale ℓ of the chosen kernel, in the units of the inputs.")
@@ -312,7 +312,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                          doc="Shape parameter α of the rational quadratic kernel.")
     period = param.Number(default=1.0, bounds=(1e-4, 1e6), softbounds=(0.1, 10.0), label="Period",
                           doc="Period of the periodic kernel, in the units of the inputs.")
-    noise_var = param.Number(default=experiments.PAPER_NOISE_VAR, bounds=(1e-8, 1e8), softbounds=(1e-4, 1.0),
+    noise_var = param.Number(default=problems.PAPER_NOISE_VAR, bounds=(1e-8, 1e8), softbounds=(1e-4, 1.0),
                              label="Noise σ²", doc="Noise variance σ² of the GP, eq. (50) (seed 000: 0.01).")
     # --- bootstrap
     s_over_n = param.Number(default=1.0, bounds=(0.05, 5.0), step=0.05, label="Bootstrap size S/N",
@@ -345,7 +345,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                             doc="Folder whose *.csv files are offered as datasets (EXPLORER_DATA_DIR).")
 
     # --- outputs (set by the state, read by the views)
-    problem = output(experiments.RegressionProblem, "Problem", "data, kernel and K of D0.")
+    problem = output(problems.RegressionProblem, "Problem", "data, kernel and K of D0.")
     solution = output(replica.ReplicaSolution, "ADATAP solution", "the replica solution at S/N (eqs. 54-59).")
     theory_curve = output(TheoryCurve, "Theory learning curve", "ε(S) of the theory on THEORY_GRID.")
     linear_response = output(LinearResponseCurve, "Linear response and leave-one-out",
@@ -656,12 +656,12 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         hyper.update({"rq": {"alpha": self.alpha}, "periodic": {"period": self.period}}.get(self.kernel, {}))
         return kernels.make_kernel(self.kernel, X.shape[1], **hyper)
 
-    def _build_problem(self, holdout: int) -> experiments.RegressionProblem:
+    def _build_problem(self, holdout: int) -> problems.RegressionProblem:
         data = self._load_dataset()
         if holdout > data.n - 10:
             raise ValueError(f"Held-out rows must leave at least 10 training rows: {data.name} has {data.n} rows, "
                              f"got {holdout} held out. Lower 'Held-out rows' to at most {data.n - 10}.")
-        return experiments.regression_problem(data, self._kernel(data.inputs[holdout:]), self.noise_var,
+        return problems.regression_problem(data, self._kernel(data.inputs[holdout:]), self.noise_var,
                                               holdout=holdout)
 
     def _warn_holdout(self, holdout: int, rows: int, name: str) -> None:
@@ -673,7 +673,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                     "larger part.")
         self.tell("holdout", text)
 
-    def _problem(self, holdout: int = 0) -> tuple[tuple, experiments.RegressionProblem]:
+    def _problem(self, holdout: int = 0) -> tuple[tuple, problems.RegressionProblem]:
         key = self._problem_key(holdout)
         return key, _PROBLEMS.get_or_compute(key, lambda: self._build_problem(holdout))
 
