@@ -43,6 +43,7 @@ __all__ = [
     "bin_probabilities",
     "self_consistency_residuals",
     "check_replica_inputs",
+    "with_jitter",
     "factor_B",
     "G_diag",
     "G_full",
@@ -520,12 +521,32 @@ def solve_replica(
         raise ValueError(f"`precision` must be 'mixed' or 'double', got {precision!r}.")
     if not (0 < tol < 1):
         raise ValueError(f"`tol` must be in (0, 1), got {tol}. It is the relative accuracy of Δλ.")
-    return _with_jitter(K, lambda K_j, jitter: _solve(K_j, y, noise_var, S, tol, max_iter, init, precision,
+    return with_jitter(K, lambda K_j, jitter: _solve(K_j, y, noise_var, S, tol, max_iter, init, precision,
                                                       init_subset, jitter))
 
 
-def _with_jitter(K: np.ndarray, solve: Callable[[np.ndarray, float], ReplicaSolution]) -> ReplicaSolution:
-    """Run ``solve(K + jitter·I, jitter)`` with the smallest jitter of the ladder that factorises."""
+def with_jitter(K: np.ndarray, solve: Callable[[np.ndarray, float], _Solution]) -> _Solution:
+    """``solve(K + jitter·I, jitter)`` with the smallest jitter of :data:`JITTER_LADDER` (times the mean diagonal of
+    K; 0 first) for which ``solve`` raises no :class:`IndefiniteKernelError`.
+
+    Parameters
+    ----------
+    K : ndarray of shape (N, N)
+        Kernel matrix.
+    solve : callable
+        ``solve(K_j, jitter)``: a solver on the jittered matrix K_j; it raises ``IndefiniteKernelError`` when K_j is
+        not positive semi-definite enough for it.
+
+    Returns
+    -------
+    object
+        What ``solve`` returned at the first jitter that worked.
+
+    Raises
+    ------
+    IndefiniteKernelError
+        If ``solve`` fails at every jitter of the ladder.
+    """
     scale = float(np.mean(np.diag(K)))
     for jitter in (0.0, *(j * scale for j in JITTER_LADDER)):
         try:
@@ -618,7 +639,7 @@ def approximate_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float
     """
     K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
     dl = np.full(K.shape[0], initial_delta_lambda(K, noise_var, S, subset=init_subset))
-    return _with_jitter(K, lambda K_j, jitter: _close(
+    return with_jitter(K, lambda K_j, jitter: _close(
         K_j, y, noise_var, S, dl, poisson_weights(S / K.shape[0]), converged=True, n_iter=0,
         residual=float("nan"), tol=float("nan"), method="approximate", jitter=jitter))
 

@@ -29,15 +29,14 @@ import numpy as np
 from scipy import linalg
 
 from explorer.bootstrap.replica import (
-    JITTER_LADDER,
     BootstrapSize,
     CavityMoments,
     ConvergenceError,
     G_diag,
     G_full,
-    IndefiniteKernelError,
     check_replica_inputs,
     warm_started,
+    with_jitter,
 )
 from explorer.validation import sample_sizes
 
@@ -221,16 +220,7 @@ def solve_variational(
     if int(max_iter) != max_iter or max_iter < 1:
         raise ValueError(f"`max_iter` must be a positive integer, got {max_iter}.")
     x0 = np.log(_start_dl(K, noise_var, S, init))
-    scale = float(np.mean(np.diag(K)))
-    for jitter in (0.0, *(j * scale for j in JITTER_LADDER)):
-        K_j = K if jitter == 0 else K + jitter * np.eye(K.shape[0])
-        try:
-            return _solve(K_j, y, noise_var, S, tol, int(max_iter), x0, jitter)
-        except IndefiniteKernelError:
-            continue
-    raise IndefiniteKernelError(
-        f"The kernel matrix is not positive semi-definite, even with a jitter of {jitter:.1e} on its "
-        "diagonal. Check the kernel and its hyperparameters.")
+    return with_jitter(K, lambda K_j, jitter: _solve(K_j, y, noise_var, S, tol, int(max_iter), x0, jitter))
 
 
 def _solve(K, y, noise_var, S, tol, max_iter, x0, jitter) -> VGSolution:
