@@ -5,6 +5,9 @@
     replica theory here, ``ConvergenceError``, the Poisson occupation weights, warm starts along S. The GP bootstrap
     (seed 000), the bootstrap .632 criterion (seed 001), the LS-SVM optimism (seed 002) and the SVM's replica
     theory (seed 004) build on it.
+:mod:`~explorer.bootstrap.problem`
+    what every kernel bootstrap problem holds (name, data rows, kernel; the cross-kernel to other inputs), the base of
+    the GP-regression (seed 000) and SVM (seed 004) problems.
 :mod:`~explorer.bootstrap.estimates`
     what a Monte-Carlo bootstrap yields whatever was refitted: the predictions on the samples, Efron's test error
     (eq. 17 of seed 000) with its standard error, the learning curve ε(S) and the predictive moments.

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from explorer.bootstrap.problem import KernelProblem
 from explorer.datasets import Dataset, holdout_split
 from explorer.kernels import Kernel, paper_rbf
 
@@ -19,37 +20,15 @@ __all__ = ["PAPER_NOISE_VAR", "PAPER_L2", "RegressionProblem", "regression_probl
 PAPER_NOISE_VAR = 0.01
 PAPER_L2 = 73.54
 
+
 @dataclass(frozen=True)
-class RegressionProblem:
+class RegressionProblem(KernelProblem):
     """A GP-regression bootstrap problem: training data D0, kernel, noise σ² and K = k(X, X)."""
 
-    name: str
-    X: np.ndarray
-    y: np.ndarray
-    kernel: Kernel
     noise_var: float
     K: np.ndarray = field(repr=False)
     X_test: np.ndarray | None = None
     y_test: np.ndarray | None = None
-
-    @property
-    def n(self) -> int:
-        return self.y.shape[0]
-
-    def cross(self, X_other: np.ndarray) -> np.ndarray:
-        """Cross-kernel k(X_other, X) between other inputs and the training inputs.
-
-        Parameters
-        ----------
-        X_other : ndarray of shape (M, d)
-            Inputs (a single input of shape (d,) is taken as M = 1).
-
-        Returns
-        -------
-        ndarray of shape (M, N)
-            k(x_m, x_i) for every other input m and training input i.
-        """
-        return self.kernel(np.atleast_2d(X_other), self.X)
 
 
 def regression_problem(

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from explorer.bootstrap.problem import KernelProblem
 from explorer.chunks import Executor, SeedLike, root_seed
 from explorer.datasets import Dataset, holdout_split
 from explorer.kernels import Kernel, SquaredExponential
@@ -44,27 +45,20 @@ __all__ = [
 #: The "broad" kernel of the issue for crabs and wisconsin: L = √10 on standardised inputs.
 BROAD_LENGTHSCALE = math.sqrt(10.0)
 
+
 @dataclass(frozen=True)
-class SVMProblem:
+class SVMProblem(KernelProblem):
     """A hard-margin SVM bootstrap problem: data rows D0, kernel, merged sites and K on the sites.
 
     ``X``, ``y`` hold the N data rows (standardised inputs); ``sites`` merges identical rows, and ``K`` is
-    the kernel matrix of the distinct inputs ``X[sites.index]``. ``X_test``, ``y_test``: held-out rows.
+    the kernel matrix of the distinct inputs ``X[sites.index]`` (the :attr:`kernel_inputs`, so ``cross`` is
+    K(X_other, X_sites)). ``X_test``, ``y_test``: held-out rows.
     """
 
-    name: str
-    X: np.ndarray
-    y: np.ndarray
-    kernel: Kernel
     sites: svm.Sites
     K: np.ndarray = field(repr=False)
     X_test: np.ndarray | None = None
     y_test: np.ndarray | None = None
-
-    @property
-    def n(self) -> int:
-        """N, the number of data rows."""
-        return self.y.shape[0]
 
     @property
     def n_sites(self) -> int:
@@ -78,20 +72,10 @@ class SVMProblem:
     def y_sites(self) -> np.ndarray:
         return self.sites.y
 
-    def cross(self, X_other: np.ndarray) -> np.ndarray:
-        """Cross-kernel K(X_other, X_sites) between other inputs and the sites.
-
-        Parameters
-        ----------
-        X_other : ndarray of shape (M, d)
-            Standardised inputs (a single input of shape (d,) is taken as M = 1).
-
-        Returns
-        -------
-        ndarray of shape (M, n_sites)
-            K(x_m, x_i) for every other input m and site i.
-        """
-        return self.kernel(np.atleast_2d(X_other), self.X_sites)
+    @property
+    def kernel_inputs(self) -> np.ndarray:
+        """The sites' inputs ``X_sites``: K is the kernel matrix of the distinct inputs."""
+        return self.X_sites
 
     def k_diag(self, X_other: np.ndarray) -> np.ndarray:
         """K(x, x) at other inputs (the prior variance of the field, needed by eq. 19).
