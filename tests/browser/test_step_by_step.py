@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from explorer.views.step_by_step.state import GRID_POINTS, KEEP_CURVES
 from tests.conftest import open_page, type_value
 
 pytestmark = pytest.mark.browser
@@ -29,6 +30,24 @@ SOURCES_JS = """() => {
       const keys = data instanceof Map ? [...data.keys()] : Object.keys(data);
       const first = keys.length ? (data instanceof Map ? data.get(keys[0]) : data[keys[0]]) : [];
       out.push([keys.sort().join(','), first.length]);
+    }
+  }
+  return out;
+}"""
+
+
+#: The earlier fits (the data source of many NaN-separated curves) and the running estimate's B columns, as the page
+#: holds them after the server streamed them (new rows only; the oldest curve dropped by ``rollover``).
+STREAMED_JS = """() => {
+  const out = {fits: [], B: []};
+  for (const doc of window.Bokeh.documents) {
+    for (const model of doc.all_models) {
+      if (model.type !== 'ColumnDataSource' && model.constructor.name !== 'ColumnDataSource') continue;
+      const data = model.data;
+      const get = (key) => data instanceof Map ? data.get(key) : data[key];
+      const y = get('y'), b = get('B');
+      if (y && y.length > 302) out.fits.push(Array.from(y, (v) => Number.isNaN(v) ? null : v));
+      if (b && b.length) out.B.push(Array.from(b));
     }
   }
   return out;
@@ -100,6 +119,18 @@ def test_the_step_by_step_page_draws_plays_and_picks_a_point(server, browser):
             break
     page.wait_for_timeout(1500)
     assert _count(page) == paused  # paused: nothing more is drawn
+
+    # what the server streamed added up in the page: the last 20 earlier fits, each GRID_POINTS long and closed
+    # by a NaN, and the running estimate's B rising to the count
+    streamed = page.evaluate(STREAMED_JS)
+    assert len(streamed["fits"]) == 1
+    fits = streamed["fits"][0]
+    assert len(fits) == (KEEP_CURVES - 1) * (GRID_POINTS + 1)
+    assert [i for i, v in enumerate(fits) if v is None] == list(range(GRID_POINTS, len(fits), GRID_POINTS + 1))
+    estimates = [b for b in streamed["B"] if len(b) > 2]  # not the theories' horizontal lines
+    assert len(estimates) == 3  # the estimate and its ± 1 SE band
+    for b in estimates:
+        assert all(later > earlier for earlier, later in zip(b, b[1:])) and b[-1] == paused
 
     # a click on the data picks the nearest point as point i
     index = page.locator(".explorer-steps-input-index input").first

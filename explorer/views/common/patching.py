@@ -7,7 +7,9 @@ class's load, and every other session waits behind it. When the new figure has t
 labels, columns) as the one on the page, :func:`patch_overlay` instead writes each layer's columns into its
 ``ColumnDataSource`` and sets the axis ranges as HoloViews would (``framewise`` with ``padding``): the same
 figure at about a tenth of the cost. Anything else (another set of layers, nothing drawn yet) is left to
-HoloViews: the function says so by returning ``False``.
+HoloViews: the function says so by returning ``False``. Only what changed travels to the page
+(:func:`write_columns`): rows appended are streamed, a rolling window (the last 20 curves) streams its new rows with
+``rollover``, unchanged columns are not sent; a step of "Bootstrap, step by step" sends a fifth of its figures' data.
 
 A figure function describes its layers as :class:`Layer` values; :func:`overlay` builds the HoloViews overlay
 from the same description, so the figure on the page, the exported one and the patched one cannot drift apart.
@@ -22,7 +24,8 @@ import holoviews as hv
 import numpy as np
 import panel as pn
 
-__all__ = ["Layer", "forget_frames", "overlay", "overlay_extents", "overlay_ranges", "patch_overlay", "patch_layers"]
+__all__ = ["Layer", "forget_frames", "overlay", "overlay_extents", "overlay_ranges", "patch_overlay", "patch_layers",
+           "write_columns"]
 
 #: The columns Bokeh's data source of an element type names otherwise than its dimensions (in their order).
 _SOURCE_NAMES = {hv.Rectangles: ("left", "bottom", "right", "top")}
@@ -138,9 +141,63 @@ def _drawn_like(pane: pn.pane.HoloViews, layers: Sequence[Layer]) -> list:
     return drawn
 
 
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two columns hold the same values (NaN equal to NaN)."""
+    if a.shape != b.shape:
+        return False
+    try:
+        return bool(np.array_equal(a, b, equal_nan=True))
+    except TypeError:  # not numbers: NaN cannot be told apart
+        return bool(np.array_equal(a, b))
+
+
+def _rolled_by(old: dict[str, np.ndarray], new: dict[str, np.ndarray], rows: int) -> int:
+    """The number m of rows by which ``new`` is ``old`` rolled (its first ``rows`` − m rows are the last of
+    ``old``, m new rows follow), 0 if it is not: the candidates are where ``old`` holds ``new``'s first row."""
+    first = np.ones(rows, dtype=bool)
+    for name, column in new.items():
+        first &= (old[name] == column[0]) | (_is_nan(old[name]) & bool(_is_nan(column[:1]).all()))
+    for m in np.flatnonzero(first)[:4]:
+        if m and all(_same(old[name][m:], column[:rows - m]) for name, column in new.items()):
+            return int(m)
+    return 0
+
+
+def _is_nan(column: np.ndarray) -> np.ndarray:
+    return np.isnan(column) if column.dtype.kind == "f" else np.zeros(column.shape, dtype=bool)
+
+
+def write_columns(source, columns: dict[str, np.ndarray]) -> None:
+    """Write ``columns`` into the Bokeh data source ``source``, sending the page only what changed.
+
+    Unchanged columns are not sent. Rows appended at the end are streamed (``source.stream``: only the new rows
+    travel); rows appended while as many are dropped at the front (a rolling window, e.g. the last 20 curves) are
+    streamed with ``rollover``; otherwise the changed columns are sent, all of them when the length or the columns
+    differ. The source holds ``columns`` afterwards in every case.
+    """
+    old = {name: np.asarray(values) for name, values in source.data.items()}
+    if set(old) != set(columns) or not columns:
+        source.data = columns
+        return
+    rows_old, rows_new = len(next(iter(old.values()))), len(next(iter(columns.values())))
+    if rows_new == rows_old:
+        changed = {name: column for name, column in columns.items() if not _same(old[name], column)}
+        if not changed:
+            return
+        m = _rolled_by(old, columns, rows_new) if rows_new else 0
+        if m:
+            source.stream({name: column[rows_new - m:] for name, column in columns.items()}, rollover=rows_new)
+        else:
+            source.data.update(changed)
+    elif rows_new > rows_old and all(_same(old[name], column[:rows_old]) for name, column in columns.items()):
+        source.stream({name: column[rows_old:] for name, column in columns.items()})
+    else:
+        source.data = columns
+
+
 def _write_columns(plot, layers: Sequence[Layer]) -> None:
     for subplot, layer in zip(plot.subplots.values(), layers):
-        subplot.handles["source"].data = layer.source_columns
+        write_columns(subplot.handles["source"], layer.source_columns)
 
 
 def patch_overlay(pane: pn.pane.HoloViews, layers: Sequence[Layer], padding: float) -> bool:

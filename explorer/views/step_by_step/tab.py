@@ -15,6 +15,7 @@ import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used
 import numpy as np
 import panel as pn
 import param
+from panel.io.callbacks import PeriodicCallback
 
 from explorer.views.common.patching import forget_frames, patch_layers
 from explorer.views.common.presentation import FIGURE_HEIGHT
@@ -153,9 +154,11 @@ class StepTab(JobTab):
         self._played = (time.monotonic(), 0)  # (when Play started, resamples it asked for since)
         if event.new:
             if self._callback is None:
-                self._callback = pn.state.add_periodic_callback(self._tick, period=PLAY_PERIOD_MS)
-            else:
-                self._callback.start()
+                # a "background" callback: Panel's busy indicator is one for the whole server, and a tick of every
+                # playing session would set it, and every open page's spinner, on and off (unlogged: 5 a second)
+                self._callback = PeriodicCallback(callback=self._tick, period=PLAY_PERIOD_MS, background=True,
+                                                  log=False)
+            self._callback.start()
         elif self._callback is not None:
             self._callback.stop()
 

@@ -154,3 +154,122 @@ def test_the_s_over_n_control_is_handled_without_panels_50_ms_wait(with_mc):
     parts = [control, control._slider, control._value_edit]
     assert [part._debounce for part in parts] == [0, 0, 0]
     assert pn.widgets.FloatInput()._debounce == 50  # the other controls keep Panel's default
+
+
+# ----------------------------------------------------------------------------- write_columns: what travels
+
+def _source_in_document(data: dict):
+    """A data source in a document, and the list its change events go to (what the page is sent)."""
+    from bokeh.models import ColumnDataSource
+
+    source, events = ColumnDataSource(data={k: np.asarray(v) for k, v in data.items()}), []
+    doc = Document()
+    doc.add_root(source)
+    doc.callbacks.on_change(events.append)
+    return source, events
+
+
+def _assert_holds(source, columns: dict) -> None:
+    assert set(source.data) == set(columns)
+    for name, column in columns.items():
+        np.testing.assert_array_equal(np.asarray(source.data[name]), column)
+
+
+def test_unchanged_columns_send_nothing():
+    from explorer.views.common.patching import write_columns
+
+    source, events = _source_in_document({"x": [0.0, 1.0, np.nan], "y": [1.0, 2.0, np.nan]})
+    write_columns(source, {"x": np.array([0.0, 1.0, np.nan]), "y": np.array([1.0, 2.0, np.nan])})
+    assert events == []
+
+
+def test_rows_appended_travel_alone():
+    from bokeh.document.events import ColumnsStreamedEvent
+
+    from explorer.views.common.patching import write_columns
+
+    source, events = _source_in_document({"B": [1.0, 2.0, 3.0], "eps": [0.5, 0.4, 0.45]})
+    new = {"B": np.array([1.0, 2.0, 3.0, 4.0, 5.0]), "eps": np.array([0.5, 0.4, 0.45, 0.44, 0.43])}
+    write_columns(source, new)
+    assert len(events) == 1 and isinstance(events[0], ColumnsStreamedEvent)
+    np.testing.assert_array_equal(events[0].data["B"], [4.0, 5.0])  # only the new rows
+    assert events[0].rollover is None
+    _assert_holds(source, new)
+
+
+def test_a_rolling_window_streams_the_new_rows_with_rollover():
+    """The last 3 curves of 4 points, NaN-separated (as the step-by-step page's earlier fits): one more curve."""
+    from bokeh.document.events import ColumnsStreamedEvent
+
+    from explorer.views.common.patching import write_columns
+
+    rng = np.random.default_rng(3)
+    grid = np.append(np.linspace(0, 1, 4), np.nan)
+    curves = rng.normal(size=(4, 4))
+    polyline = lambda rows: np.column_stack([rows, np.full(len(rows), np.nan)]).ravel()  # noqa: E731
+    source, events = _source_in_document({"x": np.tile(grid, 3), "y": polyline(curves[:3])})
+    new = {"x": np.tile(grid, 3), "y": polyline(curves[1:])}
+    write_columns(source, new)
+    assert len(events) == 1 and isinstance(events[0], ColumnsStreamedEvent)
+    assert events[0].rollover == 15 and len(events[0].data["y"]) == 5  # one curve travels, the oldest drops
+    np.testing.assert_array_equal(events[0].data["y"][:4], curves[3])
+    _assert_holds(source, new)
+
+
+def test_changed_columns_of_the_same_length_travel_without_the_others():
+    from bokeh.document.events import ColumnDataChangedEvent
+
+    from explorer.views.common.patching import write_columns
+
+    source, events = _source_in_document({"x": [0.0, 1.0, 2.0], "y": [1.0, 2.0, 3.0]})
+    new = {"x": np.array([0.0, 1.0, 2.0]), "y": np.array([3.0, 1.0, 2.0])}  # not a roll: y[:2] != old y[1:]
+    write_columns(source, new)
+    assert len(events) == 1 and isinstance(events[0], ColumnDataChangedEvent)
+    assert events[0].cols == ["y"]
+    _assert_holds(source, new)
+
+
+@pytest.mark.parametrize("new", [
+    {"x": np.array([5.0]), "y": np.array([6.0])},                              # fewer rows
+    {"x": np.array([9.0, 1.0, 2.0, 3.0]), "y": np.array([1.0, 2.0, 3.0, 4.0])},  # more rows, not appended
+    {"h": np.array([1.0, 2.0, 3.0])},                                          # other columns
+])
+def test_anything_else_replaces_the_data(new):
+    from explorer.views.common.patching import write_columns
+
+    source, events = _source_in_document({"x": [0.0, 1.0, 2.0], "y": [1.0, 2.0, 3.0]})
+    write_columns(source, new)
+    assert len(events) == 1 and getattr(events[0], "cols", None) is None  # every column is sent
+    _assert_holds(source, new)
+
+
+def test_a_step_sends_a_small_patch_to_the_page():
+    """A step of "Bootstrap, step by step" after 300 resamples: what the page is sent is a fraction of its figures'
+    data (the earlier fits, the running estimate: only new rows), and the page's sources hold the new figures."""
+    from bokeh.document.events import ColumnsStreamedEvent
+    from bokeh.protocol import Protocol
+
+    from explorer.views.step_by_step import figures as step_figures
+    from explorer.views.step_by_step.tab import StepTab
+
+    tab = StepTab()
+    doc = Document()
+    doc.add_root(pn.panel(tab).get_root(doc))
+    state = tab.state
+    state.refresh()
+    assert state.wait(TIMEOUT)
+    state.draw(300)
+    events: list = []
+    doc.callbacks.on_change(events.append)
+    state.draw(1)
+    message = Protocol().create("PATCH-DOC", events)
+    sent = len(message.content_json) + sum(memoryview(b.data).nbytes for b in message.buffers)
+    whole = sum(np.asarray(column).nbytes for plot in tab.plots.values() for p, _ in plot._plots.values()
+                for sub in p.subplots.values() for column in sub.handles["source"].data.values())
+    assert sum(isinstance(e, ColumnsStreamedEvent) for e in events) >= 4  # earlier fits and the running estimate
+    assert sent < whole / 3, (sent, whole)
+    for what, layers in (("data", step_figures.data_layers), ("running", step_figures.running_layers)):
+        for p, _ in tab.plots[what]._plots.values():
+            for sub, layer in zip(p.subplots.values(), layers(state).layers):
+                _assert_holds(sub.handles["source"], layer.source_columns)
+    state.close()
