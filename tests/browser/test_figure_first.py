@@ -115,14 +115,16 @@ def settle(page, timeout: float = 300_000) -> None:
 
 
 def figure_box(page) -> dict:
-    """The open tab's main figure: its box, whether it is wholly inside the screen and its share of the screen."""
+    """The open tab's main figure: its box, whether it is wholly inside the screen (the page's viewport) and its
+    share of the screen."""
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
     page.evaluate("() => window.scrollTo(0, 0)")
     box = page.wait_for_function(MAIN_FIGURE_JS, timeout=60_000, polling=500).json_value()
-    inside = box["left"] >= -1 and box["top"] >= -1 and box["right"] <= WIDTH + 1 and box["bottom"] <= HEIGHT + 1
-    seen = (max(0, min(box["right"], WIDTH) - max(box["left"], 0))
-            * max(0, min(box["bottom"], HEIGHT) - max(box["top"], 0)))
+    inside = box["left"] >= -1 and box["top"] >= -1 and box["right"] <= width + 1 and box["bottom"] <= height + 1
+    seen = (max(0, min(box["right"], width) - max(box["left"], 0))
+            * max(0, min(box["bottom"], height) - max(box["top"], 0)))
     return {**{k: round(v) for k, v in box.items() if k != "marked"}, "marked": box["marked"], "inside": inside,
-            "share": round(seen / (WIDTH * HEIGHT), 3)}
+            "share": round(seen / (width * height), 3)}
 
 
 def figure_first(box: dict) -> bool:
@@ -136,8 +138,8 @@ def choose_preset(page, key: str) -> None:
     page.locator(".explorer-preset").first.wait_for()
 
 
-def _page(browser, server, presentation: bool = False):
-    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+def _page(browser, server, presentation: bool = False, width: int = WIDTH, height: int = HEIGHT):
+    page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(120_000)
     page.goto(server + QUERY)
     page.locator(".explorer-sidebar").first.wait_for()
@@ -213,9 +215,11 @@ def test_a_presets_panel_does_not_move_the_figure(server, browser):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("width,height", [(WIDTH, HEIGHT), (1920, 1080)])
 @pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
-def test_every_tab_and_two_presets_show_their_figure_first(server, browser, presentation):
-    page = _page(browser, server, presentation)
+def test_every_tab_and_two_presets_show_their_figure_first(server, browser, presentation, width, height):
+    """Every tab and two presets' tabs, at 1280x720 (saving the README's screenshots) and 1920x1080."""
+    page = _page(browser, server, presentation, width, height)
     folder = SCREENSHOTS / "presentation" if presentation else SCREENSHOTS
     folder.mkdir(parents=True, exist_ok=True)
     boxes = {}
@@ -223,8 +227,9 @@ def test_every_tab_and_two_presets_show_their_figure_first(server, browser, pres
         open_tab(page, title)
         settle(page)
         boxes[name] = figure_box(page)
-        page.screenshot(path=str(folder / f"{slug(title)}.png"))
-        assert (folder / f"{slug(title)}.png").stat().st_size > 10_000
+        if (width, height) == (WIDTH, HEIGHT):
+            page.screenshot(path=str(folder / f"{slug(title)}.png"))
+            assert (folder / f"{slug(title)}.png").stat().st_size > 10_000
     firsts = {}
     for preset in PRESETS:  # the first preset of the first two pages that have presets
         firsts.setdefault(_page_of(preset.tab), (preset.tab, preset.key))
