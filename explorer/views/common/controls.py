@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import param
 
-__all__ = ["MAX_SEED", "MAX_MC_SAMPLES", "MONTE_CARLO_SEED", "seed", "mc_samples"]
+__all__ = ["MAX_SEED", "MAX_MC_SAMPLES", "MONTE_CARLO_SEED", "seed", "mc_samples", "target", "standardize"]
 
 #: Largest seed a page takes (the URL and the settings JSON carry it; 31 bits fit every JavaScript number).
 MAX_SEED = 2**31 - 1
@@ -27,3 +27,17 @@ def mc_samples(default: int, softbounds: tuple[int, int], label: str, doc: str, 
     """A number of Monte-Carlo bootstrap samples, from ``minimum`` to :data:`MAX_MC_SAMPLES`."""
     return param.Integer(default=default, bounds=(minimum, MAX_MC_SAMPLES), softbounds=softbounds, label=label,
                          doc=doc)
+
+
+def target(column: str) -> param.Selector:
+    """A CSV's ``target`` column, None until a CSV is chosen; ``column`` says which, after "Column of"."""
+    return param.Selector(default=None, objects=[], allow_None=True, label="Target column",
+                          doc=f"Column of {column}; every other column is an input.")
+
+
+def standardize(statistics: str, advice: str) -> param.Boolean:
+    """``standardize``, off by default: ``statistics`` says whose mean and sd (and the CLI's twin), ``advice`` when
+    to tick it."""
+    return param.Boolean(default=False, label="Standardise inputs and target",
+                         doc=f"Scale every input column and the target to mean 0 and sample sd 1 {statistics}. "
+                             f"{advice}")

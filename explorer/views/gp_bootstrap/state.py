@@ -283,8 +283,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     dataset = param.Selector(default="boston", objects=list(REGRESSION_DATASETS), label="Dataset",
                              doc="Regression data: shipped boston (seed 000 §5), generated toy (seed 002 eq. 19) "
                                  "or teacher (GP teacher, seed 001), a CSV of the data directory, or an upload.")
-    target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
-                            doc="Column of a CSV dataset to predict; every other column is an input.")
+    target = controls.target("a CSV dataset to predict")
     subsample = param.Boolean(default=False, label=f"Use a random subsample of {MAX_ROWS:,} rows",
                               doc=f"A CSV with more than {MAX_ROWS:,} rows is refused (the theory solves an N × N "
                                   f"system on the server at every change); ticked, the pages use {MAX_ROWS:,} of its "
@@ -292,11 +291,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     holdout = param.Integer(default=50, bounds=(1, 1000), softbounds=(1, 200), label="Held-out rows",
                             doc="The first rows kept out as test inputs in the 'Test inputs' tab (Fig. 2: 50); "
                                 "the bootstrap resamples the rest.")
-    standardize = param.Boolean(default=False, label="Standardise inputs and target",
-                                doc="Scale every input column and the target to mean 0 and sample sd 1 over all rows "
-                                    "(datasets.standardization, as `explorer learning-curve --standardize`). The "
-                                    "paper kernel scales the inputs itself; the other kernels need it on raw data "
-                                    "such as boston.")
+    standardize = controls.standardize(
+        "over all rows (datasets.standardization, as `explorer learning-curve --standardize`)",
+        "The paper kernel scales the inputs itself; the other kernels need it on raw data such as boston.")
     # --- model
     kernel = param.Selector(default="paper", objects=list(KERNELS), label="Kernel",
                             doc="Covariance function: 'paper' is seed 000's RBF exp(−Σ_j (x_j−x'_j)²/(v_j l²)) "

@@ -212,19 +212,16 @@ class SelectionState(CheckedState, SelectionJobs, DataSourced):
                              doc="teacher: 1-D draws from the GP teacher of seed 001 (squared exponential, ℓ = 1, "
                                  "σ_f = 1, σ_n = 0.1, the thesis setting); toy: sin(5x) + sin(15x) + sin(25x) "
                                  "plus noise; boston: Boston housing (13 inputs); or an uploaded CSV.")
-    target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
-                            doc="Column of an uploaded CSV holding the real-valued target; every other column "
-                                "is an input.")
+    target = controls.target("an uploaded CSV holding the real-valued target")
     n_points = param.Integer(default=64, bounds=(8, 2000), softbounds=(16, 500), label="Training cases N",
                              doc="Training cases: drawn from the teacher (the thesis uses N = 64), or a random "
                                  "subset (by the seed) of the rows of the other datasets.")
     n_test = param.Integer(default=256, bounds=(0, 20_000), softbounds=(0, 2048), label="Test cases",
                            doc="Test cases for SMSE (eq. 5.1) and MSLL of each selected model: further teacher "
                                "draws, or the rows not used for training (0: no test errors).")
-    standardize = param.Boolean(default=False, label="Standardise inputs and target",
-                                doc="Scale every input column and the target to mean 0 and sample sd 1 (by the "
-                                    "training rows, as `explorer select --standardize`). Recommended for boston and "
-                                    "most CSVs; the teacher is already on that scale.")
+    standardize = controls.standardize(
+        "(by the training rows, as `explorer select --standardize`)",
+        "Recommended for boston and most CSVs; the teacher is already on that scale.")
     # --- model
     kernel = param.Selector(default="se", objects=list(KERNEL_NAMES), label="Covariance function",
                             doc="Kernel whose hyperparameters the criteria select: squared exponential (se), "

@@ -158,9 +158,7 @@ class SVMState(CheckedState, BackgroundJobs, DataSourced):
     dataset = param.Selector(default="crabs", objects=list(SVM_DATASETS), label="Dataset",
                              doc="Two-class data of seed 004: crabs (species B/O, 200 rows), wisconsin (683), "
                                  "pima (532), or an uploaded CSV (e.g. sonar). Inputs are standardised.")
-    target = param.Selector(default=None, objects=[], allow_None=True, label="Target column",
-                            doc="Column of an uploaded CSV holding the two class labels; every other column "
-                                "is an input.")
+    target = controls.target("an uploaded CSV holding the two class labels")
     # --- model
     lengthscale = param.Number(default=svm_experiments.BROAD_LENGTHSCALE, bounds=(1e-3, 1e4),
                                softbounds=(0.3, 10.0), step=0.1, label="Lengthscale L",
