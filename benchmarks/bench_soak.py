@@ -174,7 +174,8 @@ def start_server(port: int, workers: int, log, trace: str, extra: list[str]) -> 
     here = os.path.dirname(os.path.abspath(__file__))
     cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import served_trace; "
                                  f"served_trace.serve({trace!r}, {serve!r})"]
-    return launch(cmd, port, log, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    # EXPLORER_LOG_LEVEL=info: the server logs what the result caches hold as each session ends
+    return launch(cmd, port, log, env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "EXPLORER_LOG_LEVEL": "info"})
 
 
 def growth_per_hour(times: list[float], values: list[float]) -> float:
@@ -358,11 +359,16 @@ def main(argv: list[str] | None = None) -> None:
             server.terminate()
             server.wait(timeout=120)
         log.seek(0)
-        found = tracebacks(log.read().decode(errors="replace"))
+        log_text = log.read().decode(errors="replace")
+        found = tracebacks(log_text)
     print(f"actions: {sum(done.values())} ({', '.join(f'{k} {v}' for k, v in done.most_common())}); "
           f"{sum(failed.values())} failed ({', '.join(f'{k} {v}' for k, v in failed.most_common())}: a control not on "
           f"the page at that moment, or not in {ACTION_TIMEOUT_MS / 1e3:g} s)")
     report(warm, samples, closed, warmup, budget_mb)
+    held = re.findall(r"the result caches hold ([\d.]+) MB in (\d+) results", log_text)
+    if held:
+        print(f"result caches when the last session ended: {held[-1][0]} MB in {held[-1][1]} results (the numpy "
+              f"arrays of the shared results; budget {budget_mb:g} MB)")
     print(f"tracebacks in the server's log: {sum(found.values())} (target 0)")
     for line, count in found.most_common(10):
         print(f"  {count} x {line}")

@@ -13,13 +13,16 @@ under ``panel serve`` the sessions share the process's engine (:func:`explorer.e
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import signal
+import sys
 from functools import partial
 
 import panel as pn
 
 from explorer import engine as dask_engine
+from explorer.views.common import caches
 from explorer.views.common.engine_status import engine_status
 from explorer.views.common.links import link_page
 from explorer.views.common.page import PageContext
@@ -36,6 +39,13 @@ DATA_DIR_ENV = "EXPLORER_DATA_DIR"
 TITLE = "Resampling Explorer"
 DEFAULT_PORT = 5006
 DEFAULT_ADDRESS = "127.0.0.1"
+#: Environment variable: the level of the explorer's own log lines on the server's stderr, ``debug``, ``info``,
+#: ``warning`` (default) or ``error``. ``info`` also says when a warm-up item is skipped and, at each session's end,
+#: what the result caches hold (``EXPLORER_LOG_LEVEL=info explorer serve``).
+LOG_LEVEL_ENV = "EXPLORER_LOG_LEVEL"
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+log = logging.getLogger(__name__)
 
 #: The BokehJS bundles a page of :func:`serve` loads. Bokeh's server sends all five; not these two:
 #: ``bokeh-gl`` (no figure draws with WebGL) and ``bokeh-mathjax`` (1.8 MB; Panel asks for it as soon as a page has a
@@ -97,6 +107,7 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     _follow_requests(pages.values(), tabs, names)
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         write_url = link_page(list(pages.values()), tabs, names)  # the URL carries the open tab and every setting
+        pn.state.on_session_destroyed(_log_session_end)
         pn.state.onload(partial(_on_load, list(pages.values()), write_url))
     elif tab is not None:
         if tab not in names:
@@ -197,6 +208,27 @@ def _on_load(pages, write_url) -> None:
             view.loaded()
 
 
+def _log_session_end(context) -> None:
+    """A served session ended: say what the result caches all sessions share hold (``$EXPLORER_LOG_LEVEL=info``)."""
+    log.info("a session ended; %s", caches.registry.describe())
+
+
+def _configure_log() -> None:
+    """Send the explorer's log lines at ``$EXPLORER_LOG_LEVEL`` and above to stderr (once per process)."""
+    logger = logging.getLogger("explorer")
+    if getattr(logger, "_explorer_handler", None) is not None:
+        return
+    text = os.environ.get(LOG_LEVEL_ENV, "").strip().lower() or "warning"
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger._explorer_handler = handler
+    logger.setLevel(text.upper() if text in LOG_LEVELS else logging.WARNING)
+    if text not in LOG_LEVELS:
+        logger.warning("$%s=%r is not one of %s: logging warnings and errors", LOG_LEVEL_ENV, text,
+                       ", ".join(LOG_LEVELS))
+
+
 def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: bool = True,
           allow_websocket_origin: list[str] | None = None, data_dir: str | os.PathLike | None = None,
           show: bool = False, scheduler: str | None = None, workers: int | None = None, **kwargs) -> None:
@@ -221,6 +253,7 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
         port): tried before the engine starts, so nothing is left running.
     """
     _check_address(address, port)
+    _configure_log()
     origins = [f"{host}:{port}" for host in dict.fromkeys(("localhost", "127.0.0.1", address))]
     origins += list(allow_websocket_origin or [])
     engine = dask_engine.connect(scheduler, workers=workers)

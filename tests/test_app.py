@@ -327,3 +327,41 @@ def test_presentation_switch_redraws_every_tab_larger():
         view.state.close()
         for tab in _others(app):
             tab.state.close()
+
+
+def test_a_session_that_ends_logs_what_the_result_caches_hold(caplog, monkeypatch):
+    """``EXPLORER_LOG_LEVEL=info explorer serve`` says, as each session ends, what the shared caches hold (the
+    soak benchmark reads it): the registry's bytes and results."""
+    import logging
+
+    import numpy as np
+
+    from explorer import app as app_module
+    from explorer.views.common import caches
+
+    registry = caches.CacheRegistry(max_bytes=256e6)
+    monkeypatch.setattr(caches, "registry", registry)
+    registry.lru("test.session_end", 4).put("a", np.zeros(250_000))  # 2 MB
+    with caplog.at_level(logging.INFO, logger="explorer.app"):
+        app_module._log_session_end(None)
+    assert "a session ended; the result caches hold 2.0 MB in 1 results (budget 256 MB)" in caplog.text
+
+
+@pytest.mark.parametrize("value,level", [("info", "INFO"), ("", "WARNING"), ("DEBUG", "DEBUG"), ("loud", "WARNING")])
+def test_the_log_level_comes_from_the_environment(monkeypatch, value, level, capsys):
+    import logging
+
+    from explorer import app as app_module
+
+    logger = logging.getLogger("explorer")
+    before = logger.level
+    monkeypatch.setenv(app_module.LOG_LEVEL_ENV, value)
+    app_module._configure_log()
+    try:
+        assert logging.getLevelName(logger.level) == level
+        if value == "loud":  # an unknown level is said, once, on stderr
+            assert "EXPLORER_LOG_LEVEL='loud' is not one of debug, info, warning, error" in capsys.readouterr().err
+    finally:
+        logger.removeHandler(logger._explorer_handler)
+        del logger._explorer_handler
+        logger.setLevel(before)

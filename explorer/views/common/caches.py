@@ -230,6 +230,13 @@ class CacheRegistry:
         """The bytes of the results the caches hold now."""
         return self.budget.used
 
+    def describe(self) -> str:
+        """What the caches hold, in words (for the server's log): MB, results and the budget."""
+        with self.budget.lock:
+            count = sum(len(cache) for cache in self._caches.values())
+        return (f"the result caches hold {self.budget.used / 1e6:.1f} MB in {count} results "
+                f"(budget {self.budget.max_bytes / 1e6:g} MB)")
+
     def clear(self) -> None:
         """Empty every registered cache."""
         with self.budget.lock:

@@ -141,3 +141,12 @@ def test_the_budget_comes_from_the_environment(monkeypatch):
         monkeypatch.setenv(caches.BUDGET_ENV, bad)
         with pytest.raises(ValueError, match=r"\$EXPLORER_CACHE_MB must be a positive number of megabytes, got"):
             caches.budget_from_env()
+
+
+def test_describe_says_the_megabytes_results_and_budget():
+    registry = caches.CacheRegistry(max_bytes=3e6)
+    curves, fields = registry.lru("demo.curves", 100), registry.lru("demo.fields", 100)
+    assert registry.describe() == "the result caches hold 0.0 MB in 0 results (budget 3 MB)"
+    curves.put("a", _mb(1))
+    fields.put("b", _mb(0.5))
+    assert registry.describe() == "the result caches hold 1.5 MB in 2 results (budget 3 MB)"
