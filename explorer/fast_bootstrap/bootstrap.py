@@ -1,9 +1,10 @@
 r"""Bootstrap model-structure selection and the fast bootstrap of seed 002 (Lendasse et al. 2005).
 
-A *model family* is indexed by a complexity q (number of hidden units, of kernels, the LS-SVM γ) and offers
-``predict_path(X, y, grid, X_eval, weights, rng)`` -> ndarray (len(grid), len(X_eval)): the models trained on
-(X, y) — distinct points with multiplicities ``weights`` — for every q of ``grid``, evaluated at X_eval
-(:class:`explorer.fast_bootstrap.lssvm.LSSVM`, :class:`explorer.fast_bootstrap.networks.RBFN`, :class:`explorer.fast_bootstrap.networks.MLP`).
+A *model family* (:class:`explorer.fast_bootstrap.family.ModelFamily`) is indexed by a complexity q (number of
+hidden units, of kernels, the LS-SVM γ) and offers ``predict_path(X, y, grid, X_eval, weights, rng)`` -> ndarray
+(len(grid), len(X_eval)): the models trained on (X, y) — distinct points with multiplicities ``weights`` — for
+every q of ``grid``, evaluated at X_eval (:class:`explorer.fast_bootstrap.lssvm.LSSVM`,
+:class:`explorer.fast_bootstrap.networks.RBFN`, :class:`explorer.fast_bootstrap.networks.MLP`).
 
 Bootstrap of §3: for each of J resamples A_j of size N drawn with replacement, the training error
 E^{A_j,A_j} (eq. 3) and the error on the original set E^{A_j,I} (eq. 4) give optimism_j (eq. 5), averaged
@@ -24,6 +25,7 @@ from numpy.polynomial import Polynomial
 from scipy import stats
 
 from explorer.chunks import Chunk, Executor, SeedLike, item_generator, root_seed, run_items
+from explorer.fast_bootstrap.family import ModelFamily
 from explorer.progress import Cancelled, Hooks
 from explorer.validation import positive_int
 
@@ -139,13 +141,13 @@ class FastBootstrapCurve:
     selected = property(lambda self: _selected(self), doc="The complexity minimising eq. (8).")
 
 
-def apparent_error(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, rng=None) -> np.ndarray:
+def apparent_error(model: ModelFamily, X: np.ndarray, y: np.ndarray, grid: np.ndarray, rng=None) -> np.ndarray:
     """E^{I,I}(q) = (1/N) Σ_i (h^q(x_i) − y_i)², the models trained on all data, eq. (7).
 
     Parameters
     ----------
-    model : model family
-        Offers ``predict_path`` (module docstring): LSSVM, RBFN or MLP.
+    model : ModelFamily
+        LSSVM, RBFN, MLP or any class with ``predict_path`` (:class:`~explorer.fast_bootstrap.family.ModelFamily`).
     X : ndarray of shape (N, d)
         Inputs.
     y : ndarray of shape (N,)
@@ -164,7 +166,7 @@ def apparent_error(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, rng=No
     return np.mean((model.predict_path(X, y, grid, X, None, np.random.default_rng(rng)) - y) ** 2, axis=1)
 
 
-def bootstrap_optimism(model, X: np.ndarray, y: np.ndarray, grid: np.ndarray, n_replications: int, *,
+def bootstrap_optimism(model: ModelFamily, X: np.ndarray, y: np.ndarray, grid: np.ndarray, n_replications: int, *,
                        rng: SeedLike = None, chunk_size: int = REPLICATION_CHUNK_SIZE,
                        executor: Executor | None = None, hooks: Hooks | None = None) -> np.ndarray:
     """optimism_j(q) = E^{A_j,I} − E^{A_j,A_j} (eqs. 3-5) for J resamples A_j of size N. Shape (J, Q).
@@ -218,7 +220,7 @@ def _optimism_chunk(shared, chunk: Chunk, root, model, grid) -> np.ndarray:
     return out
 
 
-def full_bootstrap(model, X, y, grid, n_replications: int = 100, *, rng: SeedLike = None,
+def full_bootstrap(model: ModelFamily, X, y, grid, n_replications: int = 100, *, rng: SeedLike = None,
                    apparent: np.ndarray | None = None, chunk_size: int = REPLICATION_CHUNK_SIZE,
                    executor: Executor | None = None, hooks: Hooks | None = None) -> BootstrapCurve:
     """The bootstrap of §3 on every complexity of ``grid`` (eqs. 3-8); ``apparent`` reuses eq. (7).
@@ -317,7 +319,7 @@ def polynomial_f_test(u: np.ndarray, v: np.ndarray, kappa0: int = 1, kappa1: int
     return PolynomialFTest(test=test, low=fits[0], high=fits[1])
 
 
-def fast_bootstrap(model, X, y, grid, sample_grid, n_replications: int = 10, *, kappa0: int = 1,
+def fast_bootstrap(model: ModelFamily, X, y, grid, sample_grid, n_replications: int = 10, *, kappa0: int = 1,
                    kappa1: int = 2, alpha: float = 0.05, log_complexity: bool = False, rng: SeedLike = None,
                    apparent: np.ndarray | None = None, chunk_size: int = REPLICATION_CHUNK_SIZE,
                    executor: Executor | None = None, hooks: Hooks | None = None) -> FastBootstrapCurve:
@@ -326,8 +328,8 @@ def fast_bootstrap(model, X, y, grid, sample_grid, n_replications: int = 10, *, 
 
     Parameters
     ----------
-    model : LSSVM, RBFN, MLP or any model family with ``predict_path``
-        The model family indexed by the complexity q (see the module docstring).
+    model : ModelFamily
+        The model family indexed by the complexity q, as in :func:`apparent_error`.
     X : ndarray of shape (N, d)
         Inputs.
     y : ndarray of shape (N,)

@@ -157,7 +157,8 @@ def lssvm_loo(K: ArrayLike, y: ArrayLike, gammas: ArrayLike, *, bias: bool = Tru
 
 @dataclass(frozen=True)
 class LSSVM:
-    """LS-SVM regression (seed 002 eqs. 15-18) as a family indexed by γ, for the bootstrap of §3.
+    """LS-SVM regression (seed 002 eqs. 15-18) as a model family (:class:`~explorer.fast_bootstrap.family.ModelFamily`)
+    indexed by γ, for the bootstrap of §3.
 
     ``kernel`` is any :mod:`explorer.kernels` kernel (the paper's Gaussian kernel: ``SquaredExponential``
     with one lengthscale and unit variance); ``bias=False`` gives kernel ridge regression (GP mean).
@@ -174,25 +175,8 @@ class LSSVM:
                      weights: np.ndarray | None = None, rng=None) -> np.ndarray:
         """Predictions of the models trained on (X, y) with each γ in ``grid`` (:func:`lssvm_path`).
 
-        Parameters
-        ----------
-        X : ndarray of shape (n, d)
-            Distinct training inputs.
-        y : ndarray of shape (n,)
-            Targets.
-        grid : ndarray of shape (G,)
-            Values of γ.
-        X_eval : ndarray of shape (m, d)
-            Evaluation inputs.
-        weights : ndarray of shape (n,), optional
-            Multiplicities c_i of the training points (default all one).
-        rng : Generator, int or None
-            Unused (the LS-SVM is deterministic); part of the model-family interface.
-
-        Returns
-        -------
-        ndarray of shape (G, m)
-            As :func:`lssvm_path`.
+        Parameters and result as in :meth:`explorer.fast_bootstrap.family.ModelFamily.predict_path`, with q = γ;
+        ``rng`` is unused (the LS-SVM is deterministic).
         """
 
         del rng  # deterministic

@@ -1,8 +1,8 @@
 r"""Neural-network regressors of seed 002 §5.1: the RBF network (eq. 14) and the one-hidden-layer MLP (eq. 13).
 
-Both are families indexed by the number P of hidden units/kernels (the complexity q of seed 002) and expose
-``predict_path(X, y, grid, X_eval, weights, rng)`` like :class:`explorer.fast_bootstrap.lssvm.LSSVM`. Training points may
-carry integer multiplicities c_i (a bootstrap sample given as distinct points with occupation numbers):
+Both are :class:`Network` families: model families (:class:`explorer.fast_bootstrap.family.ModelFamily`) indexed
+by the number P of hidden units/kernels (the complexity q of seed 002), one network trained for every P. Training
+points may carry integer multiplicities c_i (a bootstrap sample given as distinct points with occupation numbers):
 every sum of squares over the sample becomes Σ_i c_i e_i², and k-means weighs points by c_i, which is
 exactly training on the duplicated points.
 
@@ -23,12 +23,13 @@ runs with different weight initializations").
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from scipy import optimize
 from scipy.spatial.distance import cdist
 
-__all__ = ["kmeans", "Clustering", "RBFN", "MLP"]
+__all__ = ["kmeans", "Clustering", "Network", "RBFN", "MLP"]
 
 
 def _weights(n: int, weights) -> np.ndarray:
@@ -137,16 +138,77 @@ def _cluster_widths(X, centres, labels, c) -> np.ndarray:
     return np.where(ok, sigma, sigma[ok].mean())
 
 
+class Network:
+    """A model family indexed by the number P of hidden units or kernels: one network trained for every P.
+
+    A subclass sets ``name`` and ``complexity`` (:class:`~explorer.fast_bootstrap.family.ModelFamily`) and
+    implements :meth:`fit_predict`, the training of one network.
+    """
+
+    name: ClassVar[str]
+    complexity: ClassVar[str]
+    integer: ClassVar[bool] = True
+
+    def fit_predict(self, X: np.ndarray, y: np.ndarray, P: int, X_eval: np.ndarray, weights: np.ndarray,
+                    rng: np.random.Generator) -> np.ndarray:
+        """h(x) at ``X_eval`` of the network with P units trained on (X, y); ndarray of shape (m,)."""
+        raise NotImplementedError
+
+    def predict_path(self, X, y, grid, X_eval, weights=None, rng=None) -> np.ndarray:
+        """Predictions of the networks with P = grid[k] units trained on (X, y) (:meth:`fit_predict`).
+
+        Parameters
+        ----------
+        X, y, X_eval, weights
+            As in :meth:`explorer.fast_bootstrap.family.ModelFamily.predict_path`.
+        grid : ndarray of shape (G,)
+            Numbers of units P, whole numbers in 1..n.
+        rng : Generator, int or None
+            Random source of the training, one generator for every P in turn.
+
+        Returns
+        -------
+        ndarray of shape (G, m)
+            h(x) for every P and evaluation input.
+
+        Raises
+        ------
+        ValueError
+            If ``weights`` are not n positive multiplicities, or a P of ``grid`` is not a whole number between 1
+            and n.
+        """
+        gen = np.random.default_rng(rng)
+        c = _weights(X.shape[0], weights)
+        out = np.empty((len(grid), X_eval.shape[0]))
+        for k, P in enumerate(grid):
+            out[k] = self.fit_predict(X, y, _units(P, X.shape[0]), X_eval, c, gen)
+        return out
+
+
+def _units(P, n_points: int) -> int:
+    if float(P) != int(P) or not 1 <= int(P) <= n_points:
+        raise ValueError(f"the number of units/kernels must be a whole number between 1 and the number of "
+                         f"distinct training points {n_points}, got {P}.")
+    return int(P)
+
+
 @dataclass(frozen=True)
-class RBFN:
-    """RBF network of eq. (14) of seed 002 as a family indexed by the number P of Gaussian kernels."""
+class RBFN(Network):
+    """RBF network of eq. (14) of seed 002 as a family indexed by the number P of Gaussian kernels.
+
+    Parameters
+    ----------
+    wsf : float
+        Width scaling factor WSF of eq. (14), positive: kernel p has the variance WSF σ_p².
+    n_init : int
+        Weighted k-means runs from k-means++ starts per training; the centres of the best are kept.
+    """
 
     wsf: float = 8.0
     n_init: int = 5
 
     name = "rbfn"
     complexity = "number of Gaussian kernels P"
-    integer = True
 
     def __post_init__(self):
         if not (np.isfinite(self.wsf) and self.wsf > 0):
@@ -171,63 +233,34 @@ class RBFN:
         """
         return np.exp(-cdist(X, centres, "sqeuclidean") / (2 * self.wsf * sigma[None, :] ** 2))
 
-    def predict_path(self, X, y, grid, X_eval, weights=None, rng=None) -> np.ndarray:
-        """Predictions of the networks with P = grid[k] kernels trained on (X, y).
-
-        Centres by weighted k-means (best of ``n_init``), widths σ_p from the clusters, output weights by
-        weighted least squares.
-
-        Parameters
-        ----------
-        X, y, X_eval, weights
-            As in :meth:`explorer.fast_bootstrap.lssvm.LSSVM.predict_path`.
-        grid : ndarray of shape (G,)
-            Numbers of kernels P, whole numbers in 1..n.
-        rng : Generator, int or None
-            Random source of k-means.
-
-        Returns
-        -------
-        ndarray of shape (G, m)
-            h(x) of eq. (14) for every P and evaluation input.
-
-        Raises
-        ------
-        ValueError
-            If a P of ``grid`` is not a whole number between 1 and n, or ``weights`` are not n positive
-            multiplicities.
-        """
-        gen = np.random.default_rng(rng)
-        c = _weights(X.shape[0], weights)
-        out = np.empty((len(grid), X_eval.shape[0]))
-        for k, P in enumerate(grid):
-            P = _units(P, X.shape[0])
-            clusters = kmeans(X, P, weights=c, rng=gen, n_init=self.n_init)
-            centres = clusters.centres
-            sigma = _cluster_widths(X, centres, clusters.labels, c)
-            r = np.sqrt(c)
-            lam = np.linalg.lstsq(r[:, None] * self.design(X, centres, sigma), r * y, rcond=None)[0]
-            out[k] = self.design(X_eval, centres, sigma) @ lam
-        return out
-
-
-def _units(P, n_points: int) -> int:
-    if float(P) != int(P) or not 1 <= int(P) <= n_points:
-        raise ValueError(f"the number of units/kernels must be a whole number between 1 and the number of "
-                         f"distinct training points {n_points}, got {P}.")
-    return int(P)
+    def fit_predict(self, X, y, P, X_eval, weights, rng) -> np.ndarray:
+        """h(x) of eq. (14) at ``X_eval`` with P kernels: centres by weighted k-means (best of ``n_init``, drawn
+        from ``rng``), widths σ_p from the clusters, output weights by weighted least squares."""
+        clusters = kmeans(X, P, weights=weights, rng=rng, n_init=self.n_init)
+        centres = clusters.centres
+        sigma = _cluster_widths(X, centres, clusters.labels, weights)
+        r = np.sqrt(weights)
+        lam = np.linalg.lstsq(r[:, None] * self.design(X, centres, sigma), r * y, rcond=None)[0]
+        return self.design(X_eval, centres, sigma) @ lam
 
 
 @dataclass(frozen=True)
-class MLP:
-    """One-hidden-layer tanh perceptron of eq. (13) of seed 002 (with biases), trained by Levenberg–Marquardt."""
+class MLP(Network):
+    """One-hidden-layer tanh perceptron of eq. (13) of seed 002 (with biases), trained by Levenberg–Marquardt.
+
+    Parameters
+    ----------
+    max_epochs : int
+        Most Levenberg–Marquardt function evaluations per run, at least 1.
+    n_init : int
+        Runs from random initial weights per training, at least 1; the one of lowest training error is kept.
+    """
 
     max_epochs: int = 200
     n_init: int = 3
 
     name = "mlp"
     complexity = "number of hidden units P"
-    integer = True
 
     def __post_init__(self):
         if int(self.max_epochs) < 1 or int(self.n_init) < 1:
@@ -336,13 +369,7 @@ class MLP:
         w = gen.uniform(-0.5, 0.5, size=P) * max(y.std(), 1e-12)
         return np.concatenate([W.ravel(), b, w, [y.mean()]])
 
-    def predict_path(self, X, y, grid, X_eval, weights=None, rng=None) -> np.ndarray:
-        """Predictions of the MLPs with P = grid[k] hidden units trained on (X, y) (:meth:`fit`).
-
-        Parameters, result and errors as in :meth:`RBFN.predict_path`, with P the number of hidden units, h(x)
-        of eq. (13), and ``rng`` the random source of the initial weights (one generator for all P in turn).
-        """
-
-        gen = np.random.default_rng(rng)
-        return np.stack([self.forward(self.fit(X, y, _units(P, X.shape[0]), weights, gen), X_eval,
-                                      _units(P, X.shape[0])) for P in grid])
+    def fit_predict(self, X, y, P, X_eval, weights, rng) -> np.ndarray:
+        """h(x) of eq. (13) at ``X_eval`` of the best of ``n_init`` MLPs with P hidden units (:meth:`fit`), their
+        initial weights drawn from ``rng``."""
+        return self.forward(self.fit(X, y, P, weights, rng), X_eval, P)
