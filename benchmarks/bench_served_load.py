@@ -22,7 +22,8 @@ Starts ``explorer serve`` (a subprocess, with its local Dask cluster) and headle
   pressing Enter on a new S/N to the learning-curve figure showing its new ``data-revision``, idle and while the
   K sessions compute, in two phases: at once after the server has built the K pages (which starts their jobs),
   while their browsers still load them, and once every page is shown (the server's trace counts how many of
-  their jobs were still computing at each update). "browser" is that time
+  their jobs were still computing at each update), and in a further session opened meanwhile (a student who
+  arrives during the load: also the time to its first curve). "browser" is that time
   in the page (target <= 1 s; 4.0 s before); "server" is the server's own time, from receiving the new value on
   that session's websocket to sending the message that carries the new revision (``served_trace.py`` wraps
   Bokeh's websocket handler; target <= 300 ms); "round trip" adds the page's time to send the value and to receive
@@ -281,12 +282,19 @@ def main(argv: list[str] | None = None) -> None:
             opened = min(started for _, started in together)
             # every page is built now (goto returns once the server answered): their jobs have started
             phases = {"while the class's pages load and compute": (1.4, 1.6, 1.7, 1.8, 1.9),
+                      "in a session opened during the load": (1.45, 1.55, 1.65, 1.75, 1.85),
                       "once their pages are shown, while they compute": (2.1, 2.2, 2.3, 2.4, 2.6)}
             loaded = {}
             for label, values in phases.items():
+                page = watcher
                 if label.startswith("once"):
                     wait_shown(together)
-                loaded[label] = [theory_update(watcher, v) for v in values[:args.updates]]
+                elif label.startswith("in a session"):  # a student who opens the page now
+                    t0 = time.perf_counter()
+                    page, _ = open_session(browser, url + f"?dataset={args.dataset}&tab=curve&auto_mc=false")
+                    page.wait_for_function("() => window.__curveRevision() > 0", polling=100, timeout=300_000)
+                    late_shown = time.perf_counter() - t0
+                loaded[label] = [theory_update(page, v) for v in values[:args.updates]]
             times = wait_done(together)
             for k, (page, started) in enumerate(together):
                 marks = page.evaluate("() => [window.__shownAt, window.__runningAt]")
@@ -307,6 +315,8 @@ def main(argv: list[str] | None = None) -> None:
                 running = [served_trace.jobs_running(trace.name, "curve", opened, at)
                            for at in served_trace.value_times(trace.name, values)]
                 print(describe(label, loaded[label], served_trace.server_times(trace.name, values)))
+                if label.startswith("in a session"):
+                    print(f"  that session's page showed its learning curve {late_shown:.1f} s after it was opened")
                 print(f"  the class's learning-curve jobs computing when each new S/N reached the server: "
                       f"{', '.join(map(str, running))} of {args.sessions}")
         finally:
