@@ -1,7 +1,7 @@
 """Command-line interface: ``explorer <command> [options]``; ``--json`` prints machine-readable results.
 
-One module per paper registers its commands on the subparsers (``set_defaults(handler=...)``) and
-:func:`main` calls ``args.handler(args)``:
+One module per paper declares its commands (``COMMANDS``, each a :class:`~explorer.cli.common.Command`), its
+``register`` adds them to the subparsers and :func:`main` calls ``args.handler(args)``:
 
 - :mod:`~explorer.cli.gp_bootstrap` (seed 000): ``learning-curve`` (Fig. 1), ``distribution`` (Fig. 3-5,
   L1 distances), ``holdout`` (Fig. 2, mean/variance at held-out inputs);

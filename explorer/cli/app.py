@@ -12,6 +12,7 @@ import os
 import sys
 
 from explorer import datasets
+from explorer.cli import common
 from explorer.cli.common import (
     PORT,
     WORKERS,
@@ -27,17 +28,19 @@ from explorer.engine import SCHEDULER_ENV, EngineError
 #: Environment variable: ``0`` starts ``explorer serve`` without its warm-up (as ``--no-warm-up``; the tests do).
 WARM_UP_ENV = "EXPLORER_WARM_UP"
 
-__all__ = ["register"]
+__all__ = ["register", "COMMANDS"]
 
 
 def register(sub) -> None:
     """Add ``datasets`` and ``serve`` to the CLI's subparsers."""
-    p = sub.add_parser("datasets", help="list the datasets that --dataset accepts")
+    common.register(sub, COMMANDS)
+
+
+def _datasets_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=command(list_datasets))
-    p = sub.add_parser("serve", help="serve the interactive explorer in the browser (Panel)",
-                       description="Serve the Resampling Explorer dashboard: learning curve, predictive "
-                                   "distribution, L1 map and test inputs, theory vs Monte-Carlo, live.")
+
+
+def _serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=PORT, default=5006, help=f"port to listen on, {PORT} (default 5006)")
     p.add_argument("--address", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 exposes it to the network); "
@@ -57,7 +60,6 @@ def register(sub) -> None:
                        f"each)",
                        f"use the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead of a local "
                        f"one (default: ${SCHEDULER_ENV} if set)")
-    p.set_defaults(handler=serve)
 
 
 def list_datasets(args) -> Output:
@@ -85,3 +87,13 @@ def serve(args) -> int:
         print(f"explorer: error: {one_line(err)}", file=sys.stderr)
         return 2
     return 0
+
+
+#: The module's commands, in the order of ``explorer --help`` (:func:`register`).
+COMMANDS = (
+    common.Command("datasets", "list the datasets that --dataset accepts", _datasets_arguments,
+                   command(list_datasets)),
+    common.Command("serve", "serve the interactive explorer in the browser (Panel)", _serve_arguments, serve,
+                   description="Serve the Resampling Explorer dashboard: learning curve, predictive "
+                               "distribution, L1 map and test inputs, theory vs Monte-Carlo, live."),
+)

@@ -1,8 +1,10 @@
 """What every command of the CLI shares: option parsers, data loading, progress on stderr, output and exit codes.
 
-A command module registers its subparser with ``set_defaults(handler=command(compute))``: ``compute(args)``
-returns an :class:`Output`; :func:`command` prints its JSON (``--json``) or text and turns the errors a user
-can cause into a one-line message with exit code 2 (3 when the replica theory does not converge).
+A command module declares each of its commands once as a :class:`Command` (name, help texts, options, handler)
+and adds them to the subparsers with :func:`register`. Most are :meth:`Command.computing`: ``compute(args)``
+returns an :class:`Output`, its docstring is the command's description in ``--help``, and :func:`command` prints
+its JSON (``--json``) or text and turns the errors a user can cause into a one-line message with exit code 2 (3
+when the replica theory does not converge).
 
 Where Monte-Carlo runs (:func:`add_engine_options`, :func:`engine_executor`): without ``--workers`` and
 ``--scheduler`` in this process (no start-up cost; ``$EXPLORER_SCHEDULER`` is for ``serve`` and notebooks),
@@ -12,13 +14,14 @@ real worker process), ``--scheduler ADDRESS`` on an existing Dask cluster. The n
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -30,7 +33,7 @@ from explorer.chunks import Executor
 from explorer.engine import EngineError, connect
 from explorer.progress import Hooks, Progress
 
-__all__ = ["Output", "command", "add_json_option", "add_data_source", "add_engine_options",
+__all__ = ["Output", "Command", "register", "command", "add_json_option", "add_data_source", "add_engine_options",
            "engine_executor", "load_dataset", "progress", "to_json", "jsonable", "OneLineParser", "IntRange",
            "FloatRange", "NumberList", "Grid", "csv_path", "directory", "scheduler_address", "one_line", "shown",
            "MAX_CSV_BYTES", "MAX_DENSE_ROWS", "check_rows", "MAX_WORKERS_PER_CORE", "SEED", "TOLERANCE", "PORT",
@@ -70,6 +73,52 @@ def command(compute: Compute) -> Callable[[argparse.Namespace], int]:
         return 0
 
     return handler
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ``explorer`` command: what ``explorer --help`` and ``explorer NAME --help`` say, its options and handler.
+
+    Attributes
+    ----------
+    name : str
+        The command's name (``explorer NAME``).
+    help : str
+        Its line in ``explorer --help``.
+    add_arguments : callable
+        ``add_arguments(parser)`` adds the command's options to its parser.
+    handler : callable
+        ``handler(args)`` runs the command and returns the exit code; usually :func:`command` of a compute function.
+    description, epilog : str, optional
+        The text above and below the options in ``explorer NAME --help``.
+    """
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    handler: Callable[[argparse.Namespace], int]
+    description: str | None = None
+    epilog: str | None = None
+
+    @classmethod
+    def computing(cls, name: str, help: str, add_arguments: Callable[[argparse.ArgumentParser], None],
+                  compute: Compute, epilog: str | None = None) -> Command:
+        """A command that prints what ``compute`` returns (:func:`command`), described by ``compute``'s docstring
+        (argparse refills it, so its line breaks do not show)."""
+        return cls(name, help, add_arguments, command(compute), inspect.getdoc(compute), epilog)
+
+    def add_to(self, sub) -> argparse.ArgumentParser:
+        """Add the command's parser, with its options and handler, to the CLI's subparsers ``sub``."""
+        p = sub.add_parser(self.name, help=self.help, description=self.description, epilog=self.epilog)
+        self.add_arguments(p)
+        p.set_defaults(handler=self.handler)
+        return p
+
+
+def register(sub, commands: Iterable[Command]) -> None:
+    """Add ``commands`` to the CLI's subparsers ``sub``, in their order (the order of ``explorer --help``)."""
+    for c in commands:
+        c.add_to(sub)
 
 
 def add_json_option(p: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from explorer import datasets
 from explorer.cli import common
 from explorer.fast_bootstrap import experiments as fe
 
-__all__ = ["register", "format_comparison"]
+__all__ = ["register", "COMMANDS", "format_comparison"]
 
 EPILOG = """defaults: the grids and replication counts of Table 1 of seed 002 (toy example) — or of Table 2 for a
 --series-csv time series — e.g. LS-SVM γ = 5..50 by 0.1 with 100 replications (full) and γ = 5..50 by 5 with 10
@@ -39,13 +39,10 @@ def _yes_no(text: str) -> bool:
 
 def register(sub) -> None:
     """Add ``fast-bootstrap`` to the CLI's subparsers."""
-    p = sub.add_parser(
-        "fast-bootstrap", help="bootstrap model-structure selection: full vs fast bootstrap (seed 002)",
-        description="Estimate the generalization error (eq. 8) of a family of models over a complexity grid by "
-                    "the full bootstrap (§3) and by the fast bootstrap (§4: optimism on a reduced grid, polynomial "
-                    "fit checked by the F test of eq. 11); for the LS-SVM also the replica theory's optimism "
-                    "(seed 000) and the exact leave-one-out error over the full grid (Cawley & Talbot), both "
-                    "without refits.", epilog=EPILOG)
+    common.register(sub, COMMANDS)
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
     g = common.add_data_source(p, dataset_default="toy", target_help="target column of --csv",
                                csv_help="a regression CSV of your own; needs --target",
                                series_csv_help="a time series CSV (rows in time order), embedded as NAR(--lags), "
@@ -84,7 +81,6 @@ def register(sub) -> None:
     common.add_seed_option(g)
     common.add_engine_options(p)
     common.add_json_option(p)
-    p.set_defaults(handler=common.command(fast_bootstrap))
 
 
 def _data(args) -> datasets.Dataset:
@@ -102,7 +98,10 @@ def _data(args) -> datasets.Dataset:
 
 
 def fast_bootstrap(args) -> common.Output:
-    """``explorer fast-bootstrap``: the selected complexity of the full and fast bootstrap (and the replica)."""
+    """Estimate the generalization error (eq. 8) of a family of models over a complexity grid by the full bootstrap
+    (§3) and by the fast bootstrap (§4: optimism on a reduced grid, polynomial fit checked by the F test of eq. 11);
+    for the LS-SVM also the replica theory's optimism (seed 000) and the exact leave-one-out error over the full
+    grid (Cawley & Talbot), both without refits."""
     data = _data(args)
     setting = fe.with_overrides(fe.paper_setting(args.model, data), full_grid=args.full_grid,
                                 full_replications=args.full_replications, fast_grid=args.fast_grid,
@@ -153,3 +152,10 @@ def format_comparison(res: fe.BootstrapComparison) -> str:
                      f"{res.loo.generalization_error.min():.4g} at {res.loo.grid.size} values without refits, "
                      f"{res.seconds['loo']:.3f} s")
     return "\n".join(lines)
+
+
+#: The module's commands, in the order of ``explorer --help`` (:func:`register`).
+COMMANDS = (
+    common.Command.computing("fast-bootstrap", "bootstrap model-structure selection: full vs fast bootstrap (seed 002)",
+                             _arguments, fast_bootstrap, EPILOG),
+)

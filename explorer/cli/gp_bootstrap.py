@@ -15,7 +15,7 @@ from explorer import datasets, kernels
 from explorer.cli import common
 from explorer.gp_bootstrap import experiments, problems
 
-__all__ = ["register"]
+__all__ = ["register", "COMMANDS"]
 
 #: Held-out rows (Fig. 2 uses 50); the app's bound.
 HOLDOUT = common.IntRange(0, 1000, "the number of held-out rows")
@@ -40,41 +40,34 @@ _VG_TOL_HELP = ("stopping tolerance of ADATAP and VG: largest relative change of
 
 def register(sub) -> None:
     """Add ``learning-curve``, ``distribution`` and ``holdout`` to the CLI's subparsers."""
-    p = _add_command(sub, "learning-curve", learning_curve, "0.5,1,2", 2000, tol_help=_VG_TOL_HELP,
-                     help="bootstrap learning curve ε(S): theory vs MC (seed 000 Fig. 1)",
-                     description="Efron's bootstrap test error ε(S) from the ADATAP theory (eq. 45/46), "
-                                 "the approximate ADATAP, the variational-Gaussian (VG) and mean-field (MF) "
-                                 "approximations, the infinitesimal jackknife (IJ, linear response in the bootstrap "
-                                 "weights), the closed-form leave-one-out error at noise σ²N/S (its S → ∞ limit) and "
-                                 "Monte-Carlo with standard errors (docs/linear_response.md).")
+    common.register(sub, COMMANDS)
+
+
+def _add_gp_options(p: argparse.ArgumentParser, s_default: str, mc_default: int, tol_help: str = _TOL_HELP) -> None:
+    """The data, model and bootstrap options every GP-bootstrap command has."""
+    _add_data_options(p), _add_model_options(p), _add_run_options(p, s_default, mc_default, tol_help)
+
+
+def _learning_curve_arguments(p: argparse.ArgumentParser) -> None:
+    _add_gp_options(p, "0.5,1,2", 2000, _VG_TOL_HELP)
     p.add_argument("--loss", choices=["square", "eps-insensitive"], default="square",
                    help="test loss (default square; eps-insensitive is §5's with --eps and --beta). VG, MF and IJ are "
                         "defined for the square loss only: with eps-insensitive their columns are null (n/a)")
     p.add_argument("--eps", type=LOSS_EPS, default=0.1, help=f"ε of the ε-insensitive loss, {LOSS_EPS} (default 0.1)")
     p.add_argument("--beta", type=LOSS_BETA, default=0.1,
                    help=f"β of the ε-insensitive loss, {LOSS_BETA} (default 0.1)")
-    p = _add_command(sub, "distribution", distribution, "1", 20000,
-                     help="bootstrap distribution of the predictor: L1 theory vs MC (Fig. 3-5)",
-                     description="L1 distance between MC histograms and the eq. (60) mixture at every training "
-                                 "input, with the MC noise floor. The bins follow the target's scale, as in the app: "
-                                 "0.2 × sd(target) / sd(boston's medv), so boston keeps Fig. 5's 0.2.")
+
+
+def _distribution_arguments(p: argparse.ArgumentParser) -> None:
+    _add_gp_options(p, "1", 20000)
     p.add_argument("--bin-width", type=BIN_WIDTH, default=None,
                    help=f"histogram bin width, {BIN_WIDTH} (default: 0.2 × sd(target) / sd(boston's medv); 0.2 on "
                         "boston, Fig. 5)")
-    p = _add_command(sub, "holdout", holdout, "1", 5000, help="bootstrap mean/variance at held-out inputs (Fig. 2)",
-                     description="Theory (eq. 48), first-order infinitesimal jackknife (IJ) and MC mean and "
-                                 "variance of the predictor at the first --holdout rows (default 50), bootstrapping "
-                                 "the others.")
+
+
+def _holdout_arguments(p: argparse.ArgumentParser) -> None:
+    _add_gp_options(p, "1", 5000)
     p.set_defaults(holdout=50)
-
-
-def _add_command(sub, name: str, compute, s_default: str, mc_default: int, tol_help: str = _TOL_HELP,
-                 **texts) -> argparse.ArgumentParser:
-    """A command with the data, model and bootstrap options every GP-bootstrap command has."""
-    p = sub.add_parser(name, **texts)
-    _add_data_options(p), _add_model_options(p), _add_run_options(p, s_default, mc_default, tol_help)
-    p.set_defaults(handler=common.command(compute))
-    return p
 
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
@@ -170,7 +163,10 @@ def _one_size(args) -> float:
 
 
 def learning_curve(args) -> common.Output:
-    """``explorer learning-curve``: ε(S) from the theory and from Monte-Carlo (Fig. 1)."""
+    """Efron's bootstrap test error ε(S) from the ADATAP theory (eq. 45/46), the approximate ADATAP, the
+    variational-Gaussian (VG) and mean-field (MF) approximations, the infinitesimal jackknife (IJ, linear response
+    in the bootstrap weights), the closed-form leave-one-out error at noise σ²N/S (its S → ∞ limit) and Monte-Carlo
+    with standard errors (docs/linear_response.md)."""
     problem = _problem(args)
     params = {"eps": args.eps, "beta": args.beta} if args.loss == "eps-insensitive" else {}
     with common.engine_executor(args) as executor:
@@ -181,7 +177,9 @@ def learning_curve(args) -> common.Output:
 
 
 def distribution(args) -> common.Output:
-    """``explorer distribution``: L1 distances between MC histograms and eq. (60) (Fig. 3-5)."""
+    """L1 distance between MC histograms and the eq. (60) mixture at every training input, with the MC noise floor.
+    The bins follow the target's scale, as in the app: 0.2 × sd(target) / sd(boston's medv), so boston keeps Fig.
+    5's 0.2."""
     problem = _problem(args)
     with common.engine_executor(args) as executor:
         res = experiments.distribution_comparison(problem, _one_size(args), args.mc_samples,
@@ -191,7 +189,8 @@ def distribution(args) -> common.Output:
 
 
 def holdout(args) -> common.Output:
-    """``explorer holdout``: bootstrap mean and variance at held-out inputs (Fig. 2)."""
+    """Theory (eq. 48), first-order infinitesimal jackknife (IJ) and MC mean and variance of the predictor at the
+    first --holdout rows (default 50), bootstrapping the others."""
     problem = _problem(args)
     with common.engine_executor(args) as executor:
         res = experiments.holdout_comparison(problem, _one_size(args), args.mc_samples, rng=args.seed, tol=args.tol,
@@ -243,3 +242,14 @@ def format_holdout(res: experiments.HoldoutComparison) -> str:
                      f"{res.mc_mean_se[j]:7.2g} {res.theory_var[j]:9.4g} {res.ij_var[j]:9.4g} {res.mc_var[j]:9.4g} "
                      f"{res.mc_var_se[j]:7.2g}")
     return "\n".join(lines)
+
+
+#: The module's commands, in the order of ``explorer --help`` (:func:`register`).
+COMMANDS = (
+    common.Command.computing("learning-curve", "bootstrap learning curve ε(S): theory vs MC (seed 000 Fig. 1)",
+                             _learning_curve_arguments, learning_curve),
+    common.Command.computing("distribution", "bootstrap distribution of the predictor: L1 theory vs MC (Fig. 3-5)",
+                             _distribution_arguments, distribution),
+    common.Command.computing("holdout", "bootstrap mean/variance at held-out inputs (Fig. 2)", _holdout_arguments,
+                             holdout),
+)

@@ -7,6 +7,8 @@ experiments of :mod:`explorer.model_selection.experiments`.
 """
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 
 from explorer import datasets
@@ -17,7 +19,7 @@ from explorer.model_selection import experiments as selection_experiments
 from explorer.model_selection import stages
 from explorer.model_selection.problem import SelectionProblem, selection_problem
 
-__all__ = ["register", "SELECT_CRITERIA"]
+__all__ = ["register", "COMMANDS", "SELECT_CRITERIA"]
 
 SELECT_CRITERIA = "evidence,loo,kfold,asc-boltzmann,asc-beta-noise,asc-bayes"
 
@@ -37,11 +39,10 @@ NOISE_STD = common.FloatRange(1e-6, 1e3, "a noise standard deviation")
 
 def register(sub) -> None:
     """Add ``select`` and ``select-experiment`` to the CLI's subparsers."""
-    p = sub.add_parser("select", help="GP model selection: optimise a kernel under each criterion (seed 001)",
-                       description="Optimise the kernel hyperparameters and the noise under each criterion: negative "
-                                   "log evidence (eq. 2.11), LOO and K-fold CV (eq. 2.12), approximation set coding "
-                                   "(Boltzmann, β-noise, Bayesian; eqs. 4.1-4.4) and the replica bootstrap .632 "
-                                   "error (bootstrap632); L-BFGS-B from Cauchy-distributed restarts (§5.1.1).")
+    common.register(sub, COMMANDS)
+
+
+def _select_arguments(p: argparse.ArgumentParser) -> None:
     g = common.add_data_source(p, required=True, target_help="target column of --csv (and --test-csv)",
                                dataset_help=f"a shipped or generated data set: {', '.join(datasets.available())} "
                                             "(generated ones are drawn with --seed)")
@@ -62,12 +63,9 @@ def register(sub) -> None:
     g.add_argument("--select-by", choices=selection.CRITERIA, default="loo",
                    help="with --rank: the criterion that optimises each covariance function (default loo)")
     _add_selection_options(p, objects=8)
-    p.set_defaults(handler=common.command(select))
-    p = sub.add_parser("select-experiment", help="seed 001 model-selection experiments at small repetition counts",
-                       description="Experiment 2 (curves), 3/4 (hyperparameters: test SMSE per criterion), 6/7/8 "
-                                   "(functional-forms: rankings) and 10 (beta: ASC mutual information vs β) of "
-                                   "Fischer (2016), on GP teacher draws or, with --temperature-csv, on the "
-                                   "day-of-year temperature series (Experiments 4 and 8).")
+
+
+def _experiment_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("experiment", choices=["curves", "hyperparameters", "functional-forms", "beta"])
     p.add_argument("--teacher", choices=list(selection_experiments.TEACHERS), default="squared_exponential",
                    help="teacher covariance (default squared_exponential)")
@@ -85,7 +83,6 @@ def register(sub) -> None:
                         f"{common.MAX_CSV_BYTES:,} bytes)")
     _add_selection_options(p, objects=None)
     common.add_engine_options(p)
-    p.set_defaults(handler=common.command(select_experiment))
 
 
 def _add_selection_options(p, objects) -> None:
@@ -157,7 +154,9 @@ def problem_from_options(args) -> SelectionProblem:
 
 
 def select(args) -> common.Output:
-    """``explorer select``: the hyperparameters each criterion selects (or, with --rank, a ranking)."""
+    """Optimise the kernel hyperparameters and the noise under each criterion: negative log evidence (eq. 2.11), LOO
+    and K-fold CV (eq. 2.12), approximation set coding (Boltzmann, β-noise, Bayesian; eqs. 4.1-4.4) and the replica
+    bootstrap .632 error (bootstrap632); L-BFGS-B from Cauchy-distributed restarts (§5.1.1)."""
     criteria = _criteria_list(args.criteria)
     problem = problem_from_options(args)
     data = {"name": problem.name, "n": problem.n, "d": problem.d, "inputs": list(problem.feature_names),
@@ -219,7 +218,9 @@ def format_select(payload: dict) -> str:
 
 
 def select_experiment(args) -> common.Output:
-    """``explorer select-experiment``: one thesis experiment at small repetition counts (JSON in both modes)."""
+    """Experiment 2 (curves), 3/4 (hyperparameters: test SMSE per criterion), 6/7/8 (functional-forms: rankings) and
+    10 (beta: ASC mutual information vs β) of Fischer (2016), on GP teacher draws or, with --temperature-csv, on the
+    day-of-year temperature series (Experiments 4 and 8)."""
     sx = selection_experiments
     data = sx.load_temperature(args.temperature_csv) if args.temperature_csv else None
     shared = {"n_partitions": args.partitions, "entropy": args.asc_entropy, "rng": args.seed,
@@ -250,3 +251,12 @@ def _run_experiment(args, sx, criteria, data, fit, shared):
         shared.pop("n_partitions")
         res = sx.beta_experiment(args.teacher, n_datasets=args.repetitions, **shared)
     return res
+
+
+#: The module's commands, in the order of ``explorer --help`` (:func:`register`).
+COMMANDS = (
+    common.Command.computing("select", "GP model selection: optimise a kernel under each criterion (seed 001)",
+                             _select_arguments, select),
+    common.Command.computing("select-experiment", "seed 001 model-selection experiments at small repetition counts",
+                             _experiment_arguments, select_experiment),
+)

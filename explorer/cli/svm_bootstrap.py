@@ -12,16 +12,15 @@ import numpy as np
 from explorer.cli import common
 from explorer.svm_bootstrap import experiments as svm_experiments
 
-__all__ = ["register"]
+__all__ = ["register", "COMMANDS"]
 
 
 def register(sub) -> None:
     """Add ``svm-curve`` to the CLI's subparsers."""
-    p = sub.add_parser("svm-curve", help="hard-margin SVM bootstrap error ε(S): theory vs MC (seed 004 Fig. 1)",
-                       description="Efron's bootstrap classification error of the hard-margin SVM without bias: "
-                                   "replica/ADATAP theory (eq. 17) vs Monte-Carlo with standard errors, the S → ∞ "
-                                   "limits (eq. 20 and literal leave-one-out), and the cost of the theory in SVM "
-                                   "fits. Inputs are standardised; K = exp(−|x − x'|²/(2L²)).")
+    common.register(sub, COMMANDS)
+
+
+def _svm_curve_arguments(p: argparse.ArgumentParser) -> None:
     common.add_data_source(p, dataset_default="crabs", target_help="name of the two-class target column in --csv",
                            dataset_help="a shipped classification dataset: crabs, pima, wisconsin (default: crabs)")
     g = p.add_argument_group("model and bootstrap")
@@ -39,11 +38,12 @@ def register(sub) -> None:
                    help="also retrain for the literal leave-one-out error (one SVM per support vector)")
     common.add_engine_options(p)
     common.add_json_option(p)
-    p.set_defaults(handler=common.command(svm_curve))
 
 
 def svm_curve(args) -> common.Output:
-    """``explorer svm-curve``: ε(S) of the theory and of Monte-Carlo, with the S → ∞ limits."""
+    """Efron's bootstrap classification error of the hard-margin SVM without bias: replica/ADATAP theory (eq. 17) vs
+    Monte-Carlo with standard errors, the S → ∞ limits (eq. 20 and literal leave-one-out), and the cost of the
+    theory in SVM fits. Inputs are standardised; K = exp(−|x − x'|²/(2L²))."""
     data = common.load_dataset(args)
     ls = args.lengthscale[0] if len(args.lengthscale) == 1 else np.array(args.lengthscale)
     problem = svm_experiments.svm_problem(data, ls)
@@ -68,3 +68,10 @@ def format_svm_curve(res: svm_experiments.SVMLearningCurve) -> str:
     lines.append(f"theory solve at S = N: {res.theory_s * 1e3:.1f} ms = {res.theory_s / res.svm_train_s:.1f} SVM fits "
                  f"on D0 ({res.svm_train_s * 1e3:.2f} ms each)")
     return "\n".join(lines)
+
+
+#: The module's commands, in the order of ``explorer --help`` (:func:`register`).
+COMMANDS = (
+    common.Command.computing("svm-curve", "hard-margin SVM bootstrap error ε(S): theory vs MC (seed 004 Fig. 1)",
+                             _svm_curve_arguments, svm_curve),
+)
