@@ -13,7 +13,8 @@ scheduler if it runs in a process of its own, and of its other children (the Das
 prints:
 
 - the *warm* level: the RSS once the server has warmed up and built and computed its first pages: the pages are
-  opened when the server and its workers are idle (its own warm-up, ``explorer serve --warm-up``, has ended),
+  opened once the server's log says its own warm-up (``explorer serve --warm-up``, the default) finished and the
+  server and its workers are idle,
   then every first page shows its figure and every job the server started has ended (the median of three
   samples, 10 s apart, taken then, before any action); and, for comparison, the level at the end of the warm-up
   (``--warmup`` minutes, default a fifth of the run, at least 1) that earlier runs called warm;
@@ -236,13 +237,26 @@ def built(sessions: list[Session], trace: str, timeout: float = 900.0) -> float:
     return time.monotonic() - started
 
 
-def soak(args, browser, url: str, server: psutil.Process, trace: str) -> tuple[list, list, collections.Counter,
-                                                                           collections.Counter]:
+def warmed_up(log, timeout: float = 900.0) -> float:
+    """Wait until the server's log (the file ``log``, at ``EXPLORER_LOG_LEVEL=info``) says its warm-up finished;
+    return the seconds waited. Read with ``pread``: the server writes through the same file offset."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if b"warm-up: finished" in os.pread(log.fileno(), os.fstat(log.fileno()).st_size, 0):
+            break
+        time.sleep(1.0)
+    return time.monotonic() - started
+
+
+def soak(args, browser, url: str, server: psutil.Process, trace: str, log) -> tuple[list, list, collections.Counter,
+                                                                                collections.Counter]:
     """Drive the sessions for ``args.minutes``; return the warm samples (seconds, server MB, scheduler MB, workers
     MB: three, 10 s apart, once the first pages are built and idle), the memory samples of the run, the actions
     done by kind, and those that failed by kind (a control not on the page, or not in time)."""
+    if "--no-warm-up" not in args.serve_arg:
+        print(f"  the server's warm-up finished after {warmed_up(log):.0f} s", flush=True)
     quiet = settled(server)
-    print(f"  server idle (its warm-up ended) after {quiet:.0f} s", flush=True)
+    print(f"  server idle after {quiet:.0f} s", flush=True)
     rng = random.Random(args.seed)
     sessions = [Session(browser, url, random.Random(rng.random())) for _ in range(args.sessions)]
     for session in sessions:
@@ -352,7 +366,7 @@ def main(argv: list[str] | None = None) -> None:
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
         try:
             warm, samples, done, failed = soak(args, browser, f"http://127.0.0.1:{port}/", psutil.Process(server.pid),
-                                               trace.name)
+                                               trace.name, log)
             browser.close()  # the last pages closed: every session of the server ends
             closed = after_close(psutil.Process(server.pid), args.after)
         finally:

@@ -17,9 +17,11 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from functools import partial
 
 import panel as pn
+from tornado.ioloop import IOLoop
 
 from explorer import engine as dask_engine
 from explorer.views.common import caches
@@ -28,12 +30,13 @@ from explorer.views.common.links import link_page
 from explorer.views.common.page import PageContext
 from explorer.views.common.presentation import PRESENTATION_CSS, TAB_BAR_CSS, presentation_switch
 from explorer.views.common.presets import PresetMenu
-from explorer.views.common.session import bind_to_session
+from explorer.views.common.session import bind_to_session, return_freed_memory
 from explorer.views.common.widgets import LazyTabs
 from explorer.views.pages import MENU_NAMES, PAGES, PRESETS, STATE_LABELS
 from explorer.views.warmup import WarmUp, warm_up_note
 
-__all__ = ["DATA_DIR_ENV", "SERVED_BOKEH_BUNDLES", "TITLE", "create_app", "serve"]
+__all__ = ["DATA_DIR_ENV", "IDLE_RELEASE_AFTER", "LOG_LEVEL_ENV", "SERVED_BOKEH_BUNDLES", "TITLE", "create_app",
+           "pages_open", "release_when_idle", "serve"]
 
 DATA_DIR_ENV = "EXPLORER_DATA_DIR"
 TITLE = "Resampling Explorer"
@@ -44,6 +47,10 @@ DEFAULT_ADDRESS = "127.0.0.1"
 #: what the result caches hold (``EXPLORER_LOG_LEVEL=info explorer serve``).
 LOG_LEVEL_ENV = "EXPLORER_LOG_LEVEL"
 LOG_LEVELS = ("debug", "info", "warning", "error")
+
+#: Seconds after a session ends before a server with no session left drops its sessions' results (Bokeh ends a
+#: closed page's session 15-30 s after the page closed).
+IDLE_RELEASE_AFTER = 30.0
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +73,8 @@ class Fast(pn.theme.Fast):
 
 
 def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine.Engine | None = None,
-               tab: str | None = None, warm_up: WarmUp | None = None, **settings) -> pn.template.FastListTemplate:
+               tab: str | None = None, warm_up: WarmUp | None = None,
+               on_session_end: Callable[[], None] | None = None, **settings) -> pn.template.FastListTemplate:
     """The page of one session: a sidebar of controls and the tabs of every page of :data:`~explorer.views.pages.PAGES`;
     the URL carries the controls' state.
 
@@ -74,7 +82,9 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     are offered as datasets next to the shipped ones. ``engine`` runs the Monte-Carlo of every tab (default:
     the process's shared engine); the sidebar says where. ``tab`` is the URL name of the tab that opens first
     (default: the first page's; in a served session the link's ``?tab=`` decides). ``warm_up`` is the server's
-    warm-up (:class:`~explorer.views.warmup.WarmUp`): the sidebar says while it runs. ``settings`` are initial
+    warm-up (:class:`~explorer.views.warmup.WarmUp`): the sidebar says while it runs. ``on_session_end`` is called
+    when a served session ends (on the server's event loop; :func:`serve` frees the sessions' results once none is
+    left). ``settings`` are initial
     values by their URL name (e.g. ``dataset="teacher"`` for the Gaussian-process state, ``svm_dataset="pima"`` for the SVM's); parameters
     in the page URL override them. The session's page views are ``template.pages`` (key → page view), the tab bar
     ``template.tabs`` (its i-th tab named ``template.tab_names[i]`` in the URL).
@@ -107,7 +117,7 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     _follow_requests(pages.values(), tabs, names)
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         write_url = link_page(list(pages.values()), tabs, names)  # the URL carries the open tab and every setting
-        pn.state.on_session_destroyed(_log_session_end)
+        pn.state.on_session_destroyed(partial(_session_ended, on_session_end))
         pn.state.onload(partial(_on_load, list(pages.values()), write_url))
     elif tab is not None:
         if tab not in names:
@@ -208,9 +218,34 @@ def _on_load(pages, write_url) -> None:
             view.loaded()
 
 
-def _log_session_end(context) -> None:
-    """A served session ended: say what the result caches all sessions share hold (``$EXPLORER_LOG_LEVEL=info``)."""
+def _session_ended(callback: Callable[[], None] | None, context) -> None:
+    """A served session ended: say what the result caches all sessions share hold (``$EXPLORER_LOG_LEVEL=info``),
+    then call ``callback``."""
     log.info("a session ended; %s", caches.registry.describe())
+    if callback is not None:
+        callback()
+
+
+def pages_open(server) -> int:
+    """The sessions of the Bokeh ``server`` with a page connected: not a bare HTTP request (a link preview, a probe
+    whether the server answers: its session lives on unconnected for ~30 s), nor a page already closed."""
+    return sum(1 for session in server.get_sessions() if session.connection_count)
+
+
+def release_when_idle(sessions: Callable[[], int], warm_up: WarmUp | None = None) -> int:
+    """If no session is open (``sessions()`` is 0) and the warm-up, if any, has finished, drop the results the
+    sessions added to the shared caches (the warm-up's stay: :meth:`~explorer.views.common.caches.CacheRegistry.
+    drop_unkept`) and give their memory back to the system; return the bytes dropped (0 when not idle).
+
+    A server after a class then comes back to its warm level instead of keeping up to the caches' budget of the
+    students' own results, which no page needs any more; the defaults and presets the warm-up computed stay warm.
+    """
+    if sessions() or (warm_up is not None and not warm_up.finished):
+        return 0
+    dropped = caches.registry.drop_unkept()
+    return_freed_memory()
+    log.info("no page open: dropped %.1f MB of the sessions' results; %s", dropped / 1e6, caches.registry.describe())
+    return dropped
 
 
 def _configure_log() -> None:
@@ -242,7 +277,8 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
 
     With ``warm_up`` the server computes every page's default view and every preset in the background as soon as
     it listens (:class:`~explorer.views.warmup.WarmUp`: the caches the sessions share are then warm when the class
-    arrives; it waits while a page is open, and the sidebar says while it runs).
+    arrives; it waits while a page is open, and the sidebar says while it runs). :data:`IDLE_RELEASE_AFTER` seconds
+    after a session ends, if no other is open, the results the sessions added are dropped (:func:`release_when_idle`).
 
     Raises
     ------
@@ -259,12 +295,19 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
     engine = dask_engine.connect(scheduler, workers=workers)
     atexit.register(engine.close)  # also if the loop below ends by an exception nobody catches
 
-    served = []  # the server, once made: the warm-up waits while it has sessions
+    served = []  # the server, once made: the warm-up waits while it has pages open
+
+    def open_pages() -> int:
+        return pages_open(served[0]) if served else 0
+
     warm = (WarmUp(PageContext(engine=engine, data_dir=None if data_dir is None else str(data_dir)),
-                   busy=lambda: bool(served and served[0].get_sessions())) if warm_up else None)
+                   busy=lambda: open_pages() > 0) if warm_up else None)
+
+    def release_later() -> None:  # a session ended: once the server has no page open, free what the class computed
+        IOLoop.current().call_later(IDLE_RELEASE_AFTER, release_when_idle, open_pages, warm)
 
     def app() -> pn.template.FastListTemplate:  # a plain function: pn.serve calls it once per session
-        return create_app(data_dir, engine=engine, warm_up=warm)
+        return create_app(data_dir, engine=engine, warm_up=warm, on_session_end=release_later)
 
     try:
         server = pn.serve(app, port=port, address=address, websocket_origin=origins, show=show, title=TITLE,

@@ -331,7 +331,7 @@ def test_presentation_switch_redraws_every_tab_larger():
 
 def test_a_session_that_ends_logs_what_the_result_caches_hold(caplog, monkeypatch):
     """``EXPLORER_LOG_LEVEL=info explorer serve`` says, as each session ends, what the shared caches hold (the
-    soak benchmark reads it): the registry's bytes and results."""
+    soak benchmark reads it): the registry's bytes and results; then the server's callback runs."""
     import logging
 
     import numpy as np
@@ -342,9 +342,48 @@ def test_a_session_that_ends_logs_what_the_result_caches_hold(caplog, monkeypatc
     registry = caches.CacheRegistry(max_bytes=256e6)
     monkeypatch.setattr(caches, "registry", registry)
     registry.lru("test.session_end", 4).put("a", np.zeros(250_000))  # 2 MB
+    called = []
     with caplog.at_level(logging.INFO, logger="explorer.app"):
-        app_module._log_session_end(None)
+        app_module._session_ended(lambda: called.append(True), None)
     assert "a session ended; the result caches hold 2.0 MB in 1 results (budget 256 MB)" in caplog.text
+    assert called == [True]
+
+
+def test_an_idle_server_drops_its_sessions_results_and_keeps_the_warm_ups(caplog, monkeypatch):
+    import logging
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from explorer import app as app_module
+    from explorer.views.common import caches
+
+    registry = caches.CacheRegistry(max_bytes=256e6)
+    monkeypatch.setattr(caches, "registry", registry)
+    cache = registry.lru("test.idle", 8)
+    cache.put("warm", np.zeros(125_000))  # 1 MB, computed by the warm-up
+    registry.keep_all()
+    cache.put("student", np.zeros(375_000))  # 3 MB, a student's
+    assert app_module.release_when_idle(lambda: 1) == 0  # a page is still open
+    assert app_module.release_when_idle(lambda: 0, SimpleNamespace(finished=False)) == 0  # the warm-up computes
+    assert registry.nbytes == 4_000_000
+    with caplog.at_level(logging.INFO, logger="explorer.app"):
+        assert app_module.release_when_idle(lambda: 0, SimpleNamespace(finished=True)) == 3_000_000
+    assert cache.get("warm") is not None and cache.get("student") is None
+    assert "no page open: dropped 3.0 MB of the sessions' results; the result caches hold 1.0 MB in 1 results" in \
+        caplog.text
+
+
+def test_only_sessions_with_a_page_connected_count_as_open_pages():
+    """A bare HTTP request (a link preview, the probe whether the server answers) makes a session that lives on
+    unconnected for ~30 s: the warm-up does not wait for it, nor does the release of an idle server."""
+    from types import SimpleNamespace
+
+    from explorer.app import pages_open
+
+    server = SimpleNamespace(get_sessions=lambda: [SimpleNamespace(connection_count=n) for n in (0, 1, 2, 0)])
+    assert pages_open(server) == 2
+    assert pages_open(SimpleNamespace(get_sessions=lambda: [])) == 0
 
 
 @pytest.mark.parametrize("value,level", [("info", "INFO"), ("", "WARNING"), ("DEBUG", "DEBUG"), ("loud", "WARNING")])

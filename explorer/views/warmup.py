@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 
 import panel as pn
 
+from explorer.views.common import caches
 from explorer.views.common.page import PageContext
 from explorer.views.common.presets import Preset, PresetError, apply_preset
 from explorer.views.pages import PAGES, PRESETS
@@ -99,6 +100,7 @@ class WarmUp:
         no session is open; a failing item is logged and skipped."""
         items = [("the default views", self._defaults)] if self.default_views else []
         items += [(p.name, lambda views, states, p=p: compute_preset(p, states, busy=self.busy)) for p in self.presets]
+        started = time.monotonic()
         try:
             while items and not self._stop.is_set():
                 while self.busy() and not self._stop.is_set():
@@ -109,6 +111,8 @@ class WarmUp:
                 self.done += 1
         finally:
             self.current, self.finished = "", True
+            log.info("warm-up: %s, %d of %d items in %.0f s", "stopped" if items else "finished", self.done,
+                     self.total, time.monotonic() - started)
 
     def _item(self, name: str, compute: Callable[[list, dict], bool]) -> bool:
         """Compute one item on fresh states; False if a session opened meanwhile (its jobs stopped: again later)."""
@@ -126,6 +130,7 @@ class WarmUp:
             log.exception("warm-up: %s failed", name)
         finally:
             _close(states)
+        caches.registry.keep_all()  # what the warm-up computed stays when the server is idle
         self.seconds[name] = time.monotonic() - started
         return True
 

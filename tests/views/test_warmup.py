@@ -7,7 +7,7 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
-from explorer.views.common.caches import clear_caches  # noqa: E402
+from explorer.views.common.caches import clear_caches, registry  # noqa: E402
 from explorer.views.common.page import PageContext  # noqa: E402
 from explorer.views.common.presets import apply_preset  # noqa: E402
 from explorer.views.pages import preset  # noqa: E402
@@ -21,6 +21,8 @@ def test_a_preset_the_warm_up_computed_shows_from_the_cache_at_once(dask_engine)
     assert warm.total == 1 and "0 of 1 views ready" in warm.text()
     warm.run()
     assert warm.finished and warm.done == 1 and warm.text() == "" and warm.seconds[p.name] > 0
+    held = registry.nbytes
+    assert held > 0 and registry.drop_unkept() == 0 and registry.nbytes == held  # kept when the server is idle
     _, states = page_states(PageContext(engine=dask_engine))  # a session opening the preset afterwards
     try:
         apply_preset(p, states)
@@ -56,4 +58,5 @@ def test_a_preset_this_server_cannot_open_is_skipped_without_a_traceback(dask_en
     with caplog.at_level("INFO", logger="explorer.views.warmup"):
         warm.run()
     assert warm.finished and warm.done == 1
-    assert [r.levelname for r in caplog.records] == ["INFO"] and "skipped" in caplog.records[0].getMessage()
+    assert [r.levelname for r in caplog.records] == ["INFO", "INFO"] and "skipped" in caplog.records[0].getMessage()
+    assert caplog.records[1].getMessage().startswith("warm-up: finished, 1 of 1 items in ")  # bench_soak waits for it

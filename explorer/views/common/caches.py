@@ -9,7 +9,9 @@ Every cache of the registry also counts the bytes of its results (:func:`nbytes`
 all of them together keep at most :data:`DEFAULT_BUDGET_MB` MB (``$EXPLORER_CACHE_MB`` to change it): when a new
 result would go over, the least recently used results of any cache are dropped. A server handed to a class then
 holds a bounded amount of results, however many settings its students try; a dropped result is computed again
-when asked for.
+when asked for. Once no page is open, a served app drops what its sessions added and keeps what its warm-up computed
+(:meth:`CacheRegistry.keep_all` after each warm-up item, :meth:`CacheRegistry.drop_unkept`;
+:func:`explorer.app.release_when_idle`): after a class the server comes back to its warm level.
 """
 
 from __future__ import annotations
@@ -109,7 +111,25 @@ class ByteBudget:
         self.max_bytes = float(max_bytes)
         self.lock = threading.RLock()
         self._entries: OrderedDict[tuple[int, Hashable], tuple[LRU, int]] = OrderedDict()
+        self._kept: set[tuple[int, Hashable]] = set()  # entries that stay when the server is idle
         self._used = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def keep_all(self) -> None:
+        """Mark every result held now as one to keep when the server is idle (:meth:`drop_unkept`)."""
+        with self.lock:
+            self._kept.update(self._entries)
+
+    def drop_unkept(self) -> int:
+        """Drop every result not marked by :meth:`keep_all`; return the bytes dropped."""
+        with self.lock:
+            before = self._used
+            for key in [k for k in self._entries if k not in self._kept]:
+                cache, _ = self._entries[key]
+                cache._drop(key[1])
+            return before - self._used
 
     @property
     def used(self) -> int:
@@ -127,6 +147,7 @@ class ByteBudget:
 
     def remove(self, cache: LRU, key: Hashable) -> None:
         entry = self._entries.pop((id(cache), key), None)
+        self._kept.discard((id(cache), key))
         if entry is not None:
             self._used -= entry[1]
 
@@ -233,9 +254,18 @@ class CacheRegistry:
     def describe(self) -> str:
         """What the caches hold, in words (for the server's log): MB, results and the budget."""
         with self.budget.lock:
-            count = sum(len(cache) for cache in self._caches.values())
+            count = len(self.budget)
         return (f"the result caches hold {self.budget.used / 1e6:.1f} MB in {count} results "
                 f"(budget {self.budget.max_bytes / 1e6:g} MB)")
+
+    def keep_all(self) -> None:
+        """Keep the results held now when the server is idle (the server's warm-up: defaults and presets)."""
+        self.budget.keep_all()
+
+    def drop_unkept(self) -> int:
+        """Drop the results not kept by :meth:`keep_all` (a class's own results, once no page is open); return the
+        bytes dropped."""
+        return self.budget.drop_unkept()
 
     def clear(self) -> None:
         """Empty every registered cache."""

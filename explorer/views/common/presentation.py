@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import holoviews as hv
 import panel as pn
+from bokeh.models import Axis, ColorBar
 
 __all__ = ["presented", "presentation_switch", "axis_text", "PRESENTATION_CSS", "TAB_BAR_CSS", "FONT_SCALE",
            "LINE_SCALE", "FONT_SIZES", "FIGURE_HEIGHT"]
@@ -119,9 +120,11 @@ def axis_text(on: bool):
 
     def hook(plot, element) -> None:
         state = plot.state
-        for axis in (*state.left, *state.right, *state.below, *state.above):
-            if hasattr(axis, "major_label_text_font_size"):
-                axis.major_label_text_font_size, axis.axis_label_text_font_size = ticks, labels
+        for item in (*state.left, *state.right, *state.below, *state.above):
+            if isinstance(item, Axis):
+                item.major_label_text_font_size, item.axis_label_text_font_size = ticks, labels
+            elif isinstance(item, ColorBar):  # a colour scale (the L1 map): its ticks and its title
+                item.major_label_text_font_size, item.title_text_font_size = ticks, labels
 
     return hook
 

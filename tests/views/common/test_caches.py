@@ -150,3 +150,19 @@ def test_describe_says_the_megabytes_results_and_budget():
     curves.put("a", _mb(1))
     fields.put("b", _mb(0.5))
     assert registry.describe() == "the result caches hold 1.5 MB in 2 results (budget 3 MB)"
+
+
+def test_when_idle_the_results_not_kept_are_dropped():
+    """The warm-up's results are kept (``keep_all``); a class's added later go when no page is open."""
+    registry = caches.CacheRegistry(max_bytes=10e6)
+    curves, fields = registry.lru("demo.curves", 100), registry.lru("demo.fields", 100)
+    curves.put("warm", _mb(1))
+    registry.keep_all()
+    curves.put("class", _mb(2))
+    fields.put("class", _mb(0.5))
+    assert registry.drop_unkept() == 2_500_000
+    assert curves.get("warm") is not None and curves.get("class") is None and fields.get("class") is None
+    assert registry.nbytes == 1_000_000 and registry.drop_unkept() == 0
+    curves.clear()  # a kept result that is dropped is forgotten: the same key put again is not kept
+    curves.put("warm", _mb(1))
+    assert registry.drop_unkept() == 1_000_000 and registry.nbytes == 0

@@ -131,3 +131,24 @@ def test_the_gap_warning_at_small_s_over_n_says_what_the_paper_shows(monkeypatch
     large = pd.DataFrame({"s_over_n": [2.0], "gap_se_theory": [3.5]})
     monkeypatch.setattr(gp_figures, "large_gaps", lambda state, threshold: large)
     assert "few distinct points" not in gp_figures.gap_sentence(None)
+
+
+@pytest.mark.parametrize("on", [False, True], ids=["normal", "presentation"])
+def test_the_axis_text_hook_sizes_a_colour_bar_as_well_as_the_axes(on, caplog):
+    """The L1 map has a colour bar beside its axes: the hook sets its ticks and title with the axes' sizes, and
+    HoloViews logs no "hook could not be applied" (it did, once per redraw, in the soak's server log)."""
+    import logging
+
+    from bokeh.models import Axis, ColorBar
+
+    from explorer.views.common.presentation import axis_text
+
+    points = hv.Points(([0.0, 1.0], [0.0, 1.0], [0.1, 0.2]), vdims="l1").opts(color="l1", colorbar=True,
+                                                                             hooks=[axis_text(on)])
+    with caplog.at_level(logging.WARNING):
+        plot = hv.render(points)
+    assert "could not be applied" not in caplog.text
+    axes = [a for a in (*plot.left, *plot.below) if isinstance(a, Axis)]
+    (bar,) = [c for c in plot.right if isinstance(c, ColorBar)]
+    assert axes and bar.major_label_text_font_size == axes[0].major_label_text_font_size
+    assert bar.title_text_font_size == axes[0].axis_label_text_font_size
