@@ -303,8 +303,13 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
     warm = (WarmUp(PageContext(engine=engine, data_dir=None if data_dir is None else str(data_dir)),
                    busy=lambda: open_pages() > 0) if warm_up else None)
 
+    release = []  # the pending release: sessions ending together (a class leaving) give one release, not one each
+
     def release_later() -> None:  # a session ended: once the server has no page open, free what the class computed
-        IOLoop.current().call_later(IDLE_RELEASE_AFTER, release_when_idle, open_pages, warm)
+        loop = IOLoop.current()
+        if release:
+            loop.remove_timeout(release.pop())
+        release.append(loop.call_later(IDLE_RELEASE_AFTER, release_when_idle, open_pages, warm))
 
     def app() -> pn.template.FastListTemplate:  # a plain function: pn.serve calls it once per session
         return create_app(data_dir, engine=engine, warm_up=warm, on_session_end=release_later)
