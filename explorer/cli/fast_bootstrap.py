@@ -97,6 +97,30 @@ def _data(args) -> datasets.Dataset:
     return datasets.load(args.dataset)
 
 
+def format_comparison(res: fe.BootstrapComparison) -> str:
+    """A short text report: selected complexity, F test, models trained and gain."""
+    f = res.fast.f_test
+    lines = [f"{res.model} on {res.dataset}: {res.complexity}",
+             f"  fast bootstrap: selected {res.fast.selected:g}; F({f.df_num},{f.df_den}) = {f.F:.4g}, "
+             f"p = {f.p_value:.3g} -> optimism of degree {res.fast.degree}"
+             f"{' in log q' if res.fast.log_complexity else ''}; {res.fast.models_trained} models trained "
+             f"({res.fast.bootstrap_models} bootstrap + {res.fast.grid.size} apparent), {res.seconds['fast']:.2f} s"]
+    if res.full is not None:
+        lines.append(f"  full bootstrap: selected {res.full.selected:g}; {res.full.models_trained} models trained "
+                     f"({res.full.bootstrap_models} bootstrap + {res.full.grid.size} apparent), "
+                     f"{res.seconds['full']:.2f} s")
+        lines.append(f"  gain: {res.gain:.1%} fewer models ({res.paper_gain:.1%} counting bootstrap models "
+                     "only, as Table 1)")
+    if res.replica is not None:
+        lines.append(f"  replica theory: optimism at {res.replica.grid.size} values without refits, "
+                     f"{res.seconds['replica']:.2f} s")
+    if res.loo is not None:
+        lines.append(f"  leave-one-out (closed form): selected {res.loo.selected:g}; error "
+                     f"{res.loo.generalization_error.min():.4g} at {res.loo.grid.size} values without refits, "
+                     f"{res.seconds['loo']:.3f} s")
+    return "\n".join(lines)
+
+
 def fast_bootstrap(args) -> common.Output:
     """Estimate the generalization error (eq. 8) of a family of models over a complexity grid by the full bootstrap
     (§3) and by the fast bootstrap (§4: optimism on a reduced grid, polynomial fit checked by the F test of eq. 11);
@@ -128,30 +152,6 @@ def _check_duration(args, n: int, setting: fe.Setting, options: dict) -> None:
         raise ValueError(f"this run would take about {seconds / 3600:.1f} hours on one core (N = {n}); at most "
                          f"{MAX_SECONDS / 3600:g} hour is started. Use fewer replications, a coarser grid, fewer "
                          "epochs or restarts, --no-full or --no-replica.")
-
-
-def format_comparison(res: fe.BootstrapComparison) -> str:
-    """A short text report: selected complexity, F test, models trained and gain."""
-    f = res.fast.f_test
-    lines = [f"{res.model} on {res.dataset}: {res.complexity}",
-             f"  fast bootstrap: selected {res.fast.selected:g}; F({f.df_num},{f.df_den}) = {f.F:.4g}, "
-             f"p = {f.p_value:.3g} -> optimism of degree {res.fast.degree}"
-             f"{' in log q' if res.fast.log_complexity else ''}; {res.fast.models_trained} models trained "
-             f"({res.fast.bootstrap_models} bootstrap + {res.fast.grid.size} apparent), {res.seconds['fast']:.2f} s"]
-    if res.full is not None:
-        lines.append(f"  full bootstrap: selected {res.full.selected:g}; {res.full.models_trained} models trained "
-                     f"({res.full.bootstrap_models} bootstrap + {res.full.grid.size} apparent), "
-                     f"{res.seconds['full']:.2f} s")
-        lines.append(f"  gain: {res.gain:.1%} fewer models ({res.paper_gain:.1%} counting bootstrap models "
-                     "only, as Table 1)")
-    if res.replica is not None:
-        lines.append(f"  replica theory: optimism at {res.replica.grid.size} values without refits, "
-                     f"{res.seconds['replica']:.2f} s")
-    if res.loo is not None:
-        lines.append(f"  leave-one-out (closed form): selected {res.loo.selected:g}; error "
-                     f"{res.loo.generalization_error.min():.4g} at {res.loo.grid.size} values without refits, "
-                     f"{res.seconds['loo']:.3f} s")
-    return "\n".join(lines)
 
 
 #: The module's commands, in the order of ``explorer --help`` (:func:`register`).

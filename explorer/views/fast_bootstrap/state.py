@@ -251,17 +251,23 @@ JOB_KINDS = tuple(spec.kind for spec in _JOBS)
 # ------------------------------------------------------------------------------------ the state
 
 
-def _grid_controls(label: str, *, step: float, step_softmax: float, start_doc: str, stop_doc: str,
-                   step_doc: str) -> tuple[param.Number, param.Number, param.Number]:
-    """Start, stop and step of a complexity grid (Tables 1-2), labelled "<label>: start" and so on: start 5 and
-    stop 50 by default (soft range 0-200), the step ``step`` (soft range 0-``step_softmax``), all within [0, 1e9].
+def _grid_controls(label: str, step: tuple[float, float], replications: tuple[int, int, str],
+                   docs: tuple[str, str, str, str]) -> tuple[param.Number, param.Number, param.Number, param.Integer]:
+    """Start, stop and step of a complexity grid (Tables 1-2) and its bootstrap replications per complexity.
+
+    The numbers are labelled "<label>: start" and so on: start 5 and stop 50 by default (soft range 0-200), the step
+    ``step = (default, soft maximum)``, all within [0, 1e9]. ``replications = (default, soft maximum, label)``, within
+    [1, 10,000]. ``docs`` are the help texts of start, stop, step and replications.
     """
     def number(default: float, softmax: float, part: str, doc: str) -> param.Number:
         return param.Number(default=default, bounds=(0.0, 1e9), softbounds=(0.0, softmax), label=f"{label}: {part}",
                             doc=doc)
 
-    return (number(5.0, 200.0, "start", start_doc), number(50.0, 200.0, "stop", stop_doc),
-            number(step, step_softmax, "step", step_doc))
+    count, count_softmax, count_label = replications
+    return (number(5.0, 200.0, "start", docs[0]), number(50.0, 200.0, "stop", docs[1]),
+            number(*step, "step", docs[2]),
+            param.Integer(default=count, bounds=(1, 10_000), softbounds=(2, count_softmax), label=count_label,
+                          doc=docs[3]))
 
 
 class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
@@ -308,22 +314,17 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     n_init = param.Integer(default=3, bounds=(1, 50), softbounds=(1, 10), label="MLP restarts",
                            doc="Random initialisations per MLP training; the best fit is kept.")
     # --- grids (Tables 1-2)
-    full_start, full_stop, full_step = _grid_controls(
-        "Full grid", step=0.1, step_softmax=20.0,
-        start_doc="Smallest complexity of the full bootstrap (and of eq. 8's curves).",
-        stop_doc="Largest complexity of the full grid (included when on the grid).",
-        step_doc="Step of the full grid; must be positive (whole numbers for RBFN and MLP).")
-    full_replications = param.Integer(default=100, bounds=(1, 10_000), softbounds=(2, 200),
-                                      label="Full bootstrap: replications J",
-                                      doc="Bootstrap replications per complexity of the full bootstrap (Table 1: 100).")
-    fast_start, fast_stop, fast_step = _grid_controls(
-        "Reduced grid", step=5.0, step_softmax=50.0,
-        start_doc="Smallest complexity of the fast bootstrap's reduced grid.",
-        stop_doc="Largest complexity of the reduced grid.",
-        step_doc="Step of the reduced grid; the F test needs at least κ1 + 2 points on it.")
-    fast_replications = param.Integer(default=10, bounds=(1, 10_000), softbounds=(2, 100),
-                                      label="Fast bootstrap: replications",
-                                      doc="Bootstrap replications per complexity of the fast bootstrap (Table 1: 10).")
+    full_start, full_stop, full_step, full_replications = _grid_controls(
+        "Full grid", (0.1, 20.0), (100, 200, "Full bootstrap: replications J"), (
+            "Smallest complexity of the full bootstrap (and of eq. 8's curves).",
+            "Largest complexity of the full grid (included when on the grid).",
+            "Step of the full grid; must be positive (whole numbers for RBFN and MLP).",
+            "Bootstrap replications per complexity of the full bootstrap (Table 1: 100)."))
+    fast_start, fast_stop, fast_step, fast_replications = _grid_controls(
+        "Reduced grid", (5.0, 50.0), (10, 100, "Fast bootstrap: replications"), (
+            "Smallest complexity of the fast bootstrap's reduced grid.", "Largest complexity of the reduced grid.",
+            "Step of the reduced grid; the F test needs at least κ1 + 2 points on it.",
+            "Bootstrap replications per complexity of the fast bootstrap (Table 1: 10)."))
     log_complexity = param.Boolean(default=True, label="Log complexity",
                                    doc="Fit the optimism polynomial in log q and draw log x-axes (the paper does "
                                        "this for the LS-SVM's γ).")
