@@ -33,7 +33,7 @@ from explorer.views.common.presets import PresetMenu
 from explorer.views.common.session import bind_to_session, return_freed_memory
 from explorer.views.common.widgets import LazyTabs
 from explorer.views.pages import MENU_NAMES, PAGES, PRESETS, STATE_LABELS
-from explorer.views.warmup import WarmUp, warm_up_note
+from explorer.views.warmup import WarmUp, draw_every_tab, on_loop, warm_up_note
 
 __all__ = ["DATA_DIR_ENV", "IDLE_RELEASE_AFTER", "LOG_LEVEL_ENV", "SERVED_BOKEH_BUNDLES", "TITLE", "create_app",
            "pages_open", "release_when_idle", "serve"]
@@ -277,7 +277,8 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
 
     With ``warm_up`` the server computes every page's default view and every preset in the background as soon as
     it listens (:class:`~explorer.views.warmup.WarmUp`: the caches the sessions share are then warm when the class
-    arrives; it waits while a page is open, and the sidebar says while it runs). :data:`IDLE_RELEASE_AFTER` seconds
+    arrives; it waits while a page is open, and the sidebar says while it runs), and draws every tab once on its
+    event loop (:func:`~explorer.views.warmup.draw_every_tab`). :data:`IDLE_RELEASE_AFTER` seconds
     after a session ends, if no other is open, the results the sessions added are dropped (:func:`release_when_idle`).
 
     Raises
@@ -300,8 +301,12 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
     def open_pages() -> int:
         return pages_open(served[0]) if served else 0
 
+    def draw() -> bool:  # every tab drawn once, step by step on the server's event loop (the warm-up's thread waits)
+        return draw_every_tab(partial(create_app, data_dir, engine=engine), partial(on_loop, served[0].io_loop),
+                              busy=lambda: open_pages() > 0)
+
     warm = (WarmUp(PageContext(engine=engine, data_dir=None if data_dir is None else str(data_dir)),
-                   busy=lambda: open_pages() > 0) if warm_up else None)
+                   busy=lambda: open_pages() > 0, draw=draw) if warm_up else None)
 
     release = []  # the pending release: sessions ending together (a class leaving) give one release, not one each
 

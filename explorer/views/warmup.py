@@ -17,15 +17,22 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from functools import partial
 
 import panel as pn
+from bokeh.document import Document
+from bokeh.server.contexts import BokehSessionContext
+from bokeh.util.token import generate_session_id
+from panel.io.state import set_curdoc
 
 from explorer.views.common import caches
 from explorer.views.common.page import PageContext
 from explorer.views.common.presets import Preset, PresetError, apply_preset
+from explorer.views.common.session import release_session_links
 from explorer.views.pages import PAGES, PRESETS
 
-__all__ = ["WarmUp", "compute_preset", "page_states", "wait_all", "warm_up_note"]
+__all__ = ["WarmUp", "compute_preset", "draw_every_tab", "end_document", "on_loop", "page_states", "wait_all",
+           "warm_up_note"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +70,91 @@ def wait_all(states, timeout: float = ITEM_TIMEOUT, busy: Callable[[], bool] = l
     return True
 
 
+def draw_every_tab(make_page: Callable[[], pn.template.BaseTemplate],
+                   run: Callable[[Callable[[], object]], object] = lambda step: step(),
+                   busy: Callable[[], bool] = lambda: False, timeout: float = 30.0) -> bool:
+    """Draw one page made by ``make_page`` (``explorer.app.create_app``) into a document of its own without a
+    browser: open each of its tabs in turn (its widgets and figures become Bokeh models, with the results the
+    warm-up computed), then end the page as a closed session ends (:func:`end_document`). True if every tab was
+    drawn; False if ``busy()`` (a session opened) stopped it between two tabs.
+
+    Served, ``run`` calls each step on the server's event loop (:func:`on_loop`): making the page, each tab, ending
+    it, so a page that opens meanwhile waits for one step at the most (a tab: 0.2-3 s). The first session to draw a
+    kind of figure makes what the server then keeps for good (HoloViews' plot classes, Bokeh's models: ~36 MB for
+    every tab of the app), so the server's warm level includes it. ``timeout`` bounds the wait for a page's jobs
+    (their results are in the caches by then: milliseconds)."""
+    doc = Document()
+
+    def make() -> pn.template.BaseTemplate:
+        with set_curdoc(doc):
+            made = make_page()
+            made.server_doc(doc)
+            return made
+
+    def open_tab(i: int) -> None:
+        with set_curdoc(doc):
+            page.tabs.active = i  # the tab is built now (LazyTabs) and its page started
+            wait_all([state for view in page.pages.values() if view.started for state in view.states.values()],
+                     timeout)  # its results (from the caches) reach its figures
+
+    def end() -> None:
+        with set_curdoc(doc):
+            for view in page.pages.values():
+                _close(view.states)
+            end_document(doc)
+
+    page = run(make)
+    try:
+        for i in range(len(page.tabs)):
+            if busy():
+                return False
+            run(partial(open_tab, i))
+    finally:
+        run(end)
+    return True
+
+
+def end_document(doc: Document) -> None:
+    """End ``doc`` as the server ends a closed session's document: its session-destroyed callbacks run (Panel
+    drops its views), the links Panel keeps for its widgets are dropped (:func:`release_session_links`), then its
+    roots are removed."""
+    context = BokehSessionContext(generate_session_id(), None, doc)
+    for callback in list(doc.session_destroyed_callbacks):
+        try:
+            callback(context)
+        except Exception:  # noqa: BLE001 - as the server does (Panel's ``_on_session_destroyed``): the others still run
+            log.debug("warm-up: a session-destroyed callback failed", exc_info=True)
+    release_session_links(doc)
+    doc.clear()  # its roots go; nothing holds the document then (Panel keeps sessions' documents weakly)
+
+
+def on_loop(loop, function: Callable[[], object], timeout: float = ITEM_TIMEOUT) -> object:
+    """Call ``function`` on the event loop ``loop`` (a tornado ``IOLoop``) from another thread and return what it
+    returns (or raise what it raises).
+
+    Raises
+    ------
+    TimeoutError
+        If it has not returned within ``timeout`` seconds.
+    """
+    done, outcome = threading.Event(), {}
+
+    def call() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as err:  # noqa: BLE001 - raised again on the calling thread
+            outcome["error"] = err
+        finally:
+            done.set()
+
+    loop.add_callback(call)
+    if not done.wait(timeout):
+        raise TimeoutError(f"the server's event loop did not run the warm-up's drawing within {timeout:.0f} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
 def _close(states: Mapping[str, object]) -> None:
     for state in states.values():
         state.close()
@@ -72,13 +164,16 @@ class WarmUp:
     """The background warm-up of a server: the default views, then each preset (:func:`compute_preset`).
 
     ``busy()`` says whether a session is open (the warm-up waits then); ``context`` builds the pages as a session
-    would (engine, data folder); ``presets`` and ``default_views`` say what it computes. Read ``done``, ``total``, ``current`` and ``finished`` from any thread.
+    would (engine, data folder); ``presets`` and ``default_views`` say what it computes; ``draw`` (served: every tab
+    drawn once on the event loop, :func:`draw_every_tab`; True once done) runs after the default views. Read ``done``, ``total``, ``current`` and ``finished`` from any thread.
     """
 
     def __init__(self, context: PageContext, busy: Callable[[], bool] = lambda: False,
-                 presets: tuple[Preset, ...] = PRESETS, default_views: bool = True):
+                 presets: tuple[Preset, ...] = PRESETS, default_views: bool = True,
+                 draw: Callable[[], object] | None = None):
         self.context, self.busy, self.presets, self.default_views = context, busy, presets, default_views
-        self.total = int(default_views) + len(presets)
+        self.draw = draw
+        self.total = int(default_views) + int(draw is not None) + len(presets)
         self.done = 0
         self.current = ""
         self.finished = False
@@ -99,6 +194,7 @@ class WarmUp:
         """The default views of every page, then every preset; an item interrupted by a session starts again once
         no session is open; a failing item is logged and skipped."""
         items = [("the default views", self._defaults)] if self.default_views else []
+        items += [("every tab drawn once", self._draw)] if self.draw is not None else []
         items += [(p.name, lambda views, states, p=p: compute_preset(p, states, busy=self.busy)) for p in self.presets]
         started = time.monotonic()
         try:
@@ -138,6 +234,9 @@ class WarmUp:
         for view in views:
             view.ensure_started()
         return wait_all(states.values(), busy=self.busy)
+
+    def _draw(self, views: list, states: dict) -> bool:
+        return not self.busy() and bool(self.draw())
 
     def text(self) -> str:
         """What the sidebar says while the warm-up runs (empty once it has finished)."""

@@ -1,7 +1,10 @@
 """The server's warm-up: it computes what it is given into the caches the sessions share (a session then shows it
 from the cache at once), waits while a session is open, and says so in the sidebar."""
+import asyncio
+import gc
 import threading
 import time
+import weakref
 
 import pytest
 
@@ -11,7 +14,7 @@ from explorer.views.common.caches import clear_caches, registry  # noqa: E402
 from explorer.views.common.page import PageContext  # noqa: E402
 from explorer.views.common.presets import apply_preset  # noqa: E402
 from explorer.views.pages import preset  # noqa: E402
-from explorer.views.warmup import WarmUp, page_states, warm_up_note  # noqa: E402
+from explorer.views.warmup import WarmUp, draw_every_tab, on_loop, page_states, warm_up_note  # noqa: E402
 
 
 def test_a_preset_the_warm_up_computed_shows_from_the_cache_at_once(dask_engine):
@@ -60,3 +63,74 @@ def test_a_preset_this_server_cannot_open_is_skipped_without_a_traceback(dask_en
     assert warm.finished and warm.done == 1
     assert [r.levelname for r in caplog.records] == ["INFO", "INFO"] and "skipped" in caplog.records[0].getMessage()
     assert caplog.records[1].getMessage().startswith("warm-up: finished, 1 of 1 items in ")  # bench_soak waits for it
+
+
+def _drawn_page(dask_engine, pages: list):
+    """create_app for draw_every_tab, remembering the page it made (weakly: the draw must let it go)."""
+    from explorer.app import create_app
+
+    def make():
+        page = create_app(engine=dask_engine)
+        pages.append(weakref.ref(page))
+        return page
+    return make
+
+
+def test_the_warm_up_draws_every_tab_once_and_lets_the_page_go(dask_engine):
+    from panel.links import Callback
+
+    pages, filled, links_before = [], [], len(Callback.registry)
+
+    def run(step):  # as on the event loop, one step at a time; after each, which tabs hold their content
+        out = step()
+        if pages and pages[0]() is not None:
+            filled.append([len(tab) > 0 for tab in pages[0]().tabs.objects])
+        return out
+
+    assert draw_every_tab(_drawn_page(dask_engine, pages), run, timeout=0.2)
+    n = len(filled[0])
+    assert n == 8 and filled[-1] == [True] * n  # every tab was built (LazyTabs builds one when first opened)
+    assert all(filled[i + 1][i] for i in range(n))  # tab i holds its content once opened
+    gc.collect()
+    assert pages[0]() is None  # nothing holds the page: no session's worth of memory stays behind
+    assert len(Callback.registry) <= links_before  # the widgets' JavaScript links went with it
+
+
+def test_a_session_opening_stops_the_drawing_between_two_tabs(dask_engine):
+    pages, steps = [], []
+
+    def run(step):
+        steps.append(getattr(step, "__name__", "open_tab"))  # (the step itself would hold the page)
+        return step()
+
+    assert not draw_every_tab(_drawn_page(dask_engine, pages), run, busy=lambda: len(steps) >= 2, timeout=0.2)
+    assert steps == ["make", "open_tab", "end"]  # stopped after one tab: the warm-up draws again once no session is open
+    for view in pages[0]().pages.values():  # its jobs were cancelled: once they have stopped, nothing holds it
+        assert all(state.wait(60) for state in view.states.values())
+    gc.collect()
+    assert pages[0]() is None
+
+
+def test_on_loop_runs_on_the_loop_and_returns_or_raises_there():
+    from tornado.ioloop import IOLoop
+
+    ready, loops = threading.Event(), []
+
+    def serve_loop():
+        asyncio.set_event_loop(asyncio.new_event_loop())
+        loops.append(IOLoop.current())
+        ready.set()
+        loops[0].start()
+
+    thread = threading.Thread(target=serve_loop, daemon=True)
+    thread.start()
+    ready.wait(10)
+    try:
+        assert on_loop(loops[0], threading.get_ident) == thread.ident
+        with pytest.raises(ZeroDivisionError):
+            on_loop(loops[0], lambda: 1 / 0)
+        with pytest.raises(TimeoutError):
+            on_loop(loops[0], lambda: time.sleep(1.0), timeout=0.1)
+    finally:
+        loops[0].add_callback(loops[0].stop)
+        thread.join(10)

@@ -104,7 +104,7 @@ class SessionLinks(weakref.WeakKeyDictionary):
 
     def __setitem__(self, source, links) -> None:
         doc = pn.state.curdoc
-        if doc is not None and doc.session_context is not None:
+        if doc is not None:  # a served session's, or one the server draws without a browser (the warm-up's)
             self.documents[source] = weakref.ref(doc)
         super().__setitem__(source, links)
 
@@ -118,8 +118,8 @@ class SessionLinks(weakref.WeakKeyDictionary):
 
 
 def release_session_links(doc) -> int:
-    """Drop the JavaScript links Panel registered for the widgets of the served document ``doc`` (a session that
-    ended); return how many widgets had some."""
+    """Drop the JavaScript links Panel registered for the widgets of the document ``doc`` (a session that ended, or
+    the page the warm-up drew); return how many widgets had some."""
     registry = Callback.registry
     return registry.release(doc) if isinstance(registry, SessionLinks) else 0
 
