@@ -17,6 +17,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from functools import partial
 
@@ -232,10 +233,13 @@ def pages_open(server) -> int:
     return sum(1 for session in server.get_sessions() if session.connection_count)
 
 
-def release_when_idle(sessions: Callable[[], int], warm_up: WarmUp | None = None) -> int:
+def release_when_idle(sessions: Callable[[], int], warm_up: WarmUp | None = None,
+                      engine: dask_engine.Engine | None = None) -> int:
     """If no session is open (``sessions()`` is 0) and the warm-up, if any, has finished, drop the results the
     sessions added to the shared caches (the warm-up's stay: :meth:`~explorer.views.common.caches.CacheRegistry.
-    drop_unkept`) and give their memory back to the system; return the bytes dropped (0 when not idle).
+    drop_unkept`) and give their memory back to the system, this process's and, on a thread of its own, the
+    ``engine``'s workers' (:meth:`~explorer.engine.Engine.return_workers_memory`); return the bytes dropped (0 when
+    not idle).
 
     A server after a class then comes back to its warm level instead of keeping up to the caches' budget of the
     students' own results, which no page needs any more; the defaults and presets the warm-up computed stay warm.
@@ -245,7 +249,17 @@ def release_when_idle(sessions: Callable[[], int], warm_up: WarmUp | None = None
     dropped = caches.registry.drop_unkept()
     return_freed_memory()
     log.info("no page open: dropped %.1f MB of the sessions' results; %s", dropped / 1e6, caches.registry.describe())
+    if engine is not None:  # Client.run waits for every worker: not on the server's event loop
+        threading.Thread(target=_return_workers_memory, args=(engine,), name="explorer-return-memory",
+                         daemon=True).start()
     return dropped
+
+
+def _return_workers_memory(engine: dask_engine.Engine) -> None:
+    try:
+        log.info("no page open: %d workers gave their freed memory back", engine.return_workers_memory())
+    except Exception as err:  # noqa: BLE001 - a worker gone or busy restarting: the next idle release tries again
+        log.warning("no page open: the workers' memory was not given back: %s", err)
 
 
 def _configure_log() -> None:
@@ -314,7 +328,7 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
         loop = IOLoop.current()
         if release:
             loop.remove_timeout(release.pop())
-        release.append(loop.call_later(IDLE_RELEASE_AFTER, release_when_idle, open_pages, warm))
+        release.append(loop.call_later(IDLE_RELEASE_AFTER, release_when_idle, open_pages, warm, engine))
 
     def app() -> pn.template.FastListTemplate:  # a plain function: pn.serve calls it once per session
         return create_app(data_dir, engine=engine, warm_up=warm, on_session_end=release_later)

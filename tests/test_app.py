@@ -374,6 +374,33 @@ def test_an_idle_server_drops_its_sessions_results_and_keeps_the_warm_ups(caplog
         caplog.text
 
 
+def test_an_idle_server_has_its_workers_give_their_freed_memory_back(caplog):
+    import logging
+    import threading
+    from types import SimpleNamespace
+
+    from explorer import app as app_module
+
+    asked = threading.Event()
+
+    def return_workers_memory() -> int:  # the engine's Client.run, off the event loop
+        assert threading.current_thread() is not threading.main_thread()
+        asked.set()
+        return 2
+
+    engine = SimpleNamespace(return_workers_memory=return_workers_memory)
+    app_module.release_when_idle(lambda: 1, None, engine)  # a page is open: the workers keep computing
+    assert not asked.wait(0.3)
+    with caplog.at_level(logging.INFO, logger="explorer.app"):
+        app_module.release_when_idle(lambda: 0, None, engine)
+        assert asked.wait(10)
+        for _ in range(100):
+            if "2 workers gave their freed memory back" in caplog.text:
+                break
+            threading.Event().wait(0.05)
+    assert "no page open: 2 workers gave their freed memory back" in caplog.text
+
+
 def test_only_sessions_with_a_page_connected_count_as_open_pages():
     """A bare HTTP request (a link preview, the probe whether the server answers) makes a session that lives on
     unconnected for ~30 s: the warm-up does not wait for it, nor does the release of an idle server."""

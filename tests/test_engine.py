@@ -241,3 +241,20 @@ def test_a_call_on_a_worker_stops_at_its_next_step_when_cancelled(dask_engine):
     # a stop is not a failure: no worker logs "Compute Failed" with a traceback for it (a served app's log)
     logs = dask_engine.client.get_worker_logs()
     assert not [line for worker in logs.values() for _, line in worker if "Compute Failed" in line and "_steps" in line]
+
+
+def test_every_worker_gives_its_freed_memory_back_on_request(dask_engine):
+    """After a class the idle server asks each worker to collect and trim its heap (``Client.run``)."""
+    import psutil
+
+    workers = dask_engine.client.run(os.getpid)
+    before = {pid: psutil.Process(pid).memory_info().rss for pid in workers.values()}
+    dask_engine.client.run(_hold_and_free, 200_000_000)  # 200 MB touched and freed in each worker
+    assert dask_engine.return_workers_memory() == len(workers) >= 1
+    after = {pid: psutil.Process(pid).memory_info().rss for pid in workers.values()}
+    assert all(after[pid] < before[pid] + 50e6 for pid in before), (before, after)
+
+
+def _hold_and_free(nbytes: int) -> None:
+    chunks = [bytearray(1_000) for _ in range(nbytes // 1_000)]  # small blocks: glibc keeps them in its heap
+    del chunks

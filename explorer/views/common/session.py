@@ -13,9 +13,6 @@ when this module is imported, before any session starts.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import gc
 import logging
 import sys
 import threading
@@ -31,6 +28,8 @@ from panel.io.state import set_curdoc
 from panel.links import Callback
 from tornado.ioloop import IOLoop
 from tornado.websocket import WebSocketClosedError, WebSocketProtocol13
+
+from explorer.engine import return_freed_memory
 
 __all__ = ["bind_to_session", "release_session_links", "SessionLinks", "ping_open_connections", "quiet_closed_writes",
            "quiet_closed_dispatch", "return_freed_memory", "session_dispatcher", "kernel_dispatcher",
@@ -62,29 +61,6 @@ def _end_session(state: weakref.ref, context) -> None:
 #: Seconds after a session ends before its freed memory is given back: Panel collects a destroyed document's
 #: cycles a few seconds after the session ends (``GC_DEBOUNCE``).
 RETURN_MEMORY_AFTER = 10.0
-
-
-def return_freed_memory() -> None:
-    """Collect cycles, then ask the C library to give freed heap memory back to the system (glibc's ``malloc_trim``;
-    elsewhere only the collection).
-
-    A page's figures, documents and messages are many small allocations; freed, glibc keeps them in its heap, and a
-    server whose pages all closed kept the resident memory of the busiest moment.
-    """
-    gc.collect()
-    if _LIBC is not None and hasattr(_LIBC, "malloc_trim"):
-        _LIBC.malloc_trim(0)
-
-
-def _c_library():
-    name = ctypes.util.find_library("c")
-    try:
-        return ctypes.CDLL(name) if name else None
-    except OSError:
-        return None
-
-
-_LIBC = _c_library()
 
 
 class SessionLinks(weakref.WeakKeyDictionary):
