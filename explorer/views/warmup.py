@@ -4,7 +4,10 @@
 pages of one session without a browser (the registry, :data:`explorer.views.pages.PAGES`), starts each page, waits
 for its jobs, then applies each "Reproduce a figure" preset to fresh states (:func:`compute_preset`) and waits for
 its jobs: the results land in the caches every session shares, so the first page and every preset a class opens
-show at once. A session's page says in the sidebar while the warm-up is still running (:func:`warm_up_note`).
+show at once. Served, it also draws every tab of one page once on the server's event loop and lets that page go
+as a closed session's goes (:func:`draw_every_tab`): what a server keeps for good once it has drawn each kind of
+figure is then part of its warm level. A session's page says in the sidebar while the warm-up is still running
+(:func:`warm_up_note`).
 
 The warm-up yields to the class: while any session is open it waits, and an item under way when one opens stops
 its jobs and starts again later (a page's own jobs come first); it can be stopped (:meth:`WarmUp.stop`, when the
@@ -165,7 +168,8 @@ class WarmUp:
 
     ``busy()`` says whether a session is open (the warm-up waits then); ``context`` builds the pages as a session
     would (engine, data folder); ``presets`` and ``default_views`` say what it computes; ``draw`` (served: every tab
-    drawn once on the event loop, :func:`draw_every_tab`; True once done) runs after the default views. Read ``done``, ``total``, ``current`` and ``finished`` from any thread.
+    drawn once on the event loop, :func:`draw_every_tab`; True once done) runs after the default views. Read
+    ``done``, ``total``, ``current`` and ``finished`` from any thread.
     """
 
     def __init__(self, context: PageContext, busy: Callable[[], bool] = lambda: False,
