@@ -31,7 +31,7 @@ from explorer.views.common.links import link_page
 from explorer.views.common.page import PageContext
 from explorer.views.common.presentation import PRESENTATION_CSS, TAB_BAR_CSS, presentation_switch
 from explorer.views.common.presets import PresetMenu
-from explorer.views.common.session import bind_to_session, return_freed_memory
+from explorer.views.common.session import bind_to_session
 from explorer.views.common.widgets import LazyTabs
 from explorer.views.pages import MENU_NAMES, PAGES, PRESETS, STATE_LABELS
 from explorer.views.warmup import WarmUp, draw_every_tab, on_loop, warm_up_note
@@ -247,7 +247,7 @@ def release_when_idle(sessions: Callable[[], int], warm_up: WarmUp | None = None
     if sessions() or (warm_up is not None and not warm_up.finished):
         return 0
     dropped = caches.registry.drop_unkept()
-    return_freed_memory()
+    dask_engine.return_freed_memory()
     log.info("no page open: dropped %.1f MB of the sessions' results; %s", dropped / 1e6, caches.registry.describe())
     if engine is not None:  # Client.run waits for every worker: not on the server's event loop
         threading.Thread(target=_return_workers_memory, args=(engine,), name="explorer-return-memory",

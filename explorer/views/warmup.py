@@ -240,7 +240,7 @@ class WarmUp:
         return wait_all(states.values(), busy=self.busy)
 
     def _draw(self, views: list, states: dict) -> bool:
-        return not self.busy() and bool(self.draw())
+        return bool(self.draw())  # (run() waited until no session was open)
 
     def text(self) -> str:
         """What the sidebar says while the warm-up runs (empty once it has finished)."""

@@ -76,6 +76,11 @@ def _drawn_page(dask_engine, pages: list):
     return make
 
 
+def _wait_for_jobs(page) -> None:
+    if page is not None:
+        assert all(state.wait(60) for view in page.pages.values() for state in view.states.values())
+
+
 def test_the_warm_up_draws_every_tab_once_and_lets_the_page_go(dask_engine):
     from panel.links import Callback
 
@@ -91,6 +96,7 @@ def test_the_warm_up_draws_every_tab_once_and_lets_the_page_go(dask_engine):
     n = len(filled[0])
     assert n == 8 and filled[-1] == [True] * n  # every tab was built (LazyTabs builds one when first opened)
     assert all(filled[i + 1][i] for i in range(n))  # tab i holds its content once opened
+    _wait_for_jobs(pages[0]())  # cancelled when the page ended: once they have stopped, nothing else may hold it
     gc.collect()
     assert pages[0]() is None  # nothing holds the page: no session's worth of memory stays behind
     assert len(Callback.registry) <= links_before  # the widgets' JavaScript links went with it
@@ -105,8 +111,7 @@ def test_a_session_opening_stops_the_drawing_between_two_tabs(dask_engine):
 
     assert not draw_every_tab(_drawn_page(dask_engine, pages), run, busy=lambda: len(steps) >= 2, timeout=0.2)
     assert steps == ["make", "open_tab", "end"]  # stopped after one tab: the warm-up draws again once no session is open
-    for view in pages[0]().pages.values():  # its jobs were cancelled: once they have stopped, nothing holds it
-        assert all(state.wait(60) for state in view.states.values())
+    _wait_for_jobs(pages[0]())  # its jobs were cancelled: once they have stopped, nothing holds it
     gc.collect()
     assert pages[0]() is None
 

@@ -32,7 +32,7 @@ from tornado.websocket import WebSocketClosedError, WebSocketProtocol13
 from explorer.engine import return_freed_memory
 
 __all__ = ["bind_to_session", "release_session_links", "SessionLinks", "ping_open_connections", "quiet_closed_writes",
-           "quiet_closed_dispatch", "return_freed_memory", "session_dispatcher", "kernel_dispatcher",
+           "quiet_closed_dispatch", "session_dispatcher", "kernel_dispatcher",
            "script_dispatcher", "default_dispatcher", "NOTEBOOK_LOCK"]
 
 log = logging.getLogger(__name__)
