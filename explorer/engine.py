@@ -41,7 +41,7 @@ from explorer.progress import Cancelled, Hooks, Progress
 
 __all__ = ["EngineError", "Engine", "DaskExecutor", "connect", "local_workers", "shared_engine", "SCHEDULER_ENV",
            "use_single_threaded_blas", "job_order", "return_freed_memory", "SYSTEM_ALLOCATOR_ENV",
-           "can_return_freed_memory"]
+           "can_return_freed_memory", "forget_finished_spans", "job_id", "task_key"]
 
 SCHEDULER_ENV = "EXPLORER_SCHEDULER"
 """Environment variable with the address of an existing Dask scheduler (``tcp://host:8786``)."""
@@ -91,6 +91,22 @@ def job_order(started: float, n_chunks: int) -> int:
     return int(1e3 * (started + n_chunks * CHUNK_SECONDS))
 
 
+def job_id() -> str:
+    """A new job's id: 12 random decimal digits (never a word of letters, see :func:`task_key`)."""
+    return f"{uuid.uuid4().int % 10**12:012d}"
+
+
+def task_key(name: str, job: str, index: int = 0) -> tuple[str, int]:
+    """The Dask key of task ``index`` of ``job``: ``("name-job", index)``, Dask's own form. Its *group* (the
+    tuple's first item) is the job's own, which the scheduler's queue needs (:meth:`DaskExecutor.map_chunks`); its
+    *prefix* is ``name`` alone (Dask drops a word that is not letters), so the scheduler keeps one prefix and one
+    set of metrics per task function. With the job's id inside the name (``name_job-index``), every job made a new
+    prefix and metrics that the scheduler (in the server, for a local cluster) keeps for good: two prefixes and six
+    metrics a job, tens of small objects that a class of 15 minutes scattered through the server's memory.
+    """
+    return f"{name}-{job}", index
+
+
 class DaskExecutor:
     """Runs chunk tasks on a ``distributed.Client`` (the :class:`explorer.chunks.Executor` protocol)."""
 
@@ -104,16 +120,17 @@ class DaskExecutor:
         from distributed import as_completed
         from distributed.scheduler import KilledWorker
 
-        client, job = self.client, uuid.uuid4().hex[:12]
-        # Dask holds a large "task group" (keys up to their last dash) with few inputs in its scheduler queue, in
-        # priority order; other tasks go to the workers at once, ahead of that queue. So the chunks are one batch
-        # (client.map, which keeps them in index order), and the job's id is part of the group's name and of its
-        # input's: submitted one by one, a job's first chunks formed a small group, and jobs whose inputs shared
-        # one group ("ndarray-…") had too many inputs; both jumped the queue.
-        data = client.scatter({f"shared_{job}": shared}, hash=False)[f"shared_{job}"]  # once per job, not per chunk
+        client, job = self.client, job_id()
+        # Dask holds a large "task group" with few inputs in its scheduler queue, in priority order; other tasks go
+        # to the workers at once, ahead of that queue. So the chunks are one batch (client.map, which keeps them in
+        # index order), and the job's id is part of the group's name and of its input's: submitted one by one, a
+        # job's first chunks formed a small group, and jobs whose inputs shared one group ("ndarray-…") had too
+        # many inputs; both jumped the queue. The keys are Dask's (name-token, index) tuples (:func:`task_key`).
+        shared_key = task_key("shared", job)
+        data = client.scatter({shared_key: shared}, hash=False)[shared_key]  # once per job, not per chunk
         n = len(chunks)
         futures = client.map(task, [data] * n, list(chunks), [root] * n, *([arg] * n for arg in args),
-                             key=[f"{task.__name__}_{job}-{chunk.index}" for chunk in chunks],
+                             key=[task_key(task.__name__, job, chunk.index) for chunk in chunks],
                              priority=-job_order(time.time(), n), pure=False)
         by_key = {f.key: chunk for f, chunk in zip(futures, chunks)}
         pending = as_completed(futures, loop=client.loop)
@@ -157,10 +174,10 @@ class DaskExecutor:
         from distributed import Event, Queue
         from distributed.scheduler import KilledWorker
 
-        client, job = self.client, uuid.uuid4().hex[:12]
+        client, job = self.client, job_id()
         stop, queue = Event(f"explorer-stop-{job}", client=client), Queue(f"explorer-hooks-{job}", client=client)
         future = client.submit(_call_with_relayed_hooks, function, args, kwargs, stop.name, queue.name, hooks.count,
-                               key=f"{function.__name__}_{job}", priority=-job_order(time.time(), 1), pure=False)
+                               key=task_key(function.__name__, job), priority=-job_order(time.time(), 1), pure=False)
 
         def relay() -> None:
             for kind, value in queue.get(batch=True):
@@ -285,6 +302,14 @@ class Engine:
         freed goes back to the system instead of staying in the workers' heaps. Returns how many workers ran it."""
         return len(self.client.run(return_freed_memory))
 
+    def forget_finished_spans(self) -> int:
+        """In the scheduler of a local cluster (in this process), let go of the finished jobs' spans
+        (:func:`forget_finished_spans`); return how many. A shared scheduler's are left alone (0): its dashboard
+        shows other people's spans too."""
+        if self.cluster is None:
+            return 0
+        return self.client.run_on_scheduler(forget_finished_spans)
+
     def close(self) -> None:
         """Close the client and the local cluster (idempotent)."""
         if self._closed:
@@ -306,6 +331,36 @@ def return_freed_memory() -> None:
     gc.collect()
     if can_return_freed_memory():
         _LIBC.malloc_trim(0)
+
+
+def forget_finished_spans(dask_scheduler) -> int:
+    """Remove from Dask's span records (``distributed.spans``: what the dashboard's "spans" show) every tree of spans
+    all of whose task groups the scheduler has forgotten; return how many spans went. Run on the scheduler
+    (``Client.run_on_scheduler``).
+
+    Each job outside a running one opens a span of its own, which keeps its task groups (a few dicts and sets each)
+    for as long as the scheduler lives: about 30 small objects a job, scattered through the memory of the process
+    that holds the scheduler, the server for a local cluster. A span none of whose groups the scheduler still knows
+    can no longer get a task (a new task of a group makes that group anew): removing it changes no computation.
+    """
+    spans = dask_scheduler.extensions.get("spans")
+    if spans is None:
+        return 0
+    known = dask_scheduler.task_groups
+    finished = [root for root in spans.root_spans
+                if all(known.get(group.name) is not group for group in root.traverse_groups())]
+    gone = {id(span) for root in finished for span in root.traverse_spans()}
+    if not gone:
+        return 0
+    spans.root_spans[:] = [root for root in spans.root_spans if id(root) not in gone]
+    for span_id in [span_id for span_id, span in spans.spans.items() if id(span) in gone]:
+        del spans.spans[span_id]
+    for index in (spans.spans_search_by_name, spans.spans_search_by_tag):
+        for key in list(index):
+            index[key] = [span for span in index[key] if id(span) not in gone]
+            if not index[key]:
+                del index[key]
+    return len(gone)
 
 
 def can_return_freed_memory() -> bool:
@@ -342,7 +397,10 @@ _LIBC = _c_library()
 #: 10,000 "Scheduler cancels key" records, the events and transition logs held ~35 MB of a served class's
 #: activity after every page had closed, and a worker kept 1,000 seconds of profiles and task stories. They serve
 #: debugging only (the dashboard's recent events and profiles, ``Client.story``, ``get_logs``).
-DASK_LOG_LENGTHS = {"distributed.admin.log-length": 1000, "distributed.admin.low-level-log-length": 50}
+#: The scheduler's record of its last computations (Dask's default 100; each keeps its jobs' task groups) is kept to
+#: 10 for the same reason.
+DASK_LOG_LENGTHS = {"distributed.admin.log-length": 1000, "distributed.admin.low-level-log-length": 50,
+                    "distributed.diagnostics.computations.max-history": 10}
 
 
 def connect(scheduler: str | None = None, *, workers: int | None = None, memory_limit: str = "auto",

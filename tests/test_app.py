@@ -388,9 +388,16 @@ def test_an_idle_server_has_its_workers_give_their_freed_memory_back(caplog):
         asked.set()
         return 2
 
-    engine = SimpleNamespace(return_workers_memory=return_workers_memory)
+    forgot = threading.Event()
+
+    def forget_finished_spans() -> int:  # the local scheduler's records (Client.run_on_scheduler): first
+        assert threading.current_thread() is not threading.main_thread() and not asked.is_set()
+        forgot.set()
+        return 3
+
+    engine = SimpleNamespace(return_workers_memory=return_workers_memory, forget_finished_spans=forget_finished_spans)
     app_module.release_when_idle(lambda: 1, None, engine)  # a page is open: the workers keep computing
-    assert not asked.wait(0.3)
+    assert not asked.wait(0.3) and not forgot.is_set()
     with caplog.at_level(logging.INFO, logger="explorer.app"):
         app_module.release_when_idle(lambda: 0, None, engine)
         assert asked.wait(10)
@@ -398,7 +405,7 @@ def test_an_idle_server_has_its_workers_give_their_freed_memory_back(caplog):
             if "2 workers gave their freed memory back" in caplog.text:
                 break
             threading.Event().wait(0.05)
-    assert "no page open: 2 workers gave their freed memory back" in caplog.text
+    assert "no page open: 2 workers gave their freed memory back" in caplog.text and forgot.is_set()
 
 
 def test_only_sessions_with_a_page_connected_count_as_open_pages():

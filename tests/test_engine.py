@@ -289,3 +289,47 @@ def test_small_objects_memory_comes_back_only_on_the_system_allocator():
         peak, kept[allocator] = map(float, out.stdout.split())
         assert peak > 150, (allocator, peak)  # the objects did take memory (~250 MB)
     assert kept["pymalloc"] > 100 and kept["malloc"] < 50, kept  # measured: 241 MB and 14 MB
+
+
+def test_a_jobs_keys_name_a_group_of_its_own_and_a_prefix_shared_by_all_jobs():
+    """Dask's own key functions read the group (the job's: the scheduler's queue needs it) and the prefix (the task
+    function's: the scheduler keeps one per prefix for good) from :func:`~explorer.engine.task_key`."""
+    from dask.utils import key_split
+    from distributed.utils import key_split_group
+
+    jobs = {engine.job_id() for _ in range(500)}
+    assert len(jobs) == 500
+    for job in jobs:
+        key = engine.task_key("_prediction_chunk", job, 7)
+        assert key_split(key) == "prediction_chunk" and key_split_group(key) == f"_prediction_chunk-{job}"
+
+
+def test_an_idle_local_scheduler_keeps_nothing_per_job(gp):
+    """After a class's jobs, a local scheduler (in the server) holds the same task prefixes as after one job, and
+    :meth:`~explorer.engine.Engine.forget_finished_spans` removes the spans of every finished job; jobs after it
+    give the same numbers as before (and as in-process)."""
+    K, y, _ = gp
+    reference = montecarlo.bootstrap_predictions(K, y, 0.1, 40, 30, rng=5)
+    one = engine.connect(workers=1, dashboard=False)
+    try:
+        scheduler = one.cluster.scheduler
+        prefixes = []
+        for _ in range(4):
+            result = montecarlo.bootstrap_predictions(K, y, 0.1, 40, 30, rng=5, chunk_size=8, executor=one.executor)
+            np.testing.assert_array_equal(result.train, reference.train)
+            prefixes.append(set(scheduler.task_prefixes))
+        assert prefixes[-1] == prefixes[0], prefixes  # was two new prefixes a job
+        for _ in range(200):  # the jobs' futures are released: the scheduler forgets their tasks
+            if not scheduler.tasks:
+                break
+            time.sleep(0.05)
+        spans = scheduler.extensions["spans"]
+        recorded = len(spans.spans)
+        assert recorded >= 1
+        assert one.forget_finished_spans() == recorded
+        assert spans.spans == {} and spans.root_spans == [] and not spans.spans_search_by_name
+        result = montecarlo.bootstrap_predictions(K, y, 0.1, 40, 30, rng=5, chunk_size=8, executor=one.executor)
+        np.testing.assert_array_equal(result.train, reference.train)
+        assert len(spans.spans) >= 1  # the new job has its span again
+    finally:
+        one.close()
