@@ -71,20 +71,15 @@ def use_system_allocator(argv: Sequence[str]) -> None:
     inherit the environment.
 
     Does nothing for another command, when ``$PYTHONMALLOC`` is set already (the restarted process, or the user's
-    own choice, which stands) or where the C library cannot give memory back (not glibc); if the interpreter cannot
-    be started again, the server runs on this one. Only the installed command calls it (:func:`explorer.cli.run`):
-    :func:`explorer.cli.main` in a test or a notebook never restarts its process.
+    own choice, which stands) or where the C library cannot give memory back (not glibc). Only the installed
+    command calls it (:func:`explorer.cli.run`): :func:`explorer.cli.main` in a test or a notebook never restarts
+    its process.
     """
-    if (list(argv[:1]) != ["serve"] or "PYTHONMALLOC" in os.environ or not can_return_freed_memory()
-            or not sys.executable):
+    if list(argv[:1]) != ["serve"] or "PYTHONMALLOC" in os.environ or not can_return_freed_memory():
         return
     sys.stdout.flush()
     sys.stderr.flush()
-    try:
-        os.execve(sys.executable, [sys.executable, "-m", "explorer.cli", *argv],
-                  {**os.environ, **SYSTEM_ALLOCATOR_ENV})
-    except OSError:  # the interpreter cannot be started again: serve on this one's allocator
-        return
+    os.execve(sys.executable, [sys.executable, "-m", "explorer.cli", *argv], {**os.environ, **SYSTEM_ALLOCATOR_ENV})
 
 
 def list_datasets(args) -> Output:

@@ -71,16 +71,6 @@ def test_only_serve_restarts_itself_on_the_system_allocator(monkeypatch, argv, e
     assert env["PYTHONMALLOC"] == "malloc" and env["PATH"] == os.environ["PATH"]
 
 
-def test_serve_goes_on_when_it_cannot_restart_itself(monkeypatch):
-    def refuse(*call):
-        raise PermissionError("not allowed")
-
-    monkeypatch.delenv("PYTHONMALLOC", raising=False)
-    monkeypatch.setattr(os, "execve", refuse)
-    monkeypatch.setattr(cli.app, "can_return_freed_memory", lambda: True)
-    assert cli.app.use_system_allocator(["serve"]) is None  # no exception: it serves on this interpreter
-
-
 @pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
 def test_serve_runs_a_local_cluster_whose_workers_end_with_the_server(stop):
     """``explorer serve --workers 2``: two Dask worker processes under the server, none left after Ctrl-C (SIGINT
