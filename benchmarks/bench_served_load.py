@@ -51,8 +51,6 @@ import served_trace
 from playwright.sync_api import sync_playwright
 from serving import free_port, launch, load
 
-from explorer.engine import SYSTEM_ALLOCATOR_ENV
-
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
                  "--disable-background-networking", "--disable-component-update", "--disable-dev-shm-usage"]
 
@@ -143,8 +141,7 @@ def start_server(port: int, workers: int | None, log, trace: str) -> subprocess.
     here = os.path.dirname(os.path.abspath(__file__))
     cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import served_trace; "
                                  f"served_trace.serve({trace!r}, {serve!r})"]
-    # the allocator the installed `explorer serve` runs on (explorer.cli.app.use_system_allocator)
-    return launch(cmd, port, log, env={**os.environ, "OPENBLAS_NUM_THREADS": "1", **SYSTEM_ALLOCATOR_ENV})
+    return launch(cmd, port, log, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
 
 
 def niced(chromium: str, niceness: int) -> str:

@@ -53,7 +53,6 @@ from bench_served_load import CHROMIUM_ARGS  # noqa: E402
 from served_trace import all_jobs_ended  # noqa: E402
 from serving import launch, load  # noqa: E402
 
-from explorer.engine import SYSTEM_ALLOCATOR_ENV  # noqa: E402
 from explorer.views.common.caches import BUDGET_ENV, budget_from_env  # noqa: E402
 from explorer.views.pages import MENU_NAMES  # noqa: E402
 
@@ -170,17 +169,14 @@ def free_port(first: int = 5300, last: int = 5399) -> int:
     raise SystemExit(f"no free port in {first}-{last}")
 
 
-def start_server(port: int, workers: int, log, trace: str, extra: list[str], allocator: str) -> subprocess.Popen:
-    """``explorer serve`` traced as ``bench_served_load.start_server`` starts it, with ``extra`` arguments, its
-    Python objects allocated by ``allocator`` (``$PYTHONMALLOC``: ``malloc`` as the installed ``explorer serve``
-    runs, or CPython's own ``pymalloc``)."""
+def start_server(port: int, workers: int, log, trace: str, extra: list[str]) -> subprocess.Popen:
+    """``explorer serve`` traced as ``bench_served_load.start_server`` starts it, with ``extra`` arguments."""
     serve = ["--port", str(port), "--no-show", "--workers", str(workers), *extra]
     here = os.path.dirname(os.path.abspath(__file__))
     cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import served_trace; "
                                  f"served_trace.serve({trace!r}, {serve!r})"]
     # EXPLORER_LOG_LEVEL=info: the server logs what the result caches hold as each session ends
-    return launch(cmd, port, log, env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "EXPLORER_LOG_LEVEL": "info",
-                                       "PYTHONMALLOC": allocator})
+    return launch(cmd, port, log, env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "EXPLORER_LOG_LEVEL": "info"})
 
 
 def growth_per_hour(times: list[float], values: list[float]) -> float:
@@ -353,9 +349,6 @@ def main(argv: list[str] | None = None) -> None:
                         help="an extra argument of explorer serve, e.g. --serve-arg=--no-warm-up (repeatable)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random actions (default 0)")
     parser.add_argument("--log", default=None, help="keep the server's log in this file (default: a temporary file)")
-    parser.add_argument("--allocator", choices=["malloc", "pymalloc"], default=SYSTEM_ALLOCATOR_ENV["PYTHONMALLOC"],
-                        help="$PYTHONMALLOC of the server and its workers (default malloc, as the installed explorer "
-                             "serve runs; pymalloc: CPython's own small-object allocator, for comparison)")
     args = parser.parse_args(argv)
     warmup = 60 * (args.warmup if args.warmup is not None else max(1.0, args.minutes / 5))
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -365,12 +358,11 @@ def main(argv: list[str] | None = None) -> None:
         os.environ[BUDGET_ENV] = f"{args.cache_mb:g}"  # the server inherits it
     budget_mb = budget_from_env() / 1e6
     print(f"load average at start: {load()}; {args.sessions} sessions for {args.minutes:g} min (warm-up "
-          f"{warmup / 60:g} min), {args.workers} Dask workers, result caches' budget {budget_mb:g} MB, "
-          f"PYTHONMALLOC={args.allocator}")
+          f"{warmup / 60:g} min), {args.workers} Dask workers, result caches' budget {budget_mb:g} MB")
     port = free_port()
     with (open(args.log, "w+b") if args.log else tempfile.TemporaryFile()) as log, \
             tempfile.NamedTemporaryFile("r") as trace, sync_playwright() as pw:
-        server = start_server(port, args.workers, log, trace.name, args.serve_arg, args.allocator)
+        server = start_server(port, args.workers, log, trace.name, args.serve_arg)
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
         try:
             warm, samples, done, failed = soak(args, browser, f"http://127.0.0.1:{port}/", psutil.Process(server.pid),

@@ -40,8 +40,8 @@ from threadpoolctl import threadpool_limits
 from explorer.progress import Cancelled, Hooks, Progress
 
 __all__ = ["EngineError", "Engine", "DaskExecutor", "connect", "local_workers", "shared_engine", "SCHEDULER_ENV",
-           "use_single_threaded_blas", "job_order", "return_freed_memory", "SYSTEM_ALLOCATOR_ENV",
-           "can_return_freed_memory", "forget_finished_spans", "job_id", "task_key"]
+           "use_single_threaded_blas", "job_order", "return_freed_memory", "forget_finished_spans", "job_id",
+           "task_key"]
 
 SCHEDULER_ENV = "EXPLORER_SCHEDULER"
 """Environment variable with the address of an existing Dask scheduler (``tcp://host:8786``)."""
@@ -326,10 +326,9 @@ def return_freed_memory() -> None:
 
     A served page's figures, documents and messages, and a job's arrays, are many allocations; freed, glibc keeps
     them in its heap, and a server (or worker) whose pages all closed kept the resident memory of the busiest moment.
-    Python's small objects reach glibc's heap only under :data:`SYSTEM_ALLOCATOR_ENV` (``explorer serve`` runs so).
     """
     gc.collect()
-    if can_return_freed_memory():
+    if _LIBC is not None and hasattr(_LIBC, "malloc_trim"):
         _LIBC.malloc_trim(0)
 
 
@@ -361,23 +360,6 @@ def forget_finished_spans(dask_scheduler) -> int:
             if not index[key]:
                 del index[key]
     return len(gone)
-
-
-def can_return_freed_memory() -> bool:
-    """Whether :func:`return_freed_memory` gives memory back to the system here (glibc's ``malloc_trim``), not only
-    collects."""
-    return _LIBC is not None and hasattr(_LIBC, "malloc_trim")
-
-
-#: The environment under which a long-running process (the server) gives back the memory of small Python objects
-#: too. CPython's own small-object allocator (pymalloc) takes memory in 1 MiB arenas and keeps an arena as long as
-#: one object in it lives: a page's few long-lived objects (a log record, an entry of Dask's history, an interned
-#: name) among its many short-lived ones keep megabytes, which no ``malloc_trim`` reaches. With
-#: ``PYTHONMALLOC=malloc`` they come from the C library, whose ``malloc_trim`` gives back every free page.
-#: Measured (``tests/test_engine.py``): 600,000 small dicts, one in 200 kept, the rest freed: 241 MB stayed resident
-#: with pymalloc, 14 MB with the C library's allocator. It must be set before the interpreter starts
-#: (``explorer serve`` starts itself again with it: :func:`explorer.cli.app.use_system_allocator`).
-SYSTEM_ALLOCATOR_ENV = {"PYTHONMALLOC": "malloc"}
 
 
 def _c_library():

@@ -3,8 +3,6 @@ size; a stop request cancels the queued chunks; a killed worker does not lose th
 is one clear error."""
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 
@@ -260,35 +258,6 @@ def test_every_worker_gives_its_freed_memory_back_on_request(dask_engine):
 def _hold_and_free(nbytes: int) -> None:
     chunks = [bytearray(1_000) for _ in range(nbytes // 1_000)]  # small blocks: glibc keeps them in its heap
     del chunks
-
-
-_SMALL_OBJECTS = """
-import psutil
-from explorer.engine import return_freed_memory
-process = psutil.Process()
-return_freed_memory()
-before = process.memory_info().rss
-objects = [{"i": i, "name": f"model-{i}", "v": [i, i + 1]} for i in range(600_000)]
-peak = process.memory_info().rss
-kept = objects[::200]  # a page's few long-lived objects among its many short-lived ones
-del objects
-return_freed_memory()
-print((peak - before) / 1e6, (process.memory_info().rss - before) / 1e6)
-"""
-
-
-@pytest.mark.skipif(not engine.can_return_freed_memory(), reason="the C library cannot give memory back (not glibc)")
-def test_small_objects_memory_comes_back_only_on_the_system_allocator():
-    """Why ``explorer serve`` runs on ``PYTHONMALLOC=malloc`` (:data:`~explorer.engine.SYSTEM_ALLOCATOR_ENV`): small
-    objects freed around a few survivors stay resident with CPython's pymalloc (an arena lives while one object in
-    it does), and come back with the C library's allocator and ``malloc_trim``."""
-    kept = {}
-    for allocator in ("pymalloc", engine.SYSTEM_ALLOCATOR_ENV["PYTHONMALLOC"]):
-        out = subprocess.run([sys.executable, "-c", _SMALL_OBJECTS], capture_output=True, text=True, check=True,
-                             env={**os.environ, "PYTHONMALLOC": allocator})
-        peak, kept[allocator] = map(float, out.stdout.split())
-        assert peak > 150, (allocator, peak)  # the objects did take memory (~250 MB)
-    assert kept["pymalloc"] > 100 and kept["malloc"] < 50, kept  # measured: 241 MB and 14 MB
 
 
 def test_a_jobs_keys_name_a_group_of_its_own_and_a_prefix_shared_by_all_jobs():

@@ -54,10 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> int:
-    """The installed ``explorer`` command (and ``python -m explorer.cli``): ``serve`` starts itself again on the C
-    library's allocator (:func:`explorer.cli.app.use_system_allocator`); then one BLAS thread per process (see
-    explorer.engine), then main."""
-    app.use_system_allocator(sys.argv[1:])
+    """The installed ``explorer`` command: one BLAS thread per process (see explorer.engine), then main."""
     use_single_threaded_blas()
     return main()
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
 
 from explorer import datasets
 from explorer.cli import common
@@ -24,12 +23,12 @@ from explorer.cli.common import (
     one_line,
     scheduler_address,
 )
-from explorer.engine import SCHEDULER_ENV, SYSTEM_ALLOCATOR_ENV, EngineError, can_return_freed_memory
+from explorer.engine import SCHEDULER_ENV, EngineError
 
 #: Environment variable: ``0`` starts ``explorer serve`` without its warm-up (as ``--no-warm-up``; the tests do).
 WARM_UP_ENV = "EXPLORER_WARM_UP"
 
-__all__ = ["register", "COMMANDS", "use_system_allocator"]
+__all__ = ["register", "COMMANDS"]
 
 
 def register(sub) -> None:
@@ -61,25 +60,6 @@ def _serve_arguments(p: argparse.ArgumentParser) -> None:
                        f"each)",
                        f"use the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead of a local "
                        f"one (default: ${SCHEDULER_ENV} if set)")
-
-
-def use_system_allocator(argv: Sequence[str]) -> None:
-    """For ``explorer serve`` (``argv`` the arguments after ``explorer``): replace this process, under the same pid,
-    by ``python -m explorer.cli`` with the same arguments and :data:`~explorer.engine.SYSTEM_ALLOCATOR_ENV`, so that
-    the server gives back the memory of its pages' small objects once they close (a class's 15 minutes left the
-    server 14 % above its warm level with CPython's own allocator; ``benchmarks/bench_soak.py``). Its Dask workers
-    inherit the environment.
-
-    Does nothing for another command, when ``$PYTHONMALLOC`` is set already (the restarted process, or the user's
-    own choice, which stands) or where the C library cannot give memory back (not glibc). Only the installed
-    command calls it (:func:`explorer.cli.run`): :func:`explorer.cli.main` in a test or a notebook never restarts
-    its process.
-    """
-    if list(argv[:1]) != ["serve"] or "PYTHONMALLOC" in os.environ or not can_return_freed_memory():
-        return
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "explorer.cli", *argv], {**os.environ, **SYSTEM_ALLOCATOR_ENV})
 
 
 def list_datasets(args) -> Output:

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from explorer import cli, datasets, engine
+from explorer import cli, datasets
 from tests.conftest import free_port, wait_for_http
 
 
@@ -46,31 +46,6 @@ def test_only_serve_imports_the_ui_stack():
     assert parser.parse_args(["serve"]).handler.__module__ == "explorer.cli.app"
 
 
-@pytest.mark.parametrize(("argv", "environment", "restarts"), [
-    (["serve", "--port", "5010"], {}, True),
-    (["serve", "--port", "5010"], {"PYTHONMALLOC": "pymalloc"}, False),  # the user's own choice stands
-    (["serve"], {"PYTHONMALLOC": "malloc"}, False),  # the restarted process
-    (["learning-curve", "--dataset", "teacher"], {}, False),  # a command that ends: no restart
-])
-def test_only_serve_restarts_itself_on_the_system_allocator(monkeypatch, argv, environment, restarts):
-    """``explorer serve`` replaces its process (``os.execve``: the same pid) by ``python -m explorer.cli`` with
-    the same arguments under ``PYTHONMALLOC=malloc``, once; the memory this gives back is measured in
-    tests/test_engine.py, the real restart in the next test."""
-    calls = []
-    monkeypatch.delenv("PYTHONMALLOC", raising=False)
-    for name, value in environment.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(os, "execve", lambda *call: calls.append(call))
-    monkeypatch.setattr(cli.app, "can_return_freed_memory", lambda: True)
-    cli.app.use_system_allocator(argv)
-    if not restarts:
-        assert calls == []
-        return
-    [(executable, args, env)] = calls
-    assert executable == sys.executable and args == [sys.executable, "-m", "explorer.cli", *argv]
-    assert env["PYTHONMALLOC"] == "malloc" and env["PATH"] == os.environ["PATH"]
-
-
 @pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
 def test_serve_runs_a_local_cluster_whose_workers_end_with_the_server(stop):
     """``explorer serve --workers 2``: two Dask worker processes under the server, none left after Ctrl-C (SIGINT
@@ -85,9 +60,6 @@ def test_serve_runs_a_local_cluster_whose_workers_end_with_the_server(stop):
         children = psutil.Process(server.pid).children(recursive=True)
         workers = [p for p in children if "spawn_main" in " ".join(p.cmdline())]
         assert len(workers) == 2, [p.cmdline() for p in children]
-        if stop == "ctrl-c" and engine.can_return_freed_memory():  # the server restarted itself under its pid
-            environments = [psutil.Process(p).environ() for p in (server.pid, workers[0].pid)]
-            assert [e.get("PYTHONMALLOC") for e in environments] == ["malloc", "malloc"]
         if stop == "ctrl-c":
             os.killpg(server.pid, signal.SIGINT)
         else:
