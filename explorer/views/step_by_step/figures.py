@@ -175,7 +175,7 @@ def _plot(figure: Figure, legend_cols: int, **opts) -> hv.Overlay:
     """The overlay, its legend above the plot (never over the data)."""
     return overlay(figure.layers).opts(title=figure.title, xlim=figure.ranges["x"], ylim=figure.ranges["y"],
                                        show_grid=True, legend_position="top", legend_cols=legend_cols,
-                                       legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2,
+                                       legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2, "margin": 0,
                                                     "glyph_width": 16},
                                        toolbar=None, **_SIZE, **opts)
 
