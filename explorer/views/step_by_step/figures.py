@@ -172,11 +172,12 @@ def running_layers(state: StepState) -> Figure:
 
 
 def _plot(figure: Figure, legend_cols: int, **opts) -> hv.Overlay:
-    """The overlay, its legend above the plot (never over the data)."""
+    """The overlay, its legend above the plot (never over the data). The legend's margin is 0: Bokeh leaves it out of
+    the space it reserves above the frame, so a margin made the legend overlap the frame's top."""
     return overlay(figure.layers).opts(title=figure.title, xlim=figure.ranges["x"], ylim=figure.ranges["y"],
                                        show_grid=True, legend_position="top", legend_cols=legend_cols,
-                                       legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2, "margin": 0,
-                                                    "glyph_width": 16},
+                                       legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2,
+                                                    "glyph_width": 16, "margin": 0},
                                        toolbar=None, **_SIZE, **opts)
 
 
