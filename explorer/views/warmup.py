@@ -215,10 +215,17 @@ class WarmUp:
                      self.total, time.monotonic() - started)
 
     def _item(self, name: str, compute: Callable[[list, dict], bool]) -> bool:
-        """Compute one item on fresh states; False if a session opened meanwhile (its jobs stopped: again later)."""
+        """Compute one item on fresh states; False if a session opened meanwhile (its jobs stopped: again later).
+
+        The item's pages are built in a document of their own, whose links are dropped with its states
+        (:func:`~explorer.views.common.session.release_session_links`): a widget made outside any document keeps
+        its JavaScript link in Panel's registry for good, and that link holds the whole page (an editable
+        slider's text box → its slider → the state → the page's figures: 19 pages a server kept for ever)."""
         self.current = name
         started = time.monotonic()
-        views, states = page_states(self.context)
+        doc = Document()
+        with set_curdoc(doc):
+            views, states = page_states(self.context)
         try:
             if not compute(views, states):
                 if self.busy() or self._stop.is_set():
@@ -230,6 +237,7 @@ class WarmUp:
             log.exception("warm-up: %s failed", name)
         finally:
             _close(states)
+            release_session_links(doc)
         caches.registry.keep_all()  # what the warm-up computed stays when the server is idle
         self.seconds[name] = time.monotonic() - started
         return True

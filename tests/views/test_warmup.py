@@ -65,6 +65,30 @@ def test_a_preset_this_server_cannot_open_is_skipped_without_a_traceback(dask_en
     assert caplog.records[1].getMessage().startswith("warm-up: finished, 1 of 1 items in ")  # bench_soak waits for it
 
 
+def test_the_pages_a_warm_up_item_built_are_let_go_with_it(dask_engine, monkeypatch):
+    # an editable slider made outside any document registers its text box's JavaScript link in Panel's registry,
+    # which then held the item's whole page for good (19 pages in a server after its warm-up)
+    from explorer.views import warmup
+
+    built = []
+
+    def recorded(context):
+        views, states = page_states(context)
+        built.extend(weakref.ref(view) for view in views)
+        return views, states
+
+    monkeypatch.setattr(warmup, "page_states", recorded)
+    warm = WarmUp(PageContext(engine=dask_engine), presets=(preset("000-fig2"),), default_views=False)
+    warm.run()
+    assert warm.finished and warm.done == 1 and built
+    gp = next(ref() for ref in built if ref() is not None and ref().page.key == "gp")
+    assert isinstance(gp.view.controls.widgets["s_over_n"], pn.widgets.EditableFloatSlider)  # the widget at issue
+    del gp
+    gc.collect()
+    assert [ref() for ref in built] == [None] * len(built)
+    clear_caches()
+
+
 def _drawn_page(dask_engine, pages: list):
     """create_app for draw_every_tab, remembering the page it made (weakly: the draw must let it go)."""
     from explorer.app import create_app
