@@ -266,7 +266,10 @@ def _return_workers_memory(engine: dask_engine.Engine) -> None:
 
 
 def _configure_log() -> None:
-    """Send the explorer's log lines at ``$EXPLORER_LOG_LEVEL`` and above to stderr (once per process)."""
+    """Send the explorer's log lines at ``$EXPLORER_LOG_LEVEL`` and above to stderr (once per process), and only
+    there: not on to the root logger as well. Bokeh logs a dropped patch with ``logging.debug`` on the root logger,
+    and Python then gives the root logger a handler of its own (``logging.basicConfig``): from the first page that
+    closed, every line of the explorer's came out twice."""
     logger = logging.getLogger("explorer")
     if getattr(logger, "_explorer_handler", None) is not None:
         return
@@ -274,6 +277,7 @@ def _configure_log() -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
+    logger.propagate = False
     logger._explorer_handler = handler
     logger.setLevel(text.upper() if text in LOG_LEVELS else logging.WARNING)
     if text not in LOG_LEVELS:

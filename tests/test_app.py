@@ -438,3 +438,28 @@ def test_the_log_level_comes_from_the_environment(monkeypatch, value, level, cap
         logger.removeHandler(logger._explorer_handler)
         del logger._explorer_handler
         logger.setLevel(before)
+        logger.propagate = True
+
+
+def test_a_log_line_comes_out_once_when_the_root_logger_has_a_handler(monkeypatch, capsys):
+    # Bokeh's logging.debug on the root logger gives it a handler (logging.basicConfig): lines came out twice
+    import logging
+    import sys
+
+    from explorer import app as app_module
+
+    logger, root = logging.getLogger("explorer"), logging.getLogger()
+    before = logger.level
+    monkeypatch.setenv(app_module.LOG_LEVEL_ENV, "info")
+    app_module._configure_log()
+    extra = logging.StreamHandler(sys.stderr)
+    root.addHandler(extra)
+    try:
+        logging.getLogger("explorer.app").info("a session ended; once")
+        assert capsys.readouterr().err.count("a session ended; once") == 1
+    finally:
+        root.removeHandler(extra)
+        logger.removeHandler(logger._explorer_handler)
+        del logger._explorer_handler
+        logger.setLevel(before)
+        logger.propagate = True
