@@ -239,7 +239,7 @@ def release_when_idle(sessions: Callable[[], int], warm_up: WarmUp | None = None
     sessions added to the shared caches (the warm-up's stay: :meth:`~explorer.views.common.caches.CacheRegistry.
     drop_unkept`) and give their memory back to the system, this process's and, on a thread of its own, the
     ``engine``'s workers' (:meth:`~explorer.engine.Engine.return_workers_memory`), after its local scheduler let go
-    of the finished jobs' spans (:meth:`~explorer.engine.Engine.forget_finished_spans`); return the bytes dropped
+    of the finished jobs (:meth:`~explorer.engine.Engine.forget_finished_jobs`); return the bytes dropped
     (0 when not idle).
 
     A server after a class then comes back to its warm level instead of keeping up to the caches' budget of the
@@ -258,7 +258,7 @@ def release_when_idle(sessions: Callable[[], int], warm_up: WarmUp | None = None
 
 def _return_workers_memory(engine: dask_engine.Engine) -> None:
     try:
-        if engine.forget_finished_spans():  # the local scheduler's records of the class's jobs (in this process)
+        if engine.forget_finished_jobs():  # the local scheduler's records of the class's jobs (in this process)
             dask_engine.return_freed_memory()
         log.info("no page open: %d workers gave their freed memory back", engine.return_workers_memory())
     except Exception as err:  # noqa: BLE001 - a worker gone or busy restarting: the next idle release tries again

@@ -390,12 +390,12 @@ def test_an_idle_server_has_its_workers_give_their_freed_memory_back(caplog):
 
     forgot = threading.Event()
 
-    def forget_finished_spans() -> int:  # the local scheduler's records (Client.run_on_scheduler): first
+    def forget_finished_jobs() -> int:  # the local scheduler's records (Client.run_on_scheduler): first
         assert threading.current_thread() is not threading.main_thread() and not asked.is_set()
         forgot.set()
         return 3
 
-    engine = SimpleNamespace(return_workers_memory=return_workers_memory, forget_finished_spans=forget_finished_spans)
+    engine = SimpleNamespace(return_workers_memory=return_workers_memory, forget_finished_jobs=forget_finished_jobs)
     app_module.release_when_idle(lambda: 1, None, engine)  # a page is open: the workers keep computing
     assert not asked.wait(0.3) and not forgot.is_set()
     with caplog.at_level(logging.INFO, logger="explorer.app"):

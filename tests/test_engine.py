@@ -1,6 +1,7 @@
 """The Dask engine: the same numbers as the in-process loop with one or two worker processes and any chunk
 size; a stop request cancels the queued chunks; a killed worker does not lose the job; an unreachable scheduler
 is one clear error."""
+import gc
 import os
 import signal
 import threading
@@ -273,15 +274,23 @@ def test_a_jobs_keys_name_a_group_of_its_own_and_a_prefix_shared_by_all_jobs():
         assert key_split(key) == "prediction_chunk" and key_split_group(key) == f"_prediction_chunk-{job}"
 
 
+def _task_groups_alive() -> int:
+    """Dask task groups alive in this process (its local schedulers'), after a collection."""
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o).__name__ == "TaskGroup")
+
+
 def test_an_idle_local_scheduler_keeps_nothing_per_job(gp):
     """After a class's jobs, a local scheduler (in the server) holds the same task prefixes as after one job, and
-    :meth:`~explorer.engine.Engine.forget_finished_spans` removes the spans of every finished job; jobs after it
-    give the same numbers as before (and as in-process)."""
+    :meth:`~explorer.engine.Engine.forget_finished_jobs` removes the spans of every finished job and their task
+    groups from the scheduler's history of computations (no task group object is left alive but those the
+    scheduler still knows); jobs after it give the same numbers as before (and as in-process)."""
     K, y, _ = gp
     reference = montecarlo.bootstrap_predictions(K, y, 0.1, 40, 30, rng=5)
     one = engine.connect(workers=1, dashboard=False)
     try:
         scheduler = one.cluster.scheduler
+        before = _task_groups_alive()  # other tests' schedulers, idle meanwhile
         prefixes = []
         for _ in range(4):
             result = montecarlo.bootstrap_predictions(K, y, 0.1, 40, 30, rng=5, chunk_size=8, executor=one.executor)
@@ -294,9 +303,12 @@ def test_an_idle_local_scheduler_keeps_nothing_per_job(gp):
             time.sleep(0.05)
         spans = scheduler.extensions["spans"]
         recorded = len(spans.spans)
-        assert recorded >= 1
-        assert one.forget_finished_spans() == recorded
+        grouped = sum(len(computation.groups) for computation in scheduler.computations)
+        assert recorded >= 1 and grouped >= 4  # a group per job at least
+        assert one.forget_finished_jobs() == recorded + grouped
         assert spans.spans == {} and spans.root_spans == [] and not spans.spans_search_by_name
+        assert not scheduler.computations
+        assert _task_groups_alive() == before and not scheduler.task_groups  # nothing else held the jobs' groups
         result = montecarlo.bootstrap_predictions(K, y, 0.1, 40, 30, rng=5, chunk_size=8, executor=one.executor)
         np.testing.assert_array_equal(result.train, reference.train)
         assert len(spans.spans) >= 1  # the new job has its span again
