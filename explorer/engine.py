@@ -348,6 +348,7 @@ def forget_finished_spans(dask_scheduler) -> int:
     spans = dask_scheduler.extensions.get("spans")
     if spans is None:
         return 0
+    _ignore_metrics_of_forgotten_spans(spans)
     known = dask_scheduler.task_groups
     finished = [root for root in spans.root_spans
                 if all(known.get(group.name) is not group for group in root.traverse_groups())]
@@ -363,6 +364,23 @@ def forget_finished_spans(dask_scheduler) -> int:
             if not index[key]:
                 del index[key]
     return len(gone)
+
+
+def _ignore_metrics_of_forgotten_spans(spans) -> None:
+    """Let the scheduler's span records (``spans``, its ``SpansSchedulerExtension``) take a worker's heartbeat that
+    still carries metrics of a span :func:`forget_finished_spans` removed: those metrics are dropped. Without this,
+    a worker whose last task of a job ended just before its span went sent them with its next heartbeat, the
+    scheduler failed to find the span (``KeyError``), and the worker closed itself ("Unexpected exception during
+    heartbeat"): the next job's tasks were cancelled ("already forgotten"). Once per scheduler."""
+    if getattr(spans, "_ignores_forgotten_spans", False):
+        return
+    heartbeat = spans.heartbeat
+
+    def tolerant(ws, data) -> None:
+        heartbeat(ws, {key: value for key, value in data.items() if key[1] in spans.spans})
+
+    spans.heartbeat = tolerant
+    spans._ignores_forgotten_spans = True
 
 
 def forget_finished_computations(dask_scheduler) -> int:

@@ -301,7 +301,7 @@ def test_an_idle_local_scheduler_keeps_nothing_per_job(gp):
             if not scheduler.tasks:
                 break
             time.sleep(0.05)
-        spans = scheduler.extensions["spans"]
+        spans, workers = scheduler.extensions["spans"], set(scheduler.workers)
         recorded = len(spans.spans)
         grouped = sum(len(computation.groups) for computation in scheduler.computations)
         assert recorded >= 1 and grouped >= 4  # a group per job at least
@@ -309,8 +309,11 @@ def test_an_idle_local_scheduler_keeps_nothing_per_job(gp):
         assert spans.spans == {} and spans.root_spans == [] and not spans.spans_search_by_name
         assert not scheduler.computations
         assert _task_groups_alive() == before and not scheduler.task_groups  # nothing else held the jobs' groups
+        # a worker's heartbeat may still carry metrics of a span that went: taken, not a KeyError that closes it
+        spans.heartbeat(None, {("execute", "a-forgotten-span", "_prediction_chunk", "thread-cpu", "seconds"): 1.0})
         result = montecarlo.bootstrap_predictions(K, y, 0.1, 40, 30, rng=5, chunk_size=8, executor=one.executor)
         np.testing.assert_array_equal(result.train, reference.train)
         assert len(spans.spans) >= 1  # the new job has its span again
+        assert set(scheduler.workers) == workers  # no worker closed itself (a restarted one has a new address)
     finally:
         one.close()
