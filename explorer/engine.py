@@ -41,8 +41,7 @@ from explorer.progress import Cancelled, Hooks, Progress
 
 __all__ = ["EngineError", "Engine", "DaskExecutor", "connect", "local_workers", "shared_engine", "SCHEDULER_ENV",
            "use_single_threaded_blas", "job_order", "return_freed_memory", "forget_finished_spans",
-           "forget_finished_computations", "job_id",
-           "task_key"]
+           "forget_finished_computations", "job_id", "task_key"]
 
 SCHEDULER_ENV = "EXPLORER_SCHEDULER"
 """Environment variable with the address of an existing Dask scheduler (``tcp://host:8786``)."""
@@ -310,8 +309,7 @@ class Engine:
         (0): its dashboard shows other people's jobs too."""
         if self.cluster is None:
             return 0
-        return (self.client.run_on_scheduler(forget_finished_spans)
-                + self.client.run_on_scheduler(forget_finished_computations))
+        return self.client.run_on_scheduler(_forget_finished_jobs)  # one round trip to the scheduler's event loop
 
     def close(self) -> None:
         """Close the client and the local cluster (idempotent)."""
@@ -364,6 +362,10 @@ def forget_finished_spans(dask_scheduler) -> int:
             if not index[key]:
                 del index[key]
     return len(gone)
+
+
+def _forget_finished_jobs(dask_scheduler) -> int:
+    return forget_finished_spans(dask_scheduler) + forget_finished_computations(dask_scheduler)
 
 
 def _ignore_metrics_of_forgotten_spans(spans) -> None:
