@@ -43,6 +43,10 @@ __all__ = [
     "bin_probabilities",
     "self_consistency_residuals",
     "check_replica_inputs",
+    "update_delta_lambda",
+    "root_delta_lambda",
+    "anderson_iteration",
+    "check_finite_solution",
     "with_jitter",
     "factor_B",
     "G_diag",
@@ -234,7 +238,7 @@ def _occupation_series(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> tup
     return q, one_minus_q
 
 
-def _update_dl(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> np.ndarray:
+def update_delta_lambda(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> np.ndarray:
     """Eq. (55): Δλ = (Σ_k p_k/(Δλ_c + k/σ²))⁻¹ − Δλ_c, written as Δλ_c (1 − q)/q (no cancellation)."""
     q, one_minus_q = _occupation_series(dl_c, p, noise_var)
     return dl_c * one_minus_q / q
@@ -334,10 +338,10 @@ def initial_delta_lambda(
     """
     K, _, noise_var, S = check_replica_inputs(K, np.zeros(len(K)), noise_var, S)
     omega, P = _kernel_spectrum(K, subset, rng)
-    return _root_delta_lambda(omega, P, K.shape[0], noise_var, S)
+    return root_delta_lambda(omega, P, K.shape[0], noise_var, S)
 
 
-def _root_delta_lambda(omega: np.ndarray, P: float, n: int, noise_var: float, S: float) -> float:
+def root_delta_lambda(omega: np.ndarray, P: float, n: int, noise_var: float, S: float) -> float:
     """The 1-D root of eqs. (61)-(62) given the kernel eigenvalues ω (see initial_delta_lambda)."""
     p = poisson_weights(S / n)
     kc = np.arange(p.size) / noise_var
@@ -369,12 +373,12 @@ def _fixed_point_map(K, p, noise_var, dtype, keep=None) -> Callable[[np.ndarray]
         dl_c = 1.0 / G_diag(K, dl, dtype, keep) - dl  # eq. (54)
         if np.any(~np.isfinite(dl_c)) or np.any(dl_c <= 0):
             raise FloatingPointError("Δλ_c left the positive reals")
-        return np.log(_update_dl(dl_c, p, noise_var))  # eq. (55)
+        return np.log(update_delta_lambda(dl_c, p, noise_var))  # eq. (55)
 
     return step
 
 
-def _anderson(step, x0: np.ndarray, tol: float, max_iter: int, memory: int = 5):
+def anderson_iteration(step, x0: np.ndarray, tol: float, max_iter: int, memory: int = 5):
     """Anderson-accelerated fixed-point iteration on x; returns (x, n_iter, residual, converged).
 
     The residual is max |F(x) − x|, i.e. the largest relative change of Δλ when x = log Δλ. On
@@ -432,7 +436,7 @@ def _close(K, y, noise_var, S, dl, p, keep=None, **meta) -> ReplicaSolution:
         S=S, noise_var=noise_var, y=y, dl=dl, dl_c=dl_c, gam=gam, gam_c=gam_c, lam=lam, lam_c=lam_c,
         m=m, G_diag=G_diag, **meta,
     )
-    _check_finite(sol)
+    check_finite_solution(sol)
     return sol
 
 
@@ -454,7 +458,8 @@ def _solve_negative_definite(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     return x
 
 
-def _check_finite(sol: ReplicaSolution) -> None:
+def check_finite_solution(sol: ReplicaSolution) -> None:
+    """Raise FloatingPointError if a site parameter of ``sol`` is not finite (a degenerate kernel matrix)."""
     for name in ("dl", "dl_c", "gam", "gam_c", "lam", "lam_c", "m"):
         if not np.all(np.isfinite(getattr(sol, name))):
             raise FloatingPointError(f"The replica solution has non-finite {name}; K may be degenerate.")
@@ -566,10 +571,10 @@ def _solve(K, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitt
     n_iter, residual, converged = 0, np.inf, False
     try:
         if precision == "mixed":  # single precision resolves Δλ to ~1e-6; finish in double precision
-            x, n_iter, residual, _ = _anderson(_fixed_point_map(K, p, noise_var, np.float32), x,
+            x, n_iter, residual, _ = anderson_iteration(_fixed_point_map(K, p, noise_var, np.float32), x,
                                                max(tol, 1e-4), max_iter)
         keep: dict = {}
-        x, k, residual, converged = _anderson(_fixed_point_map(K, p, noise_var, np.float64, keep), x, tol,
+        x, k, residual, converged = anderson_iteration(_fixed_point_map(K, p, noise_var, np.float64, keep), x, tol,
                                               max_iter)
         n_iter += k
     except IndefiniteKernelError:
@@ -606,10 +611,10 @@ def _start_dl(K, noise_var, S, init, init_subset) -> np.ndarray:
             raise ValueError(f"`init` must be a positive array of shape ({n},) or a ReplicaSolution.")
         return init
     omega, P = _kernel_spectrum(K, init_subset, 0)
-    start = _root_delta_lambda(omega, P, n, noise_var, S)
+    start = root_delta_lambda(omega, P, n, noise_var, S)
     if init is None:
         return np.full(n, start)
-    return init.dl * (start / _root_delta_lambda(omega, P, n, noise_var, init.S))
+    return init.dl * (start / root_delta_lambda(omega, P, n, noise_var, init.S))
 
 
 def approximate_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float, *,
