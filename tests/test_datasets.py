@@ -1,7 +1,9 @@
 """Tests for explorer.datasets: shipped tables, generators, user CSV validation."""
+import gzip
 import hashlib
 import io
 import re
+import socket
 from pathlib import Path
 
 import numpy as np
@@ -29,10 +31,15 @@ SHA256 = {
     "pima.csv": "68201f941bf711bfd553f43b3efeb088b6ac53c40c661ca5cb49dcf9040ec70d",
     "biopsy_complete.csv": "6f751b2fc2dc2ca7e4974a8cc0a9f9c0ace1f0816a3caa6ed88da7d8aae44995",
 }
+# ggplot2's diamonds, gzip'd (datasets/PROVENANCE.md, ggplot2 section; not in the shared folder), and the SHA-256 of
+# the CSV text inside it, which does not depend on how it was compressed.
+DIAMONDS = "diamonds.csv.gz"
+SHA256[DIAMONDS] = "ceddcfa7524a59d20da2c4f5f531b6fc4b26406516b40df2d01512226be2a3b5"
+DIAMONDS_CSV_SHA256 = "0e7164799468299f8dc09b006cf396c43717c3dc71f947f0a32cc6e199895b46"
 
 
 def provenance_hashes(path: Path) -> dict[str, str]:
-    rows = re.findall(r"^\| (\S+\.csv) \| \d+ \| \d+ \| ([0-9a-f]{64}) \|$", path.read_text(), flags=re.M)
+    rows = re.findall(r"^\| (\S+\.csv(?:\.gz)?) \| \d+ \| \d+ \| ([0-9a-f]{64}) \|$", path.read_text(), flags=re.M)
     return dict(rows)
 
 
@@ -44,6 +51,7 @@ def provenance_hashes(path: Path) -> dict[str, str]:
     ("crabs", 200, 5, "sp", "classification"),
     ("pima", 532, 7, "type", "classification"),
     ("wisconsin", 683, 9, "class", "classification"),
+    ("diamonds", 53940, 6, "log_price", "regression"),
 ])
 def test_shipped_shapes(name, n, d, target, task):
     ds = load(name)
@@ -83,9 +91,52 @@ def test_first_crab_is_blue_and_first_pima_is_not_diabetic():
     assert load("wisconsin").targets[0] == -1.0  # benign
 
 
+def diamonds_raw() -> tuple[np.ndarray, np.ndarray]:
+    """carat, depth, table, x, y, z and price of the shipped file, read with pandas (not the module's reader)."""
+    pd = pytest.importorskip("pandas")
+    table = pd.read_csv(REPO / "datasets" / DIAMONDS)
+    return table[["carat", "depth", "table", "x", "y", "z"]].to_numpy(float), table["price"].to_numpy(float)
+
+
+def test_diamonds_is_the_standardised_log_price_regression():
+    """load("diamonds") = (column − mean) / sd (divisor n − 1) of the six measurements and of log(price), computed
+    here from the raw file. Both sides sum 53,940 values of size ≤ 60 in a different order: they agree to
+    ~n·ε·60/sd ≈ 1e-9 at worst, so 1e-9 absolute (the standardised values reach 46, y = 58.9 mm)."""
+    ds, (x, price) = load("diamonds"), diamonds_raw()
+    assert ds.task == "regression" and ds.class_labels is None and ds.target_name == "log_price"
+    assert ds.feature_names == ("carat", "depth_pct", "table_pct", "length_x", "width_y", "depth_z")
+    assert "natural log" in ds.description and "Inputs and target standardized" in ds.description
+    log_price = np.log(price)
+    np.testing.assert_allclose(ds.inputs, (x - x.mean(0)) / x.std(0, ddof=1), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ds.targets, (log_price - log_price.mean()) / log_price.std(ddof=1), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ds.inputs.mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(ds.inputs.std(0, ddof=STANDARDIZE_DDOF), 1, rtol=1e-12)
+    assert abs(ds.targets.mean()) < 1e-12 and ds.targets.std(ddof=STANDARDIZE_DDOF) == pytest.approx(1, rel=1e-12)
+    # first row of ggplot2::diamonds: carat 0.23, price $326
+    assert x[0, 0] == 0.23 and price[0] == 326 and price.min() == 326 and price.max() == 18823
+
+
+def test_diamonds_csv_inside_the_gzip_file_has_its_provenance_hash():
+    text = gzip.decompress((REPO / "datasets" / DIAMONDS).read_bytes())
+    assert hashlib.sha256(text).hexdigest() == DIAMONDS_CSV_SHA256
+    assert DIAMONDS_CSV_SHA256 in (REPO / "datasets" / "PROVENANCE.md").read_text()
+    assert text.startswith(b"carat,cut,color,clarity,depth,table,price,x,y,z\n0.23,Ideal,E,SI2,")
+    assert text.count(b"\n") == 53941
+
+
+def test_diamonds_loads_offline(monkeypatch):
+    """The file ships with the package: no network is touched (any socket would raise here)."""
+    def no_network(*args, **kwargs):
+        raise AssertionError("load('diamonds') tried to open a network connection")
+
+    monkeypatch.setattr(socket, "socket", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    assert load("diamonds").n == 53940
+
+
 def test_shipped_files_match_provenance_hashes():
     folder = REPO / "datasets"
-    assert sorted(p.name for p in folder.glob("*.csv")) == sorted(SHA256)
+    assert sorted(p.name for p in folder.iterdir() if p.name.endswith((".csv", ".csv.gz"))) == sorted(SHA256)
     for file, digest in SHA256.items():
         assert hashlib.sha256((folder / file).read_bytes()).hexdigest() == digest
     assert provenance_hashes(folder / "PROVENANCE.md") == SHA256
@@ -95,11 +146,12 @@ def test_hashes_agree_with_shared_provenance():
     if not SHARED_PROVENANCE.is_file():
         pytest.skip("../shared/datasets/PROVENANCE.md is not present")
     shared = provenance_hashes(SHARED_PROVENANCE)
-    assert {file: shared[file] for file in SHA256} == SHA256
+    from_shared = {file: digest for file, digest in SHA256.items() if file != DIAMONDS}
+    assert {file: shared[file] for file in from_shared} == from_shared
 
 
 def test_available_and_load_are_case_insensitive():
-    assert datasets.available() == ("boston", "crabs", "pima", "wisconsin", "toy", "teacher")
+    assert datasets.available() == ("boston", "crabs", "pima", "wisconsin", "diamonds", "toy", "teacher")
     assert load(" Boston ").name == "boston"
 
 
@@ -443,6 +495,21 @@ def test_modified_shipped_labels(tmp_path, monkeypatch):
     (data / "crabs.csv").write_text((REPO / "datasets" / "crabs.csv").read_text().replace("\nO,", "\nX,", 1))
     with pytest.raises(DatasetError, match="unexpected label.*'X'"):
         load("crabs")
+
+
+def test_modified_shipped_log_target(tmp_path, monkeypatch):
+    data = fake_package(tmp_path, monkeypatch, "datasets")
+    text = gzip.decompress((REPO / "datasets" / DIAMONDS).read_bytes()).replace(b",326,", b",0,", 1)
+    (data / DIAMONDS).write_bytes(gzip.compress(text))
+    with pytest.raises(DatasetError, match="column 'price' must be positive to take its log"):
+        load("diamonds")
+
+
+def test_truncated_gzip_file(tmp_path, monkeypatch):
+    data = fake_package(tmp_path, monkeypatch, "datasets")
+    (data / DIAMONDS).write_bytes((REPO / "datasets" / DIAMONDS).read_bytes()[:1000])
+    with pytest.raises(DatasetError, match=r"ends in \.gz but is not a complete gzip file"):
+        load("diamonds")
 
 
 @pytest.mark.parametrize("call, message", [
