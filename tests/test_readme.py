@@ -16,11 +16,16 @@ def test_readme_has_library_examples():
 def test_readme_python_block_runs(index, one_blas_thread):
     namespace: dict = {}
     exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), namespace)
-    if "sol" in namespace:       # seed 000: the ADATAP solution converged and ε(S = N) lies near Monte-Carlo
+    if "mc" in namespace:        # seed 000: the ADATAP solution converged and ε(S = N) lies near Monte-Carlo
         from explorer.bootstrap import estimates, replica
         assert namespace["sol"].converged
         mc = estimates.bootstrap_test_error(namespace["mc"], namespace["data"].targets)
         assert abs(replica.bootstrap_test_error(namespace["sol"]) - mc.value) < 0.1 * mc.value
+    if "curve" in namespace:     # the low-rank path: ADATAP within 4 standard errors of its Monte-Carlo plus 3 %
+        from explorer.bootstrap import replica
+        assert namespace["sol"].converged
+        error = namespace["curve"].errors[0]
+        assert abs(replica.bootstrap_test_error(namespace["sol"]) - error.value) < 4 * error.se + 0.03 * error.value
     if "res" in namespace:       # seed 002: both bootstraps selected a complexity of the grid
         res = namespace["res"]
         assert res.full.selected in res.full.grid and 0 < res.gain < 1

@@ -393,22 +393,26 @@ def engine_executor(args: argparse.Namespace) -> Iterator[Executor | None]:
         engine.close()
 
 
-def load_dataset(args: argparse.Namespace) -> datasets.Dataset:
-    """``--csv PATH --target COLUMN`` if given, else ``--dataset NAME``; at most :data:`MAX_DENSE_ROWS` rows."""
+def load_dataset(args: argparse.Namespace, max_rows: int = MAX_DENSE_ROWS,
+                 advice: str = "Use a random subset of the rows.") -> datasets.Dataset:
+    """``--csv PATH --target COLUMN`` if given, else ``--dataset NAME``; at most ``max_rows`` rows (:func:`check_rows`
+    with ``advice``)."""
     if args.csv:
         if not args.target:
             raise ValueError("--csv needs --target COLUMN (the name of the target column).")
-        return check_rows(datasets.load_csv(args.csv, args.target))
+        return check_rows(datasets.load_csv(args.csv, args.target), max_rows, advice)
     if args.dataset in datasets.GENERATED:  # the app's draw: the same data in every run
-        return check_rows(datasets.load(args.dataset, rng=datasets.GENERATED_DATA_SEED))
-    return check_rows(datasets.load(args.dataset))
+        return check_rows(datasets.load(args.dataset, rng=datasets.GENERATED_DATA_SEED), max_rows, advice)
+    return check_rows(datasets.load(args.dataset), max_rows, advice)
 
 
-def check_rows(data: datasets.Dataset) -> datasets.Dataset:
-    """``data`` if it has at most :data:`MAX_DENSE_ROWS` rows, else a ValueError saying what to do."""
-    if data.n > MAX_DENSE_ROWS:
-        raise ValueError(f"{data.name} has {data.n:,} rows; the methods here build an N×N kernel matrix and take at "
-                         f"most {MAX_DENSE_ROWS:,}. Use a random subset of the rows.")
+def check_rows(data: datasets.Dataset, max_rows: int = MAX_DENSE_ROWS,
+               advice: str = "Use a random subset of the rows.") -> datasets.Dataset:
+    """``data`` if it has at most ``max_rows`` rows, else a ValueError that ends with ``advice``."""
+    if data.n > max_rows:
+        what = ("the methods here build an N×N kernel matrix and take" if max_rows == MAX_DENSE_ROWS
+                else "this run takes")
+        raise ValueError(f"{data.name} has {data.n:,} rows; {what} at most {max_rows:,}. {advice}")
     return data
 
 

@@ -89,12 +89,12 @@ def _data(args) -> datasets.Dataset:
     if args.csv:
         if not args.target:
             raise ValueError("--csv needs --target COLUMN (the column to predict).")
-        return datasets.load_csv(args.csv, args.target, task="regression")
+        return common.check_rows(datasets.load_csv(args.csv, args.target, task="regression"))
     if args.dataset == "toy":
         return datasets.toy_function(rng=args.seed)
     if args.dataset in datasets.GENERATED:  # as the app's tab draws it: from the seed
         return datasets.load(args.dataset, rng=args.seed)
-    return datasets.load(args.dataset)
+    return common.check_rows(datasets.load(args.dataset))  # the models are dense (diamonds has 53,940 rows)
 
 
 def format_comparison(res: fe.BootstrapComparison) -> str:

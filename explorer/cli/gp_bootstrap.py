@@ -8,12 +8,13 @@ bootstrap distribution and eq. (60)) and Fig. 2 (mean and variance at held-out i
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 import numpy as np
 
-from explorer import datasets, kernels
+from explorer import datasets, kernels, lowrank
 from explorer.cli import common
-from explorer.gp_bootstrap import experiments, problems
+from explorer.gp_bootstrap import evidence_lowrank, experiments, paths, problems
 
 __all__ = ["register", "COMMANDS"]
 
@@ -31,6 +32,19 @@ SAMPLE_SECONDS = 2e-3
 BOSTON_ROWS = 506
 MAX_SECONDS = 3600.0
 
+#: The rank m of a low-rank kernel (``--rank``).
+RANK = common.IntRange(1, lowrank.MAX_RANK, "the rank m of the low-rank kernel",
+                       "Larger ranks cost as much as the dense path: use fewer features.")
+#: Rows the low-rank path takes: Φ and the few N×m arrays the theory holds at once cost 8·N·m bytes each, about five
+#: of them at the peak (2 GB at N = 53,940 and m = 1,024; 4 GB at 200,000 and 512); N·m is bounded by
+#: :data:`MAX_LOW_RANK_ENTRIES` and N by this.
+MAX_LOW_RANK_ROWS = 1_000_000
+#: Largest N·m of the low-rank path: 0.8 GB per N×m array.
+MAX_LOW_RANK_ENTRIES = 100_000_000
+#: Seconds of one low-rank Monte-Carlo sample per N·m² (a weighted m×m solve after forming ΦᵀWΦ; measured 0.09 s at
+#: N = 53,940 and m = 256 on two cores): the estimate by which a low-rank run over :data:`MAX_SECONDS` is refused.
+LOW_RANK_SAMPLE_SECONDS_PER_NM2 = 2.5e-11
+
 _TOL_HELP = ("ADATAP stopping tolerance: largest relative change of Δλ(i) (default 1e-3, the paper's; "
             "it gives ε(S) to about 1e-6 relative)")
 _VG_TOL_HELP = ("stopping tolerance of ADATAP and VG: largest relative change of Δλ(i) (default 1e-3, "
@@ -45,7 +59,22 @@ def register(sub) -> None:
 
 def _add_gp_options(p: argparse.ArgumentParser, s_default: str, mc_default: int, tol_help: str = _TOL_HELP) -> None:
     """The data, model and bootstrap options every GP-bootstrap command has."""
-    _add_data_options(p), _add_model_options(p), _add_run_options(p, s_default, mc_default, tol_help)
+    _add_data_options(p), _add_model_options(p), _add_low_rank_options(p)
+    _add_run_options(p, s_default, mc_default, tol_help)
+
+
+def _add_low_rank_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(f"low-rank kernel K ≈ ΦΦᵀ, for more than {common.MAX_DENSE_ROWS:,} rows (theory and "
+                             "Monte-Carlo both use the low-rank model; VG and MF are dense only)")
+    g.add_argument("--rank", type=RANK, default=None, metavar="M",
+                   help=f"use a low-rank kernel with M features, M from {RANK} and at most N, N·M at most "
+                        f"{MAX_LOW_RANK_ENTRIES:,} (up to {MAX_LOW_RANK_ROWS:,} rows; e.g. --rank 256). Without "
+                        "--kernel the kernel's hyperparameters and σ² are those of largest evidence of that low-rank "
+                        "GP, fitted on the data and printed")
+    g.add_argument("--features", choices=lowrank.FEATURE_METHODS, default=None,
+                   help="the feature map of --rank: nystrom (default; M landmark rows drawn with --seed, "
+                        "Φ = K_nL C⁻ᵀ with C the Cholesky factor of K_LL + 1e-8·mean(diag K_LL)·I) or rff (random "
+                        "Fourier features of a stationary kernel: se, rq, exponential, matern32, matern52)")
 
 
 def _learning_curve_arguments(p: argparse.ArgumentParser) -> None:
@@ -134,19 +163,85 @@ def _kernel(args, X: np.ndarray) -> kernels.Kernel:
     return kernels.make_kernel(args.kernel, X.shape[1], **hyper)
 
 
-def _problem(args) -> problems.RegressionProblem:
-    data = common.load_dataset(args)
-    _check_duration(args, data.n - args.holdout)
+@dataclass(frozen=True)
+class _Run:
+    """A command's problem and, on the low-rank path without --kernel, the evidence fit that chose its model."""
+
+    problem: paths.Problem
+    fit: evidence_lowrank.LowRankEvidenceFit | None = None
+
+    def record(self, payload: dict) -> dict:
+        """``payload`` with ``low_rank`` (what rebuilds ΦΦᵀ; None on the dense path) and, on the low-rank path,
+        ``model``: the kernel, σ² and how they were chosen."""
+        payload = {**payload, "low_rank": paths.low_rank_record(self.problem)}
+        if paths.is_low_rank(self.problem):
+            payload["model"] = {"kernel": repr(self.problem.kernel), "noise_var": self.problem.noise_var,
+                                "fitted": None if self.fit is None else self.fit.note}
+        return payload
+
+    def header(self) -> str:
+        """One or two lines that name the low-rank model ('' on the dense path)."""
+        if not paths.is_low_rank(self.problem):
+            return ""
+        f = self.problem.features
+        how = (f"{f.rank} Nyström landmarks drawn with --seed, jitter {f.jitter:.2g} on K_LL" if f.method == "nystrom"
+               else f"{f.rank} random Fourier features")
+        chosen = "given" if self.fit is None else self.fit.note
+        return (f"low-rank kernel K ≈ ΦΦᵀ: {how}; VG and MF: dense path only\n"
+                f"model: {self.problem.kernel!r}, σ² = {self.problem.noise_var:.4g} ({chosen})\n")
+
+
+def _run(args) -> _Run:
+    """The problem of the command's options (dense, or low-rank with ``--rank``)."""
+    if args.rank is None:
+        if args.features is not None:
+            raise ValueError("--features chooses the feature map of --rank: give --rank M too, or drop --features.")
+        data = common.load_dataset(args, advice=f"Add --rank M (e.g. --rank 256) for a low-rank kernel, which takes "
+                                                f"up to {MAX_LOW_RANK_ROWS:,} rows, or use a random subset of the rows.")
+    else:
+        data = common.load_dataset(args, MAX_LOW_RANK_ROWS, "Use a random subset of the rows.")
+    n = data.n - args.holdout
+    _check_rank(args, n)
+    _check_duration(args, n)
     data = data.standardized(targets=True) if args.standardize else data
     X = data.inputs[args.holdout:]
-    return problems.regression_problem(data, _kernel(args, X), args.noise_var, holdout=args.holdout)
+    if args.rank is None:
+        return _Run(problems.regression_problem(data, _kernel(args, X), args.noise_var, holdout=args.holdout))
+    fit = _evidence_fit(args, X, data.targets[args.holdout:])
+    kernel, noise_var = (_kernel(args, X), args.noise_var) if fit is None else (fit.kernel, fit.noise_var)
+    return _Run(problems.low_rank_problem(data, kernel, noise_var, rank=args.rank, method=args.features or "nystrom",
+                                          rng=args.seed, holdout=args.holdout), fit)
+
+
+def _check_rank(args, n: int) -> None:
+    """Refuse a rank above N or an N·M above :data:`MAX_LOW_RANK_ENTRIES` before any kernel value is computed."""
+    if args.rank is None:
+        return
+    if args.rank > n:
+        raise ValueError(f"--rank {args.rank:,} is above the {n:,} training rows; take M ≤ N (at M = N the dense "
+                         "path is exact and no slower: drop --rank).")
+    if n * args.rank > MAX_LOW_RANK_ENTRIES:
+        raise ValueError(f"N·M = {n:,}·{args.rank:,} is above {MAX_LOW_RANK_ENTRIES:,} (each N×M array would take "
+                         f"{8 * n * args.rank / 1e9:.1f} GB); use --rank {MAX_LOW_RANK_ENTRIES // n:,} or less.")
+    if args.features == "rff" and args.rank % 2:
+        raise ValueError(f"random Fourier features come in cos/sin pairs: --rank must be even, got {args.rank}.")
+
+
+def _evidence_fit(args, X: np.ndarray, y: np.ndarray) -> evidence_lowrank.LowRankEvidenceFit | None:
+    """None when the options name the model (``--kernel``, ``--preset``); else the squared-exponential ℓ, σ_f², σ² of
+    largest evidence of the rank-M Nyström GP on the training rows, landmarks drawn with ``--seed`` (the default of
+    the low-rank path: the paper preset is boston's)."""
+    if args.kernel is not None or args.preset is not None:
+        return None
+    return evidence_lowrank.maximum_evidence_lowrank(X, y, rank=args.rank, rng=args.seed, hooks=common.progress())
 
 
 def _check_duration(args, n: int) -> None:
-    """Refuse a Monte-Carlo run estimated at more than :data:`MAX_SECONDS` (:data:`SAMPLE_SECONDS` · (N/506)³ a
-    sample)."""
+    """Refuse a Monte-Carlo run estimated at more than :data:`MAX_SECONDS`: :data:`SAMPLE_SECONDS` · (N/506)³ a
+    sample on the dense path, :data:`LOW_RANK_SAMPLE_SECONDS_PER_NM2` · N·M² on the low-rank path."""
     samples = args.mc_samples * len(args.s_over_n)
-    seconds = samples * SAMPLE_SECONDS * max(n / BOSTON_ROWS, 1.0) ** 3
+    seconds = samples * (SAMPLE_SECONDS * max(n / BOSTON_ROWS, 1.0) ** 3 if args.rank is None
+                         else LOW_RANK_SAMPLE_SECONDS_PER_NM2 * n * args.rank**2)
     if seconds > MAX_SECONDS:
         raise ValueError(f"{samples:,} Monte-Carlo samples on N = {n:,} rows would take about {seconds / 3600:.1f} "
                          f"hours; at most {MAX_SECONDS / 3600:g} hour is started. Use fewer --mc-samples or "
@@ -167,35 +262,35 @@ def learning_curve(args) -> common.Output:
     variational-Gaussian (VG) and mean-field (MF) approximations, the infinitesimal jackknife (IJ, linear response
     in the bootstrap weights), the closed-form leave-one-out error at noise σ²N/S (its S → ∞ limit) and Monte-Carlo
     with standard errors (docs/linear_response.md)."""
-    problem = _problem(args)
+    run = _run(args)
     params = {"eps": args.eps, "beta": args.beta} if args.loss == "eps-insensitive" else {}
     with common.engine_executor(args) as executor:
         res = experiments.learning_curve_comparison(
-            problem, args.s_over_n, args.mc_samples, loss=args.loss, loss_params=params, rng=args.seed,
+            run.problem, args.s_over_n, args.mc_samples, loss=args.loss, loss_params=params, rng=args.seed,
             tol=args.tol, executor=executor, hooks=common.progress())
-    return common.Output(res.as_dict(), format_curve(res))
+    return common.Output(run.record(res.as_dict()), run.header() + format_curve(res))
 
 
 def distribution(args) -> common.Output:
     """L1 distance between MC histograms and the eq. (60) mixture at every training input, with the MC noise floor.
     The bins follow the target's scale, as in the app: 0.2 × sd(target) / sd(boston's medv), so boston keeps Fig.
     5's 0.2."""
-    problem = _problem(args)
+    run = _run(args)
     with common.engine_executor(args) as executor:
-        res = experiments.distribution_comparison(problem, _one_size(args), args.mc_samples,
+        res = experiments.distribution_comparison(run.problem, _one_size(args), args.mc_samples,
                                                   bin_width=args.bin_width, rng=args.seed, tol=args.tol,
                                                   executor=executor, hooks=common.progress())
-    return common.Output(res.as_dict(), format_distribution(res))
+    return common.Output(run.record(res.as_dict()), run.header() + format_distribution(res))
 
 
 def holdout(args) -> common.Output:
     """Theory (eq. 48), first-order infinitesimal jackknife (IJ) and MC mean and variance of the predictor at the
     first --holdout rows (default 50), bootstrapping the others."""
-    problem = _problem(args)
+    run = _run(args)
     with common.engine_executor(args) as executor:
-        res = experiments.holdout_comparison(problem, _one_size(args), args.mc_samples, rng=args.seed, tol=args.tol,
-                                             executor=executor, hooks=common.progress())
-    return common.Output(res.as_dict(), format_holdout(res))
+        res = experiments.holdout_comparison(run.problem, _one_size(args), args.mc_samples, rng=args.seed,
+                                             tol=args.tol, executor=executor, hooks=common.progress())
+    return common.Output(run.record(res.as_dict()), run.header() + format_holdout(res))
 
 
 def format_curve(res: experiments.LearningCurveComparison) -> str:
@@ -210,8 +305,10 @@ def format_curve(res: experiments.LearningCurveComparison) -> str:
                      f"{r.mc_se:8.2g} {r.n_iter:5d}")
     lines.append(f"theory solve at S = N: {res.theory_s * 1e3:.1f} ms = "
                  f"{res.theory_s / res.mc_sample_s:.1f} MC samples ({res.mc_sample_s * 1e3:.2f} ms each)")
-    if res.vg_s is None or res.mf_s is None:
+    if res.loss != "square":
         lines.append(f"VG, MF and IJ: n/a (defined for the square loss only, not {res.loss})")
+    elif res.vg_s is None or res.mf_s is None:
+        lines.append("VG and MF: n/a (dense path only)")
     else:
         lines.append(f"VG solve at S = N: {res.vg_s * 1e3:.1f} ms, MF solve: {res.mf_s * 1e3:.1f} ms")
     if res.ij_s is not None:
@@ -227,10 +324,11 @@ def _number(value: float | None, width: int) -> str:
 def format_distribution(res: experiments.DistributionComparison) -> str:
     """Fractions of inputs with small and large L1 distance, the noise floor and the worst inputs."""
     s, f = res.l1, res.noise_floor
-    return (f"{res.problem}: N = {res.solution.n}, S/N = {res.solution.s_over_n:g}, {s.n_samples} MC samples\n"
+    mapped = "" if res.inputs.size == res.n else f", L1 at {res.inputs.size:,} inputs drawn at random"
+    return (f"{res.problem}: N = {res.n}, S/N = {res.solution.s_over_n:g}, {s.n_samples} MC samples{mapped}\n"
             f"L1 ≤ 0.1: {s.frac_le_0_1:.1%}   L1 ≥ 0.2: {s.frac_ge_0_2:.1%}   max L1: {s.max:.4f}\n"
             f"noise floor (theory vs its own samples): L1 ≤ 0.1: {f.frac_le_0_1:.1%}, max {f.max:.4f}\n"
-            f"worst inputs: {', '.join(map(str, s.worst(10)))}")
+            f"worst inputs: {', '.join(map(str, res.inputs[s.worst(10)]))}")
 
 
 def format_holdout(res: experiments.HoldoutComparison) -> str:

@@ -1,12 +1,14 @@
 """Theory-vs-Monte-Carlo experiments of seed 000 (Fig. 1-5), shared by the CLI, the views and notebooks.
 
 Each function takes a :class:`~explorer.gp_bootstrap.problems.RegressionProblem` (data, kernel, noise and the
-cached kernel matrix; re-exported here with :func:`regression_problem` and the paper's constants), runs the replica
-theory and the Monte-Carlo bootstrap on it, and returns a frozen result object.
+cached kernel matrix; re-exported here with :func:`regression_problem` and the paper's constants) or a
+:class:`~explorer.gp_bootstrap.problems.LowRankRegressionProblem` (K ≈ ΦΦᵀ, :func:`low_rank_problem`), runs the
+replica theory and the Monte-Carlo bootstrap on it (:mod:`.paths`), and returns a frozen result object.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,9 +17,17 @@ import numpy as np
 
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike, item_generator, root_seed
-from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
+from explorer.gp_bootstrap import mean_field, paths, variational
 from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
-from explorer.gp_bootstrap.problems import PAPER_L2, PAPER_NOISE_VAR, RegressionProblem, regression_problem
+from explorer.gp_bootstrap.paths import Problem
+from explorer.gp_bootstrap.problems import (
+    PAPER_L2,
+    PAPER_NOISE_VAR,
+    LowRankRegressionProblem,
+    RegressionProblem,
+    low_rank_problem,
+    regression_problem,
+)
 from explorer.gp_bootstrap.stages import (
     VG_MF_LOSSES,
     CurvePoint,
@@ -37,6 +47,8 @@ from explorer.validation import holdout_iv, mc_curve_grid, s_over_n_value
 __all__ = [
     "RegressionProblem",
     "regression_problem",
+    "LowRankRegressionProblem",
+    "low_rank_problem",
     "PAPER_NOISE_VAR",
     "PAPER_L2",
     "LearningCurveRow",
@@ -44,6 +56,10 @@ __all__ = [
     "learning_curve_comparison",
     "DistributionComparison",
     "distribution_comparison",
+    "MAP_ALL_ROWS",
+    "MAP_INPUTS",
+    "at_inputs",
+    "map_inputs",
     "HoldoutComparison",
     "holdout_comparison",
     "solve_with_timing",
@@ -68,18 +84,18 @@ class TimedSolution:
     seconds: float
 
 
-def solve_with_timing(problem: RegressionProblem, S: float, repeats: int = 3, **options) -> TimedSolution:
+def solve_with_timing(problem: Problem, S: float, repeats: int = 3, **options) -> TimedSolution:
     """A cold-start ADATAP solve and its wall-clock time in seconds (best of ``repeats``).
 
     Parameters
     ----------
-    problem : RegressionProblem
+    problem : RegressionProblem or LowRankRegressionProblem
     S : float
         Mean bootstrap sample size.
     repeats : int
         Number of timed solves; the fastest counts.
     **options
-        Passed to :func:`replica.solve_replica` (``tol``, ...).
+        Passed to the path's ADATAP solver (``tol``, ...; :func:`.paths.solve`).
 
     Returns
     -------
@@ -87,7 +103,7 @@ def solve_with_timing(problem: RegressionProblem, S: float, repeats: int = 3, **
     """
     solutions = []
     seconds = best_time(
-        lambda: solutions.append(replica.solve_replica(problem.K, problem.y, problem.noise_var, S, **options)),
+        lambda: solutions.append(paths.solve(problem, S, **options)),
         repeats)
     return TimedSolution(solutions[-1], seconds)
 
@@ -128,7 +144,7 @@ class LearningCurveComparison:
     ``theory_s``, ``vg_s`` and ``mf_s`` are cold solves at S = N of ADATAP, VG and MF (``vg_s`` and ``mf_s``
     None when the loss is not square: VG and MF are then not solved); ``mc_sample_s`` one MC sample at S = N;
     ``ij_s`` the infinitesimal-jackknife ε_IJ at S = N (with ε_IJ2 and the LOO limit from the same factorisation;
-    None unless the loss is square).
+    None unless the loss is square). On the low-rank path VG and MF do not run (their timings and values None).
     """
 
     problem: str
@@ -149,7 +165,8 @@ class LearningCurveComparison:
         dict
             ``problem``, ``n``, ``loss``, ``rows`` (one dict of :class:`LearningCurveRow` fields per S) and
             ``timing`` (``theory_s``, ``mc_sample_s``, their ratio ``theory_in_mc_samples``, ``vg_s``, ``mf_s`` and
-            ``ij_s``; the last three None unless the loss is square).
+            ``ij_s``; the last three None unless the loss is square; ``vg_s`` and ``mf_s`` None on the low-rank
+            path).
         """
         return {
             "problem": self.problem, "n": self.n, "loss": self.loss,
@@ -161,7 +178,7 @@ class LearningCurveComparison:
 
 
 def learning_curve_comparison(
-    problem: RegressionProblem,
+    problem: Problem,
     s_over_n: Sequence[float],
     mc_samples: int,
     *,
@@ -183,7 +200,7 @@ def learning_curve_comparison(
 
     Parameters
     ----------
-    problem : RegressionProblem
+    problem : RegressionProblem or LowRankRegressionProblem
         Training data, kernel and noise.
     s_over_n : sequence of float, length n_S
         Bootstrap sizes per data point, S/N (positive).
@@ -224,8 +241,7 @@ def learning_curve_comparison(
     vg_mf, vg_s, mf_s = _vg_and_mf(problem, grid, loss, tol)
     theory = theory_curve(problem, solutions, loss=loss, loss_params=loss_params, vg_mf=vg_mf)
     lr_curve = linear_response_curve(problem, grid, loss=loss, loss_params=loss_params)
-    ij_s = None if loss != "square" else best_time(
-        lambda: linear_response.linear_response_error(problem.K, problem.y, problem.noise_var, float(n)))
+    ij_s = None if loss != "square" else best_time(lambda: paths.ij_error(problem, float(n)))
     mc = mc_curve(problem, grid, mc_samples, loss=loss, loss_params=loss_params, rng=root, executor=executor,
                   hooks=hooks.sub(0.1, 0.9, "Monte-Carlo"))
     rows = tuple(_row(theory, lr_curve, j, sol, point)
@@ -249,10 +265,10 @@ def _row(theory: TheoryCurve, lr_curve: LinearResponseCurve, j: int, sol: replic
         loo_limit=float(lr_curve.loo_limit[j]))
 
 
-def _vg_and_mf(problem: RegressionProblem, grid: np.ndarray, loss: str, tol: float):
+def _vg_and_mf(problem: Problem, grid: np.ndarray, loss: str, tol: float):
     """VG and MF along ``grid`` (:func:`vg_mf_curve`) and their cold solve times at S = N:
     ``(curve, vg seconds, mf seconds)``; all None unless the loss is square."""
-    if loss not in VG_MF_LOSSES:  # VG and MF define ε(S) by eq. (45) only (VG_MF.md)
+    if loss not in VG_MF_LOSSES or not paths.has_vg_mf(problem):  # eq. (45) only (VG_MF.md); dense path only
         return None, None, None
     K, y, noise_var, n = problem.K, problem.y, problem.noise_var, float(problem.n)
     curve = vg_mf_curve(problem, grid, tol=tol)
@@ -261,23 +277,38 @@ def _vg_and_mf(problem: RegressionProblem, grid: np.ndarray, loss: str, tol: flo
     return curve, vg_s, mf_s
 
 
-def _time_mc_sample(problem: RegressionProblem, rng, n_samples: int = 100) -> float:
-    """Seconds per MC bootstrap sample at S = N (the mean over n_samples, after a warm-up)."""
-    montecarlo.bootstrap_predictions(problem.K, problem.y, problem.noise_var, problem.n, 5, rng=rng)
+def _time_mc_sample(problem: Problem, rng) -> float:
+    """Seconds per MC bootstrap sample at S = N (the mean over 100 samples after 5, or 5 after 1 on the low-rank
+    path, where one sample of a large N takes a tenth of a second)."""
+    warm, n_samples = (1, 5) if paths.is_low_rank(problem) else (5, 100)
+    paths.predictions(problem, problem.n, warm, rng=rng)
     t0 = time.perf_counter()
-    montecarlo.bootstrap_predictions(problem.K, problem.y, problem.noise_var, problem.n, n_samples, rng=rng)
+    paths.predictions(problem, problem.n, n_samples, rng=rng)
     return (time.perf_counter() - t0) / n_samples
+
+
+#: Training inputs a distribution map covers at most: above, :data:`MAP_INPUTS` of them drawn at random (the Monte-Carlo
+#: keeps B numbers per input mapped: 20,000 samples of 53,940 inputs would be 8.6 GB).
+MAP_ALL_ROWS = 5_000
+MAP_INPUTS = 2_000
 
 
 @dataclass(frozen=True)
 class DistributionComparison:
-    """Bootstrap distribution of the predictor at every training input, theory (eq. 60) vs MC (Fig. 3-5)."""
+    """Bootstrap distribution of the predictor at the training inputs, theory (eq. 60) vs MC (Fig. 3-5).
+
+    ``inputs`` are the training inputs mapped (all N, or :data:`MAP_INPUTS` drawn at random above
+    :data:`MAP_ALL_ROWS`); ``solution`` is ADATAP at those inputs (:func:`at_inputs`), ``samples`` the (B, len(inputs))
+    Monte-Carlo predictor there, and ``l1`` and ``noise_floor`` their L1 summaries in the order of ``inputs``.
+    """
 
     problem: str
     solution: replica.ReplicaSolution
-    samples: np.ndarray  # (B, N) MC predictor at each training input
+    samples: np.ndarray
     l1: L1Summary
     noise_floor: L1Summary
+    n: int
+    inputs: np.ndarray
 
     def as_dict(self) -> dict:
         """The comparison for JSON (without the samples).
@@ -285,17 +316,36 @@ class DistributionComparison:
         Returns
         -------
         dict
-            ``problem``, ``n``, ``s_over_n``, the per-input ``l1``, its ``summary``, the ``noise_floor``
-            summary and the 10 ``worst_inputs``.
+            ``problem``, ``n``, ``s_over_n``, the ``inputs`` mapped (None when all N are), the per-input ``l1`` (in
+            the order of ``inputs``), its ``summary``, the ``noise_floor`` summary and the 10 ``worst_inputs``
+            (training-row indices).
         """
-        return {"problem": self.problem, "n": self.solution.n, "s_over_n": self.solution.s_over_n,
+        every = self.inputs.size == self.n
+        return {"problem": self.problem, "n": self.n, "s_over_n": self.solution.s_over_n,
+                "inputs": None if every else self.inputs.tolist(),
                 "l1": self.l1.l1.tolist(), "summary": self.l1.as_dict(),
                 "noise_floor": self.noise_floor.as_dict(),
-                "worst_inputs": self.l1.worst(10).tolist()}
+                "worst_inputs": self.inputs[self.l1.worst(10)].tolist()}
+
+
+def at_inputs(sol: replica.ReplicaSolution, inputs: np.ndarray) -> replica.ReplicaSolution:
+    """The sites ``inputs`` of a solution as a solution of their own (S scaled so that S/N is kept): eq. (60) at a
+    site needs only S/N and the site's own parameters."""
+    per_site = {name: getattr(sol, name)[inputs] for name in
+                ("y", "dl", "dl_c", "gam", "gam_c", "lam", "lam_c", "m", "G_diag")}
+    return dataclasses.replace(sol, S=sol.s_over_n * inputs.size, **per_site)
+
+
+def map_inputs(n: int, rng: np.random.Generator) -> np.ndarray:
+    """The training inputs a distribution map covers: all N up to :data:`MAP_ALL_ROWS`, else :data:`MAP_INPUTS` of
+    them drawn without replacement (sorted)."""
+    if n <= MAP_ALL_ROWS:
+        return np.arange(n)
+    return np.sort(rng.choice(n, size=MAP_INPUTS, replace=False))
 
 
 def distribution_comparison(
-    problem: RegressionProblem,
+    problem: Problem,
     s_over_n: float,
     mc_samples: int,
     *,
@@ -309,7 +359,7 @@ def distribution_comparison(
 
     Parameters
     ----------
-    problem : RegressionProblem
+    problem : RegressionProblem or LowRankRegressionProblem
         Training data, kernel and noise.
     s_over_n : float
         Bootstrap size per data point, S/N (Fig. 3-5: 1).
@@ -342,17 +392,18 @@ def distribution_comparison(
     root = root_seed(rng)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
-    sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n, tol=tol)
-    preds = montecarlo.bootstrap_predictions(
-        problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, rng=root, executor=executor,
-        hooks=hooks.sub(0.05, 0.85, "Monte-Carlo"),
-    )
+    inputs = map_inputs(problem.n, item_generator(root, 2, 0))
+    sol = paths.solve(problem, v * problem.n, tol=tol)
+    rows = {} if inputs.size == problem.n else {"rows": inputs}  # the low-rank path (the dense N ≤ MAP_ALL_ROWS)
+    preds = paths.predictions(problem, v * problem.n, mc_samples, rng=root, executor=executor,
+                              hooks=hooks.sub(0.05, 0.85, "Monte-Carlo"), **rows)
     hooks.report(0.9, "L1 distances")
     bin_width = scaled_bin_width(problem.y) if bin_width is None else bin_width
-    l1 = l1_all_inputs(preds.train, sol, bin_width)
-    floor = l1_noise_floor(sol, mc_samples, bin_width, item_generator(root, 1, 0))
+    mapped = sol if inputs.size == problem.n else at_inputs(sol, inputs)
+    l1 = l1_all_inputs(preds.train, mapped, bin_width)
+    floor = l1_noise_floor(mapped, mc_samples, bin_width, item_generator(root, 1, 0))
     hooks.report(1.0, "done")
-    return DistributionComparison(problem.name, sol, preds.train, l1, floor)
+    return DistributionComparison(problem.name, mapped, preds.train, l1, floor, problem.n, inputs)
 
 
 @dataclass(frozen=True)
@@ -387,7 +438,7 @@ class HoldoutComparison:
 
 
 def holdout_comparison(
-    problem: RegressionProblem,
+    problem: Problem,
     s_over_n: float,
     mc_samples: int,
     *,
@@ -422,15 +473,12 @@ def holdout_comparison(
         If there are no test inputs or ``s_over_n`` is not a positive finite number.
     """
     X_test, v = holdout_iv(X_test, problem.X_test, s_over_n)
-    K_cross = problem.cross(X_test)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
-    sol = replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n, tol=tol)
-    theory = replica.bootstrap_moments(sol, problem.K, K_cross)
-    preds = montecarlo.bootstrap_predictions(
-        problem.K, problem.y, problem.noise_var, v * problem.n, mc_samples, K_test=K_cross, rng=rng,
-        executor=executor, hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"),
-    )
+    sol = paths.solve(problem, v * problem.n, tol=tol)
+    theory = paths.moments(problem, sol, X_test)
+    preds = paths.predictions(problem, v * problem.n, mc_samples, X_test=X_test, rng=rng, executor=executor,
+                              hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"))
     mc = estimates.predictive_moments(preds)
     ij = holdout_linear_response(problem, v, X_test=X_test)
     hooks.report(1.0, "done")

@@ -10,7 +10,8 @@ state (:mod:`explorer.views.gp_bootstrap.state`) call these with the same grids 
   (no refits, ``docs/linear_response.md``);
 * :func:`holdout_linear_response` — the infinitesimal-jackknife mean and variance at the held-out inputs.
 
-Every stage returns a frozen dataclass. Core module: numpy and scipy only.
+A stage takes a dense :class:`~.problems.RegressionProblem` or a :class:`~.problems.LowRankRegressionProblem` and
+runs on its path (:mod:`.paths`); VG and MF are dense only. Every stage returns a frozen dataclass. Core module: numpy and scipy only.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import numpy as np
 
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike
-from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
+from explorer.gp_bootstrap import linear_response, mean_field, paths, variational
+from explorer.gp_bootstrap.paths import Problem
 from explorer.gp_bootstrap.problems import RegressionProblem
 from explorer.losses import get_loss
 from explorer.progress import NO_HOOKS, Hooks
@@ -79,7 +81,7 @@ class ReplicaCurve:
     approx: tuple[replica.ReplicaSolution, ...]
 
 
-def replica_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, tol: float = 1e-3) -> ReplicaCurve:
+def replica_curve(problem: Problem, s_over_n: Sequence[float], *, tol: float = 1e-3) -> ReplicaCurve:
     """ADATAP (warm-started along S, tolerance ``tol``) and the approximate ADATAP at S = (S/N)·N.
 
     Parameters
@@ -104,8 +106,8 @@ def replica_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, tol:
     """
     grid = s_over_n_grid(s_over_n)
     S = grid * problem.n
-    exact = replica.replica_learning_curve(problem.K, problem.y, problem.noise_var, S, tol=tol)
-    approx = tuple(replica.approximate_replica(problem.K, problem.y, problem.noise_var, s) for s in S)
+    exact = paths.learning_curve(problem, S, tol=tol)
+    approx = tuple(paths.approximate(problem, s) for s in S)
     return ReplicaCurve(grid, tuple(exact), approx)
 
 
@@ -171,7 +173,7 @@ class TheoryCurve:
         return {name: v for name, v in values.items() if v is not None}
 
 
-def theory_curve(problem: RegressionProblem, solutions: ReplicaCurve, *, loss: str = "square",
+def theory_curve(problem: Problem, solutions: ReplicaCurve, *, loss: str = "square",
                  loss_params: dict | None = None, vg_mf: VGMFCurve | None = None) -> TheoryCurve:
     """ε(S) of every theory along the grid of ``solutions``: eq. (45) for the square loss, eq. (46) otherwise.
 
@@ -225,12 +227,12 @@ class CurveMC:
         return len(self.points) == len(self.grid)
 
 
-def mc_curve(problem: RegressionProblem, s_over_n: Sequence[float], mc_samples: int, *, loss: str = "square",
+def mc_curve(problem: Problem, s_over_n: Sequence[float], mc_samples: int, *, loss: str = "square",
              loss_params: dict | None = None, rng: SeedLike = None, executor: Executor | None = None,
              hooks: Hooks | None = None) -> CurveMC:
     """Efron's estimator (eq. 17; eq. 46's loss for another ``loss``) at every S/N of the grid, all S at once.
 
-    :func:`montecarlo.bootstrap_learning_curve` with root seed ``rng``: the k-th S/N draws group k.
+    :func:`.paths.mc_learning_curve` (``montecarlo.bootstrap_learning_curve``) with root seed ``rng``: the k-th S/N draws group k.
 
     Parameters
     ----------
@@ -271,9 +273,8 @@ def mc_curve(problem: RegressionProblem, s_over_n: Sequence[float], mc_samples: 
                       for S, err in zip(curve.s_values.tolist(), curve.errors)), tuple(grid.tolist()))
         return made[len(curve.errors)]
 
-    curve = montecarlo.bootstrap_learning_curve(
-        problem.K, problem.y, problem.noise_var, S_values, mc_samples, loss=get_loss(loss, **(loss_params or {})),
-        rng=rng, executor=executor, hooks=hooks.publishing(as_points))
+    curve = paths.mc_learning_curve(problem, S_values, mc_samples, loss=get_loss(loss, **(loss_params or {})),
+                                    rng=rng, executor=executor, hooks=hooks.publishing(as_points))
     return as_points(curve)
 
 
@@ -288,7 +289,7 @@ class HoldoutTheory:
     n_train: int
 
 
-def holdout_theory(problem: RegressionProblem, s_over_n: float, *, solution: replica.ReplicaSolution | None = None,
+def holdout_theory(problem: Problem, s_over_n: float, *, solution: replica.ReplicaSolution | None = None,
                    tol: float = 1e-3) -> HoldoutTheory:
     """Bootstrap mean and variance of the predictor at ``problem``'s held-out inputs, eq. (48).
 
@@ -316,8 +317,8 @@ def holdout_theory(problem: RegressionProblem, s_over_n: float, *, solution: rep
     if problem.X_test is None or len(problem.X_test) == 0:
         raise ValueError("The problem has no held-out rows: build it with holdout > 0.")
     v = s_over_n_value(s_over_n)
-    sol = solution or replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n, tol=tol)
-    moments = replica.bootstrap_moments(sol, problem.K, problem.cross(problem.X_test))  # eq. (48)
+    sol = solution or paths.solve(problem, v * problem.n, tol=tol)
+    moments = paths.moments(problem, sol, problem.X_test)  # eq. (48)
     return HoldoutTheory(moments.mean, moments.var, np.asarray(problem.y_test), v, problem.n)
 
 
@@ -344,7 +345,7 @@ class LinearResponseCurve:
     loo_limit: np.ndarray
 
 
-def linear_response_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, loss: str = "square",
+def linear_response_curve(problem: Problem, s_over_n: Sequence[float], *, loss: str = "square",
                           loss_params: dict | None = None) -> LinearResponseCurve:
     """The infinitesimal-jackknife learning curve and the leave-one-out limit at S = (S/N)·N, one factorisation each.
 
@@ -365,18 +366,17 @@ def linear_response_curve(problem: RegressionProblem, s_over_n: Sequence[float],
         If ``s_over_n`` holds a non-positive or non-finite value.
     """
     grid = s_over_n_grid(s_over_n)
-    K, y, noise_var = problem.K, problem.y, problem.noise_var
     if loss != "square":
         g = get_loss(loss, **(loss_params or {}))
-        loo = np.array([linear_response.loo_limit(K, y, noise_var, v * problem.n, loss=g).value for v in grid])
+        loo = np.array([paths.loo_limit(problem, v * problem.n, loss=g).value for v in grid])
         return LinearResponseCurve(grid, None, None, loo)
-    errors = [linear_response.linear_response_error(K, y, noise_var, v * problem.n) for v in grid]
+    errors = [paths.ij_error(problem, v * problem.n) for v in grid]
     return LinearResponseCurve(grid, np.array([e.value for e in errors]),
                                np.array([e.value_second_order for e in errors]),
                                np.array([e.loo_limit for e in errors]))
 
 
-def holdout_linear_response(problem: RegressionProblem, s_over_n: float, *,
+def holdout_linear_response(problem: Problem, s_over_n: float, *,
                             X_test: np.ndarray | None = None) -> linear_response.LinearResponseMoments:
     """The infinitesimal-jackknife bootstrap mean and variance at held-out inputs (eqs. 5-7 of the docs).
 
@@ -400,5 +400,4 @@ def holdout_linear_response(problem: RegressionProblem, s_over_n: float, *,
         If there are no test inputs or ``s_over_n`` is not a positive finite number.
     """
     X_test, v = holdout_iv(X_test, problem.X_test, s_over_n)
-    return linear_response.linear_response_moments(problem.K, problem.y, problem.noise_var, v * problem.n,
-                                                   problem.cross(X_test))
+    return paths.ij_moments(problem, v * problem.n, X_test)
