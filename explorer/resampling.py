@@ -12,7 +12,7 @@ import numpy as np
 from explorer.chunks import SeedLike, item_generator, root_seed
 from explorer.validation import positive_int, positive_S
 
-__all__ = ["SCHEMES", "occupation_args", "occupation_numbers", "sample_occupations"]
+__all__ = ["SCHEMES", "occupation_args", "occupation_numbers", "sample_occupations", "check_occupations"]
 
 SCHEMES = ("poisson", "multinomial")
 
@@ -102,3 +102,31 @@ def occupation_args(n_inputs: int, S: float, n_samples: int, scheme: str) -> tup
         raise ValueError(f"With scheme='multinomial' `S` is the fixed sample size and must be a "
                          f"whole number, got {S}. Round it, or use scheme='poisson' (S = mean).")
     return n_inputs, S, n_samples, scheme
+
+
+def check_occupations(occupations, n_inputs: int, matrix: str = "K") -> np.ndarray:
+    """Given occupation numbers s as int64, shape (N,) or (n_samples, N), or a ValueError naming ``matrix``.
+
+    Parameters
+    ----------
+    occupations : array_like of shape (N,) or (n_samples, N)
+        s_i copies of training point i in each sample: non-negative whole numbers.
+    n_inputs : int
+        N, the number of training inputs of ``matrix``.
+    matrix : str
+        The name of the kernel operand they must match in messages (``K``, ``phi``).
+
+    Returns
+    -------
+    ndarray of int64
+        The occupation numbers, same shape.
+    """
+    occ = np.asarray(occupations)
+    if occ.ndim not in (1, 2) or occ.shape[-1] != n_inputs:
+        raise ValueError(f"`occupations` must have shape ({n_inputs},) or (n_samples, {n_inputs}) "
+                         f"to match `{matrix}`, got shape {occ.shape}.")
+    whole = np.issubdtype(occ.dtype, np.integer) or np.all(occ == np.round(occ))
+    if not whole or np.any(occ < 0):
+        raise ValueError("`occupations` must be non-negative integers (s_i copies of point i), got "
+                         f"values in [{occ.min()}, {occ.max()}] of dtype {occ.dtype}.")
+    return occ.astype(np.int64)

@@ -30,7 +30,7 @@ from explorer.bootstrap.estimates import (
 from explorer.chunks import DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, run_items
 from explorer.losses import Loss, get_loss
 from explorer.progress import Cancelled, Hooks
-from explorer.resampling import occupation_args, occupation_numbers, sample_occupations
+from explorer.resampling import check_occupations, occupation_args, occupation_numbers, sample_occupations
 from explorer.validation import as_float as _as_float
 from explorer.validation import finite as _finite
 from explorer.validation import positive_int as _positive_int
@@ -130,7 +130,7 @@ def resample_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, occupatio
     (1, 3)
     """
     K, y, noise_var, K_test = _gp_iv(K, y, noise_var, K_test)
-    occ = _occupations_iv(np.atleast_2d(occupations), K.shape[0])
+    occ = check_occupations(np.atleast_2d(occupations), K.shape[0])
     train = np.empty(occ.shape)
     test = None if K_test is None else np.empty((occ.shape[0], K_test.shape[0]))
     _predict_batch(K, y, noise_var, occ, K_test, train, test)
@@ -250,7 +250,7 @@ def refit_on_duplicates(K: ArrayLike, y: ArrayLike, noise_var: float,
     ndarray of shape (N,) or (n_samples, N), like ``occupations``.
     """
     K, y, noise_var, _ = _gp_iv(K, y, noise_var, None)
-    occ = _occupations_iv(occupations, K.shape[0])
+    occ = check_occupations(occupations, K.shape[0])
     out = np.zeros(occ.shape, dtype=float)
     for s, f in zip(occ.reshape(-1, K.shape[0]), out.reshape(-1, K.shape[0])):
         d = np.repeat(np.arange(K.shape[0]), s)      # the duplicated data set D
@@ -361,18 +361,6 @@ def _gp_iv(K, y, noise_var, K_test):
                              f"per training input, got shape {K_test.shape}.")
         _finite(K_test, "K_test", "Check the kernel hyperparameters and the test inputs.")
     return K, y, float(noise_var), K_test
-
-
-def _occupations_iv(occupations, n_inputs: int) -> np.ndarray:
-    occ = np.asarray(occupations)
-    if occ.ndim not in (1, 2) or occ.shape[-1] != n_inputs:
-        raise ValueError(f"`occupations` must have shape ({n_inputs},) or (n_samples, {n_inputs}) "
-                         f"to match `K`, got shape {occ.shape}.")
-    whole = np.issubdtype(occ.dtype, np.integer) or np.all(occ == np.round(occ))
-    if not whole or np.any(occ < 0):
-        raise ValueError("`occupations` must be non-negative integers (s_i copies of point i), got "
-                         f"values in [{occ.min()}, {occ.max()}] of dtype {occ.dtype}.")
-    return occ.astype(np.int64)
 
 
 def _not_psd_error() -> ValueError:

@@ -34,7 +34,7 @@ from explorer.bootstrap.estimates import BootstrapError, BootstrapPredictions, L
 from explorer.chunks import DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, plan_chunks, root_seed, run_chunks, run_items
 from explorer.losses import Loss, get_loss
 from explorer.progress import NO_HOOKS, Hooks
-from explorer.resampling import occupation_args, sample_occupations
+from explorer.resampling import check_occupations, occupation_args, sample_occupations
 from explorer.validation import as_float, finite, positive_int, sample_sizes, show
 
 __all__ = ["check_features", "posterior_weights", "bootstrap_predictions_lowrank", "resample_predictions_lowrank",
@@ -130,7 +130,7 @@ def resample_predictions_lowrank(phi: ArrayLike, y: ArrayLike, noise_var: float,
         At the test inputs (None without ``phi_test``).
     """
     phi, y, noise_var, phi_test = check_features(phi, y, noise_var, phi_test)
-    return _predict(phi, y, noise_var, _occupations_iv(occupations, y.size), phi_test)
+    return _predict(phi, y, noise_var, np.atleast_2d(check_occupations(occupations, y.size, "phi")), phi_test)
 
 
 def _prediction_chunk(shared, chunk: Chunk, root, S_values, scheme):
@@ -395,15 +395,3 @@ def _learning_curve_iv(phi, y, noise_var, S_values, n_samples, scheme, chunk_siz
         _, _, n_samples, _ = occupation_args(y.size, S, n_samples, scheme)
     chunk_size = positive_int(chunk_size, "chunk_size", "It is the number of samples per chunk.")
     return phi, y, noise_var, S_arr, n_samples, chunk_size, get_loss(loss)
-
-
-def _occupations_iv(occupations, n_inputs: int) -> np.ndarray:
-    occ = np.asarray(occupations)
-    if occ.ndim not in (1, 2) or occ.shape[-1] != n_inputs:
-        raise ValueError(f"`occupations` must have shape ({n_inputs},) or (n_samples, {n_inputs}) to match `phi`, "
-                         f"got shape {occ.shape}.")
-    whole = np.issubdtype(occ.dtype, np.integer) or np.all(occ == np.round(occ))
-    if not whole or np.any(occ < 0):
-        raise ValueError("`occupations` must be non-negative integers (s_i copies of point i), got values in "
-                         f"[{occ.min()}, {occ.max()}] of dtype {occ.dtype}.")
-    return np.atleast_2d(occ.astype(np.int64))
