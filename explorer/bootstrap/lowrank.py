@@ -18,6 +18,14 @@ A is at least the identity, so it is always positive definite and its Cholesky f
 solve, 2 N m² flops; each product with G∘G costs 4 N m². The start value of Appendix A.2 is exact and cheap: the
 eigenvalues ω of ΦΦᵀ are those of the m×m matrix ΦᵀΦ and N − m zeros, which drop out of eq. (61).
 
+Closing (eqs. 57, 59) needs H(i) − G_ii², which the dense path forms by subtraction. A low-rank kernel has inputs
+that few or no features reach (‖φ_i‖² ≪ k(x_i, x_i): outliers, points far from every Nyström landmark), where
+G_ii → 0, Δλ_c(i) → ∞ and that difference cancels to nothing (or to a negative number). Here it is evaluated as
+what eq. (55) makes it at the fixed point, the variance over k ~ Poisson(S/N) of 1/(Δλ_c + k/σ²), without
+cancellation: equal to the dense path at a converged iterate (to 1e-9 at tol = 1e-10), closer to the exact fixed
+point at a loose tol (error O(tol) instead of O(tol·κ), κ = G_ii²/(H − G_ii²) ≈ 10-60 on ordinary sites), and
+finite where no feature reaches at all (see :data:`SITE_FLOOR`).
+
 The results are the dense path's :class:`~explorer.bootstrap.replica.ReplicaSolution`, so
 ``bootstrap_test_error``, ``bootstrap_loss_error``, ``bootstrap_optimism``, ``mixture_components``,
 ``predictive_density`` and ``bin_probabilities`` of :mod:`explorer.bootstrap.replica` apply unchanged.
@@ -53,6 +61,7 @@ __all__ = [
     "CG_RTOL",
     "CG_MAX_ITER",
     "DENSE_FALLBACK_MAX_N",
+    "SITE_FLOOR",
     "check_lowrank_inputs",
     "initial_delta_lambda_lowrank",
     "solve_replica_lowrank",
@@ -71,6 +80,13 @@ CG_MAX_ITER = 1000
 #: Largest N at which eq. (57) is solved densely when conjugate gradients fail (G∘G is N×N: 72 MB at N = 3000).
 #: Above it a failure raises :class:`~explorer.bootstrap.replica.ConvergenceError`.
 DENSE_FALLBACK_MAX_N = 3000
+
+#: Smallest G_ii, relative to the largest. An input that no feature reaches (‖φ_i‖² underflows to 0, e.g. an outlier
+#: 40 standard deviations out with a squared-exponential kernel: diamonds has two) has G_ii = 0 and Δλ_c(i) = ∞ by
+#: eq. (54): its predictor is 0 in every sample. The floor keeps that limit finite (Δλ_c ≈ 1e100/max G, Δλ = S/(Nσ²)
+#: by eq. 55, cavity mean 0, cavity variance 0 to the accuracy of λ) and changes no other site: it lies 1e80 times
+#: below the round-off of any G_ii that a feature does reach.
+SITE_FLOOR = 1e-100
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,6 +129,8 @@ def check_lowrank_inputs(phi, y, noise_var: float, S: float) -> tuple[np.ndarray
         raise ValueError(f"Need at least 2 training points, got {phi.shape[0]}.")
     if not (np.all(np.isfinite(phi)) and np.all(np.isfinite(y))):
         raise ValueError("`phi` and `y` must be finite; found NaN or inf. Clean the data first.")
+    if not np.any(phi):
+        raise ValueError("`phi` is all zeros, so the kernel ΦΦᵀ is 0 and no input is learnt. Check the features.")
     if not (np.isfinite(noise_var) and noise_var > 0):
         raise ValueError(f"`noise_var` must be positive, got {noise_var}. It is the noise variance σ².")
     if not (np.isfinite(S) and S > 0):
@@ -160,8 +178,14 @@ def _factor(phi: np.ndarray, dl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _row_squares(a: np.ndarray) -> np.ndarray:
-    """Row sums of a∘a in double precision: diag(aaᵀ) (diag G = _row_squares(Ψ))."""
+    """Row sums of a∘a in double precision: diag(aaᵀ)."""
     return np.einsum("ij,ij->i", a, a).astype(np.float64)
+
+
+def _G_diag(psi: np.ndarray) -> np.ndarray:
+    """diag G = row sums of Ψ∘Ψ, at least SITE_FLOOR times its largest entry (eq. 36)."""
+    G_diag = _row_squares(psi)
+    return np.maximum(G_diag, SITE_FLOOR * G_diag.max())
 
 
 def _hadamard_square_product(psi: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -222,7 +246,7 @@ def _fixed_point_map(phi, p, noise_var, keep=None) -> Callable[[np.ndarray], np.
         _, psi = _factor(phi, dl)
         if keep is not None:
             keep["dl"], keep["psi"] = dl, psi
-        dl_c = 1.0 / _row_squares(psi) - dl  # eq. (54), diag G = row sums of Ψ²
+        dl_c = 1.0 / _G_diag(psi) - dl  # eq. (54), diag G = row sums of Ψ²
         if np.any(~np.isfinite(dl_c)) or np.any(dl_c <= 0):
             raise FloatingPointError("Δλ_c left the positive reals")
         return np.log(update_delta_lambda(dl_c, p, noise_var))  # eq. (55)
@@ -248,22 +272,51 @@ def _with_hooks(step, hooks: Hooks, counter: Iterator[int], total: int):
 # ---------------------------------------------------------------------------------------------
 
 
-def _solve_eq57(psi, d, r2, hooks: Hooks, n_iter: int) -> tuple[np.ndarray, str]:
-    """λ of eq. (57), (G∘G − diag d) λ = (m − y)², and "" or why it failed.
+def _closing_coefficients(dl, dl_c, G_diag, p, noise_var, at_fixed_point: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(e, c) with e = g²/(H − g) and c = g/(H − g), g = G_ii², H = Σ_k p_k q_k², q_k = 1/(Δλ_c + k/σ²) (eqs. 57, 59).
+
+    H − g is a difference of two numbers of order 1/Δλ_c² that can be 1e-15 of either (a site few features reach:
+    G_ii ≈ 0, Δλ_c huge), so it is never formed by subtraction. Eq. (55) makes g = q̄², q̄ = Σ_k p_k q_k, at the
+    fixed point, where H − g = Σ_k p_k (q_k − q̄)² is the variance of q over k; and q_k − q̄ =
+    a r_k Σ_l p_l (l − k) r_l / Δλ_c with r_k = Δλ_c q_k and a = 1/(σ²Δλ_c), free of cancellation. Away from the
+    fixed point (``at_fixed_point`` False: the approximate ADATAP) H − g also has the part q̄² − g =
+    (Δλ − Δλ')q̄ G_ii (q̄ + G_ii), Δλ' the update (55) of Δλ_c — together exactly the literal H − G_ii². With
+    t = G_ii Δλ_c and V = σ⁴Δλ_c⁴ (H − g): e = t⁴σ⁴/V and c = t²σ⁴Δλ_c²/V, finite as G_ii → 0 (e → σ⁴N/S).
+
+    At a converged iterate the variance form is also the more accurate one: its error is O(tol), while that of the
+    literal H − G_ii² is O(tol) times κ = g/(H − g), 10-60 on ordinary sites and up to 1e14 on sites few features
+    reach.
+    """
+    k = np.arange(p.size)
+    a = 1.0 / (noise_var * dl_c)
+    r = 1.0 / (1.0 + a[:, None] * k)  # Δλ_c q_k
+    w = r @ (p[:, None] * (k[:, None] - k[None, :]))  # Σ_l p_l (l − k) r_l
+    V = (p * (r * w) ** 2).sum(axis=1)  # σ⁴Δλ_c⁴ Σ_k p_k (q_k − q̄)²
+    t = G_diag * dl_c
+    if not at_fixed_point:
+        r_mean = r @ p  # Δλ_c q̄
+        V = V + (dl - update_delta_lambda(dl_c, p, noise_var)) * noise_var**2 * dl_c * r_mean * t * (r_mean + t)
+    e = t**4 * noise_var**2 / V
+    return e, e * (dl_c / t) ** 2
+
+
+def _solve_eq57(psi, d, e, r2, hooks: Hooks, n_iter: int) -> tuple[np.ndarray, str]:
+    """λ of eq. (57), (G∘G − diag d) λ = (m − y)², and "" or why it failed; e = d − G_ii² is the diagonal of the
+    negated matrix.
 
     Jacobi-preconditioned conjugate gradients on the positive definite diag(d) − G∘G, never forming G∘G; a dense
     symmetric solve when they fail and N ≤ DENSE_FALLBACK_MAX_N. ``should_stop`` is polled after every step.
     """
     n = r2.size
-    g_ii = _row_squares(psi) ** 2  # diag of G∘G
-    inv_diag = 1.0 / (d - g_ii)
+    if not (np.all(np.isfinite(d)) and np.all(np.isfinite(1.0 / e)) and np.all(np.isfinite(r2))):
+        raise FloatingPointError("eq. (57) has a non-finite coefficient")
 
     def stop(_):
         hooks.check(n_iter, n_iter, "iterations")
 
     lam, info = sparse_linalg.cg(
         sparse_linalg.LinearOperator((n, n), matvec=lambda v: d * v - _hadamard_square_product(psi, v), dtype=float),
-        -r2, M=sparse_linalg.LinearOperator((n, n), matvec=lambda v: inv_diag * v, dtype=float),
+        -r2, M=sparse_linalg.LinearOperator((n, n), matvec=lambda v: v / e, dtype=float),
         rtol=CG_RTOL, atol=0.0, maxiter=CG_MAX_ITER, callback=stop,
     )
     if info == 0 and np.all(np.isfinite(lam)):
@@ -278,24 +331,27 @@ def _solve_eq57(psi, d, r2, hooks: Hooks, n_iter: int) -> tuple[np.ndarray, str]
                  f"after {CG_MAX_ITER} steps")
 
 
-def _close(phi, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, **meta) -> ReplicaSolution:
-    """Given Δλ, compute Δλ_c (54), γ (56), m (34), λ (57), γ_c (58), λ_c (59) with G = ΨΨᵀ never formed."""
+def _close(phi, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *, at_fixed_point: bool = True,
+           **meta) -> ReplicaSolution:
+    """Given Δλ, compute Δλ_c (54), γ (56), m (34), λ (57), γ_c (58), λ_c (59) with G = ΨΨᵀ never formed.
+
+    ``at_fixed_point``: H − G_ii² in its fixed-point form (a converged or last iterate), or exactly as written (the
+    approximate ADATAP, whose Δλ is not a fixed point); see :func:`_closing_coefficients`.
+    """
     if keep and np.array_equal(keep.get("dl"), dl):
         psi = keep["psi"]
     else:
         psi = _factor(phi, dl)[1]
-    G_diag = _row_squares(psi)
+    G_diag = _G_diag(psi)
     dl_c = 1.0 / G_diag - dl  # eq. (54)
     gam = y * dl  # eq. (56)
     m = psi @ (psi.T @ gam)  # eq. (34): m = G γ = Ψ(Ψᵀγ)
-    kc = np.arange(p.size) / noise_var
-    H = (p / (dl_c[:, None] + kc) ** 2).sum(axis=1)  # H(i), after eq. (57)
+    e, c = _closing_coefficients(dl, dl_c, G_diag, p, noise_var, at_fixed_point)  # g²/(H − g), g/(H − g)
     g_ii = G_diag**2
-    d = H * g_ii / (H - g_ii)
     r2 = (m - y) ** 2
-    lam, failure = _solve_eq57(psi, d, r2, hooks, meta.get("n_iter", 0))  # eq. (57)
+    lam, failure = _solve_eq57(psi, g_ii + e, e, r2, hooks, meta.get("n_iter", 0))  # eq. (57), d = Hg/(H − g)
     gam_c = -gam + m * (dl + dl_c)  # eq. (58)
-    lam_c = lam * g_ii / (H - g_ii) + r2 / g_ii  # eq. (59)
+    lam_c = lam * c + r2 / g_ii  # eq. (59)
     sol = ReplicaSolution(S=S, noise_var=noise_var, y=y, dl=dl, dl_c=dl_c, gam=gam, gam_c=gam_c, lam=lam,
                           lam_c=lam_c, m=m, G_diag=G_diag, **meta)
     if failure:
@@ -338,7 +394,9 @@ def solve_replica_lowrank(
 
     The same fixed point, Anderson acceleration and results as :func:`explorer.bootstrap.replica.solve_replica`
     on ``phi @ phi.T``, in O(N m²) time per iteration and O(N m) memory: G = (K⁻¹ + diag Δλ)⁻¹ (eq. 36) is kept
-    as ΨΨᵀ (see the module docstring) and eq. (57) is solved by conjugate gradients.
+    as ΨΨᵀ, eq. (57) is solved by conjugate gradients and H − G_ii² of eqs. (57), (59) is taken in its fixed-point
+    form (see the module docstring: equal to the dense path at a tight ``tol``, closer to the fixed point at a loose
+    one, finite at inputs no feature reaches).
 
     Parameters
     ----------
@@ -445,8 +503,8 @@ def approximate_replica_lowrank(phi, y, noise_var: float, S: float) -> ReplicaSo
     """
     phi, y, noise_var, S = check_lowrank_inputs(phi, y, noise_var, S)
     dl = np.full(y.size, root_delta_lambda(_spectrum(phi), 1.0, y.size, noise_var, S))
-    return _close(phi, y, noise_var, S, dl, poisson_weights(S / y.size), converged=True, n_iter=0,
-                  residual=float("nan"), tol=float("nan"), method="approximate")
+    return _close(phi, y, noise_var, S, dl, poisson_weights(S / y.size), at_fixed_point=False, converged=True,
+                  n_iter=0, residual=float("nan"), tol=float("nan"), method="approximate")
 
 
 def replica_learning_curve_lowrank(phi, y, noise_var: float, S_values, **options) -> list[ReplicaSolution]:
