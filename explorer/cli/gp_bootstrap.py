@@ -35,9 +35,9 @@ MAX_SECONDS = 3600.0
 #: The rank m of a low-rank kernel (``--rank``).
 RANK = common.IntRange(1, lowrank.MAX_RANK, "the rank m of the low-rank kernel",
                        "Larger ranks cost as much as the dense path: use fewer features.")
-#: Rows the low-rank path takes: Φ and the few N×m arrays the theory holds at once cost 8·N·m bytes each, about five
-#: of them at the peak (2 GB at N = 53,940 and m = 1,024; 4 GB at 200,000 and 512); N·m is bounded by
-#: :data:`MAX_LOW_RANK_ENTRIES` and N by this.
+#: Rows the low-rank path takes: Φ and the N×m arrays the theory holds at once cost 8·N·m bytes each, about three at
+#: the peak (benchmarks/bench_scale.py: 2.1·8·N·m bytes beyond Φ at every N; 2.5 GB at 200,000 rows and m = 512);
+#: N·m is bounded by :data:`MAX_LOW_RANK_ENTRIES` and N by this.
 MAX_LOW_RANK_ROWS = 1_000_000
 #: Largest N·m of the low-rank path: 0.8 GB per N×m array.
 MAX_LOW_RANK_ENTRIES = 100_000_000
