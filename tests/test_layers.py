@@ -12,13 +12,16 @@ import pytest
 import explorer
 
 UI_STACK = ("panel", "holoviews", "bokeh", "param")
-NOT_CORE = ("explorer.views", "explorer.cli", "explorer.app")
+#: Optional dependencies that only an adapter above the core imports (explorer.sklearn: the `sklearn` extra).
+ADAPTER_ONLY = ("sklearn",)
+#: explorer.sklearn is an adapter, not core: it may import scikit-learn, and no core module may import it.
+NOT_CORE = ("explorer.views", "explorer.cli", "explorer.app", "explorer.sklearn")
 PAPERS = {"gp_bootstrap", "svm_bootstrap", "model_selection", "fast_bootstrap"}
 #: What more than one paper uses (the replica theory's cavity base, the Monte-Carlo estimates).
 SHARED = {"bootstrap"}
 #: What every paper uses at the top: kernels (dense and low-rank), regression, losses, datasets, resampling, progress,
-#: validation, chunks, and the engine and app above the core.
-MAX_TOP_LEVEL_MODULES = 11
+#: validation, chunks, and the engine, the app and the scikit-learn adapter above the core.
+MAX_TOP_LEVEL_MODULES = 12
 
 
 def _is_core(name: str) -> bool:
@@ -41,15 +44,23 @@ def test_core_module_imports_neither_ui_stack_nor_views(module):
     code = (
         "import importlib, sys\n"
         f"importlib.import_module({module!r})\n"
-        f"ui = {UI_STACK!r}\n"
+        f"ui = {UI_STACK + ADAPTER_ONLY!r}\n"
         f"not_core = {NOT_CORE!r}\n"
         "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ui)))\n"
         "print(','.join(sorted(m for m in sys.modules if m.startswith(not_core))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     ui, views = (out.stdout.splitlines() + ["", ""])[:2]
-    assert ui == "", f"{module} imports the UI stack: {ui}"
+    assert ui == "", f"{module} imports the UI stack or scikit-learn: {ui}"
     assert views == "", f"{module} imports views, cli or app: {views}"
+
+
+def test_the_sklearn_adapter_is_outside_the_core_and_imports_no_ui_stack():
+    pytest.importorskip("sklearn")
+    assert "explorer.sklearn" not in CORE
+    code = f"import sys, explorer.sklearn\nprint(','.join(sorted({{m.split('.')[0] for m in sys.modules}} & {set(UI_STACK)!r})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"explorer.sklearn imports the UI stack: {out.stdout}"
 
 
 def test_layout_few_top_level_modules_and_one_core_subpackage_per_paper():
