@@ -670,7 +670,7 @@ class DataDrivenHyperparameters:
 def data_driven_hyperparameters(X, y, *, max_points: int = 1000, rng=0) -> DataDrivenHyperparameters:
     """Lengthscale and signal variance on the scale of the data (the "median heuristic").
 
-    ℓ is the median Euclidean distance |x_i − x_j| over the pairs i < j of the inputs, or of ``max_points`` of them
+    ℓ is the median Euclidean distance ‖x_i − x_j‖ over the pairs i < j of the inputs, or of ``max_points`` of them
     drawn at random without replacement when there are more (the pairs of n inputs are n²/2 distances: 8 MB at the
     default 1000, 32 GB at 90,000 rows); σ_f² = var(y) over all n with the sample divisor n − 1. A zero median
     (mostly identical inputs) or variance falls back to 1, so that the kernel stays valid.

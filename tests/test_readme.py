@@ -29,6 +29,20 @@ def test_readme_python_block_runs(index, one_blas_thread):
     if "res" in namespace:       # seed 002: both bootstraps selected a complexity of the grid
         res = namespace["res"]
         assert res.full.selected in res.full.grid and 0 < res.gain < 1
+    if "boot" in namespace:      # scikit-learn: a mean and sd per test row, an interval per training row
+        import numpy as np
+        X, X_test, low, high = (namespace[k] for k in ("X", "X_test", "low", "high"))
+        assert namespace["mean"].shape == namespace["std"].shape == (len(X_test),)
+        assert np.all(namespace["std"] > 0) and low.shape == high.shape == (len(X),) and np.all(low < high)
+
+
+def test_readme_links_into_the_repository_resolve():
+    """Every relative link (the Documentation section's pages, the docs' derivations) names a file of the tree."""
+    links = re.findall(r"(?<!!)\[[^\]]*\]\(([^)\s#]+)(?:#[^)]*)?\)", README.read_text(encoding="utf-8"))
+    local = [link for link in links if "://" not in link and not link.startswith("mailto:")]
+    assert any(link.startswith("docs/user_guide/") for link in local), local
+    missing = [link for link in local if not (README.parent / link).is_file()]
+    assert not missing, missing
 
 
 def test_readme_images_exist_with_one_screenshot_per_tab():

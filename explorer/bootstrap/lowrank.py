@@ -71,7 +71,7 @@ __all__ = [
 ]
 
 #: Relative residual ‖b − (G∘G − diag d) λ‖/‖b‖ at which conjugate gradients stop on eq. (57). The matrix has a
-#: condition number of 2-40 on the problems measured (LOW_RANK_NOTES), so λ is then accurate to about 1e-9.
+#: condition number of 2-40 on the problems measured (``docs/derivations/low_rank.md``), so λ is then accurate to about 1e-9.
 CG_RTOL = 1e-10
 
 #: Most conjugate-gradient steps on eq. (57); a few tens are usual (each costs 4 N m² flops).

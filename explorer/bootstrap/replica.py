@@ -381,7 +381,7 @@ def _fixed_point_map(K, p, noise_var, dtype, keep=None) -> Callable[[np.ndarray]
 def anderson_iteration(step, x0: np.ndarray, tol: float, max_iter: int, memory: int = 5):
     """Anderson-accelerated fixed-point iteration on x; returns (x, n_iter, residual, converged).
 
-    The residual is max |F(x) − x|, i.e. the largest relative change of Δλ when x = log Δλ. On
+    The residual is max abs(F(x) − x), i.e. the largest relative change of Δλ when x = log Δλ. On
     convergence the returned x is the last point at which F was evaluated (so G is known there).
     A safeguard falls back to the plain step when the accelerated residual grows.
     """

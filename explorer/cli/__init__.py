@@ -17,6 +17,7 @@ One module per paper declares its commands (``COMMANDS``, each a :class:`~explor
 :mod:`~explorer.cli.common` holds the shared option parsers, the progress line, JSON output and exit codes
 (0 success, 2 a user error with a message, 3 the theory did not converge). Every count, size and tolerance has a
 lower and an upper bound, checked by its option's type before any work starts (a usage error: one line, exit 2).
+``explorer --version`` prints ``explorer`` and :data:`explorer.__version__` (the one place the version is written).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from explorer import __version__
 from explorer.cli import app, fast_bootstrap, gp_bootstrap, model_selection, svm_bootstrap
 from explorer.cli.common import OneLineParser
 from explorer.engine import use_single_threaded_blas
@@ -41,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="explorer",
         description="Resampling Explorer: analytical (replica/ADATAP) bootstrap averages vs Monte-Carlo.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.register(sub)

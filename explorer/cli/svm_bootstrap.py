@@ -43,7 +43,7 @@ def _svm_curve_arguments(p: argparse.ArgumentParser) -> None:
 def svm_curve(args) -> common.Output:
     """Efron's bootstrap classification error of the hard-margin SVM without bias: replica/ADATAP theory (eq. 17) vs
     Monte-Carlo with standard errors, the S → ∞ limits (eq. 20 and literal leave-one-out), and the cost of the
-    theory in SVM fits. Inputs are standardised; K = exp(−|x − x'|²/(2L²))."""
+    theory in SVM fits. Inputs are standardised; K = exp(−‖x − x'‖²/(2L²))."""
     data = common.load_dataset(args)
     ls = args.lengthscale[0] if len(args.lengthscale) == 1 else np.array(args.lengthscale)
     problem = svm_experiments.svm_problem(data, ls)

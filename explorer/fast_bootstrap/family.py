@@ -1,4 +1,4 @@
-"""The model family of seed 002: models indexed by a complexity q, what the bootstrap of :mod:`.bootstrap` selects.
+"""The model family of seed 002: models indexed by a complexity q, what the bootstrap of :mod:`~explorer.fast_bootstrap.bootstrap` selects.
 
 :class:`~explorer.fast_bootstrap.lssvm.LSSVM` (q = γ), :class:`~explorer.fast_bootstrap.networks.RBFN` (q = P
 kernels) and :class:`~explorer.fast_bootstrap.networks.MLP` (q = P hidden units) are model families; any class

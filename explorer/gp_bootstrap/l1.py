@@ -49,7 +49,7 @@ def scaled_bin_width(y) -> float:
 
 @dataclass(frozen=True)
 class L1Summary:
-    """Bounded L1 distances ½ Σ_h |ρ₀(h) − ρ(h)| Δh ∈ [0, 1], one per training input, and a summary.
+    """Bounded L1 distances ½ Σ_h | ρ₀(h) − ρ(h) | Δh ∈ [0, 1], one per training input, and a summary.
 
     ``frac_le_0_1`` and ``frac_ge_0_2`` are the fractions of inputs with L1 ≤ 0.1 and L1 ≥ 0.2
     (the paper reports 86.2% and 2% for boston at S = N, maximum 0.3109).
@@ -131,7 +131,7 @@ def histogram_edges(samples: np.ndarray, sol: ReplicaSolution, i: int, bin_width
 
 def l1_distance(samples: np.ndarray, sol: ReplicaSolution, i: int, bin_width: float = PAPER_BIN_WIDTH) -> float:
     """L1 between the histogram of bootstrap samples of f_i and the eq. (60) density integrated over the
-    same bins (Fig. 5 caption: L1 ≈ (Δh/2) Σ_h |ρ₀(h) − ρ(h)|).
+    same bins (Fig. 5 caption: L1 ≈ (Δh/2) Σ_h abs(ρ₀(h) − ρ(h))).
 
     Parameters
     ----------
@@ -147,7 +147,7 @@ def l1_distance(samples: np.ndarray, sol: ReplicaSolution, i: int, bin_width: fl
     Returns
     -------
     float
-        ½ Σ_bins |histogram fraction − theory bin probability|, in [0, 1].
+        ½ Σ_bins abs(histogram fraction − theory bin probability), in [0, 1].
 
     Raises
     ------

@@ -1,7 +1,7 @@
 """Mean-field (MF) approximation of the replica posterior, GP regression (seed 000, Fig. 1).
 
 Seed 000 shows a "mean field" learning curve next to ADATAP but prints no formulas; this module implements
-``/work/shared/VG_MF.md`` §2 (checked there and in the tests). The replica posterior, eq. (8), is
+``docs/derivations/vg_mf.md`` §2 (checked there and in the tests). The replica posterior, eq. (8), is
 approximated by a density factorised over the data points, q = Π_i q_i(f_i^1, ..., f_i^n). The optimal
 q_i is the exact local likelihood L_i (eq. 13) times a Gaussian with precision J_ii per replica and the
 common linear term θ_i = −Σ_{j≠i} J_ij m_j (J = K⁻¹). As n → 0 its mixture weights over the occupation
@@ -56,7 +56,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MFSolution(BootstrapSize):
-    """Mean-field parameters of the replica model at one bootstrap size S (VG_MF.md §2).
+    """Mean-field parameters of the replica model at one bootstrap size S (``docs/derivations/vg_mf.md`` §2).
 
     All arrays have shape (N,). ``m`` is MF's bootstrap mean of the predictor at the training inputs,
     ``theta`` = θ the mean-field linear term, ``J_diag`` = J_ii = (K⁻¹)_ii, ``a``, ``b`` the coefficients
@@ -189,7 +189,7 @@ def _solve(K, y, noise_var, S, J_diag, jitter) -> MFSolution:
 
 
 def solve_mean_field(K: np.ndarray, y: np.ndarray, noise_var: float, S: float) -> MFSolution:
-    """Solve the mean-field equations of VG_MF.md §2 for GP regression at bootstrap size S.
+    """Solve the mean-field equations of ``docs/derivations/vg_mf.md`` §2 for GP regression at bootstrap size S.
 
     The system (I + diag(a)(J − D_J)) m = b has exactly one solution: it equals diag(a)(J + diag d) with
     a_i > 0 and d_i = 1/a_i − J_ii > 0 (because a_i = Σ_k p_k/(J_ii + k/σ²) < 1/J_ii when ν > 0), so it is

@@ -9,7 +9,7 @@ equal Gaussian likelihoods exp(-s h), eqs. (10), (50)),
 
     f(s) = K[:, a] (K[a, a] + sigma^2 diag(1 / s_a))^{-1} y_a,      a = {i : s_i > 0},
 
-which needs a Cholesky factor of |a| ~ N (1 - e^{-S/N}) distinct points instead of ~ S duplicated
+which needs a Cholesky factor of #a ~ N (1 - e^{-S/N}) distinct points (#a the size of a) instead of ~ S duplicated
 ones. The all-zero sample gives the prior mean 0.
 
 All functions work on a precomputed kernel matrix K = k(X, X) (and K_test = k(X_test, X)).

@@ -8,7 +8,7 @@ loss of eq. (50) (noise σ²) its posterior is Gaussian in the weights, and with
 
 By the push-through identity Φ A_s⁻¹ Φᵀ W = ΦΦ_aᵀ (Φ_aΦ_aᵀ + σ² diag(1/s_a))⁻¹ restricted to the active rows
 a = {i : s_i > 0}, f(s) is exactly the predictor of :mod:`explorer.gp_bootstrap.montecarlo` on K = ΦΦᵀ (the GP mean
-on the duplicated points, sec. 5), computed from an m×m system instead of an |a|×|a| one: O(|a| m²) time. Only the
+on the duplicated points, sec. 5), computed from an m×m system instead of an #a × #a one (#a the size of a): O(#a m²) time. Only the
 active rows enter A_s; they are gathered in blocks of 2 MB, so a sample holds O(N + m²) numbers beyond Φ, and
 A_s ⪰ I_m needs no jitter (the empty sample gives μ = 0, the prior mean).
 

@@ -1,9 +1,9 @@
 """Each computation of seed 000 on the path of its problem: the dense N×N kernel matrix or the low-rank ΦΦᵀ.
 
 A :class:`~explorer.gp_bootstrap.problems.RegressionProblem` holds K and runs the dense functions
-(:mod:`explorer.bootstrap.replica`, :mod:`.montecarlo`, :mod:`.linear_response`); a
+(:mod:`explorer.bootstrap.replica`, :mod:`~explorer.gp_bootstrap.montecarlo`, :mod:`~explorer.gp_bootstrap.linear_response`); a
 :class:`~explorer.gp_bootstrap.problems.LowRankRegressionProblem` holds Φ and runs their O(N m²) counterparts
-(:mod:`explorer.bootstrap.lowrank`, :mod:`.montecarlo_lowrank`, :mod:`.linear_response_lowrank`) on the same model
+(:mod:`explorer.bootstrap.lowrank`, :mod:`~explorer.gp_bootstrap.montecarlo_lowrank`, :mod:`~explorer.gp_bootstrap.linear_response_lowrank`) on the same model
 quantities, so the stages and the comparisons are written once. VG and MF have no low-rank form here
 (:func:`has_vg_mf`). Core module: numpy and scipy only.
 """

@@ -2,7 +2,7 @@
 
 :func:`regression_problem` builds a :class:`RegressionProblem` from a data set (the paper preset by default), and
 :func:`low_rank_problem` a :class:`LowRankRegressionProblem` whose kernel matrix is ΦΦᵀ (:mod:`explorer.lowrank`),
-never formed; the stages (:mod:`.stages`) and the comparisons (:mod:`.experiments`) take either (:mod:`.paths`
+never formed; the stages (:mod:`~explorer.gp_bootstrap.stages`) and the comparisons (:mod:`~explorer.gp_bootstrap.experiments`) take either (:mod:`~explorer.gp_bootstrap.paths`
 runs each computation on the path of its problem). Core module: numpy only.
 """
 

@@ -1,7 +1,7 @@
 """Variational-Gaussian (VG) approximation of the replica posterior, GP regression (seed 000, Fig. 1).
 
 Seed 000 shows a "variational Gaussian" learning curve next to ADATAP but prints no formulas; this module
-implements the derivation in ``/work/shared/VG_MF.md`` §1 (checked there and in the tests). The replica
+implements the derivation in ``docs/derivations/vg_mf.md`` §1 (checked there and in the tests). The replica
 posterior, eq. (8), is approximated by a replica-symmetric Gaussian: every replica has mean m, replicas a, b
 have covariance δ_ab V + W. The O(n) term of the variational free energy,
 
@@ -51,7 +51,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class VGSolution(BootstrapSize, CavityMoments):
-    """Variational-Gaussian parameters of the replica model at one bootstrap size S (VG_MF.md §1).
+    """Variational-Gaussian parameters of the replica model at one bootstrap size S (``docs/derivations/vg_mf.md`` §1).
 
     All arrays have shape (N,). Site parameters: ``dl`` = Δλ (VG-1), ``gam`` = γ = y Δλ (VG-2),
     ``lam`` = λ (VG-3). Moments: ``m`` the bootstrap mean of the predictor at the training inputs (VG-2),
@@ -100,7 +100,7 @@ def _iterate(step, x: np.ndarray, tol: float, max_iter: int) -> tuple[np.ndarray
 
     The map Δλ ↦ ν/(σ² + G_ii(Δλ)) of (VG-1) is monotone (G_ii decreases as any Δλ_j grows) and bounded
     by ν/σ². From the default start Δλ⁰_i = ν/(σ² + K_ii) the first step cannot decrease Δλ (G_ii ≤ K_ii),
-    so the iterates increase monotonically and converge (VG_MF.md §1: "plain iteration converges").
+    so the iterates increase monotonically and converge (``docs/derivations/vg_mf.md`` §1: plain iteration converges).
     """
     residual = np.inf
     for it in range(1, max_iter + 1):
@@ -180,7 +180,7 @@ def solve_variational(
     max_iter: int = 500,
     init: VGSolution | np.ndarray | None = None,
 ) -> VGSolution:
-    """Solve the variational-Gaussian equations (VG-1)-(VG-3) of VG_MF.md for GP regression at size S.
+    """Solve the variational-Gaussian equations (VG-1)-(VG-3) of ``docs/derivations/vg_mf.md`` for GP regression at size S.
 
     Parameters
     ----------

@@ -3,16 +3,16 @@ r"""GP model selection: criteria with gradients, their optimisation, curves and 
 Criteria (lower is better), each a function of the log hyperparameters
 ``phi = np.append(kernel.theta, log noise_var)`` with an analytic gradient:
 
-=================  ===========================================================================================
-``evidence``       negative log evidence −log N(y | 0, K_y), eq. (2.11) of seed 001, in nats
-``loo``            mean negative leave-one-out log predictive probability, closed form (R&W eq. 5.10-5.12)
-``kfold``          K-fold CV negative log predictive probability, eq. (2.12), in closed form from K_y⁻¹
-``asc-boltzmann``  −I, Boltzmann ASC (eq. 4.3, β maximised per partition), see :mod:`explorer.model_selection.asc`
-``asc-beta-noise`` −I, β-noise ASC (β = 1)
-``asc-bayes``      −I, Bayesian ASC (eq. 4.4)
-``bootstrap632``   Efron's .632 estimate e⁻¹ ε_train + (1 − e⁻¹) ε(N) with ε(N) from the replica theory
-                   (seed 000 eq. 45 and footnote 3), gradient by implicit differentiation of eqs. (54)-(55)
-=================  ===========================================================================================
+==================  ===========================================================================================
+``evidence``        negative log evidence −log N(y | 0, K_y), eq. (2.11) of seed 001, in nats
+``loo``             mean negative leave-one-out log predictive probability, closed form (R&W eq. 5.10-5.12)
+``kfold``           K-fold CV negative log predictive probability, eq. (2.12), in closed form from K_y⁻¹
+``asc-boltzmann``   −I, Boltzmann ASC (eq. 4.3, β maximised per partition), see :mod:`explorer.model_selection.asc`
+``asc-beta-noise``  −I, β-noise ASC (β = 1)
+``asc-bayes``       −I, Bayesian ASC (eq. 4.4)
+``bootstrap632``    Efron's .632 estimate e⁻¹ ε_train + (1 − e⁻¹) ε(N) with ε(N) from the replica theory
+                    (seed 000 eq. 45 and footnote 3), gradient by implicit differentiation of eqs. (54)-(55)
+==================  ===========================================================================================
 
 A :class:`Criterion` binds a criterion to its random parts (the K folds, the J ASC partitions), drawn once
 from ``rng`` so that the function optimised is deterministic. :func:`optimize_hyperparameters` runs

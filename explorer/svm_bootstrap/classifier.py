@@ -5,7 +5,7 @@ The SVM of seed 004, eq. (1): the internal field f = (f_1, ..., f_N) at the trai
     minimise f^T K^{-1} f   subject to   y_i f_i >= 1 for every i in the training set D,
 
 and f(x) = sum_i y_i alpha_i K(x, x_i). Its dual is max_alpha sum_i alpha_i - 1/2 alpha^T Q alpha with
-alpha >= 0 and Q = diag(y) K diag(y): a non-negative least-squares problem, min |R alpha - b|^2 with
+alpha >= 0 and Q = diag(y) K diag(y): a non-negative least-squares problem, min ‖R alpha - b‖^2 with
 Q = R^T R and R^T b = 1, whose normal equations only involve Q and the vector of ones. We solve it
 exactly with the Lawson-Hanson active-set method on (Q, 1) ("fast NNLS", Bro & de Jong 1997), keeping a
 Cholesky factor of Q on the support vectors that grows by one row per added support vector.
@@ -98,8 +98,8 @@ class SVMSolution:
         Returns
         -------
         dict of str to float
-            ``dual``: max(-alpha_i); ``primal``: max(1 - y_i f_i); ``complementary``: max alpha_i |y_i f_i - 1|
-            relative to max alpha; ``off_training``: max |alpha| outside the training set.
+            ``dual``: max(-alpha_i); ``primal``: max(1 - y_i f_i); ``complementary``: max alpha_i | y_i f_i - 1 |
+            relative to max alpha; ``off_training``: max | alpha | outside the training set.
         """
         m, a = self.margins[self.mask], self.alpha[self.mask]
         scale = max(float(a.max(initial=0.0)), 1e-300)
@@ -139,7 +139,6 @@ def fit_hard_margin(K: ArrayLike, y: ArrayLike, *, mask: ArrayLike | None = None
         ndarrays of shape (n,), and the number of support-vector solves ``n_iter``.
 
     Raises
-
     ------
     NotSeparableError
         If the margin constraints cannot be met: identical inputs with different labels, or a kernel

@@ -6,7 +6,7 @@ Gaussian cavity field with parameters Δλ_c(i), γ_c(i), λ_c(i), after the rep
 limit β → ∞ (eq. 15). The cavity field f_c ~ N(m^c, V^c), m^c = γ_c/Δλ_c, V^c = −λ_c/Δλ_c², is the
 internal field at input i over the bootstrap samples that do not contain i (eq. 18).
 
-The equations (clean reading of the appendix in ``EQUATIONS.md``, re-derived here):
+The equations (the appendix written out in ``docs/derivations/svm_replica.md``, re-derived here):
 
 * local side, eq. (21): with probability 1 − p the site is absent and its field is the cavity field;
   with probability p = 1 − e^(−kS/N) it is present (k = number of data rows at this input) and the field

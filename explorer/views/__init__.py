@@ -1,8 +1,8 @@
 """Views of the Resampling Explorer: session state (param), figures (HoloViews) and tabs (Panel).
 
 One folder per page, each with the same files (``state``, ``figures``, ``tab``, ``presets``, ``page``):
-``gp_bootstrap`` (seed 000), ``svm_bootstrap`` (seed 004), ``model_selection`` (seed 001), ``fast_bootstrap``
-(seed 002). Each ``page.PAGE`` declares its page once; :mod:`explorer.views.pages` lists them. ``common`` holds
+``step_by_step`` ("Bootstrap, step by step", seed 000), ``gp_bootstrap`` (seed 000), ``svm_bootstrap`` (seed 004),
+``model_selection`` (seed 001), ``fast_bootstrap`` (seed 002). Each ``page.PAGE`` declares its page once; :mod:`explorer.views.pages` lists them. ``common`` holds
 what every page shares: the page declaration (``page``), the background jobs (``jobs``), the result caches
 (``caches``), session plumbing (``session``), widgets (``widgets``), downloads (``exports``), uploads
 (``uploads``), links (``links``), the presets' machinery (``presets``) and the base tab (``tab``). The served page

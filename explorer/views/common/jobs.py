@@ -281,7 +281,7 @@ class BackgroundJobs(param.Parameterized):
 
     @classmethod
     def describe_error(cls, err: BaseException) -> str:
-        """The message shown for an expected error, in the state's page's words (:mod:`.errors`)."""
+        """The message shown for an expected error, in the state's page's words (:mod:`~explorer.views.common.errors`)."""
         return errors.describe_error(err, cls.error_wording)
 
     @property

@@ -1,5 +1,5 @@
-"""View of seed 002 (fast bootstrap): the session state (:mod:`.state`), its figures (:mod:`.figures`), tables
-(:mod:`.tables`) and exports (:mod:`.exports`), and the tab (:mod:`.tab`)."""
+"""View of seed 002 (fast bootstrap): the session state (:mod:`~explorer.views.fast_bootstrap.state`), its figures (:mod:`~explorer.views.fast_bootstrap.figures`), tables
+(:mod:`~explorer.views.fast_bootstrap.tables`) and exports (:mod:`~explorer.views.fast_bootstrap.exports`), and the tab (:mod:`~explorer.views.fast_bootstrap.tab`)."""
 
 from explorer.fast_bootstrap.experiments import CALIBRATION, estimated_seconds, replica_grid
 from explorer.views.fast_bootstrap.exports import csv_text, json_text, settings

@@ -1,5 +1,5 @@
-"""Views of seed 000 (GP bootstrap): the session state (:mod:`.state`), its figures (:mod:`.figures`), the four
-GP tabs (:mod:`.tab`), presets (:mod:`.presets`) and the page declaration (:mod:`.page`)."""
+"""Views of seed 000 (GP bootstrap): the session state (:mod:`~explorer.views.gp_bootstrap.state`), its figures (:mod:`~explorer.views.gp_bootstrap.figures`), the four
+GP tabs (:mod:`~explorer.views.gp_bootstrap.tab`), presets (:mod:`~explorer.views.gp_bootstrap.presets`) and the page declaration (:mod:`~explorer.views.gp_bootstrap.page`)."""
 
 # Each page package exports its state and its tab; everything else is imported from the module that holds it.
 from explorer.views.gp_bootstrap.state import GPBootstrapState

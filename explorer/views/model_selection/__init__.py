@@ -1,6 +1,6 @@
-"""View of seed 001 (model selection): the session state (:mod:`.state`), its figures, tables and exports
-(:mod:`.figures`), the thesis experiments of the "Experiments" sub-panel (:mod:`.experiments`), the tab (:mod:`.tab`),
-presets (:mod:`.presets`) and the page declaration (:mod:`.page`). The package exports what those modules export."""
+"""View of seed 001 (model selection): the session state (:mod:`~explorer.views.model_selection.state`), its figures, tables and exports
+(:mod:`~explorer.views.model_selection.figures`), the thesis experiments of the "Experiments" sub-panel (:mod:`~explorer.views.model_selection.experiments`), the tab (:mod:`~explorer.views.model_selection.tab`),
+presets (:mod:`~explorer.views.model_selection.presets`) and the page declaration (:mod:`~explorer.views.model_selection.page`). The package exports what those modules export."""
 
 from explorer.views.model_selection import experiments, figures, state, tab
 from explorer.views.model_selection.experiments import *  # noqa: F403

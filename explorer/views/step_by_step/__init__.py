@@ -1,6 +1,6 @@
 """The "Bootstrap, step by step" page (issue 24): the resamples one at a time beside the theory of seed 000. The
-session state (:mod:`.state`), its figures (:mod:`.figures`), the tab (:mod:`.tab`), presets (:mod:`.presets`) and
-the page declaration (:mod:`.page`)."""
+session state (:mod:`~explorer.views.step_by_step.state`), its figures (:mod:`~explorer.views.step_by_step.figures`), the tab (:mod:`~explorer.views.step_by_step.tab`), presets (:mod:`~explorer.views.step_by_step.presets`) and
+the page declaration (:mod:`~explorer.views.step_by_step.page`)."""
 
 # Each page package exports its state and its tab; everything else is imported from the module that holds it.
 from explorer.views.step_by_step.state import StepState

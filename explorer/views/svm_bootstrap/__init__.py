@@ -1,5 +1,5 @@
-"""View of seed 004 (hard-margin SVM bootstrap): the session state (:mod:`.state`), its figures, tables and exports
-(:mod:`.figures`) and the tab (:mod:`.tab`)."""
+"""View of seed 004 (hard-margin SVM bootstrap): the session state (:mod:`~explorer.views.svm_bootstrap.state`), its figures, tables and exports
+(:mod:`~explorer.views.svm_bootstrap.figures`) and the tab (:mod:`~explorer.views.svm_bootstrap.tab`)."""
 
 from explorer.views.svm_bootstrap.figures import (
     EXPORT_NAMES,
