@@ -14,6 +14,7 @@ real worker process), ``--scheduler ADDRESS`` on an existing Dask cluster. The n
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import json
 import math
@@ -31,12 +32,13 @@ from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.chunks import Executor
 from explorer.engine import EngineError, connect
+from explorer.gp_bootstrap.evidence import subsample_rows
 from explorer.progress import Hooks, Progress
 
 __all__ = ["Output", "Command", "register", "command", "add_json_option", "add_data_source", "add_engine_options",
            "engine_executor", "load_dataset", "progress", "to_json", "jsonable", "OneLineParser", "IntRange",
            "FloatRange", "NumberList", "Grid", "csv_path", "directory", "scheduler_address", "one_line", "shown",
-           "MAX_CSV_BYTES", "MAX_DENSE_ROWS", "check_rows", "MAX_WORKERS_PER_CORE", "SEED", "TOLERANCE", "PORT",
+           "MAX_CSV_BYTES", "MAX_DENSE_ROWS", "check_rows", "subsample", "MAX_WORKERS_PER_CORE", "SEED", "TOLERANCE", "PORT",
            "WORKERS", "add_seed_option", "MC_SAMPLES", "S_OVER_N",
            "LENGTHSCALES", "POSITIVE"]
 
@@ -414,6 +416,19 @@ def check_rows(data: datasets.Dataset, max_rows: int = MAX_DENSE_ROWS,
                 else "this run takes")
         raise ValueError(f"{data.name} has {data.n:,} rows; {what} at most {max_rows:,}. {advice}")
     return data
+
+
+def subsample(data: datasets.Dataset, rows: int, seed: int) -> datasets.Dataset:
+    """``rows`` rows of ``data`` drawn at random with ``seed``, in their file order, named as the app names its
+    subsample ("name (random 1,000 of 3,000 rows, seed 0)"); ``data`` itself if it has at most ``rows`` rows.
+
+    The rows are :func:`explorer.gp_bootstrap.evidence.subsample_rows`'s, the app's draw: ``--subsample 1000`` with
+    the default ``--seed 0`` uses the rows of the app's 'Use a random subsample of 1,000 rows'.
+    """
+    if data.n <= rows:
+        return data
+    return dataclasses.replace(data.subset(subsample_rows(data.n, rows, seed)),
+                               name=f"{data.name} (random {rows:,} of {data.n:,} rows, seed {seed})")
 
 
 def progress() -> Hooks | None:

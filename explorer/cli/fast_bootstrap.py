@@ -49,8 +49,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                                                "e.g. the Santa Fe laser series A",
                                dataset_help="toy (eq. 19, drawn with --seed; the default) or a shipped "
                                             f"regression set: {', '.join(datasets.available())}")
-    g.add_argument("--column", default="value", help="series column of --series-csv (default value)")
-    g.add_argument("--lags", type=LAGS, default=6, help=f"NAR order for --series-csv, {LAGS} (default 6, eq. 20)")
+    g.add_argument("--column", default=None, help="series column of --series-csv (default value)")
+    g.add_argument("--lags", type=LAGS, default=None, help=f"NAR order for --series-csv, {LAGS} (default 6, eq. 20)")
     g = p.add_argument_group("model")
     g.add_argument("--model", choices=fe.MODELS, default="ls-svm", help="model family (default ls-svm)")
     g.add_argument("--lengthscale", type=common.POSITIVE, default=None,
@@ -83,9 +83,21 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     common.add_json_option(p)
 
 
+def _check_options(args) -> None:
+    """A ValueError for an option the run does not use (it would be dropped without a word)."""
+    why = {"--column": "it names the series column of --series-csv", "--lags": "it is the NAR order of --series-csv",
+           "--lengthscale": f"it is the LS-SVM's kernel width and the model here is {args.model}"}
+    unused = [o for o, v in (("--column", args.column), ("--lags", args.lags)) if v is not None and not args.series_csv]
+    unused += ["--lengthscale"] if args.lengthscale is not None and args.model != "ls-svm" else []
+    if unused:
+        raise ValueError("; ".join(f"{o} is not used ({why[o]})" for o in unused) + ". Drop it, or add the "
+                         "option that uses it.")
+
+
 def _data(args) -> datasets.Dataset:
+    _check_options(args)
     if args.series_csv:
-        return datasets.load_series_csv(args.series_csv, args.column, args.lags)
+        return datasets.load_series_csv(args.series_csv, args.column or "value", args.lags or 6)
     if args.csv:
         if not args.target:
             raise ValueError("--csv needs --target COLUMN (the column to predict).")

@@ -3,7 +3,7 @@
 Each function takes a :class:`~explorer.gp_bootstrap.problems.RegressionProblem` (data, kernel, noise and the
 cached kernel matrix; re-exported here with :func:`regression_problem` and the paper's constants) or a
 :class:`~explorer.gp_bootstrap.problems.LowRankRegressionProblem` (K ≈ ΦΦᵀ, :func:`low_rank_problem`), runs the
-replica theory and the Monte-Carlo bootstrap on it (:mod:`.paths`), and returns a frozen result object.
+replica theory and the Monte-Carlo bootstrap on it (:mod:`~explorer.gp_bootstrap.paths`), and returns a frozen result object.
 """
 
 from __future__ import annotations
@@ -29,10 +29,13 @@ from explorer.gp_bootstrap.problems import (
     regression_problem,
 )
 from explorer.gp_bootstrap.stages import (
+    ALL_METHODS_ROWS,
+    CURVE_METHODS,
     VG_MF_LOSSES,
     CurvePoint,
     LinearResponseCurve,
     TheoryCurve,
+    curve_methods,
     holdout_linear_response,
     linear_response_curve,
     mc_curve,
@@ -95,7 +98,7 @@ def solve_with_timing(problem: Problem, S: float, repeats: int = 3, **options) -
     repeats : int
         Number of timed solves; the fastest counts.
     **options
-        Passed to the path's ADATAP solver (``tol``, ...; :func:`.paths.solve`).
+        Passed to the path's ADATAP solver (``tol``, ...; :func:`~explorer.gp_bootstrap.paths.solve`).
 
     Returns
     -------
@@ -116,21 +119,22 @@ class LearningCurveRow:
     (``variational``, ``mean_field``); ``ij`` and ``ij_second_order`` the infinitesimal-jackknife ε_IJ and ε_IJ2
     (eqs. 14-15 of ``docs/linear_response.md``); all four are defined for the square loss only and None for any
     other. ``loo_limit`` is the closed-form leave-one-out error at noise σ²N/S (eq. 9), the S → ∞ limit.
-    ``converged``, ``n_iter`` and ``residual`` are ADATAP's.
+    ``converged``, ``n_iter`` and ``residual`` are ADATAP's. A method not run (``methods`` of
+    :func:`learning_curve_comparison`) has None in its fields (``mc_*`` for Monte-Carlo, the last three for ADATAP).
     """
 
     s_over_n: float
     S: float
-    theory: float
-    theory_approx: float
+    theory: float | None
+    theory_approx: float | None
     theory_vg: float | None
     theory_mf: float | None
-    mc_mean: float
-    mc_se: float
-    mc_samples: int
-    converged: bool
-    n_iter: int
-    residual: float
+    mc_mean: float | None
+    mc_se: float | None
+    mc_samples: int | None
+    converged: bool | None
+    n_iter: int | None
+    residual: float | None
     expected_test_points: float
     ij: float | None = None
     ij_second_order: float | None = None
@@ -145,17 +149,20 @@ class LearningCurveComparison:
     None when the loss is not square: VG and MF are then not solved); ``mc_sample_s`` one MC sample at S = N;
     ``ij_s`` the infinitesimal-jackknife ε_IJ at S = N (with ε_IJ2 and the LOO limit from the same factorisation;
     None unless the loss is square). On the low-rank path VG and MF do not run (their timings and values None).
+    ``methods`` are the methods that ran (:data:`~explorer.gp_bootstrap.stages.CURVE_METHODS`); the timing of one
+    that did not is None.
     """
 
     problem: str
     n: int
     loss: str
     rows: tuple[LearningCurveRow, ...]
-    theory_s: float
-    mc_sample_s: float
+    theory_s: float | None
+    mc_sample_s: float | None
     vg_s: float | None
     mf_s: float | None
     ij_s: float | None = None
+    methods: tuple[str, ...] = CURVE_METHODS
 
     def as_dict(self) -> dict:
         """The comparison for JSON.
@@ -163,16 +170,17 @@ class LearningCurveComparison:
         Returns
         -------
         dict
-            ``problem``, ``n``, ``loss``, ``rows`` (one dict of :class:`LearningCurveRow` fields per S) and
-            ``timing`` (``theory_s``, ``mc_sample_s``, their ratio ``theory_in_mc_samples``, ``vg_s``, ``mf_s`` and
+            ``problem``, ``n``, ``loss``, ``methods``, ``rows`` (one dict of :class:`LearningCurveRow` fields per S)
+            and ``timing`` (``theory_s``, ``mc_sample_s``, their ratio ``theory_in_mc_samples``, ``vg_s``, ``mf_s`` and
             ``ij_s``; the last three None unless the loss is square; ``vg_s`` and ``mf_s`` None on the low-rank
             path).
         """
         return {
-            "problem": self.problem, "n": self.n, "loss": self.loss,
+            "problem": self.problem, "n": self.n, "loss": self.loss, "methods": list(self.methods),
             "rows": [row.__dict__ for row in self.rows],
             "timing": {"theory_s": self.theory_s, "mc_sample_s": self.mc_sample_s,
-                       "theory_in_mc_samples": self.theory_s / self.mc_sample_s,
+                       "theory_in_mc_samples": None if self.theory_s is None or self.mc_sample_s is None
+                       else self.theory_s / self.mc_sample_s,
                        "vg_s": self.vg_s, "mf_s": self.mf_s, "ij_s": self.ij_s},
         }
 
@@ -188,12 +196,13 @@ def learning_curve_comparison(
     tol: float = 1e-3,
     executor: Executor | None = None,
     hooks: Hooks | None = None,
+    methods: Sequence[str] | None = None,
 ) -> LearningCurveComparison:
     """ε(S) from ADATAP, the approximate ADATAP, VG, MF (seed 000 Fig. 1, left), IJ, the LOO limit and Monte-Carlo.
 
     ADATAP and VG are warm-started along S, both with tolerance ``tol``; MF is a linear solve; IJ and the LOO limit
     are one factorisation per S (:func:`linear_response_curve`). VG, MF and IJ define ε(S) for the square loss
-    only (eq. 45 with their cavities, ``/work/shared/VG_MF.md``; eqs. 14-15 of ``docs/linear_response.md``): for
+    only (eq. 45 with their cavities, ``docs/derivations/vg_mf.md``; eqs. 14-15 of ``docs/linear_response.md``): for
     any other loss their row entries and timings are None. ``theory_s``, ``vg_s`` and ``mf_s`` are cold solves
     at S = N (best of 3) and ``mc_sample_s`` the time of one MC bootstrap sample at S = N, all measured in
     this call so that their ratios are meaningful.
@@ -218,11 +227,16 @@ def learning_curve_comparison(
         Where the Monte-Carlo chunks run (default: this process; ``explorer.engine`` for Dask).
     hooks : Hooks, optional
         Progress and cancellation.
+    methods : sequence of str, optional
+        Which of :data:`~explorer.gp_bootstrap.stages.CURVE_METHODS` run (the others' entries are None). Default:
+        all of them up to ``ALL_METHODS_ROWS`` = 1,000 training rows, above it ADATAP, the approximate ADATAP, the
+        LOO limit and Monte-Carlo (:func:`~explorer.gp_bootstrap.stages.curve_methods`). Above that bound the cold
+        solves behind the timings run once instead of best of 3, and one MC sample is timed over 5 samples.
 
     Returns
     -------
     LearningCurveComparison
-        One :class:`LearningCurveRow` per S/N, in the order given, and the timings.
+        One :class:`LearningCurveRow` per S/N, in the order given, the timings and the methods that ran.
 
     Raises
     ------
@@ -234,53 +248,77 @@ def learning_curve_comparison(
     root = root_seed(rng)
     n = problem.n
     hooks = hooks or NO_HOOKS
+    methods, repeats = curve_methods(methods, n), 3 if n <= ALL_METHODS_ROWS else 1
     hooks.report(0.0, "solving the replica theory")
-    solutions = replica_curve(problem, grid, tol=tol)
-    theory_s = solve_with_timing(problem, float(n), tol=tol).seconds
+    solutions = replica_curve(problem, grid, tol=tol, methods=methods)
+    theory_s = solve_with_timing(problem, float(n), repeats, tol=tol).seconds if "adatap" in methods else None
     hooks.report(0.05, "solving the variational-Gaussian and mean-field approximations")
-    vg_mf, vg_s, mf_s = _vg_and_mf(problem, grid, loss, tol)
+    vg_mf, vg_s, mf_s = _vg_and_mf(problem, grid, loss, tol, methods, repeats)
     theory = theory_curve(problem, solutions, loss=loss, loss_params=loss_params, vg_mf=vg_mf)
-    lr_curve = linear_response_curve(problem, grid, loss=loss, loss_params=loss_params)
-    ij_s = None if loss != "square" else best_time(lambda: paths.ij_error(problem, float(n)))
-    mc = mc_curve(problem, grid, mc_samples, loss=loss, loss_params=loss_params, rng=root, executor=executor,
-                  hooks=hooks.sub(0.1, 0.9, "Monte-Carlo"))
-    rows = tuple(_row(theory, lr_curve, j, sol, point)
-                 for j, (sol, point) in enumerate(zip(solutions.exact, mc.points)))
-    mc_sample_s = _time_mc_sample(problem, root)
+    lr_curve, ij_s = _linear_response(problem, grid, loss, loss_params, methods, repeats)
+    mc, mc_sample_s = None, None
+    if "mc" in methods:
+        mc = mc_curve(problem, grid, mc_samples, loss=loss, loss_params=loss_params, rng=root, executor=executor,
+                      hooks=hooks.sub(0.1, 0.9, "Monte-Carlo"))
+        mc_sample_s = _time_mc_sample(problem, root)
+    rows = tuple(_row(theory, lr_curve, j, None if solutions.exact is None else solutions.exact[j],
+                      None if mc is None else mc.points[j]) for j in range(grid.size))
     hooks.report(1.0, "done")
-    return LearningCurveComparison(problem.name, n, loss, rows, theory_s, mc_sample_s, vg_s, mf_s, ij_s)
+    return LearningCurveComparison(problem.name, n, loss, rows, theory_s, mc_sample_s, vg_s, mf_s, ij_s, methods)
 
 
-def _row(theory: TheoryCurve, lr_curve: LinearResponseCurve, j: int, sol: replica.ReplicaSolution,
-         point: CurvePoint) -> LearningCurveRow:
-    """Row ``j`` of the comparison: the theory curves' values there, ADATAP's convergence and the MC point."""
+def _linear_response(problem: Problem, grid: np.ndarray, loss: str, loss_params: dict, methods: tuple[str, ...],
+                     repeats: int) -> tuple[LinearResponseCurve | None, float | None]:
+    """The IJ and LOO-limit curves of ``methods`` (None if neither runs) and the IJ time at S = N (None unless IJ
+    runs for the square loss)."""
+    if "ij" not in methods and "loo" not in methods:
+        return None, None
+    ij = "ij" in methods and loss == "square"
+    curve = linear_response_curve(problem, grid, loss=loss, loss_params=loss_params, ij=ij)
+    if "loo" not in methods:
+        curve = dataclasses.replace(curve, loo_limit=None)
+    return curve, best_time(lambda: paths.ij_error(problem, float(problem.n)), repeats) if ij else None
+
+
+def _row(theory: TheoryCurve, lr_curve: LinearResponseCurve | None, j: int, sol: replica.ReplicaSolution | None,
+         point: CurvePoint | None) -> LearningCurveRow:
+    """Row ``j`` of the comparison: the theory curves' values there, ADATAP's convergence and the MC point (None for
+    a method that did not run)."""
     v, n = theory.s_over_n[j], theory.n
-    vg, mf, ij, ij2 = (None if values is None else float(values[j]) for values in (
-        theory.theory_vg, theory.theory_mf, lr_curve.ij, lr_curve.ij_second_order))
+    lr = lr_curve or LinearResponseCurve(theory.s_over_n, None, None, None)
+    exact, approx, vg, mf, ij, ij2, loo = (None if values is None else float(values[j]) for values in (
+        theory.theory, theory.theory_approx, theory.theory_vg, theory.theory_mf, lr.ij, lr.ij_second_order,
+        lr.loo_limit))
     return LearningCurveRow(
-        s_over_n=float(v), S=float(v * n), theory=float(theory.theory[j]), theory_approx=float(theory.theory_approx[j]),
-        theory_vg=vg, theory_mf=mf, mc_mean=float(point.mc_mean), mc_se=float(point.mc_se),
-        mc_samples=point.mc_samples, converged=sol.converged, n_iter=sol.n_iter, residual=sol.residual,
-        expected_test_points=float(n * np.exp(-v)), ij=ij, ij_second_order=ij2,
-        loo_limit=float(lr_curve.loo_limit[j]))
+        s_over_n=float(v), S=float(v * n), theory=exact, theory_approx=approx, theory_vg=vg, theory_mf=mf,
+        mc_mean=None if point is None else float(point.mc_mean), mc_se=None if point is None else float(point.mc_se),
+        mc_samples=None if point is None else point.mc_samples, converged=None if sol is None else sol.converged,
+        n_iter=None if sol is None else sol.n_iter, residual=None if sol is None else sol.residual,
+        expected_test_points=float(n * np.exp(-v)), ij=ij, ij_second_order=ij2, loo_limit=loo)
 
 
-def _vg_and_mf(problem: Problem, grid: np.ndarray, loss: str, tol: float):
-    """VG and MF along ``grid`` (:func:`vg_mf_curve`) and their cold solve times at S = N:
-    ``(curve, vg seconds, mf seconds)``; all None unless the loss is square."""
-    if loss not in VG_MF_LOSSES or not paths.has_vg_mf(problem):  # eq. (45) only (VG_MF.md); dense path only
+def _vg_and_mf(problem: Problem, grid: np.ndarray, loss: str, tol: float, methods: tuple[str, ...] = ("vg", "mf"),
+               repeats: int = 3):
+    """VG and MF of ``methods`` along ``grid`` (:func:`vg_mf_curve`) and their cold solve times at S = N (best of
+    ``repeats``): ``(curve, vg seconds, mf seconds)``; all None unless the loss is square, a time None for a method
+    not run."""
+    if loss not in VG_MF_LOSSES or not paths.has_vg_mf(problem):  # eq. (45) only (docs/derivations/vg_mf.md); dense path only
+        return None, None, None
+    chosen = tuple(m for m in ("vg", "mf") if m in methods)
+    if not chosen:
         return None, None, None
     K, y, noise_var, n = problem.K, problem.y, problem.noise_var, float(problem.n)
-    curve = vg_mf_curve(problem, grid, tol=tol)
-    vg_s = best_time(lambda: variational.solve_variational(K, y, noise_var, n, tol=tol))
-    mf_s = best_time(lambda: mean_field.solve_mean_field(K, y, noise_var, n))
+    curve = vg_mf_curve(problem, grid, tol=tol, methods=chosen)
+    vg_s = best_time(lambda: variational.solve_variational(K, y, noise_var, n, tol=tol), repeats) \
+        if "vg" in chosen else None
+    mf_s = best_time(lambda: mean_field.solve_mean_field(K, y, noise_var, n), repeats) if "mf" in chosen else None
     return curve, vg_s, mf_s
 
 
 def _time_mc_sample(problem: Problem, rng) -> float:
     """Seconds per MC bootstrap sample at S = N (the mean over 100 samples after 5, or 5 after 1 on the low-rank
-    path, where one sample of a large N takes a tenth of a second)."""
-    warm, n_samples = (1, 5) if paths.is_low_rank(problem) else (5, 100)
+    path and above ``ALL_METHODS_ROWS`` rows, where one sample takes a tenth of a second or more)."""
+    warm, n_samples = (1, 5) if paths.is_low_rank(problem) or problem.n > ALL_METHODS_ROWS else (5, 100)
     paths.predictions(problem, problem.n, warm, rng=rng)
     t0 = time.perf_counter()
     paths.predictions(problem, problem.n, n_samples, rng=rng)

@@ -1,4 +1,4 @@
-"""The stages of seed 000's experiments, each built once: the CLI's comparisons (:mod:`.experiments`) and the app's
+"""The stages of seed 000's experiments, each built once: the CLI's comparisons (:mod:`~explorer.gp_bootstrap.experiments`) and the app's
 state (:mod:`explorer.views.gp_bootstrap.state`) call these with the same grids and seeds.
 
 * :func:`replica_curve` — ADATAP (warm-started along S) and the approximate ADATAP along a grid of S/N;
@@ -11,7 +11,7 @@ state (:mod:`explorer.views.gp_bootstrap.state`) call these with the same grids 
 * :func:`holdout_linear_response` — the infinitesimal-jackknife mean and variance at the held-out inputs.
 
 A stage takes a dense :class:`~.problems.RegressionProblem` or a :class:`~.problems.LowRankRegressionProblem` and
-runs on its path (:mod:`.paths`); VG and MF are dense only. Every stage returns a frozen dataclass. Core module: numpy and scipy only.
+runs on its path (:mod:`~explorer.gp_bootstrap.paths`); VG and MF are dense only. Every stage returns a frozen dataclass. Core module: numpy and scipy only.
 """
 
 from __future__ import annotations
@@ -33,11 +33,22 @@ from explorer.validation import holdout_iv, mc_curve_grid, s_over_n_grid, s_over
 __all__ = [
     "VG_MF_LOSSES", "theory_error", "ReplicaCurve", "replica_curve", "VGMFCurve", "vg_mf_curve", "TheoryCurve",
     "theory_curve", "CurvePoint", "CurveMC", "mc_curve", "HoldoutTheory", "holdout_theory", "LinearResponseCurve",
-    "linear_response_curve", "holdout_linear_response",
+    "linear_response_curve", "holdout_linear_response", "CURVE_METHODS", "ALL_METHODS_ROWS", "FAST_METHODS",
+    "curve_methods",
 ]
 
-#: Losses for which the VG and MF approximations define ε(S) (eq. 45 with their cavities, /work/shared/VG_MF.md).
+#: Losses for which the VG and MF approximations define ε(S) (eq. 45 with their cavities, docs/derivations/vg_mf.md).
 VG_MF_LOSSES = ("square",)
+#: The methods of a learning curve, by name (:func:`curve_methods`, the CLI's ``--methods``): ADATAP (eqs. 54-59 of
+#: seed 000), the approximate ADATAP (§5), VG, MF, the infinitesimal jackknife (IJ), the closed-form leave-one-out
+#: limit (LOO) and Monte-Carlo (eq. 17).
+CURVE_METHODS = ("adatap", "approx", "vg", "mf", "ij", "loo", "mc")
+#: Training rows up to which the default runs every method (the app's row bound); above, :data:`FAST_METHODS` only.
+#: VG, MF and IJ each cost further O(N³) solves per S that dominate a large curve: on a 3,000-row pumadyn CSV (2
+#: cores, loaded) VG took 13 s a solve, IJ 6 s and MF 3 s, against 5 s for ADATAP.
+ALL_METHODS_ROWS = 1_000
+#: The default methods above :data:`ALL_METHODS_ROWS` rows.
+FAST_METHODS = ("adatap", "approx", "loo", "mc")
 
 
 def theory_error(sol: replica.ReplicaSolution, loss: str, loss_params: dict | None = None) -> float:
@@ -70,18 +81,37 @@ class ReplicaCurve:
     ----------
     s_over_n : ndarray of shape (n_S,)
         The grid, in the order given.
-    exact : tuple of ReplicaSolution, length n_S
-        ADATAP, warm-started along S.
-    approx : tuple of ReplicaSolution, length n_S
-        The approximate ADATAP.
+    exact : tuple of ReplicaSolution, length n_S, or None
+        ADATAP, warm-started along S (None when not solved).
+    approx : tuple of ReplicaSolution, length n_S, or None
+        The approximate ADATAP (None when not solved).
     """
 
     s_over_n: np.ndarray
-    exact: tuple[replica.ReplicaSolution, ...]
-    approx: tuple[replica.ReplicaSolution, ...]
+    exact: tuple[replica.ReplicaSolution, ...] | None
+    approx: tuple[replica.ReplicaSolution, ...] | None
 
 
-def replica_curve(problem: Problem, s_over_n: Sequence[float], *, tol: float = 1e-3) -> ReplicaCurve:
+def curve_methods(methods: Sequence[str] | None, n: int) -> tuple[str, ...]:
+    """The methods of a learning curve on ``n`` training rows: ``methods`` checked and in the order of
+    :data:`CURVE_METHODS`, or (None) every method up to :data:`ALL_METHODS_ROWS` rows, :data:`FAST_METHODS` above.
+
+    Raises
+    ------
+    ValueError
+        If ``methods`` is empty or names a method not in :data:`CURVE_METHODS`.
+    """
+    if methods is None:
+        return CURVE_METHODS if n <= ALL_METHODS_ROWS else FAST_METHODS
+    unknown = [m for m in methods if m not in CURVE_METHODS]
+    if unknown or not methods:
+        raise ValueError(f"`methods` must name one or more of {', '.join(CURVE_METHODS)}, got "
+                         f"{', '.join(map(str, methods)) or 'none'}. Pick the theories (and mc) to run.")
+    return tuple(m for m in CURVE_METHODS if m in methods)
+
+
+def replica_curve(problem: Problem, s_over_n: Sequence[float], *, tol: float = 1e-3,
+                  methods: Sequence[str] = ("adatap", "approx")) -> ReplicaCurve:
     """ADATAP (warm-started along S, tolerance ``tol``) and the approximate ADATAP at S = (S/N)·N.
 
     Parameters
@@ -92,6 +122,8 @@ def replica_curve(problem: Problem, s_over_n: Sequence[float], *, tol: float = 1
         Bootstrap sizes per data point (positive).
     tol : float
         Stopping tolerance of ADATAP: largest relative change of Δλ(i).
+    methods : sequence of str, optional
+        Which of ``"adatap"`` and ``"approx"`` to solve; the other's solutions are None.
 
     Returns
     -------
@@ -106,9 +138,9 @@ def replica_curve(problem: Problem, s_over_n: Sequence[float], *, tol: float = 1
     """
     grid = s_over_n_grid(s_over_n)
     S = grid * problem.n
-    exact = paths.learning_curve(problem, S, tol=tol)
-    approx = tuple(paths.approximate(problem, s) for s in S)
-    return ReplicaCurve(grid, tuple(exact), approx)
+    exact = tuple(paths.learning_curve(problem, S, tol=tol)) if "adatap" in methods else None
+    approx = tuple(paths.approximate(problem, s) for s in S) if "approx" in methods else None
+    return ReplicaCurve(grid, exact, approx)
 
 
 @dataclass(frozen=True)
@@ -117,22 +149,27 @@ class VGMFCurve:
 
     Attributes
     ----------
-    s_over_n, vg, mf : ndarray of shape (n_S,)
-        The grid and the two errors along it.
+    s_over_n : ndarray of shape (n_S,)
+        The grid.
+    vg, mf : ndarray of shape (n_S,) or None
+        The two errors along it (None for one not solved).
     """
 
     s_over_n: np.ndarray
-    vg: np.ndarray
-    mf: np.ndarray
+    vg: np.ndarray | None
+    mf: np.ndarray | None
 
 
-def vg_mf_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, tol: float = 1e-3) -> VGMFCurve:
+def vg_mf_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, tol: float = 1e-3,
+                methods: Sequence[str] = ("vg", "mf")) -> VGMFCurve:
     """ε(S) of VG (warm-started along S, tolerance ``tol``) and of MF (a linear solve) at S = (S/N)·N.
 
     Parameters
     ----------
     problem, s_over_n, tol
         As in :func:`replica_curve` (``tol`` is VG's).
+    methods : sequence of str, optional
+        Which of ``"vg"`` and ``"mf"`` to solve.
 
     Returns
     -------
@@ -140,10 +177,14 @@ def vg_mf_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, tol: f
     """
     grid = s_over_n_grid(s_over_n)
     S = grid * problem.n
-    vg = variational.vg_learning_curve(problem.K, problem.y, problem.noise_var, S, tol=tol)
-    mf = mean_field.mf_learning_curve(problem.K, problem.y, problem.noise_var, S)
-    return VGMFCurve(grid, np.array([variational.vg_test_error(s) for s in vg]),
-                     np.array([mean_field.mf_test_error(s) for s in mf]))
+    vg = mf = None
+    if "vg" in methods:
+        vg = np.array([variational.vg_test_error(s) for s in variational.vg_learning_curve(
+            problem.K, problem.y, problem.noise_var, S, tol=tol)])
+    if "mf" in methods:
+        mf = np.array([mean_field.mf_test_error(s)
+                       for s in mean_field.mf_learning_curve(problem.K, problem.y, problem.noise_var, S)])
+    return VGMFCurve(grid, vg, mf)
 
 
 @dataclass(frozen=True)
@@ -158,8 +199,8 @@ class TheoryCurve:
     """
 
     s_over_n: np.ndarray
-    theory: np.ndarray
-    theory_approx: np.ndarray
+    theory: np.ndarray | None
+    theory_approx: np.ndarray | None
     expected_test_points: np.ndarray
     n: int
     loss: str
@@ -197,9 +238,12 @@ def theory_curve(problem: Problem, solutions: ReplicaCurve, *, loss: str = "squa
     """
     grid = solutions.s_over_n
     use_vg_mf = vg_mf is not None and loss in VG_MF_LOSSES
+
+    def errors(sols):
+        return None if sols is None else np.array([theory_error(s, loss, loss_params) for s in sols])
+
     return TheoryCurve(
-        s_over_n=grid, theory=np.array([theory_error(s, loss, loss_params) for s in solutions.exact]),
-        theory_approx=np.array([theory_error(s, loss, loss_params) for s in solutions.approx]),
+        s_over_n=grid, theory=errors(solutions.exact), theory_approx=errors(solutions.approx),
         expected_test_points=problem.n * np.exp(-grid), n=problem.n, loss=loss,
         theory_vg=vg_mf.vg if use_vg_mf else None, theory_mf=vg_mf.mf if use_vg_mf else None)
 
@@ -232,7 +276,7 @@ def mc_curve(problem: Problem, s_over_n: Sequence[float], mc_samples: int, *, lo
              hooks: Hooks | None = None) -> CurveMC:
     """Efron's estimator (eq. 17; eq. 46's loss for another ``loss``) at every S/N of the grid, all S at once.
 
-    :func:`.paths.mc_learning_curve` (``montecarlo.bootstrap_learning_curve``) with root seed ``rng``: the k-th S/N draws group k.
+    :func:`~explorer.gp_bootstrap.paths.mc_learning_curve` (``montecarlo.bootstrap_learning_curve``) with root seed ``rng``: the k-th S/N draws group k.
 
     Parameters
     ----------
@@ -346,7 +390,7 @@ class LinearResponseCurve:
 
 
 def linear_response_curve(problem: Problem, s_over_n: Sequence[float], *, loss: str = "square",
-                          loss_params: dict | None = None) -> LinearResponseCurve:
+                          loss_params: dict | None = None, ij: bool = True) -> LinearResponseCurve:
     """The infinitesimal-jackknife learning curve and the leave-one-out limit at S = (S/N)·N, one factorisation each.
 
     Parameters
@@ -355,6 +399,8 @@ def linear_response_curve(problem: Problem, s_over_n: Sequence[float], *, loss: 
         As in :func:`replica_curve`.
     loss, loss_params
         As in :func:`theory_curve`; the IJ curves are defined for the square loss only (None otherwise).
+    ij : bool, optional
+        False: the LOO limit only (its own factorisation per S; the IJ curves None).
 
     Returns
     -------
@@ -366,7 +412,7 @@ def linear_response_curve(problem: Problem, s_over_n: Sequence[float], *, loss: 
         If ``s_over_n`` holds a non-positive or non-finite value.
     """
     grid = s_over_n_grid(s_over_n)
-    if loss != "square":
+    if loss != "square" or not ij:
         g = get_loss(loss, **(loss_params or {}))
         loo = np.array([paths.loo_limit(problem, v * problem.n, loss=g).value for v in grid])
         return LinearResponseCurve(grid, None, None, loo)

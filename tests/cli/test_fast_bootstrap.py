@@ -84,3 +84,18 @@ def test_cli_fast_bootstrap_errors_exit_2(capsys, argv, message):
     code, _, err = _cli(capsys, "fast-bootstrap", *argv)
     assert code == 2
     assert re.search(message, err)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "mlp", "--lengthscale", "2"], "--lengthscale is not used (it is the LS-SVM's kernel width and the "
+                                               "model here is mlp)"),
+    (["--lags", "3"], "--lags is not used (it is the NAR order of --series-csv)"),
+    (["--column", "x"], "--column is not used (it names the series column of --series-csv)"),
+])
+def test_an_option_the_run_does_not_use_is_an_error_not_dropped(capsys, argv, message):
+    """Issue 36: an option the model or the data source does not use is refused (exit 2, one line)."""
+    from explorer import cli
+
+    assert cli.main(["fast-bootstrap", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

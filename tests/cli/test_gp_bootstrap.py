@@ -33,8 +33,10 @@ def toy_csv(tmp_path):
 
 
 def _curve(capsys, path, *options) -> dict:
+    """The learning curve of the CSV with the paper preset (``regression_problem``'s default model; a CSV without a
+    model gets maximum evidence, tests/cli/test_gp_bootstrap_model.py)."""
     assert cli.main(["learning-curve", "--csv", str(path), "--target", "y", "--s-over-n", "1,0.5",
-                     "--mc-samples", "5", "--json", *options]) == 0
+                     "--mc-samples", "5", "--preset", "paper", "--json", *options]) == 0
     return json.loads(capsys.readouterr().out)
 
 
@@ -77,7 +79,8 @@ def test_cli_vg_and_mf_are_null_for_the_eps_insensitive_loss(capsys, toy_csv):
 
 def test_cli_learning_curve_text_has_vg_and_mf_columns(capsys):
     assert cli.main(["learning-curve", "--dataset", "toy", "--s-over-n", "1", "--mc-samples", "5"]) == 0
-    header, row = capsys.readouterr().out.splitlines()[1:3]
+    model, _, header, row = capsys.readouterr().out.splitlines()[:4]
+    assert model.startswith("model: kernel paper (l² = 73.54, ℓ = [")
     assert header.split() == ["S/N", "theory", "approx", "VG", "MF", "IJ", "LOO", "lim", "MC", "±", "se", "iter"]
     assert len(row.split()) == 10 and "n/a" not in row
 
@@ -109,7 +112,7 @@ def test_cli_ij_is_null_and_loo_limit_takes_the_loss_for_eps_insensitive(capsys,
 
 def test_cli_holdout_json_has_ij_moments_equal_to_the_core(capsys, toy_csv):
     assert cli.main(["holdout", "--csv", str(toy_csv), "--target", "y", "--holdout", "10", "--mc-samples", "20",
-                     "--json"]) == 0
+                     "--preset", "paper", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     problem = experiments.regression_problem(datasets.load_csv(toy_csv, "y"), holdout=10)
     ref = linear_response.linear_response_moments(problem.K, problem.y, problem.noise_var, float(problem.n),
@@ -121,7 +124,8 @@ def test_cli_holdout_json_has_ij_moments_equal_to_the_core(capsys, toy_csv):
 
 def test_cli_holdout_text_has_ij_columns(capsys, toy_csv):
     assert cli.main(["holdout", "--csv", str(toy_csv), "--target", "y", "--holdout", "5", "--mc-samples", "5"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    model, *lines = capsys.readouterr().out.splitlines()
+    assert model.startswith("model: kernel se (ℓ = ") and "by maximum evidence on all 60 rows" in model
     assert lines[0].split() == ["x", "mean", "th", "mean", "IJ", "mean", "MC", "±", "se", "var", "th", "var", "IJ",
                                 "var", "MC", "±", "se"]
     assert len(lines) == 6 and len(lines[1].split()) == 9

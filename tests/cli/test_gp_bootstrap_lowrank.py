@@ -55,7 +55,8 @@ def test_without_a_kernel_the_low_rank_model_is_fitted_by_maximum_evidence_and_t
     argv = ["holdout", "--dataset", "toy", "--holdout", "20", "--rank", "30", "--mc-samples", "3"]
     out = _json(capsys, argv)
     assert "largest evidence of the rank-30 Nyström GP" in out["model"]["fitted"]
-    assert out["model"]["kernel"].startswith("SquaredExponential(") and out["model"]["noise_var"] > 0
+    assert out["model"]["kernel"] == "se" and out["model"]["repr"].startswith("SquaredExponential(")
+    assert out["model"]["noise_var"] > 0 and out["model"]["source"] == "maximum evidence"
     assert len(out["theory_mean"]) == 20
     assert cli.main(argv) == 0
     assert "largest evidence" in capsys.readouterr().out

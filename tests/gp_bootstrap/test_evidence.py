@@ -88,3 +88,81 @@ def test_a_noise_free_target_stops_at_the_stated_noise_floor(rng):
     fit = maximum_evidence(X, y)
     assert fit.at_noise_floor and fit.noise_var == pytest.approx(NOISE_FLOOR * np.var(y, ddof=1), rel=1e-6)
     assert not maximum_evidence(X, y + 0.3 * rng.standard_normal(60)).at_noise_floor
+
+
+# ------------------------------------------------------------------------------------------------ ARD
+
+
+@pytest.fixture
+def relevance(rng):
+    """y depends on x0 strongly, on x1 weakly and not at all on x2 (the case ARD exists for)."""
+    X = rng.normal(size=(80, 3))
+    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.standard_normal(80)
+    return X, y
+
+
+def test_the_ard_gradient_is_the_finite_difference_of_the_evidence(relevance):
+    """The objective's gradient in φ = log(ℓ_1, ℓ_2, ℓ_3, σ_f², σ²) (R&W eq. 5.9 through the kernel's ARD theta)
+    against central differences of log p(y | X) itself (step 1e-5 in log space: error ~1e-10 · |third
+    derivative|, so rel 1e-5)."""
+    from explorer.gp_bootstrap.evidence import _NegativeEvidence
+
+    X, y = relevance
+    phi = np.log([0.7, 2.0, 5.0, 1.3, 0.05])
+    value, grad = _NegativeEvidence(X, y)(phi)
+
+    def log_p(p):
+        return regression.log_evidence(SquaredExponential(np.exp(p[:3]), np.exp(p[3])), X, y, np.exp(p[4]))
+
+    h = 1e-5
+    numeric = [(log_p(phi + h * e) - log_p(phi - h * e)) / (2 * h) for e in np.eye(5)]
+    assert -value == pytest.approx(log_p(phi), rel=1e-12)
+    assert -grad == pytest.approx(numeric, rel=1e-5, abs=1e-7)
+
+
+def test_ard_finds_the_relevant_inputs_and_fits_at_least_as_well(relevance):
+    """One ℓ per input: the irrelevant x2 gets a much longer ℓ than x0 and x1 (x0, the strongest, the shortest),
+    and the ARD maximum, a superset of the isotropic model, has at least its evidence; its log evidence is the
+    evidence at its point (an independent evaluation)."""
+    X, y = relevance
+    ard, iso = maximum_evidence(X, y, ard=True), maximum_evidence(X, y)
+    ell = ard.lengthscale
+    assert ard.ard and ell.shape == (3,) and ell[0] < ell[1] and ell[2] > 5 * ell[1]
+    assert ard.log_evidence >= iso.log_evidence - 1e-6
+    assert ard.log_evidence == pytest.approx(
+        regression.log_evidence(SquaredExponential(ell, ard.signal_var), X, y, ard.noise_var), rel=1e-12)
+    assert ard.kernel.params["lengthscale"].tolist() == ell.tolist()
+    assert ard.note.startswith("ℓ_1..ℓ_d (ARD), σ_f², σ² by maximum evidence on all 80 rows")
+
+
+# ------------------------------------------------------------------------------------------------ fit_to_data
+
+
+def test_fit_to_data_is_the_maximum_on_the_stated_random_rows(rng):
+    """More rows than ``max_rows``: the maximum of exactly the rows of ``subsample_rows`` (seed given), and the
+    fit says which; at most ``max_rows`` rows: all of them, no seed."""
+    from explorer.gp_bootstrap.evidence import EVIDENCE_ROWS, SUBSAMPLE_SEED, fit_to_data, subsample_rows
+
+    X = rng.normal(size=(120, 2))
+    y = np.sin(X[:, 0]) + 0.2 * rng.standard_normal(120)
+    fit = fit_to_data(X, y, max_rows=50, seed=4)
+    rows = subsample_rows(120, 50, 4)
+    ref = maximum_evidence(X[rows], y[rows])
+    assert rows.size == 50 and np.all(np.diff(rows) > 0)
+    assert not np.array_equal(rows, subsample_rows(120, 50, 5))
+    assert (fit.lengthscale, fit.signal_var, fit.noise_var, fit.log_evidence) == (
+        ref.lengthscale, ref.signal_var, ref.noise_var, ref.log_evidence)
+    assert (fit.n, fit.n_data, fit.seed) == (50, 120, 4)
+    assert fit.note == "ℓ, σ_f², σ² by maximum evidence on 50 of 120 rows drawn at random, seed 4"
+    whole = fit_to_data(X, y)
+    assert EVIDENCE_ROWS >= 120 and SUBSAMPLE_SEED == 0
+    assert (whole.n, whole.n_data, whole.seed, whole.lengthscale) == (120, 120, None,
+                                                                      maximum_evidence(X, y).lengthscale)
+    assert fit_to_data(X, y, max_rows=50, ard=True).lengthscale.shape == (2,)
+
+
+def test_fit_to_data_refuses_a_bound_below_three_rows(data):
+    from explorer.gp_bootstrap.evidence import fit_to_data
+
+    with pytest.raises(ValueError, match="`max_rows` must be a whole number >= 3, got 2"):
+        fit_to_data(*data, max_rows=2)

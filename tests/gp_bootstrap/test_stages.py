@@ -58,3 +58,31 @@ def test_holdout_theory_equals_the_comparison_theory(problem):
     no_holdout = experiments.regression_problem(datasets.load("toy", n=40, rng=3))
     with pytest.raises(ValueError, match="no held-out rows"):
         stages.holdout_theory(no_holdout, 1.0)
+
+
+def test_curve_methods_default_to_all_up_to_the_row_bound_and_check_names():
+    assert stages.curve_methods(None, stages.ALL_METHODS_ROWS) == stages.CURVE_METHODS
+    assert stages.curve_methods(None, stages.ALL_METHODS_ROWS + 1) == stages.FAST_METHODS
+    assert stages.curve_methods(["mc", "adatap"], 10) == ("adatap", "mc")  # CURVE_METHODS' order
+    for bad in (["adatap", "vgg"], []):
+        with pytest.raises(ValueError, match="`methods` must name one or more of adatap, approx, vg, mf, ij, loo, mc"):
+            stages.curve_methods(bad, 10)
+
+
+def test_a_comparison_of_some_methods_has_the_full_runs_values_for_them_and_none_for_the_others(problem):
+    """The chosen methods give the numbers of a run of every method (same grid, same seed; the LOO limit from its
+    own factorisation, so to rounding); the others are None,
+    their timings too; the stages skip them (VG, MF and IJ not solved: no VG/MF curve, no IJ)."""
+    grid = [0.5, 1.5]
+    full = experiments.learning_curve_comparison(problem, grid, 10, rng=2)
+    some = experiments.learning_curve_comparison(problem, grid, 10, rng=2, methods=["mf", "loo", "mc"])
+    assert full.methods == stages.CURVE_METHODS and some.methods == ("mf", "loo", "mc")
+    for a, b in zip(full.rows, some.rows):
+        assert (b.theory_mf, b.mc_mean, b.mc_se) == (a.theory_mf, a.mc_mean, a.mc_se)
+        assert b.loo_limit == pytest.approx(a.loo_limit, rel=1e-12)  # its own factorisation without IJ
+        assert (b.theory, b.theory_approx, b.theory_vg, b.ij, b.n_iter, b.converged) == (None,) * 6
+    assert (some.theory_s, some.vg_s, some.ij_s) == (None, None, None) and some.mf_s > 0 and some.mc_sample_s > 0
+    assert some.as_dict()["timing"]["theory_in_mc_samples"] is None and some.as_dict()["methods"] == list(some.methods)
+    solutions = stages.replica_curve(problem, grid, methods=("approx",))
+    assert solutions.exact is None and len(solutions.approx) == 2
+    assert stages.vg_mf_curve(problem, grid, methods=("mf",)).vg is None
