@@ -27,6 +27,7 @@ from tornado.ioloop import IOLoop
 from explorer import engine as dask_engine
 from explorer.views.common import caches
 from explorer.views.common.engine_status import engine_status
+from explorer.views.common.glossary import Glossary
 from explorer.views.common.links import link_page
 from explorer.views.common.page import PageContext
 from explorer.views.common.presentation import PRESENTATION_CSS, TAB_BAR_CSS, presentation_switch
@@ -134,13 +135,15 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     # figure first: the pages' messages and the preset's panel (citation, settings, the paper's numbers beside ours)
     # under the tabs, never above them (appearing, they would move the figure)
     main = pn.Column(tabs, *messages, presets.panel, sizing_mode="stretch_width")
+    glossary = Glossary()  # the header's "Glossary": the words of every page, in the template's modal
     template = pn.template.FastListTemplate(
         # one card in main: no empty one above
         title=TITLE, sidebar=[sidebar, warm_up_note(warm_up), engine_status(engine)], main=[main],
-        header=[presets.menu, _presentation_switch(pages.values())],
+        header=[presets.menu, glossary.button, _presentation_switch(pages.values())], modal=[glossary],
         sidebar_width=330, accent="#1f77b4", header_background="#1f4e79", design=Fast,
     )
     template.config.raw_css.append(PRESENTATION_CSS)
+    glossary.attach(template)
     template.pages = pages  # handles for tests and notebooks
     template.tabs, template.tab_names = tabs, names
     template.presets = presets
@@ -236,8 +239,8 @@ def pages_open(server) -> int:
 def release_when_idle(sessions: Callable[[], int], warm_up: WarmUp | None = None,
                       engine: dask_engine.Engine | None = None) -> int:
     """If no session is open (``sessions()`` is 0) and the warm-up, if any, has finished, drop the results the
-    sessions added to the shared caches (the warm-up's stay: :meth:`~explorer.views.common.caches.CacheRegistry.
-    drop_unkept`) and give their memory back to the system, this process's and, on a thread of its own, the
+    sessions added to the shared caches (the warm-up's stay:
+    :meth:`~explorer.views.common.caches.CacheRegistry.drop_unkept`) and give their memory back to the system, this process's and, on a thread of its own, the
     ``engine``'s workers' (:meth:`~explorer.engine.Engine.return_workers_memory`), after its local scheduler let go
     of the finished jobs (:meth:`~explorer.engine.Engine.forget_finished_jobs`); return the bytes dropped
     (0 when not idle).

@@ -40,7 +40,30 @@ def _datasets_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
+#: The description of ``explorer serve --help`` until the help is shown (:class:`_ServeHelpFormatter` writes it).
+SERVE_DESCRIPTION = "Serve the Resampling Explorer dashboard in the browser."
+
+
+def serve_description() -> str:
+    """What ``explorer serve --help`` says the page holds: every tab of the page registry
+    (:data:`explorer.views.pages.PAGE_TITLES`), in the order of the tab bar, so that the help names every page there
+    is. The registry imports the UI stack: only when the help is shown."""
+    from explorer.views.pages import PAGE_TITLES
+
+    return (f"{SERVE_DESCRIPTION} Its tabs, theory against Monte-Carlo, live: {'; '.join(PAGE_TITLES.values())}. "
+            "The sidebar holds the open tab's controls; the header's 'Reproduce a figure' menu sets every control for "
+            "a figure or table of the papers.")
+
+
+class _ServeHelpFormatter(argparse.HelpFormatter):
+    """The help of ``explorer serve``: :data:`SERVE_DESCRIPTION` becomes :func:`serve_description` when shown."""
+
+    def add_text(self, text: str | None) -> None:
+        super().add_text(serve_description() if text == SERVE_DESCRIPTION else text)
+
+
 def _serve_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = _ServeHelpFormatter  # a constructor option of argparse, read when the help is formatted
     p.add_argument("--port", type=PORT, default=5006, help=f"port to listen on, {PORT} (default 5006)")
     p.add_argument("--address", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 exposes it to the network); "
@@ -94,6 +117,5 @@ COMMANDS = (
     common.Command("datasets", "list the datasets that --dataset accepts", _datasets_arguments,
                    command(list_datasets)),
     common.Command("serve", "serve the interactive explorer in the browser (Panel)", _serve_arguments, serve,
-                   description="Serve the Resampling Explorer dashboard: learning curve, predictive "
-                               "distribution, L1 map and test inputs, theory vs Monte-Carlo, live."),
+                   description=SERVE_DESCRIPTION),
 )

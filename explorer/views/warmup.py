@@ -255,8 +255,9 @@ class WarmUp:
         if self.finished:
             return ""
         doing = f": {self.current}" if self.current else ""
-        return (f"⏳ The server is still warming up ({self.done} of {self.total} views ready{doing}). Until it has "
-                "finished, a view it has not computed yet takes its usual time.")
+        # plain text, no emoji: a projector's or a server's browser without an emoji font shows a missing-glyph box
+        return (f"**Warming up:** the server is still warming up ({self.done} of {self.total} views ready{doing}). "
+                "Until it has finished, a view it has not computed yet takes its usual time.")
 
 
 def warm_up_note(warm_up: WarmUp | None, period_ms: int = 2000) -> pn.pane.Markdown:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from explorer.views.step_by_step.state import GRID_POINTS, KEEP_CURVES
-from tests.conftest import open_page, type_value
+from tests.conftest import ARTIFACTS, open_page, type_value
 
 pytestmark = pytest.mark.browser
 
@@ -54,9 +54,43 @@ STREAMED_JS = """() => {
 }"""
 
 
+#: The labels of the page's axes (Bokeh axis models), in document order.
+AXIS_LABELS_JS = """() => {
+  const out = [];
+  for (const doc of window.Bokeh.documents) {
+    for (const model of doc.all_models) {
+      if (typeof model.axis_label === 'string') out.push(model.axis_label);
+    }
+  }
+  return out;
+}"""
+
+
 def _rows(page, columns: str) -> list[int]:
     """Rows of every data source whose columns are ``columns`` (sorted, comma-separated)."""
     return [n for keys, n in page.evaluate(SOURCES_JS) if keys == columns]
+
+
+#: The histogram's bars drawn: the finite rows of the data sources of stacked bars (a figure drawn anew by HoloViews
+#: with no bar holds one row of NaN).
+BARS_JS = """() => {
+  let n = 0;
+  for (const doc of window.Bokeh.documents) {
+    for (const model of doc.all_models) {
+      if (model.type !== 'ColumnDataSource' && model.constructor.name !== 'ColumnDataSource') continue;
+      const data = model.data;
+      const top = data instanceof Map ? data.get('top') : data['top'];
+      const left = data instanceof Map ? data.get('left') : data['left'];
+      if (top && left) n += Array.from(top).filter((v) => Number.isFinite(v)).length;
+    }
+  }
+  return n;
+}"""
+
+
+def _bars(page) -> int:
+    """The histogram's stacked bars drawn (one per bin and multiplicity with resamples in it)."""
+    return page.evaluate(BARS_JS)
 
 
 def _sentence(page) -> str:
@@ -89,14 +123,13 @@ def test_the_step_by_step_page_draws_plays_and_picks_a_point(server, browser):
     page.locator(".bk-tab.bk-active", has_text="Bootstrap, step by step").first.wait_for()
     page.locator(".explorer-steps-sentence", has_text="No resample drawn yet").first.wait_for()
     page.locator(".explorer-steps-plot-data canvas").first.wait_for()
-    assert sum(_rows(page, "bottom,left,right,top")) == 0  # no bar yet: only the theory's outlines
+    assert _bars(page) == 0  # no bar yet: only the theory's outlines
 
     _click(page, "draw-1")
     _wait_count(page, 1)
     _click(page, "draw-10")
     _wait_count(page, 11)
-    bars = sum(_rows(page, "bottom,left,right,top"))
-    assert bars > 0  # the histogram of f_i, stacked by multiplicity
+    assert _bars(page) > 0  # the histogram of f_i, stacked by multiplicity
     running = max(_rows(page, "B,eps"))
     _click(page, "draw-100")
     _wait_count(page, 111)
@@ -113,7 +146,7 @@ def test_the_step_by_step_page_draws_plays_and_picks_a_point(server, browser):
     page.locator(".explorer-steps-play button", has_text="Pause").first.click()
     paused, before = _count(page), -1
     for _ in range(20):  # the draws asked for before the click (a late tick asks for up to 3) still land
-        page.wait_for_timeout(500)
+        page.wait_for_timeout(2000)  # (a draw takes more than a second on a loaded machine)
         before, paused = paused, _count(page)
         if paused == before:
             break
@@ -136,9 +169,12 @@ def test_the_step_by_step_page_draws_plays_and_picks_a_point(server, browser):
     index = page.locator(".explorer-steps-input-index input").first
     before = index.input_value()
     box = page.locator(".explorer-steps-plot-data canvas").first.bounding_box()
-    for fx in (0.5, 0.3, 0.7):
+    for fx in (0.3, 0.7, 0.5):  # (the ringed point 0 may be the nearest to one of them)
         page.mouse.click(box["x"] + fx * box["width"], box["y"] + 0.5 * box["height"])
-        page.wait_for_timeout(800)
+        for _ in range(20):  # the click goes to the server and the index back (slow on a loaded machine)
+            page.wait_for_timeout(250)
+            if index.input_value() != before:
+                break
         if index.input_value() != before:
             break
     assert index.input_value() != before
@@ -166,6 +202,68 @@ def test_a_link_reopens_the_step_by_step_page_with_its_values(server, browser):
     page.close()
     again = open_page(browser, link)
     again.locator(".bk-tab.bk-active", has_text="Bootstrap, step by step").first.wait_for()
-    again.locator(".explorer-steps-sentence", has_text="N = 40 points").first.wait_for()
+    again.locator(".explorer-steps-sentence", has_text="N = 40 data points").first.wait_for()
     assert again.locator(".explorer-steps-dataset select").first.input_value() == "teacher"
     again.close()
+
+
+def _slide(page, key: str) -> None:
+    """Move the S/N slider one step with the keyboard (as a lecturer nudges it) and let it go."""
+    handle = page.locator(".explorer-steps-s-over-n .noUi-handle").first
+    handle.focus()
+    handle.press(key)
+
+
+def test_resamples_are_kept_across_an_s_over_n_change_and_the_glossary_opens(server, browser):
+    """Issue 36: a nudge of the S/N slider starts an empty set and says the earlier resamples are kept; nudging it
+    back shows them again (count, histogram, running estimate). The histogram's axis says what it shows in every
+    state. The header's Glossary opens on this page and on another."""
+    page = open_page(browser, server)
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.locator(".explorer-steps-sentence", has_text="No resample drawn yet").first.wait_for()
+    page.locator(".explorer-steps-plot-histogram canvas").first.wait_for()
+    assert "probability per bin (theory)" in page.evaluate(AXIS_LABELS_JS)  # the theory alone, before any draw
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "step-by-step-before.png"))
+
+    _click(page, "draw-10")
+    _wait_count(page, 10)
+    labels = page.evaluate(AXIS_LABELS_JS)
+    assert "resamples per bin" in labels and "probability per bin (theory)" not in labels
+    bars, running = _bars(page), max(_rows(page, "B,eps"))
+    assert bars > 0 and running >= 10
+
+    _slide(page, "ArrowRight")  # S/N 1.00 → 1.05: a new, empty set; the 10 are kept
+    page.locator(".explorer-steps-sentence", has_text="kept (10 resamples at S/N = 1.00)").first.wait_for()
+    for _ in range(20):  # the figures are drawn anew (a new problem): wait until their bars are gone
+        if _bars(page) == 0:
+            break
+        page.wait_for_timeout(250)
+    assert "No resample drawn yet" in _sentence(page) and _bars(page) == 0
+    assert "probability per bin (theory)" in page.evaluate(AXIS_LABELS_JS)
+    page.screenshot(path=str(ARTIFACTS / "step-by-step-new-s-over-n.png"))
+
+    _slide(page, "ArrowLeft")  # back to 1.00: the same 10 resamples, histogram and running estimate
+    _wait_count(page, 10)
+    for _ in range(40):  # the figures are drawn anew (a new problem): wait for their bars and estimate
+        if _bars(page) == bars and max(_rows(page, "B,eps")) == running:
+            break
+        page.wait_for_timeout(250)
+    assert _bars(page) == bars and max(_rows(page, "B,eps")) == running
+    assert "resamples per bin" in page.evaluate(AXIS_LABELS_JS)
+    page.screenshot(path=str(ARTIFACTS / "step-by-step-back.png"))
+
+    page.locator(".explorer-glossary-button button").first.click()
+    glossary = page.locator(".explorer-glossary", has_text="Replica theory").first
+    glossary.wait_for(state="visible")
+    page.screenshot(path=str(ARTIFACTS / "step-by-step-glossary.png"))
+    page.keyboard.press("Escape")
+    page.locator("#pn-closeModal").first.click() if page.locator("#pn-closeModal").first.is_visible() else None
+    glossary.wait_for(state="hidden")
+    page.locator(".bk-tab", has_text="Learning curve").first.click()  # another page: the same header
+    page.locator(".explorer-glossary-button button").first.click()
+    glossary.wait_for(state="visible")
+    assert errors == []
+    page.close()

@@ -107,6 +107,50 @@ def test_an_upload_does_not_freeze_the_other_sessions(served, browser, tmp_path)
     b.close()
 
 
+def _presentation(page, on: bool) -> None:
+    """Switch the header's Presentation mode ``on`` (or off) and wait until the page has it."""
+    if page.evaluate("() => document.body.classList.contains('explorer-presentation')") != on:
+        page.locator(".explorer-presentation-switch button").first.click()
+    page.wait_for_function(f"() => document.body.classList.contains('explorer-presentation') === {str(on).lower()}")
+
+
+def _rows_csv(path: Path, rows: int) -> Path:
+    """A CSV of ``rows`` rows, three inputs and a target y."""
+    path.write_text("x0,x1,x2,y\n" + "".join(f"{i % 7},{i % 11},{i % 13},{(i * 7) % 5}\n" for i in range(rows)))
+    return path
+
+
+@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
+def test_a_refused_upload_says_why_over_its_figure_in_the_first_screen(served, browser, tmp_path, presentation):
+    """Issue 36: the refusal of an upload over the row limit sits over the figure it concerns, inside the first
+    1280×720 screen (it sat at y ≈ 1,018, under the tabs), and covers the figure: no axes of boston's figure nor
+    its glyph-less legend beside it."""
+    url, _, _ = served
+    page, errors = _open(browser, url + "?tab=curve")
+    _presentation(page, presentation)
+    page.locator(".explorer-upload input[type=file]").first.set_input_files(str(_rows_csv(tmp_path / "wide.csv",
+                                                                                           1_500)))
+    message = page.get_by_text("wide has 1,500 rows; these pages take at most 1,000").first
+    message.wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)  # laid out
+    box = message.bounding_box()
+    figure = page.locator(".explorer-tab-curve .explorer-main-figure").first.bounding_box()
+    layer = page.locator(".explorer-tab-curve .explorer-over-figure").first
+    cover = layer.bounding_box()
+    print(f"{'presentation' if presentation else 'normal'}: message at y = {box['y']:.0f}..{box['y'] + box['height']:.0f}"
+          f", figure y = {figure['y']:.0f}..{figure['y'] + figure['height']:.0f}")
+    assert box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"] \
+        and box["y"] + box["height"] <= VIEWPORT["height"], box  # in the first screen
+    assert figure["y"] <= box["y"] and box["y"] + box["height"] <= figure["y"] + figure["height"], (box, figure)
+    # the layer covers the whole figure with an opaque background: the empty figure's axes do not show
+    assert cover["x"] <= figure["x"] + 1 and cover["y"] <= figure["y"] + 1, (cover, figure)
+    assert cover["x"] + cover["width"] >= figure["x"] + figure["width"] - 1, (cover, figure)
+    assert cover["y"] + cover["height"] >= figure["y"] + figure["height"] - 1, (cover, figure)
+    assert layer.evaluate("e => getComputedStyle(e).backgroundColor") not in ("transparent", "rgba(0, 0, 0, 0)")
+    assert errors == []
+    page.close()
+
+
 def test_a_link_naming_a_server_file_is_ignored(served, browser):
     url, folder, _ = served
     page = browser.new_page(viewport=VIEWPORT)

@@ -22,6 +22,18 @@ def test_serve_help_lists_the_options(capsys):
     assert "127.0.0.1" in text and "5006" in text
 
 
+def test_serve_help_names_every_tab_of_the_page_registry(capsys):
+    from explorer.views.pages import PAGES
+
+    with pytest.raises(SystemExit):
+        cli.main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps the description
+    titles = [title for page in PAGES for title in page.tabs.values()]
+    assert len(titles) == 8  # the page has eight tabs today; each is named, in the order of the tab bar
+    positions = [text.find(title) for title in titles]
+    assert -1 not in positions and positions == sorted(positions), dict(zip(titles, positions))
+
+
 def test_serve_rejects_a_missing_data_dir(capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["serve", "--data-dir", "/no/such/folder"])

@@ -48,6 +48,8 @@ def test_the_warm_up_waits_while_a_session_is_open_and_stops_when_asked(dask_eng
     assert warm.done == 0 and warm.current == "" and not warm.finished  # a class is on: nothing computed
     note = warm_up_note(warm)
     assert note.visible and "still warming up (0 of 1 views ready)" in note.object
+    # no emoji or pictograph (a browser without an emoji font draws a missing-glyph box): Latin text and punctuation
+    assert all(ord(char) < 0x2100 for char in note.object), note.object
     warm.stop()
     thread.join(timeout=30)
     assert warm.finished and warm.done == 0

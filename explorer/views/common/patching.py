@@ -64,9 +64,10 @@ class Layer:
 
     @property
     def source_columns(self) -> dict[str, np.ndarray]:
-        """The columns as the figure's data source names them (``Rectangles``: left, bottom, right, top)."""
+        """The columns as the figure's data source names them (``Rectangles``: left, bottom, right, top); a layer
+        without data has one row of NaN (:func:`_drawn_data`)."""
         names = _SOURCE_NAMES.get(self.kind, self.names)
-        return {name: np.asarray(values) for name, values in zip(names, self.data)}
+        return {name: np.asarray(values) for name, values in zip(names, _drawn_data(self.data))}
 
     @property
     def x(self) -> list[str]:
@@ -79,10 +80,20 @@ class Layer:
         return [self.names[len(self.kdims)]]
 
     def element(self) -> hv.Element:
-        """The styled HoloViews element (``framewise``: axes follow each new frame of a DynamicMap)."""
-        data = self.data if len(self.data[0]) else []
-        return self.kind(data, list(self.kdims), list(self.vdims), label=self.label).opts(framewise=True,
-                                                                                         **self.style)
+        """The styled HoloViews element (``framewise``: axes follow each new frame of a DynamicMap); a layer
+        without data has one row of NaN (:func:`_drawn_data`)."""
+        return self.kind(_drawn_data(self.data), list(self.kdims), list(self.vdims),
+                         label=self.label).opts(framewise=True, **self.style)
+
+
+def _drawn_data(data: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """``data``, or one row of NaN in each column if it has no rows: drawn as nothing, but its legend entry keeps
+    its glyph. BokehJS draws an entry's glyph from a row of its renderer's data source and draws none for a source
+    without rows (``GlyphRendererView.draw_legend`` returns when ``data_size == 0``): before the first resample most
+    categories of "Bootstrap, step by step" (s_i = 2, k = 3, ...) were names without a colour."""
+    if len(data[0]):
+        return data
+    return tuple(np.full(1, np.nan) for _ in data)
 
 
 def overlay(layers: Sequence[Layer]) -> hv.Overlay:

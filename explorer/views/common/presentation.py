@@ -15,17 +15,19 @@ app's tabs, so that every page's title stays on one line in the first screen in 
 from __future__ import annotations
 
 import holoviews as hv
+import numpy as np
 import panel as pn
-from bokeh.models import Axis, ColorBar
+
+from explorer.views.common.figure_style import SIZES, legend_options, text_hook
 
 __all__ = ["presented", "presentation_switch", "axis_text", "PRESENTATION_CSS", "TAB_BAR_CSS", "FONT_SCALE",
            "LINE_SCALE", "FONT_SIZES", "FIGURE_HEIGHT"]
 
-#: Text of a figure in presentation mode, relative to the normal size.
+#: Text of a figure in presentation mode that has no size of its own (e.g. ``hv.Labels``), relative to the normal size.
 FONT_SCALE = 1.6
-#: The text sizes of a figure in presentation mode, by HoloViews ``fontsize`` key: the ticks and axis labels grow
-#: about as much as the title (×1.6-1.7), the legend less (×1.25), so that it leaves the plot frame its width.
-FONT_SIZES = {"title": 17, "labels": 16, "ticks": 14, "legend": 12}
+#: The text sizes (pt) of a figure in presentation mode, by HoloViews ``fontsize`` key
+#: (:data:`~explorer.views.common.figure_style.SIZES`, where the normal mode's are).
+FONT_SIZES = SIZES[True]
 #: The height of a tab's main figure (the page's CSS sets ``--explorer-figure-height``; 460 px without it, e.g. in a
 #: notebook).
 FIGURE_HEIGHT = "var(--explorer-figure-height, 460px)"
@@ -78,23 +80,33 @@ TAB_BAR_CSS = """
 """
 
 
-#: :data:`FONT_SIZES` in points, divided by ``FONT_SCALE``.
-_SCALED_SIZES = {key: f"{size / FONT_SCALE:.2f}pt" for key, size in FONT_SIZES.items()}
+#: Elements of one row per point: one without data is given a row of NaN, drawn as nothing, so that its legend entry
+#: keeps its glyph (BokehJS draws an entry's glyph from a row of its renderer's source, none from an empty one: e.g.
+#: the SVM curve's "theory − MC > 3 s.e." before any gap, Monte-Carlo before a run).
+_ROWS = (hv.Curve, hv.Scatter, hv.Points)
 
 
 def presented(figure, on: bool):
-    """``figure`` (an element, overlay or layout) with its text at ``FONT_SIZES`` points (other text scaled by
-    ``FONT_SCALE``) and its lines scaled by ``LINE_SCALE`` when ``on``; ``figure`` itself otherwise. The options
-    are set in place (figures are built anew for every draw)."""
-    if not on:
-        return figure
+    """``figure`` (an element, overlay or layout) with the text sizes and legend layout of presentation mode (``on``)
+    or of normal mode (:mod:`~explorer.views.common.figure_style`), given explicitly in both modes so that the
+    document's theme never decides them; in presentation mode also other text scaled by ``FONT_SCALE`` and the lines
+    by ``LINE_SCALE``. The options are set in place (figures are built anew for every draw). An overlay's own
+    ``legend_opts`` (e.g. ``click_policy``) are kept; their label size and layout give way to the mode's. A labelled
+    curve or scatter without data gets one row of NaN (:data:`_ROWS`)."""
+    scale = FONT_SCALE if on else 1.0
+    # HoloViews multiplies the sizes given by ``fontscale``: give them divided by it
+    sizes = {key: f"{size / scale:.4g}pt" for key, size in SIZES[on].items()}
 
     def style(element):
-        if isinstance(element, _LINES):
+        if on and isinstance(element, _LINES):
             width = hv.Store.lookup_options("bokeh", element, "style").kwargs.get("line_width", 1)
             element = element.opts(line_width=LINE_SCALE * width)
-        # HoloViews multiplies the sizes given by ``fontscale``: give them divided by it
-        return element.opts(fontscale=FONT_SCALE, fontsize=_SCALED_SIZES)
+        if isinstance(element, hv.Overlay):
+            legend = element.opts.get("plot").kwargs.get("legend_opts") or {}
+            element = element.opts(legend_opts={**legend, **legend_options(on)})
+        elif isinstance(element, _ROWS) and element.label and not len(element):
+            element = element.clone({d.name: np.full(1, np.nan) for d in element.dimensions()})
+        return element.opts(fontscale=scale, fontsize=sizes)
 
     return figure.map(style, [hv.Overlay, hv.Element])
 
@@ -107,26 +119,11 @@ if (typeof fold === 'function' && document.getElementById('sidebar')) { fold(); 
 """
 
 
-#: The text of a figure's axes (tick labels, axis labels) in normal mode (Bokeh's and HoloViews' sizes) and in
-#: presentation mode.
-_AXIS_TEXT = {False: ("11px", "13px"), True: (f"{FONT_SIZES['ticks']}pt", f"{FONT_SIZES['labels']}pt")}
-
-
 def axis_text(on: bool):
-    """A HoloViews hook that sets the text of every axis of the drawn plot to its presentation size (``on``) or its
-    normal size. HoloViews sets an axis's fonts when it makes the plot, not when a DynamicMap's new frame updates
-    it: a figure drawn in normal mode kept small tick labels after the switch (both y axes of the learning curve)."""
-    ticks, labels = _AXIS_TEXT[on]
-
-    def hook(plot, element) -> None:
-        state = plot.state
-        for item in (*state.left, *state.right, *state.below, *state.above):
-            if isinstance(item, Axis):
-                item.major_label_text_font_size, item.axis_label_text_font_size = ticks, labels
-            elif isinstance(item, ColorBar):  # a colour scale (the L1 map): its ticks and its title
-                item.major_label_text_font_size, item.title_text_font_size = ticks, labels
-
-    return hook
+    """A HoloViews hook that sets the text of the drawn plot (title, axes, colour bar, legends) to the sizes of
+    presentation mode (``on``) or normal mode, on its first drawing and on every redraw
+    (:func:`~explorer.views.common.figure_style.text_hook`)."""
+    return text_hook(on)
 
 
 def presentation_switch() -> pn.widgets.Toggle:

@@ -185,8 +185,17 @@ def comparison_text(p: Preset, states: States) -> str:
     return f"{head}\n\n{table}"
 
 
-#: The menu scrolls when its items are taller than most of the window (a projector's 720 px).
-MENU_CSS = ":host .bk-menu { max-height: 70vh; overflow-y: auto; min-width: 480px; }"
+#: The menu (Bokeh 3.9 draws it as a ``.bk-Menu`` element as wide as ``--menu-width``, by default its button's 190
+#: px, where the entries wrapped to four lines): as wide as its longest entry (about 620 px at 14 px) so that every
+#: entry is one line, never wider than the window right of the button, and scrolling within the window below the
+#: header (a projector's 720 px holds about 15 of its 17 entries). The button keeps its label and caret on one line
+#: at presentation's larger text (it grows with the label), and the entries grow with it (17 px: about 800 px).
+MENU_CSS = """
+:host { --menu-width: max-content; width: max-content !important; min-width: 190px; }
+:host .bk-btn { white-space: nowrap; }
+:host .bk-Menu { max-width: calc(100vw - 360px); max-height: calc(100vh - 70px); overflow-y: auto; }
+:host-context(.explorer-presentation) .bk-Menu { font-size: 17px; }
+"""
 
 
 def menu_items(presets: Sequence[Preset], names: Mapping[str, str]) -> list[tuple[str, str] | None]:

@@ -14,6 +14,7 @@ import holoviews as hv
 import panel as pn
 import param
 
+from explorer.views.common.errors import over_figure
 from explorer.views.common.exports import Export, download_button
 from explorer.views.common.presentation import FIGURE_HEIGHT, axis_text, presented
 from explorer.views.common.widgets import job_indicators, message_alert, param_widgets, terms_line
@@ -212,12 +213,12 @@ class JobTab(pn.viewable.Viewer):
 
     def figure_frame(self, figure, *body, line=(), terms: str = "", css_class: str | None = None) -> pn.Column:
         """Figure first: ``figure``, then :meth:`job_line` (with ``line``), the line ``terms`` (e.g. what N and S
-        are, CSS class ``<css_prefix>-terms``), the state's error and notice, the jobs' errors, ``body`` and the
-        export row, in one column. Nothing above the figure: a message or warning that appears later never moves
-        it."""
-        head = [alert for alert in (self.error, self.notice) if alert is not None]
+        are, CSS class ``<css_prefix>-terms``), the jobs' errors, ``body`` and the export row, in one column; the
+        state's error and notice lie over the figure (:func:`~explorer.views.common.errors.over_figure`), in the
+        first screen. Nothing above the figure: a message or warning that appears later never moves it."""
         words = [terms_line(terms, self._css("terms"))] if terms else []
-        return pn.Column(figure, self.job_line(*line), *words, *head, *self.indicators.error.values(), *body,
+        return pn.Column(over_figure(figure, self.error, self.notice), self.job_line(*line), *words,
+                         *self.indicators.error.values(), *body,
                          self.export_row(), sizing_mode="stretch_width",
                          css_classes=[css_class] if css_class else [])
 

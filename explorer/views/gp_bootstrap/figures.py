@@ -54,7 +54,7 @@ COMPONENT_COLOR, FLAG_COLOR = "#ff7f0e", "#000000"
 _SIZE = dict(responsive=True, height=430)
 #: Legends beside the data (outside the plot area); a click on an entry hides its layer.
 _LEGEND = dict(legend_position="right", legend_opts={"click_policy": "hide"})
-#: |theory − Monte-Carlo| beyond this many Monte-Carlo standard errors is flagged in the learning curves.
+#: | theory − Monte-Carlo | beyond this many Monte-Carlo standard errors is flagged in the learning curves.
 GAP_THRESHOLD = 3.0
 
 #: Every curve of the learning-curve figure but Monte-Carlo, by name, with its short label: the theories
@@ -211,7 +211,7 @@ def gap_frame(state: GPBootstrapState) -> pd.DataFrame:
 
 def large_gaps(state: GPBootstrapState, threshold: float = GAP_THRESHOLD) -> pd.DataFrame:
     """The rows of :func:`gap_frame` where the ADATAP theory is more than ``threshold`` Monte-Carlo standard
-    errors from Monte-Carlo, |ε_theory − ε_MC| > threshold · se_MC (flagged in the figure and the status)."""
+    errors from Monte-Carlo, | ε_theory − ε_MC | > threshold · se_MC (flagged in the figure and the status)."""
     gaps = gap_frame(state)
     return gaps[np.abs(gaps["gap_se_theory"]) > threshold].reset_index(drop=True)
 
@@ -435,8 +435,10 @@ def l1_plot(state: GPBootstrapState) -> hv.Overlay:
     The reference values ``L1_REFERENCES`` are vertical lines from 0 to the highest bar, drawn as curves (not
     ``hv.VLine``, which Bokeh leaves out of the legend) so that the legend names them."""
     dist = state.distribution
-    measured = floor = np.zeros(0)
-    bins = _EMPTY
+    # before a result one bar of height 0: drawn as nothing, but the legend keeps each histogram's glyph (BokehJS
+    # draws none for an empty source)
+    measured = floor = np.zeros(1)
+    bins = np.array([0.0, 0.01])
     if dist is not None:
         bins = np.arange(0.0, max(dist.l1.max, dist.noise_floor.max, 0.3) + 0.01, 0.01)
         measured = np.histogram(dist.l1.l1, bins=bins)[0]
@@ -608,8 +610,9 @@ def _model_settings(state: GPBootstrapState) -> dict:
     out: dict = {"hyperparameters": state.hyperparameter_source}
     if state.hyperparameter_source == "evidence" and state.evidence is not None:
         fit = state.evidence
-        out["evidence"] = {"log_evidence": fit.log_evidence, "rows": fit.n, "lengthscale": fit.lengthscale,
-                           "signal_var": fit.signal_var, "noise_var": fit.noise_var}
+        out["evidence"] = {"log_evidence": fit.log_evidence, "rows": fit.n,
+                           "lengthscale": np.asarray(fit.lengthscale).tolist(),  # one per input with ARD
+                           "signal_var": fit.signal_var, "noise_var": fit.noise_var, "ard": bool(fit.ard)}
     if state.problem is not None:
         out["kernel_parameters"] = {name: np.asarray(v).tolist() for name, v in state.problem.kernel.params.items()}
         out["rows"] = int(state.problem.n)
@@ -622,7 +625,9 @@ def _kernel_settings(state: GPBootstrapState) -> dict:
     if state.kernel == "paper":
         return {"l2": float(state.l2)}
     extra = {"rq": {"alpha": float(state.alpha)}, "periodic": {"period": float(state.period)}}.get(state.kernel, {})
-    return {"lengthscale": float(state.lengthscale), "signal_var": float(state.signal_var), **extra}
+    ells = state.ard_lengthscales  # ARD: one ℓ per input column, the kernel's (``lengthscale`` their geometric mean)
+    ard = {} if ells is None else {"ard_lengthscales": [float(v) for v in ells]}
+    return {"lengthscale": float(state.lengthscale), "signal_var": float(state.signal_var), **extra, **ard}
 
 
 def settings_text(state: GPBootstrapState, tab: str) -> str:

@@ -40,10 +40,6 @@ class GPPageView(PageView):
     def loaded(self) -> None:
         self.view.state.start_jobs()  # also a result whose update was lost
 
-    @property
-    def messages(self) -> object:
-        return self.view.messages
-
 
 PAGE = Page("gp", tabs={name: GP_TAB_TITLES[name] for name in GP_TABS}, states={"": "Gaussian process"},
             build=GPPageView, presets=PRESETS, citation="Malzahn & Opper 2005, GP bootstrap")

@@ -88,18 +88,19 @@ MAX_COLUMNS = 100
 #: result caches' budget (boston: up to 31,620 samples; 1,000 rows: 16,000).
 MAX_MC_VALUES = 16_000_000
 #: Seed of the random subsample of a CSV with more than MAX_ROWS rows (the same rows in every session and link).
-SUBSAMPLE_SEED = 0
+SUBSAMPLE_SEED = gp_evidence.SUBSAMPLE_SEED
 #: Most rows on which the evidence is maximised (a random subsample, seed SUBSAMPLE_SEED, when there are more):
 #: each evaluation is a Cholesky factorisation and an inverse of an N × N matrix, ~60-80 of them in all
 #: (~1 s at 300 rows on the 2-core machine, ~4 s at 500, ~30 s at 1000).
-EVIDENCE_ROWS = 300
+EVIDENCE_ROWS = gp_evidence.EVIDENCE_ROWS
 #: Where the hyperparameters of the current settings come from (``hyperparameter_source``).
 HYPERPARAMETERS = ("set", "evidence", "evidence pending")
 #: Seed of the generated datasets (toy, teacher), so that a link always shows the same data.
 DATA_SEED = datasets.GENERATED_DATA_SEED
 #: Controls that the page URL carries (``pn.state.location.sync``).
 URL_PARAMETERS = (
-    "dataset", "target", "subsample", "standardize", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period", "noise_var",
+    "dataset", "target", "subsample", "standardize", "ard", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period",
+    "noise_var",
     "s_over_n", "loss", "eps", "beta", "curve_mc_samples", "mc_samples", "seed", "auto_mc", "holdout",
     "input_index", "show_components", "tab",
 )
@@ -250,7 +251,7 @@ _JOBS = (
             key=_needed("holdout", lambda i: (i.key, i.s_over_n, i.mc_samples, i.seed)),
             compute=lambda state, i, job: _holdout(i, state.executor, job), optional=True, gated=True),
     JobSpec("evidence", "evidence", _EVIDENCE, key=_needed("evidence", lambda i: i.evidence[0]),
-            compute=lambda state, i, job: _evidence_fit(i.evidence[1], job), cancellable=False),
+            compute=lambda state, i, job: _evidence_fit(i.evidence[1], job, ard=i.evidence[2]), cancellable=False),
 )
 
 
@@ -294,6 +295,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     standardize = controls.standardize(
         "over all rows (datasets.standardization, as `explorer learning-curve --standardize`)",
         "The paper kernel scales the inputs itself; the other kernels need it on raw data such as boston.")
+    ard = param.Boolean(default=False, label="One lengthscale per input (ARD)",
+                        doc="For a CSV with the se kernel: choose one lengthscale ℓ_j per input column by maximum "
+                            "evidence (automatic relevance determination); the theory and Monte-Carlo use that "
+                            "kernel, and the note lists ℓ_j (a large ℓ_j: input j hardly matters).")
     # --- model
     kernel = param.Selector(default="paper", objects=list(KERNELS), label="Kernel",
                             doc="Covariance function: 'paper' is seed 000's RBF exp(−Σ_j (x_j−x'_j)²/(v_j l²)) "
@@ -369,9 +374,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         # a CSV starts from the hyperparameters of largest evidence unless the caller set them
         self._evidence_pending = self._is_csv() and not set(params) & set(_HYPER_PARAMETERS)
         self._applying_evidence = self._from_evidence = False
+        self._ard_lengthscales: np.ndarray | None = None  # ℓ_j of the ARD evidence maximum, once applied
         # registered before the refresh: they run first: the new kernel computes with its new start
         self.param.watch(self._on_kernel, ["kernel", "lengthscale", "signal_var"])
-        self.param.watch(self._on_data, ["dataset", "target", "standardize", "subsample"])
+        self.param.watch(self._on_data, ["dataset", "target", "standardize", "subsample", "ard"])
         self.param.watch(self._on_hyperparameter, list(_HYPER_PARAMETERS))
         self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
         self.param.watch(self._on_evidence, ["evidence"])
@@ -452,6 +458,14 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
             return "evidence pending"
         return "evidence" if self._from_evidence else "set"
 
+    @property
+    def ard_lengthscales(self) -> np.ndarray | None:
+        """ℓ_1..ℓ_d of the kernel, one per input column, while ``ard`` is ticked for CSV data with the se kernel and
+        its evidence maximum is known (None otherwise: one ℓ, ``lengthscale``)."""
+        if self._ard_lengthscales is None or not self._wants_ard() or self.kernel != "se":
+            return None
+        return self._ard_lengthscales
+
     def data_file(self) -> dict | None:
         """The CSV file behind the data: ``{"file": its name, "sha256": of its text}``; None for the shipped and
         generated sets (boston, toy, teacher)."""
@@ -522,18 +536,28 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     def _choose_hyperparameters(self) -> tuple | None:
         """Apply the evidence maximum of the current CSV data if it is known (None); else show nothing meanwhile
         and return what the job that computes it reads: the data's key and the data."""
-        key, data = self._data_key(), self._load_dataset()  # the row limit is checked before the job starts
+        key, data = (self._data_key(), self._wants_ard()), self._load_dataset()  # rows checked before the job
         fit = _EVIDENCE.get(key)
         if fit is None:
             for name in _OUTPUTS:
                 self._assign(name, None)
-            self.tell("evidence", "Choosing the kernel's hyperparameters by maximum evidence on your data…")
-            return key, data
-        self._apply_evidence(fit, data.n)
+            what = "one lengthscale per input (ARD) and the other hyperparameters" if key[1] else \
+                "the kernel's hyperparameters"
+            self.tell("evidence", f"Choosing {what} by maximum evidence on your data…")
+            return key, data, key[1]
+        self._apply_evidence(fit, data.n, data.feature_names)
         return None
 
-    def _apply_evidence(self, fit: gp_evidence.EvidenceFit, rows: int) -> None:
-        values = {"lengthscale": fit.lengthscale, "signal_var": fit.signal_var, "noise_var": fit.noise_var}
+    def _wants_ard(self) -> bool:
+        """Whether the evidence is maximised with one lengthscale per input: ``ard`` ticked for CSV data (the
+        maximum is always an se kernel)."""
+        return bool(self.ard) and self._is_csv()
+
+    def _apply_evidence(self, fit: gp_evidence.EvidenceFit, rows: int, names: tuple[str, ...] = ()) -> None:
+        self._ard_lengthscales = np.asarray(fit.lengthscale, dtype=float) if fit.ard else None
+        # ARD: the control shows the geometric mean of the ℓ_j (the kernel uses each ℓ_j; the note lists them)
+        ell = float(np.exp(np.mean(np.log(fit.lengthscale)))) if fit.ard else fit.lengthscale
+        values = {"lengthscale": ell, "signal_var": fit.signal_var, "noise_var": fit.noise_var}
         clipped = {name: float(np.clip(v, *self.param[name].bounds)) for name, v in values.items()}
         self._evidence_pending, self._applying_evidence = False, True
         try:
@@ -541,7 +565,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         finally:
             self._applying_evidence = False
         self._from_evidence = True
-        self.tell("evidence", _evidence_note(self, fit, rows, clipped != values))
+        note = _evidence_note(self, fit, rows, clipped != values)
+        ells = self.ard_lengthscales
+        self.tell("evidence", note if ells is None else note + _ard_sentence(names, ells))
 
     # ----------------------------------------------------------------------------- settings → keys
 
@@ -588,7 +614,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         if self.kernel == "paper":
             return ("paper", float(self.l2))
         extra = {"rq": (("alpha", float(self.alpha)),), "periodic": (("period", float(self.period)),)}
-        return (self.kernel, float(self.lengthscale), float(self.signal_var), *extra.get(self.kernel, ()))
+        ell = tuple(self.ard_lengthscales) if self.ard_lengthscales is not None else float(self.lengthscale)
+        return (self.kernel, ell, float(self.signal_var), *extra.get(self.kernel, ()))
 
     def _problem_key(self, holdout: int) -> tuple:
         return (self._data_key(), self._kernel_key(), float(self.noise_var), int(holdout))
@@ -649,7 +676,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     def _kernel(self, X: np.ndarray) -> kernels.Kernel:
         if self.kernel == "paper":
             return kernels.paper_rbf(X, l2=self.l2, scale="sd")
-        hyper = {"lengthscale": self.lengthscale, "signal_var": self.signal_var}
+        ell = self.ard_lengthscales if self.ard_lengthscales is not None else self.lengthscale
+        hyper = {"lengthscale": ell, "signal_var": self.signal_var}
         hyper.update({"rq": {"alpha": self.alpha}, "periodic": {"period": self.period}}.get(self.kernel, {}))
         return kernels.make_kernel(self.kernel, X.shape[1], **hyper)
 
@@ -743,22 +771,31 @@ def _csv_header(text: str) -> list[str]:
 
 def subsample_rows(n: int, size: int) -> np.ndarray:
     """``size`` of the row indices 0..n−1 drawn without replacement (seed ``SUBSAMPLE_SEED``), in increasing order."""
-    rng = np.random.default_rng(SUBSAMPLE_SEED)
-    return np.sort(rng.choice(n, size=min(size, n), replace=False))
+    return gp_evidence.subsample_rows(n, size, SUBSAMPLE_SEED)
 
 
-def _evidence_fit(data: datasets.Dataset, job: Job) -> gp_evidence.EvidenceFit:
-    """The evidence maximum on at most EVIDENCE_ROWS rows of ``data`` (a random subsample when it has more)."""
-    rows = subsample_rows(data.n, EVIDENCE_ROWS)
-    return gp_evidence.maximum_evidence(data.inputs[rows], data.targets[rows],
-                                        hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+def _evidence_fit(data: datasets.Dataset, job: Job, *, ard: bool = False) -> gp_evidence.EvidenceFit:
+    """The evidence maximum on at most EVIDENCE_ROWS rows of ``data`` (a random subsample when it has more), with one
+    lengthscale per input column if ``ard``: the core's :func:`~explorer.gp_bootstrap.evidence.fit_to_data`, which the
+    command line calls too."""
+    return gp_evidence.fit_to_data(data.inputs, data.targets, ard=ard, max_rows=EVIDENCE_ROWS, seed=SUBSAMPLE_SEED,
+                                   hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+
+
+def _ard_sentence(names: tuple[str, ...], lengthscales: np.ndarray) -> str:
+    """The ℓ_j of each input, shortest (the input that matters most) first."""
+    order = np.argsort(lengthscales)
+    listed = ", ".join(f"{names[j]} {lengthscales[j]:.3g}" for j in order)
+    return (f" ℓ_j per input, shortest first: {listed}; a short ℓ_j means the prediction follows input j closely, a "
+            "long one that it hardly depends on it.")
 
 
 def _evidence_note(state: GPBootstrapState, fit: gp_evidence.EvidenceFit, rows: int, clipped: bool) -> str:
     """What the notice says about hyperparameters chosen by maximum evidence."""
     on = "your data" if fit.n == rows else (f"a random subsample of {fit.n} of your {rows:,} rows "
                                             f"(seed {SUBSAMPLE_SEED})")
-    text = (f"Kernel se, ℓ = {state.lengthscale:g}, σ_f² = {state.signal_var:g}, σ² = {state.noise_var:g} chosen by "
+    ell = f"ℓ = {state.lengthscale:g}" if state.ard_lengthscales is None else "one ℓ_j per input (ARD)"
+    text = (f"Kernel se, {ell}, σ_f² = {state.signal_var:g}, σ² = {state.noise_var:g} chosen by "
             f"maximum evidence on {on} (log evidence {fit.log_evidence:.1f}); pick the paper preset to use the "
             "paper's values.")
     if fit.at_noise_floor:

@@ -27,7 +27,6 @@ from explorer.views.common.widgets import (
     Revision,
     csv_upload,
     live,
-    message_alert,
     param_widget,
     respond_at_once,
 )
@@ -46,15 +45,17 @@ GP_TAB_TITLES = {"curve": "Learning curve", "distribution": "Predictive distribu
 #: e.g. ".explorer-dataset select", ".explorer-s-over-n input", ".explorer-status-curve div".
 GP_CSS = {
     "controls": "explorer-controls",            # the sidebar column
-    "widget": "explorer-{name}",                # dataset, target, subsample, holdout, kernel, l2, lengthscale, signal-var,
+    "widget": "explorer-{name}",                # dataset, target, subsample, holdout, kernel, ard, l2, lengthscale, signal-var,
                                                 # alpha, period, noise-var, s-over-n, loss, eps, beta,
                                                 # curve-mc-samples, mc-samples, seed, auto-mc, input-index,
                                                 # show-components
     "upload": "explorer-upload",                # FileInput (input[type=file])
     "tabs": "explorer-tabs",                    # LazyTabs; headers are .bk-tab with the GP_TAB_TITLES texts
     "tab": "explorer-tab-{tab}",                # the content column of a tab
-    "error": "explorer-error",                  # Alert: settings that cannot be computed (hidden when none)
-    "notice": "explorer-notice",                # Alert: ignored link parameters, missing data directory
+    "error": "explorer-error",                  # Alert over the tab's figure: settings that cannot be computed
+                                                # (hidden when none; it covers the figure)
+    "notice": "explorer-notice",                # Alert over the top of the tab's figure: ignored link parameters,
+                                                # missing data directory, hyperparameters chosen by maximum evidence
     "plot": "explorer-plot-{tab}",              # the HoloViews pane of the tab's figure
     "inputs": "explorer-inputs-plot",           # the tappable scatter of the distribution tab
     "status": "explorer-status-{tab}",          # Markdown summary line (text changes with the results)
@@ -97,14 +98,15 @@ class GPControls(pn.viewable.Viewer):
         w["auto_mc"] = _widget(s, "auto_mc", pn.widgets.Checkbox)
         w["standardize"] = _widget(s, "standardize", pn.widgets.Checkbox)
         w["subsample"] = _widget(s, "subsample", pn.widgets.Checkbox)
+        w["ard"] = _widget(s, "ard", pn.widgets.Checkbox)
         self.upload = csv_upload("explorer-upload", s.upload_csv, on_refused=s.refuse)
         self.widgets = w
-        s.param.watch(self._update_visibility, ["dataset", "kernel", "loss"])
+        s.param.watch(self._update_visibility, ["dataset", "kernel", "loss", "ard"])
         self._update_visibility()
         self._column = pn.Column(
             "### Data", w["dataset"], pn.pane.Markdown("Upload a CSV (header row, numeric columns):", margin=(0, 10)),
             self.upload, w["target"], w["subsample"], w["standardize"], w["holdout"],
-            "### Model", w["kernel"], w["l2"], w["lengthscale"], w["signal_var"], w["alpha"], w["period"],
+            "### Model", w["kernel"], w["ard"], w["l2"], w["lengthscale"], w["signal_var"], w["alpha"], w["period"],
             w["noise_var"],
             "### Bootstrap", w["s_over_n"], w["loss"], w["eps"], w["beta"], w["curve_mc_samples"],
             w["mc_samples"], w["seed"], w["auto_mc"],
@@ -113,10 +115,13 @@ class GPControls(pn.viewable.Viewer):
 
     def _update_visibility(self, *events) -> None:
         s, w = self.state, self.widgets
-        w["target"].visible = w["subsample"].visible = s.dataset not in ("boston", "toy", "teacher")
+        csv = s.dataset not in ("boston", "toy", "teacher")
+        w["target"].visible = w["subsample"].visible = csv
+        w["ard"].visible = csv and s.kernel == "se"  # the evidence maximum of a CSV is an se kernel
         w["l2"].visible = s.kernel == "paper"
-        for name in ("lengthscale", "signal_var"):
-            w[name].visible = s.kernel != "paper"
+        w["signal_var"].visible = s.kernel != "paper"
+        # with ARD the kernel has one ℓ per input (the note lists them): no single lengthscale to set
+        w["lengthscale"].visible = s.kernel != "paper" and not (w["ard"].visible and s.ard)
         w["alpha"].visible = s.kernel == "rq"
         w["period"].visible = s.kernel == "periodic"
         w["eps"].visible = w["beta"].visible = s.loss == "eps-insensitive"
@@ -139,7 +144,6 @@ class _Tab(JobTab):
     redraw_on: ClassVar[tuple[str, ...]]      # state parameters the figure depends on
     progress_width = 220
     label_messages = False
-    shows_error = False                       # the view shows the state's error above the tabs
     owns_state = False                        # the view (or the app) starts the shared state
 
     def __init__(self, **params):
@@ -294,10 +298,11 @@ class LearningCurveTab(_Tab):
         s, theory, mc = self.state, self.state.theory_curve, self.state.curve_mc
         parts = [f"**{figures.problem_label(s)}**"]
         theory_job = s.jobs["theory"]
-        if s.error:  # nothing is computed for these settings: the message under the tabs says why
-            return " · ".join([*parts, "not computed: see the message below"])
+        if s.error:  # nothing is computed for these settings: the message over the figure says why
+            return " · ".join([*parts, "not computed: see the message over the figure"])
         if s.hyperparameter_source == "evidence pending":
-            return " · ".join([*parts, "choosing the kernel's hyperparameters by maximum evidence (see the note below)"])
+            return " · ".join([*parts, "choosing the kernel's hyperparameters by maximum evidence (see the note over "
+                                       "the figure)"])
         if theory is None:
             parts.append(f"theory: {theory_job.error or 'computing…'}")
         else:
@@ -445,7 +450,7 @@ class HoldoutTab(_Tab):
 
 class GPBootstrapView(pn.viewable.Viewer):
     """The Gaussian-process bootstrap (seed 000) without a page template: sidebar controls and the four tabs
-    (shows in a notebook; in the app its tabs are the first four of the page, :mod:`.page`)."""
+    (shows in a notebook; in the app its tabs are the first four of the page, :mod:`~explorer.views.gp_bootstrap.page`)."""
 
     state = param.ClassSelector(class_=GPBootstrapState, label="State", doc="The session state shown.")
 
@@ -457,8 +462,6 @@ class GPBootstrapView(pn.viewable.Viewer):
         self.controls = GPControls(state=s)
         self.tab_views = {"curve": LearningCurveTab(state=s), "distribution": DistributionTab(state=s),
                           "l1": L1Tab(state=s), "holdout": HoldoutTab(state=s)}
-        self.error = message_alert(s, "error", "explorer-error")
-        self.notice = message_alert(s, "notice", "explorer-notice", alert_type="warning")
         self._tabs = None
 
     @property
@@ -474,15 +477,19 @@ class GPBootstrapView(pn.viewable.Viewer):
         return self._tabs
 
     @property
-    def messages(self) -> pn.Column:
-        """The state's error and notice (the app shows them under the tabs: appearing, they never move a figure)."""
-        return pn.Column(self.error, self.notice, sizing_mode="stretch_width")
+    def error(self) -> pn.pane.Alert:
+        """The state's error as the open tab shows it, over its figure (hidden while there is none)."""
+        return self.tab_views[self.state.tab].error
+
+    @property
+    def notice(self) -> pn.pane.Alert:
+        """The state's notice as the open tab shows it, over the top of its figure (hidden while there is none)."""
+        return self.tab_views[self.state.tab].notice
 
     @property
     def main(self) -> pn.Column:
-        """The tabs and, under them, the messages (e.g. a notebook's main area; as in the app, appearing they never
-        move a figure)."""
-        return pn.Column(self.tabs, self.error, self.notice, sizing_mode="stretch_width")
+        """The tabs (e.g. a notebook's main area); each shows the state's error and notice over its figure."""
+        return pn.Column(self.tabs, sizing_mode="stretch_width")
 
     def __panel__(self):
         """Sidebar and tabs side by side, e.g. in a notebook (after ``pn.extension("tabulator")``)."""

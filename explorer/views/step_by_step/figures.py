@@ -11,7 +11,9 @@ beyond binning what the core returned).
 Each figure is described once as :class:`~explorer.views.common.patching.Layer` values with its axis ranges
 (``*_layers``): the page draws them once through HoloViews and then, resample after resample, only writes the
 new columns into the drawn figure (:func:`~explorer.views.common.patching.patch_layers`). The layers are the same
-whatever has been drawn (empty ones stay in place), so every step is such a patch.
+whatever has been drawn (empty ones stay in place), so every step is such a patch. Only the histogram's y axis
+changes its words: "probability per bin (theory)" before any resample (the theory alone), "resamples per bin" after
+(:attr:`Figure.ylabel`, which the page writes into the patched figure).
 """
 
 from __future__ import annotations
@@ -37,9 +39,15 @@ K_SIZES = (0, 8, 12, 15, 18)
 CURVE_COLOR = "#1f77b4"
 N_BINS = 40
 _SIZE = {"responsive": True, "min_height": 300, "height": 380}
-X, Y = hv.Dimension("x", label="input x"), hv.Dimension("y", label="target y, GP mean f(x)")
-H, COUNT = hv.Dimension("h", label="prediction f_i"), hv.Dimension("count", label="resamples")
-B, EPS = hv.Dimension("B", label="resamples drawn B"), hv.Dimension("eps", label="Efron's ε (eq. 17)")
+X, Y = hv.Dimension("x", label="input x"), hv.Dimension("y", label="target y, GP prediction f(x)")
+H, COUNT = hv.Dimension("h", label="prediction at point i (f_i)"), hv.Dimension("count", label="resamples per bin")
+#: The histogram's y axis before any resample: the theory alone, as the probability of each bin.
+PROBABILITY = hv.Dimension("count", label="probability per bin (theory)")
+B = hv.Dimension("B", label="resamples drawn (B)")
+EPS = hv.Dimension("eps", label="test error (Efron, eq. 17)")
+#: The words of a multiplicity k (or s_i: how often a resample drew the point) in the legends: k = 0, 1, 2, 3 and
+#: "4+" together (short: a legend's columns are as wide as its longest label).
+K_WORDS = ("left out", "once", "twice", "3 times", f"≥ {K_MAX} times")
 _NONE = np.zeros(0)
 
 
@@ -49,10 +57,11 @@ class Figure(NamedTuple):
     layers: list[Layer]
     ranges: dict[str, tuple[float, float]]
     title: str
+    ylabel: str = ""  # the y axis's label where it changes with the state (the page relabels a patched figure)
 
 
 def _k_label(k: int) -> str:
-    return f"k ≥ {K_MAX}" if k == K_MAX else f"k = {k}"
+    return K_WORDS[k]
 
 
 def _span(*arrays: np.ndarray, pad: float = 0.06, default: tuple[float, float] = (0.0, 1.0)) -> tuple[float, float]:
@@ -97,17 +106,17 @@ def data_layers(state: StepState) -> Figure:
     i = state.index
     ring = ((x[i:i + 1], y[i:i + 1]) if p is not None else (_NONE, _NONE))
     layers = [Layer(hv.Curve, (X,), (Y,), old, "earlier fits", dict(color="gray", alpha=0.3, line_width=1)),
-              Layer(hv.Curve, (X,), (Y,), (grid, last), "GP fit to it", dict(color=CURVE_COLOR, line_width=3)),
-              Layer(hv.Scatter, (X,), (Y,), (x[k == 0], y[k == 0]), "left out",
+              Layer(hv.Curve, (X,), (Y,), (grid, last), "last fit", dict(color=CURVE_COLOR, line_width=3)),
+              Layer(hv.Scatter, (X,), (Y,), (x[k == 0], y[k == 0]), K_WORDS[0],
                     dict(marker="x", size=12, color=K_COLORS[0], line_width=2))]
     for j in range(1, K_MAX + 1):
-        label = f"s_i ≥ {j}" if j == K_MAX else f"s_i = {j}"
-        layers.append(Layer(hv.Scatter, (X,), (Y,), (x[k == j], y[k == j]), label,
+        layers.append(Layer(hv.Scatter, (X,), (Y,), (x[k == j], y[k == j]), K_WORDS[j],
                             dict(size=K_SIZES[j], color=K_COLORS[j], line_color="white", tools=["hover", "tap"])))
     layers.append(Layer(hv.Scatter, (X,), (Y,), ring, "point i",
                         dict(marker="circle", size=24, fill_alpha=0, line_color="black", line_width=2)))
     ranges = {"x": _span(x, pad=0.05), "y": _span(y, state.curves, pad=0.08)}
-    title = f"Last resample ({int(np.count_nonzero(k == 0))}/{len(k)} out)" if drawn else "The data"
+    # titles short enough for one line in presentation mode at 1280 px (about 26 characters)
+    title = f"Last resample, {int(np.count_nonzero(k == 0))} left out" if drawn else f"The data, N = {len(k)}"
     return Figure(layers, ranges, title)
 
 
@@ -123,10 +132,11 @@ def histogram_layers(state: StepState) -> Figure:
         theory = steps.theory_histogram(sol, i, edges, K_MAX, n_resamples=max(n, 1))
         target = float(sol.y[i])
     bottom = np.vstack([np.zeros(N_BINS), np.cumsum(counts, axis=0)[:-1]])
+    count = COUNT if n else PROBABILITY  # no resample yet: the theory alone, a probability per bin
     layers = []
     for k in range(K_MAX + 1):
         j = np.flatnonzero(counts[k])
-        layers.append(Layer(hv.Rectangles, (H, COUNT, "h1", "count1"), (),
+        layers.append(Layer(hv.Rectangles, (H, count, "h1", "count1"), (),
                             (edges[j], bottom[k, j], edges[j + 1], bottom[k, j] + counts[k, j]),
                             _k_label(k),
                             dict(color=K_COLORS[k], line_color="white", alpha=0.8)))
@@ -134,13 +144,13 @@ def histogram_layers(state: StepState) -> Figure:
     for k in range(K_MAX + 1):
         outline = _steps(edges, tops[k]) if tops is not None else (_NONE, _NONE)
         last = k == K_MAX  # one legend entry for the outlines
-        layers.append(Layer(hv.Curve, (H,), (COUNT,), outline, "theory (60)" if last else f"theory {k}",
+        layers.append(Layer(hv.Curve, (H,), (count,), outline, "theory" if last else f"theory {k}",
                             dict(color=K_COLORS[k], line_width=2, show_legend=last)))
     top = max(float(np.sum(counts, axis=0).max(initial=0)), float(tops[-1].max()) if tops is not None else 1.0)
-    layers.append(Layer(hv.Curve, (H,), (COUNT,), (np.array([target, target]), np.array([0.0, 1.08 * top])),
-                        "y_i", dict(color="black", line_dash="dashed", line_width=1)))
-    title = f"f_i at point i = {i}"
-    return Figure(layers, {"x": (float(edges[0]), float(edges[-1])), "y": (0.0, 1.08 * top)}, title)
+    layers.append(Layer(hv.Curve, (H,), (count,), (np.array([target, target]), np.array([0.0, 1.08 * top])),
+                        "target y_i", dict(color="black", line_dash="dashed", line_width=1)))
+    title = f"Predictions at point i = {i}"
+    return Figure(layers, {"x": (float(edges[0]), float(edges[-1])), "y": (0.0, 1.08 * top)}, title, count.label)
 
 
 def running_layers(state: StepState) -> Figure:
@@ -168,7 +178,8 @@ def running_layers(state: StepState) -> Figure:
     y = _span(value[settled] + se[settled], value[settled] - se[settled], np.array(list(theory.values())),
               pad=0.1)
     return Figure(layers, {"x": (0.8, 1.25 * right), "y": y},
-                  f"ε after {state.n_drawn:,} resamples" if state.n_drawn else "Test error ε vs resamples")
+                  f"After {state.n_drawn:,} resample{'' if state.n_drawn == 1 else 's'}"
+                  if state.n_drawn else "Test error vs resamples")
 
 
 def _plot(figure: Figure, legend_cols: int, **opts) -> hv.Overlay:
@@ -176,8 +187,7 @@ def _plot(figure: Figure, legend_cols: int, **opts) -> hv.Overlay:
     the space it reserves above the frame, so a margin made the legend overlap the frame's top."""
     return overlay(figure.layers).opts(title=figure.title, xlim=figure.ranges["x"], ylim=figure.ranges["y"],
                                        show_grid=True, legend_position="top", legend_cols=legend_cols,
-                                       legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2,
-                                                    "glyph_width": 16, "margin": 0},
+                                       legend_opts={"padding": 2, "glyph_width": 16, "margin": 0},
                                        toolbar=None, **_SIZE, **opts)
 
 

@@ -3,7 +3,10 @@
 Nothing here builds a widget or a plot. The problem (the last ``n_points`` rows of a generated 1-D set, a GP
 kernel and noise) and the ADATAP solution at S/N follow the settings; :meth:`StepState.draw` adds resamples
 j = B, B + 1, … of ``seed`` (:func:`explorer.gp_bootstrap.steps.draw_resamples`: the learning curve's Monte-Carlo
-samples), :meth:`StepState.reset` forgets them; any change of a setting resets.
+samples), :meth:`StepState.reset` forgets them. A change of a setting (the S/N slider above all) starts an empty
+set of resamples and keeps those drawn so far: going back to those settings shows them again (at most
+:data:`KEEP_SETTINGS` earlier settings and :data:`KEEP_RESAMPLES` resamples among them are kept, the oldest dropped
+first).
 
 :meth:`StepState.draw` computes where it is called (a notebook cell, a script). The page calls
 :meth:`StepState.request_draws` instead: the resamples are drawn on a thread of their own and appended where the
@@ -26,7 +29,8 @@ from explorer.gp_bootstrap import experiments, steps
 from explorer.views.common.jobs import BackgroundJobs
 from explorer.views.common.values import CheckedState
 
-__all__ = ["StepState", "DATASETS", "DRAWS", "KEEP_CURVES", "GRID_POINTS"]
+__all__ = ["StepState", "DATASETS", "DRAWS", "KEEP_CURVES", "GRID_POINTS", "KEEP_SETTINGS", "KEEP_RESAMPLES",
+           "CLEAR_GAP_SE", "MIN_RESAMPLES_TO_COMPARE"]
 
 #: The generated 1-D regression sets the page offers (every point visible on one axis).
 DATASETS = ("toy", "teacher")
@@ -36,6 +40,15 @@ DRAWS = (1, 10, 100, 1000)
 KEEP_CURVES = 21
 #: Inputs on which the GP means are drawn.
 GRID_POINTS = 150
+#: Earlier settings (e.g. S/N values) whose resamples are kept: going back to them shows them again.
+KEEP_SETTINGS = 6
+#: Most resamples kept over those earlier settings together: beyond it the oldest settings' resamples are dropped
+#: (the settings just left always stay; with N = 30 points 20,000 resamples take about 10 MB).
+KEEP_RESAMPLES = 20_000
+#: A theory and Efron's estimate differ clearly when they are more than this many standard errors apart.
+CLEAR_GAP_SE = 2.0
+#: Resamples after which the sentence compares the theory with Efron's estimate (fewer: the estimate still moves).
+MIN_RESAMPLES_TO_COMPARE = 100
 _SETTINGS = ("dataset", "n_points", "kernel", "lengthscale", "signal_var", "alpha", "period", "noise_var",
              "s_over_n", "seed")
 
@@ -47,6 +60,17 @@ class _Drawn:
     generation: int
     start: int
     stop: int
+    occupations: np.ndarray
+    train: np.ndarray
+    curves: np.ndarray
+    running: steps.RunningEstimate
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """The resamples drawn at earlier settings: ``n_drawn`` of them, with the arrays the figures read."""
+
+    n_drawn: int
     occupations: np.ndarray
     train: np.ndarray
     curves: np.ndarray
@@ -130,6 +154,8 @@ class StepState(CheckedState, BackgroundJobs):
         self._busy = False                             # a draw runs (set and cleared where the session lives)
         self._draw_done = threading.Event()            # the running draw's thread has finished (for ``wait``)
         self._draw_done.set()
+        self._kept: dict[tuple, _Kept] = {}            # resamples of earlier settings, the oldest first
+        self._drawn_key: tuple | None = None           # the settings the resamples shown were drawn at
         self.param.watch(self._on_change, list(_SETTINGS))
 
     # ----------------------------------------------------------------------------- actions
@@ -229,7 +255,8 @@ class StepState(CheckedState, BackgroundJobs):
         self.n_drawn = drawn.stop
 
     def reset(self) -> None:
-        """Forget the resamples drawn (and those being drawn)."""
+        """Forget the resamples drawn at the current settings (and those being drawn); those kept of earlier
+        settings stay."""
         self._generation += 1
         self._queued = 0
         self._clear()
@@ -262,23 +289,97 @@ class StepState(CheckedState, BackgroundJobs):
         return {"ADATAP": replica.bootstrap_test_error(self.solution),
                 "approx. ADATAP": replica.bootstrap_test_error(self.approx_solution)}
 
+    def kept_s_over_n(self) -> dict[float, int]:
+        """The resamples kept at other S/N values with the other settings as now: {S/N: number of resamples}."""
+        now = self._settings_key()
+        at = _SETTINGS.index("s_over_n")
+        return {key[at]: kept.n_drawn for key, kept in self._kept.items()
+                if key[:at] + key[at + 1:] == now[:at] + now[at + 1:]}
+
     def sentence(self) -> str:
-        """What a bootstrap sample is, and what has been drawn."""
+        """What a bootstrap sample is, what has been drawn and, once it is clear, why the theories and Efron's
+        estimate differ (plain words first, the paper's symbols second)."""
         n = self.problem.n if self.problem is not None else self.n_points
         v = float(self.s_over_n)
-        text = (f"A bootstrap sample draws N = {n} points with replacement: point i comes s_i times, s_i ~ "
-                f"Poisson(S/N), so S/N = {v:.2f} sets its mean size S = {v * n:.3g} and about N·e^(−S/N) ≈ "
-                f"{self.expected_left_out:.1f} points are left out.")
+        text = (f"A bootstrap sample (a resample) draws S = {v * n:.3g} points on average at random, with "
+                f"replacement, from the N = {n} data points (bootstrap size S/N = {v:.2f}): a point can come several "
+                f"times (its count s_i) or not at all, and about N·e^(−S/N) ≈ {self.expected_left_out:.1f} points "
+                "are left out of each resample.")
         if self.drawing >= 100:
             text += f" Drawing {self.drawing:,} more resamples…"
         if self.n_drawn == 0:
-            return text + ("" if self.drawing else " No resample drawn yet: press Draw, then click a point.")
+            text += "" if self.drawing else " No resample drawn yet: press Draw, then click a point."
+            return text + self._kept_sentence()
         out = int(np.count_nonzero(self.occupations[-1] == 0))
-        resamples = "1 resample" if self.n_drawn == 1 else f"{self.n_drawn:,} resamples"
-        return text + (f" {resamples}; the last left out {out} points "
-                       f"(N·e^(−S/N) ≈ {self.expected_left_out:.0f}).")
+        text += (f" {_resamples(self.n_drawn)}; the last left out {out} "
+                 f"{'point' if out == 1 else 'points'} (N·e^(−S/N) ≈ {self.expected_left_out:.0f}).")
+        return text + self.comparison_sentence()
+
+    def _kept_sentence(self) -> str:
+        kept = self.kept_s_over_n()
+        if kept:
+            shown = ", ".join(f"{_resamples(b)} at S/N = {value:.2f}" for value, b in kept.items())
+            return f" The resamples drawn before are kept ({shown}): set S/N back to see them again."
+        if self._kept:
+            return " The resamples drawn at earlier settings are kept: going back to them shows them again."
+        return ""
+
+    def comparison_sentence(self) -> str:
+        """Why ADATAP and Efron's estimate differ, once they differ clearly (more than :data:`CLEAR_GAP_SE`
+        standard errors after at least :data:`MIN_RESAMPLES_TO_COMPARE` resamples), and why the approximate
+        ADATAP then lands nearer when it does ("" otherwise).
+
+        ADATAP approximates the effect of the other points on point i by a Gaussian (seed 000, eqs. 20-21), an
+        approximation that improves as N grows. The approximate ADATAP (seed 000 §5) takes one Δλ for every point
+        (the start value of App. A.2) instead of iterating eqs. (54)-(55): where it lands nearer, its own shift
+        from ADATAP offsets ADATAP's error (the two numbers are printed)."""
+        theory, r = self.theory, self.running
+        if self.n_drawn < MIN_RESAMPLES_TO_COMPARE or not theory or not r.value.size:
+            return ""
+        efron, se = float(r.value[-1]), float(r.se[-1])
+        adatap, approx = theory["ADATAP"], theory["approx. ADATAP"]
+        if not (np.isfinite(efron) and np.isfinite(se)) or abs(adatap - efron) <= CLEAR_GAP_SE * se:
+            return ""
+        text = (f" Efron's estimate from these resamples ({efron:.3f} ± {se:.3f}) and the ADATAP theory "
+                f"({adatap:.3f}) differ by more than {CLEAR_GAP_SE:g} standard errors: the theory never draws a "
+                "resample, it replaces the pull of the other points on each point by a bell-shaped (Gaussian) "
+                f"average (seed 000, eq. 21), an approximation that gets better as N grows; with N = "
+                f"{self.problem.n} points it is off by {_signed(adatap - efron)}.")
+        shift, error = approx - adatap, adatap - efron
+        if abs(approx - efron) < abs(error) and shift * error < 0:
+            text += (f" The approximate ADATAP ({approx:.3f}) is a cheaper shortcut, not a better theory: it uses "
+                     "one shared value for all points instead of solving the theory's equations point by point "
+                     f"(seed 000 §5, App. A.2); it lands nearer here only because its own shift from ADATAP "
+                     f"({_signed(shift)}) goes the other way from ADATAP's error ({_signed(error)}).")
+        return text
 
     # ----------------------------------------------------------------------------- settings → problem
+
+    def _settings_key(self) -> tuple:
+        return tuple(getattr(self, name) for name in _SETTINGS)
+
+    def _keep_drawn(self) -> None:
+        """Keep the resamples shown (under the settings they were drawn at), dropping the oldest kept beyond
+        :data:`KEEP_SETTINGS` settings or :data:`KEEP_RESAMPLES` resamples (the settings just left stay)."""
+        if self._drawn_key is None or self.n_drawn == 0:
+            return
+        self._kept.pop(self._drawn_key, None)
+        self._kept[self._drawn_key] = _Kept(self.n_drawn, self.occupations, self.train, self.curves, self.running)
+        while len(self._kept) > 1 and (len(self._kept) > KEEP_SETTINGS or
+                                       sum(k.n_drawn for k in self._kept.values()) > KEEP_RESAMPLES):
+            del self._kept[next(iter(self._kept))]
+
+    def _restore_drawn(self, n: int) -> int:
+        """Show the resamples kept for the current settings (none: an empty set of N points); how many."""
+        key = self._settings_key()
+        kept = self._kept.pop(key, None)
+        self._drawn_key = key
+        self._clear(n)
+        if kept is None:
+            return 0
+        self.occupations, self.train, self.curves, self.running = (kept.occupations, kept.train, kept.curves,
+                                                                   kept.running)
+        return kept.n_drawn
 
     def _prepare_jobs(self) -> None:
         data = datasets.load(self.dataset, rng=datasets.GENERATED_DATA_SEED)
@@ -299,9 +400,10 @@ class StepState(CheckedState, BackgroundJobs):
             self.input_index = problem.n - 1
         self._generation += 1
         self._queued = 0
-        self._clear(problem.n)
+        self._keep_drawn()
+        n_drawn = self._restore_drawn(problem.n)
         for name, value in (("problem", problem), ("solution", solution), ("approx_solution", approx),
-                            ("n_drawn", 0)):
+                            ("n_drawn", n_drawn)):
             self._assign(name, value)
 
     def _kernel(self) -> kernels.Kernel:
@@ -317,3 +419,13 @@ class StepState(CheckedState, BackgroundJobs):
         self.running = steps.RunningEstimate(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
         if not hasattr(self, "_grid"):
             self._grid, self._K_grid = np.zeros(GRID_POINTS), None
+
+
+def _resamples(n: int) -> str:
+    """"1 resample", "1,111 resamples"."""
+    return "1 resample" if n == 1 else f"{n:,} resamples"
+
+
+def _signed(value: float) -> str:
+    """"+0.051", "−0.034" (a minus sign, not a hyphen)."""
+    return f"{value:+.3f}".replace("-", "−")

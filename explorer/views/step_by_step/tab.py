@@ -113,16 +113,20 @@ class StepTab(JobTab):
                 # patched on the page: a page that draws the figure anew must evaluate it again
                 stream.update(revision=stream.revision + 1)
                 forget_frames(pane)
-                self._retitle(pane, figure.title)
+                self._retitle(pane, figure.title, figure.ylabel)
             else:
                 stream.event(revision=stream.revision + 1)
 
     @staticmethod
-    def _retitle(pane: pn.pane.HoloViews, title: str) -> None:
+    def _retitle(pane: pn.pane.HoloViews, title: str, ylabel: str = "") -> None:
+        """Give the figure ``pane`` has drawn the ``title`` and, where given, the y axis label ``ylabel``."""
         for plot, _ in pane._plots.values():
             model = getattr(plot.state, "title", None)  # the figure's Title
             if model is not None and getattr(model, "text", title) != title:
                 model.text = title
+            axis = plot.handles.get("yaxis")
+            if ylabel and axis is not None and axis.axis_label != ylabel:
+                axis.axis_label = ylabel
 
     def _on_draw(self, *events) -> None:
         if any(event.name == "n_drawn" for event in events):

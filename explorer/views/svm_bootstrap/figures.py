@@ -30,7 +30,7 @@ DENSITY_DIM = hv.Dimension("density", label="density")
 THEORY_COLOR, MC_COLOR, APPROX_COLOR, EXACT_COLOR = "#1f77b4", "#d62728", "#2ca02c", "#7f7f7f"
 _SIZE = dict(responsive=True, height=430)
 _EMPTY = np.array([])
-#: |theory − Monte-Carlo| beyond this many Monte-Carlo standard errors is flagged in the learning curve.
+#: | theory − Monte-Carlo | beyond this many Monte-Carlo standard errors is flagged in the learning curve.
 GAP_THRESHOLD = 3.0
 
 
@@ -46,7 +46,7 @@ class SVMGap:
 
 def large_gaps(state: SVMState, threshold: float = GAP_THRESHOLD) -> tuple[SVMGap, ...]:
     """The S/N where the converged theory is more than ``threshold`` Monte-Carlo standard errors from
-    Monte-Carlo, |ε_theory − ε_MC| > threshold · se_MC (a zero standard error flags any nonzero gap)."""
+    Monte-Carlo, | ε_theory − ε_MC | > threshold · se_MC (a zero standard error flags any nonzero gap)."""
     theory, mc = state.theory_curve, state.curve_mc
     if theory is None or mc is None:
         return ()
@@ -246,7 +246,7 @@ def export_filename(state: SVMState, what: str, ext: str) -> str:
 
 def settings(state: SVMState) -> dict:
     """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: the data, the
-    kernel K(x, x') = exp(−|x − x'|²/(2L²)) and its lengthscale, the S/N values, the Monte-Carlo sizes and the
+    kernel K(x, x') = exp(−‖x − x'‖²/(2L²)) and its lengthscale, the S/N values, the Monte-Carlo sizes and the
     seed."""
     out = {"dataset": state.dataset, "kernel": "squared_exponential", "lengthscale": float(state.lengthscale),
            "curve_grid": sorted(float(v) for v in state.curve_grid), "curve_mc_samples": int(state.curve_mc_samples),

@@ -54,3 +54,49 @@ def test_the_states_use_the_table():
     for cls, key in ((GPBootstrapState, "gp"), (SVMState, "svm"), (SelectionState, "selection"),
                      (FastBootstrapState, "fastboot")):
         assert cls.describe_error(err) == describe_error(err, key)
+
+
+# ------------------------------------------------------------------------------ where a tab shows them
+
+
+def _alert(text: str = ""):
+    import panel as pn
+
+    return pn.pane.Alert(text, visible=bool(text))
+
+
+def _show(alert, text: str) -> None:
+    alert.param.update(object=text, visible=bool(text))
+
+
+def test_an_error_covers_the_figure_and_a_notice_lies_over_its_top():
+    import panel as pn
+
+    from explorer.views.common.errors import over_figure
+
+    figure, error, notice = pn.pane.Markdown("the figure"), _alert(), _alert()
+    box = over_figure(figure, error, notice)
+    shown, layer = box.objects
+    assert shown is figure and box.styles["position"] == "relative"  # the layer's positions are the figure's
+    assert not layer.visible  # no message: nothing over the figure
+    _show(notice, "Kernel se chosen by maximum evidence.")
+    assert layer.visible and layer.styles["position"] == "absolute" and layer.styles["height"] == "auto"
+    _show(error, "big.csv has 1,500 rows")
+    assert layer.visible and layer.styles["height"] == "100%" and layer.styles["background"] != "transparent"
+    _show(error, "")
+    assert layer.visible and layer.styles["height"] == "auto"  # the notice again, the figure uncovered
+
+
+def test_the_hide_button_hides_a_notice_until_its_text_changes():
+    import panel as pn
+
+    from explorer.views.common.errors import OVER_FIGURE_CSS, over_figure
+
+    notice = _alert("Ignored link parameter(s): x=1.")
+    layer = over_figure(pn.pane.Markdown("figure"), None, notice).objects[1]
+    (row,) = layer.objects
+    hide = next(w for w in row.objects if OVER_FIGURE_CSS["hide"] in w.css_classes)
+    hide.clicks += 1
+    assert not layer.visible
+    _show(notice, "Ignored link parameter(s): y=2.")  # a new notice shows again
+    assert layer.visible and row.visible

@@ -60,7 +60,7 @@ def test_tab_builds_shows_results_and_exports():
     # legends beside the data with click-to-hide; the generalization error says lower is better
     for what in ("optimism", "generalization"):
         kwargs = tab.plots[what].object.opts.get().kwargs
-        assert kwargs["legend_position"] == "right" and kwargs["legend_opts"] == {"click_policy": "hide"}
+        assert kwargs["legend_position"] == "right" and kwargs["legend_opts"]["click_policy"] == "hide"
     assert "lower is better" in tab.plots["generalization"].object.opts.get().kwargs["title"]
 
 

@@ -48,7 +48,8 @@ def test_learning_curve_flags_gaps_beyond_three_standard_errors(toy_state):
     tab.draw()  # the warning goes under the figure, not into the status line above it
     assert tab.warning.object == sentence and sentence not in tab.describe()
     column = tab.content()
-    assert column.objects.index(tab.warning) > column.objects.index(tab.plot)
+    (frame,) = [i for i, item in enumerate(column.objects) if tab.plot in getattr(item, "objects", [item])]
+    assert column.objects.index(tab.warning) > frame  # the figure (with the messages over it) comes first
     options = figure.opts.get().kwargs
     assert options["legend_position"] == "right" and "lower ε(S) is better" in options["title"]
 

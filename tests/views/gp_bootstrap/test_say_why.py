@@ -66,6 +66,6 @@ def test_no_stale_status_after_a_broken_csv_and_an_empty_file_has_its_own_error(
     state.refresh()
     state.upload_csv("sixty.csv", b"a,b,y\n" + b"".join(b"x,1,2\n" for _ in range(12)))
     assert "not numeric" in state.error
-    assert "computing" not in tab.describe() and tab.describe().endswith("not computed: see the message below")
+    assert "computing" not in tab.describe() and tab.describe().endswith("not computed: see the message over the figure")
     state.upload_csv("empty.csv", b"")
     assert state.error != "" and "not numeric" not in state.error

@@ -131,3 +131,31 @@ def test_a_click_that_comes_as_a_draw_is_shown_but_before_its_thread_has_ended_i
         assert state.wait(60) and state.n_drawn == 2
     finally:
         state.close()
+
+
+def _y_label(view, what: str) -> str:
+    (plot,) = [plot for plot, _ in view.plots[what]._plots.values()]
+    return plot.handles["yaxis"].axis_label
+
+
+def test_the_drawn_histogram_relabels_its_axis_and_an_s_over_n_change_and_back_shows_the_resamples_again(drawn_tab):
+    view, built = drawn_tab
+    assert _y_label(view, "histogram") == "probability per bin (theory)"  # the theory alone, before any draw
+    before = dict(built)
+    view.draws[1].clicks += 1
+    assert view.state.wait(60) and view.state.n_drawn == 10
+    assert built == before and _y_label(view, "histogram") == "resamples per bin"  # patched and relabelled
+    shown = {what: _columns(view, what) for what in ("histogram", "running")}
+    view.state.s_over_n = 2.0  # a new problem: drawn anew, empty
+    assert view.state.n_drawn == 0 and _y_label(view, "histogram") == "probability per bin (theory)"
+    assert "The resamples drawn before are kept (10 resamples at S/N = 1.00)" in view.sentence.object
+    view.state.s_over_n = 1.0  # back: the same resamples, figures and sentence
+    assert view.state.n_drawn == 10 and _y_label(view, "histogram") == "resamples per bin"
+    for what, columns in shown.items():
+        for old, new in zip(columns, _columns(view, what)):
+            assert set(old) == set(new)
+            for name in old:
+                np.testing.assert_array_equal(np.asarray(new[name], dtype=float), np.asarray(old[name], dtype=float))
+    assert "10 resamples;" in view.sentence.object
+    view.reset.clicks += 1  # patched back to the theory alone
+    assert _y_label(view, "histogram") == "probability per bin (theory)"
