@@ -57,6 +57,8 @@ class StepTab(JobTab):
             "lengthscale": pn.widgets.FloatInput, "signal_var": pn.widgets.FloatInput,
             "alpha": pn.widgets.FloatInput, "period": pn.widgets.FloatInput, "noise_var": pn.widgets.FloatInput,
             "seed": pn.widgets.IntInput, "input_index": pn.widgets.IntInput}, self.css_prefix)
+        self._show_kernel_fields()
+        s.param.watch(self._show_kernel_fields, "kernel")
         self.slider = pn.widgets.FloatSlider.from_param(s.param.s_over_n, value_throttled=s.s_over_n,
                                                         css_classes=[self._css("s-over-n")], width=230,
                                                         format="0.00")
@@ -176,6 +178,11 @@ class StepTab(JobTab):
         n = min(max(due, 1), PLAY_CATCH_UP)
         self._played = (started, asked + n) if due <= PLAY_CATCH_UP else (time.monotonic(), 0)
         self.state.request_draws(n)
+
+    def _show_kernel_fields(self, *events) -> None:
+        """α only for the rational quadratic kernel, the period only for the periodic one."""
+        self.widgets["alpha"].visible = self.state.kernel == "rq"
+        self.widgets["period"].visible = self.state.kernel == "periodic"
 
     # --- layout
     def control_column(self) -> pn.Column:

@@ -159,3 +159,13 @@ def test_the_drawn_histogram_relabels_its_axis_and_an_s_over_n_change_and_back_s
     assert "10 resamples;" in view.sentence.object
     view.reset.clicks += 1  # patched back to the theory alone
     assert _y_label(view, "histogram") == "probability per bin (theory)"
+
+
+def test_kernel_fields_show_only_for_the_kernel_that_uses_them():
+    """α (rq) and the period show only while their kernel is chosen (issue 36: they showed beside se)."""
+    tab = StepTab(state=StepState(n_points=20))
+    shown = {}
+    for kernel in ("se", "rq", "periodic", "matern32"):
+        tab.state.kernel = kernel
+        shown[kernel] = (tab.widgets["alpha"].visible, tab.widgets["period"].visible)
+    assert shown == {"se": (False, False), "rq": (True, False), "periodic": (False, True), "matern32": (False, False)}
