@@ -24,6 +24,8 @@ _LONGER = "More would take hours."
 LAGS = common.IntRange(1, 50, "the number of lags")
 MAX_EPOCHS = common.IntRange(1, 10_000, "the number of epochs", _LONGER)
 RESTARTS = common.IntRange(1, 50, "the number of restarts", _LONGER)
+#: Defaults of the options of one model family (given with another family, an option is refused, never dropped).
+DEFAULT_WSF, DEFAULT_MAX_EPOCHS, DEFAULT_RESTARTS = 8.0, 200, 3
 REPLICATIONS = common.IntRange(1, 10_000, "the number of replications", _LONGER)
 ORDER = common.IntRange(0, 10, "a polynomial order")
 GRID = common.Grid(1000)
@@ -57,12 +59,15 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help=f"LS-SVM Gaussian kernel width ℓ, {common.POSITIVE} (default {fe.TOY_LENGTHSCALE} on the "
                         "toy data — the maximum-evidence value — else the median distance between standardised "
                         "inputs)")
-    g.add_argument("--wsf", type=common.POSITIVE, default=8.0,
-                   help=f"RBFN width scaling factor WSF of eq. 14, {common.POSITIVE} (default 8)")
-    g.add_argument("--max-epochs", type=MAX_EPOCHS, default=200,
-                   help=f"MLP Levenberg-Marquardt iterations, {MAX_EPOCHS} (default 200)")
-    g.add_argument("--restarts", type=RESTARTS, default=3,
-                   help=f"MLP random restarts, the best kept, {RESTARTS} (default 3)")
+    g.add_argument("--wsf", type=common.POSITIVE, default=None,
+                   help=f"RBFN width scaling factor WSF of eq. 14, {common.POSITIVE} (default {DEFAULT_WSF:g}; "
+                        "--model rbfn only)")
+    g.add_argument("--max-epochs", type=MAX_EPOCHS, default=None,
+                   help=f"MLP Levenberg-Marquardt iterations, {MAX_EPOCHS} (default {DEFAULT_MAX_EPOCHS}; "
+                        "--model mlp only)")
+    g.add_argument("--restarts", type=RESTARTS, default=None,
+                   help=f"MLP random restarts, the best kept, {RESTARTS} (default {DEFAULT_RESTARTS}; --model mlp "
+                        "only)")
     g = p.add_argument_group(f"bootstrap (defaults: Table 1 / Table 2; a run the core estimates at more than "
                              f"{MAX_SECONDS / 60:.0f} minutes on one core is refused before it starts)")
     g.add_argument("--full-grid", type=GRID, metavar="START,STOP,STEP",
@@ -86,12 +91,22 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 def _check_options(args) -> None:
     """A ValueError for an option the run does not use (it would be dropped without a word)."""
     why = {"--column": "it names the series column of --series-csv", "--lags": "it is the NAR order of --series-csv",
-           "--lengthscale": f"it is the LS-SVM's kernel width and the model here is {args.model}"}
+           "--lengthscale": f"it is the LS-SVM's kernel width and the model here is {args.model}",
+           "--wsf": f"it is the RBFN's width scaling factor and the model here is {args.model}",
+           "--max-epochs": f"it is the MLP's training length and the model here is {args.model}",
+           "--restarts": f"it is the MLP's number of restarts and the model here is {args.model}"}
     unused = [o for o, v in (("--column", args.column), ("--lags", args.lags)) if v is not None and not args.series_csv]
-    unused += ["--lengthscale"] if args.lengthscale is not None and args.model != "ls-svm" else []
+    owner = {"--lengthscale": ("ls-svm", args.lengthscale), "--wsf": ("rbfn", args.wsf),
+             "--max-epochs": ("mlp", args.max_epochs), "--restarts": ("mlp", args.restarts)}
+    unused += [o for o, (model, v) in owner.items() if v is not None and args.model != model]
     if unused:
         raise ValueError("; ".join(f"{o} is not used ({why[o]})" for o in unused) + ". Drop it, or add the "
                          "option that uses it.")
+
+
+def _or(value, default):
+    """``value``, or ``default`` where the option was not given (None)."""
+    return default if value is None else value
 
 
 def _data(args) -> datasets.Dataset:
@@ -143,7 +158,8 @@ def fast_bootstrap(args) -> common.Output:
                                 full_replications=args.full_replications, fast_grid=args.fast_grid,
                                 fast_replications=args.fast_replications, log_complexity=args.log_complexity)
     options = {"lengthscale": args.lengthscale} if args.model == "ls-svm" else (
-        {"wsf": args.wsf} if args.model == "rbfn" else {"max_epochs": args.max_epochs, "n_init": args.restarts})
+        {"wsf": _or(args.wsf, DEFAULT_WSF)} if args.model == "rbfn" else
+        {"max_epochs": _or(args.max_epochs, DEFAULT_MAX_EPOCHS), "n_init": _or(args.restarts, DEFAULT_RESTARTS)})
     _check_duration(args, data.n, setting, options)
     with common.engine_executor(args) as executor:
         res = fe.compare_bootstraps(data, args.model, setting, rng=args.seed, with_full=not args.no_full,

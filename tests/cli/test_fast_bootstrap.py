@@ -91,6 +91,9 @@ def test_cli_fast_bootstrap_errors_exit_2(capsys, argv, message):
                                                "model here is mlp)"),
     (["--lags", "3"], "--lags is not used (it is the NAR order of --series-csv)"),
     (["--column", "x"], "--column is not used (it names the series column of --series-csv)"),
+    (["--wsf", "4"], "--wsf is not used (it is the RBFN's width scaling factor and the model here is ls-svm)"),
+    (["--model", "rbfn", "--max-epochs", "5"], "--max-epochs is not used (it is the MLP's training length"),
+    (["--restarts", "2"], "--restarts is not used (it is the MLP's number of restarts"),
 ])
 def test_an_option_the_run_does_not_use_is_an_error_not_dropped(capsys, argv, message):
     """Issue 36: an option the model or the data source does not use is refused (exit 2, one line)."""
@@ -99,3 +102,4 @@ def test_an_option_the_run_does_not_use_is_an_error_not_dropped(capsys, argv, me
     assert cli.main(["fast-bootstrap", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+

@@ -60,6 +60,8 @@ BASE = {
     "serve": {},  # --port: a port in use (the run must stop at the port check)
     "datasets": {},
 }
+#: fast-bootstrap options of the MLP alone (the BASE gives them small values for a drawn ``--model mlp``).
+MLP_ONLY = ("--max-epochs", "--restarts")
 #: Options of which one data source may be given (drawing one drops the others from BASE).
 DATA_SOURCES = ("--dataset", "--csv", "--series-csv")
 
@@ -186,7 +188,23 @@ def command_lines(draw, tmp: Path, port: int, commands: tuple[str, ...], run: bo
             argv.append(f"{option}={draw(strategy)}")
         else:
             argv += [option, draw(strategy)]
-    return argv
+    return _without_unused_base(command, argv)
+
+
+def _without_unused_base(command: str, argv: list[str]) -> list[str]:
+    """fast-bootstrap: the BASE's MLP options only with ``--model mlp`` (with another model they are refused)."""
+    if command != "fast-bootstrap" or "--model=mlp" in argv or any(
+            a == "--model" and b == "mlp" for a, b in zip(argv, argv[1:])):
+        return argv
+    base_mlp = [(k, v) for k, v in BASE[command].items() if k in MLP_ONLY]
+    out, i = [], 0
+    while i < len(argv):
+        if i + 1 < len(argv) and (argv[i], argv[i + 1]) in base_mlp:
+            i += 2  # the BASE's value (a drawn one stays: its refusal is part of the test)
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
 
 
 # ----------------------------------------------------------------------------- fixtures
