@@ -14,7 +14,7 @@ import numpy as np
 
 from explorer import datasets, kernels, lowrank
 from explorer.cli import common
-from explorer.gp_bootstrap import evidence, evidence_lowrank, experiments, paths, problems, stages
+from explorer.gp_bootstrap import evidence, evidence_lowrank, experiments, montecarlo_lowrank, paths, problems, stages
 
 __all__ = ["register", "COMMANDS"]
 
@@ -41,9 +41,9 @@ RANK = common.IntRange(1, lowrank.MAX_RANK, "the rank m of the low-rank kernel",
 MAX_LOW_RANK_ROWS = 1_000_000
 #: Largest N·m of the low-rank path: 0.8 GB per N×m array.
 MAX_LOW_RANK_ENTRIES = 100_000_000
-#: Seconds of one low-rank Monte-Carlo sample per N·m² (a weighted m×m solve after forming ΦᵀWΦ; measured 0.09 s at
-#: N = 53,940 and m = 256 on two cores): the estimate by which a low-rank run over :data:`MAX_SECONDS` is refused.
-LOW_RANK_SAMPLE_SECONDS_PER_NM2 = 2.5e-11
+#: Seconds of one low-rank Monte-Carlo sample per N·m²: the estimate by which a low-rank run over
+#: :data:`MAX_SECONDS` is refused (the core's, which the app states too).
+LOW_RANK_SAMPLE_SECONDS_PER_NM2 = montecarlo_lowrank.SAMPLE_SECONDS_PER_NM2
 
 #: Rows of ``--subsample`` (the dense path takes at most ``common.MAX_DENSE_ROWS`` of them).
 SUBSAMPLE = common.IntRange(3, MAX_LOW_RANK_ROWS, "the number of rows of the random subsample")

@@ -76,8 +76,9 @@ class DataSource(param.Parameterized):
         """The CSV file names of the data folder (none without a folder)."""
         return data_file_names(self.data_dir)
 
-    def read(self, name: str) -> Upload:
-        """The data folder's file ``name`` (an :class:`Upload` with its name, text and SHA-256).
+    def read(self, name: str, **limits: int) -> Upload:
+        """The data folder's file ``name`` (an :class:`Upload` with its name, text and SHA-256); ``limits``: those of
+        :func:`~explorer.views.common.server_files.read_data_file` (``max_bytes``, ``max_rows``, ``max_values``).
 
         Raises
         ------
@@ -87,7 +88,7 @@ class DataSource(param.Parameterized):
         ValueError
             If the file is too large (:func:`read_upload`'s messages).
         """
-        return read_data_file(self.data_dir, name)
+        return read_data_file(self.data_dir, name, **limits)
 
     def settings(self) -> dict[str, str]:
         """What a settings JSON records of the upload: its name and SHA-256 (nothing without an upload)."""

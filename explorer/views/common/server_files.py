@@ -37,8 +37,10 @@ def data_file_names(data_dir: str | os.PathLike | None) -> list[str]:
         return []
 
 
-def read_data_file(data_dir: str | os.PathLike | None, name: str, *, max_bytes: int = MAX_UPLOAD_BYTES) -> Upload:
-    """The text of the data folder's CSV file ``name`` (one of :func:`data_file_names`), checked as an upload.
+def read_data_file(data_dir: str | os.PathLike | None, name: str, *, max_bytes: int = MAX_UPLOAD_BYTES,
+                   **limits: int) -> Upload:
+    """The text of the data folder's CSV file ``name`` (one of :func:`data_file_names`), checked as an upload
+    (``limits``: :func:`read_upload`'s ``max_rows`` and ``max_values``, where a page takes more rows from the server).
 
     Raises
     ------
@@ -58,8 +60,8 @@ def read_data_file(data_dir: str | os.PathLike | None, name: str, *, max_bytes: 
         if stat.st_size > max_bytes:
             raise ValueError(f"{name} is larger than the {max_bytes / 1e6:g} MB the app reads. Use a smaller "
                              "extract of it.")
-        key = (str(data_dir), name, stat.st_mtime_ns, stat.st_size, max_bytes)
-        return _FILES.get_or_compute(key, lambda: read_upload(name, path.read_bytes(), max_bytes=max_bytes))
+        key = (str(data_dir), name, stat.st_mtime_ns, stat.st_size, max_bytes, tuple(sorted(limits.items())))
+        return _FILES.get_or_compute(key, lambda: read_upload(name, path.read_bytes(), max_bytes=max_bytes, **limits))
     except OSError:
         raise datasets.DatasetError(f"{name} in the server's data folder cannot be read. Ask whoever runs the "
                                     "app to check the file.") from None

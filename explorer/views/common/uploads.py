@@ -35,9 +35,11 @@ class Upload(NamedTuple):
     sha256: str
 
 
-def read_upload(filename: str, content: bytes | str, *, max_bytes: int = MAX_UPLOAD_BYTES) -> Upload:
+def read_upload(filename: str, content: bytes | str, *, max_bytes: int = MAX_UPLOAD_BYTES,
+                max_rows: int = MAX_UPLOAD_ROWS, max_values: int = MAX_UPLOAD_VALUES) -> Upload:
     """Decode an upload as UTF-8 (a byte-order mark dropped). Raises ValueError with a message for the user: a
-    file larger than ``max_bytes``, not UTF-8 text, or empty."""
+    file larger than ``max_bytes``, of more than ``max_rows`` data rows or ``max_values`` values, not UTF-8 text, or
+    empty (a file of the server's data folder may be given larger limits than an upload)."""
     if len(content) > max_bytes:
         raise ValueError(f"{filename} has {len(content) / 1e6:.1f} MB; the app reads files of at most "
                          f"{max_bytes / 1e6:g} MB. Upload a smaller extract of it.")
@@ -49,13 +51,13 @@ def read_upload(filename: str, content: bytes | str, *, max_bytes: int = MAX_UPL
     if not text.strip():
         raise ValueError(f"{filename} is empty. Upload a CSV with a header row of column names and data rows.")
     rows = text.count("\n") + (not text.endswith("\n")) - 1  # the lines after the header
-    if rows > MAX_UPLOAD_ROWS:
-        raise ValueError(f"{filename} has {rows:,} data rows; the app reads at most {MAX_UPLOAD_ROWS:,}. Upload a "
+    if rows > max_rows:
+        raise ValueError(f"{filename} has {rows:,} data rows; the app reads at most {max_rows:,}. Upload a "
                          "random sample of its rows.")
     columns = text[:text.find("\n")].count(",") + 1
-    if rows * columns > MAX_UPLOAD_VALUES:
+    if rows * columns > max_values:
         raise ValueError(f"{filename} has {rows:,} rows of {columns} columns; the app reads at most "
-                         f"{MAX_UPLOAD_VALUES:,} values. Upload fewer rows (a random sample) or only the columns "
+                         f"{max_values:,} values. Upload fewer rows (a random sample) or only the columns "
                          "you need.")
     return Upload(filename, text, hashlib.sha256(text.encode()).hexdigest())
 

@@ -16,6 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from explorer.bootstrap import replica
+from explorer.gp_bootstrap import paths
 from explorer.gp_bootstrap.l1 import histogram_edges
 from explorer.views.common.exports import csv_table, download_name, html_page, settings_json
 from explorer.views.common.patching import Layer, overlay
@@ -262,8 +263,27 @@ def vg_mf_note(state: GPBootstrapState) -> str:
 
 
 def problem_label(state: GPBootstrapState) -> str:
+    """The data and N, and on the low-rank path the rank of K ≈ ΦΦᵀ."""
     p = state.problem
-    return f"{p.name} (N = {p.n})" if p is not None else state.dataset
+    if p is None:
+        return state.dataset
+    return f"{p.name} (N = {p.n:,}, low-rank kernel m = {p.features.rank})" if state.low_rank else f"{p.name} (N = {p.n})"
+
+
+def mapped_position(state: GPBootstrapState, i: int) -> int | None:
+    """Where training input ``i`` is among the inputs the distribution covers (its column of the Monte-Carlo samples,
+    its entry of the L1 values): ``i`` when it covers every input, None when ``i`` is not among those drawn."""
+    dist = state.distribution
+    if dist is None or dist.inputs.size == dist.n:
+        return i
+    pos = int(np.searchsorted(dist.inputs, i))
+    return pos if pos < dist.inputs.size and dist.inputs[pos] == i else None
+
+
+def shown_inputs(state: GPBootstrapState) -> np.ndarray | None:
+    """The training inputs the scatter of the distribution page shows: all (None), or the random sample the
+    distribution covers on data of more than ``experiments.MAP_ALL_ROWS`` rows."""
+    return state.mapped_inputs
 
 
 def curve_frame(state: GPBootstrapState) -> pd.DataFrame:
@@ -287,13 +307,16 @@ def curve_frame(state: GPBootstrapState) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------- Fig. 3-4
 
 def _distribution_data(state: GPBootstrapState):
-    """(solution, i, MC samples at i or None) for the distribution views."""
+    """(solution, i, MC samples at i or None) for the distribution views; on large data the Monte-Carlo covers a
+    random sample of the inputs (``mapped_position``): at another input the theory is shown alone."""
     dist = state.distribution
-    sol = dist.solution if dist is not None else state.solution
+    every = dist is not None and dist.inputs.size == dist.n
+    sol = dist.solution if every else state.solution
     if sol is None:
         return None, 0, None
     i = min(state.index, sol.n - 1)
-    return sol, i, (dist.samples[:, i] if dist is not None else None)
+    pos = mapped_position(state, i)
+    return sol, i, (dist.samples[:, pos] if dist is not None and pos is not None else None)
 
 
 def _bins(sol, i: int, samples, width: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -397,15 +420,29 @@ def inputs_points(state: GPBootstrapState) -> hv.Points:
     """
     sol, problem, dist = state.solution, state.problem, state.distribution
     ok = sol is not None and problem is not None and sol.n == problem.n
-    y, m = (problem.y, sol.m) if ok else (_EMPTY, _EMPTY)
-    l1 = dist.l1.l1 if ok and dist is not None and dist.l1.l1.size == y.size else np.full(y.size, np.nan)
-    table = pd.DataFrame({"y": y, "m": m, "input": np.arange(y.size), "l1": l1})
+    rows = shown_inputs(state) if ok else None
+    title = "Inputs: click one to see its distribution (colour: L1, lower is better)"
+    if rows is None:
+        rows = np.arange(problem.n if ok else 0)
+    else:
+        title = (f"{rows.size:,} of the {problem.n:,} inputs, drawn at random (seed {int(state.seed)}): click one to "
+                 "see its distribution (colour: L1)")
+    y, m = (problem.y[rows], sol.m[rows]) if ok else (_EMPTY, _EMPTY)
+    l1 = np.full(y.size, np.nan)
+    if ok and dist is not None and dist.inputs.size == rows.size and np.array_equal(dist.inputs, rows):
+        l1 = dist.l1.l1
+    table = pd.DataFrame({"y": y, "m": m, "input": rows, "l1": l1})
     points = hv.Points(table, [hv.Dimension("y", label="target y_i"),
                                hv.Dimension("m", label="theory bootstrap mean E[f_i]")], ["input", L1_DIM])
     return points.opts(tools=["tap", "hover"], size=6, color="l1", cmap="viridis", clim=(0.0, 0.3), colorbar=True,
-                       nonselection_alpha=0.6, framewise=True,
-                       title="Inputs: click one to see its distribution (colour: L1, lower is better)",
+                       nonselection_alpha=0.6, framewise=True, title=title,
                        show_grid=True, responsive=True, height=430)
+
+
+def tapped_input(state: GPBootstrapState, point: int) -> int:
+    """The training input of the ``point``-th point of :func:`inputs_points`."""
+    rows = shown_inputs(state)
+    return int(point) if rows is None else int(rows[min(int(point), rows.size - 1)])
 
 
 def selected_input(state: GPBootstrapState) -> hv.Points:
@@ -453,16 +490,19 @@ def l1_plot(state: GPBootstrapState) -> hv.Overlay:
                      label="noise floor (theory vs its own samples)").opts(fill_color=TEST_COLOR, fill_alpha=0.35),
         *references,
     )
-    return hv.Overlay(layers).opts(title="L1(MC histogram, theory) at every input: smaller is better,\n"
+    where = "every input" if dist is None or dist.inputs.size == dist.n else \
+        f"{dist.inputs.size:,} inputs drawn at random"
+    return hv.Overlay(layers).opts(title=f"L1(MC histogram, theory) at {where}: smaller is better,\n"
                                          "the noise floor is as good as it gets", show_grid=True, **_LEGEND, **_SIZE)
 
 
 def l1_frame(state: GPBootstrapState) -> pd.DataFrame:
-    """L1 and noise-floor L1 at every training input, with target, theory and MC mean."""
+    """L1 and noise-floor L1 at every training input the distribution covers (all, or a random sample on large
+    data), with target, theory and MC mean."""
     dist, problem = state.distribution, state.problem
-    if dist is None or problem is None or problem.n != dist.l1.l1.size:
+    if dist is None or problem is None or problem.n != dist.n:
         return pd.DataFrame(columns=EXPORT_COLUMNS["l1"])
-    return pd.DataFrame({"input": np.arange(problem.n), "target": problem.y, "theory_mean": dist.solution.m,
+    return pd.DataFrame({"input": dist.inputs, "target": problem.y[dist.inputs], "theory_mean": dist.solution.m,
                          "mc_mean": dist.samples.mean(axis=0), "l1": dist.l1.l1,
                          "l1_noise_floor": dist.noise_floor.l1}, columns=EXPORT_COLUMNS["l1"])
 
@@ -588,6 +628,8 @@ def settings(state: GPBootstrapState) -> dict:
            "mc_samples": int(state.mc_samples), "input_index": int(state.index), "seed": int(state.seed)}
     if state.target:
         out["target"] = state.target
+    if state.low_rank:
+        out["rank"] = int(state.rank)
     if state.loss != "square":
         out.update(eps=float(state.eps), beta=float(state.beta))
     return {**out, **_data_settings(state), **_model_settings(state)}
@@ -612,11 +654,14 @@ def _model_settings(state: GPBootstrapState) -> dict:
         fit = state.evidence
         out["evidence"] = {"log_evidence": fit.log_evidence, "rows": fit.n,
                            "lengthscale": np.asarray(fit.lengthscale).tolist(),  # one per input with ARD
-                           "signal_var": fit.signal_var, "noise_var": fit.noise_var, "ard": bool(fit.ard)}
+                           "signal_var": fit.signal_var, "noise_var": fit.noise_var,
+                           "ard": bool(np.ndim(fit.lengthscale) > 0)}
     if state.problem is not None:
         out["kernel_parameters"] = {name: np.asarray(v).tolist() for name, v in state.problem.kernel.params.items()}
         out["rows"] = int(state.problem.n)
         out["bin_width"] = float(state.bin_width)
+        # what rebuilds ΦΦᵀ on the low-rank path (method, rank, landmarks, jitter), as the command line's JSON has it
+        out["low_rank"] = paths.low_rank_record(state.problem)
     return out
 
 

@@ -25,10 +25,12 @@ import param
 
 from explorer import datasets, kernels
 from explorer.bootstrap import replica
+from explorer.chunks import item_generator, root_seed
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import experiments, problems, stages
+from explorer.gp_bootstrap import evidence_lowrank, experiments, paths, problems, stages
 from explorer.gp_bootstrap.l1 import PAPER_BIN_WIDTH, scaled_bin_width
 from explorer.gp_bootstrap.linear_response import LinearResponseMoments
+from explorer.gp_bootstrap.montecarlo_lowrank import SAMPLE_SECONDS_PER_NM2
 from explorer.gp_bootstrap.stages import (
     VG_MF_LOSSES,
     CurveMC,
@@ -51,10 +53,14 @@ __all__ = [
     "REGRESSION_DATASETS", "UPLOAD", "CSV_PREFIX", "KERNELS", "LOSSES", "GP_TABS", "MC_KINDS",
     "MC_GRID", "THEORY_GRID", "BIN_WIDTH", "URL_PARAMETERS", "describe_error", "theory_error",
     "MAX_ROWS", "MAX_COLUMNS", "MAX_MC_VALUES", "SUBSAMPLE_SEED", "EVIDENCE_ROWS", "HYPERPARAMETERS",
+    "LOW_RANK_ROWS", "LOW_RANK_GRID", "RANK_BOUNDS", "FITTED_DATASETS",
 ]
 
 #: The shipped or generated regression datasets offered in the app (the others are classification sets).
-REGRESSION_DATASETS = ("boston", "toy", "teacher")
+REGRESSION_DATASETS = ("boston", "toy", "teacher", "diamonds")
+#: Shipped sets whose kernel starts from maximum evidence, as a CSV's does (the command line does the same): diamonds
+#: has no paper preset.
+FITTED_DATASETS = ("diamonds",)
 #: ``dataset`` value of a CSV uploaded in the page; files of the data directory are ``CSV_PREFIX + name``.
 CSV_PREFIX = "file: "
 #: ``paper`` is seed 000's preset (RBF with l² = 73.54 on the sd-scaled inputs, eq. (1) of §5).
@@ -81,6 +87,21 @@ BIN_WIDTH = PAPER_BIN_WIDTH
 #: 33 MB); N = 1500: 0.37-0.46 s, N = 2000: 0.42 s and 132 MB. A larger file is refused before any work, with the
 #: offer of a random subsample of MAX_ROWS rows (``subsample``).
 MAX_ROWS = 1000
+#: Most rows of the low-rank mode, which takes data of more than MAX_ROWS rows from the server (diamonds, a CSV of the
+#: data directory; an upload keeps MAX_ROWS): K ≈ ΦΦᵀ of rank m (``rank``), O(N m²) time and O(N m) memory, never an
+#: N × N matrix. The theory holds about three N × m arrays: 3 × 8 × 60,000 × 512 bytes = 0.74 GB at the largest rank,
+#: for one session of a server the class shares (diamonds: 53,940 rows; the command line takes 200,000).
+LOW_RANK_ROWS = 60_000
+#: Limits of reading a CSV of the server's data folder (an upload keeps ``uploads.MAX_UPLOAD_*``): the server's own files
+#: may hold LOW_RANK_ROWS rows of up to 33 columns; parsed once per file on the event loop (~1 s at 2,000,000
+#: values), then shared by every session.
+DATA_DIR_LIMITS = {"max_bytes": 40_000_000, "max_rows": LOW_RANK_ROWS, "max_values": 2_000_000}
+#: Bounds of the rank m of the low-rank mode (``rank``): below 16 features the kernel is too coarse to compare
+#: anything; one ADATAP solve costs ~N m² (diamonds, 2 cores: 6.6 s at m = 256, about 4 × that at 512).
+RANK_BOUNDS = (16, 512)
+#: S/N of the theory and Monte-Carlo curves of the low-rank mode: five solves of ~7 s each on diamonds at m = 256
+#: (THEORY_GRID would take 15), and Monte-Carlo at each of them.
+LOW_RANK_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
 #: Most input columns of a CSV: the kernel matrix costs N² × columns (0.1 s at MAX_ROWS rows and 100 columns).
 MAX_COLUMNS = 100
 #: Most Monte-Carlo samples × training inputs of the distribution and test-input jobs: each keeps two (B, N) arrays
@@ -99,7 +120,7 @@ HYPERPARAMETERS = ("set", "evidence", "evidence pending")
 DATA_SEED = datasets.GENERATED_DATA_SEED
 #: Controls that the page URL carries (``pn.state.location.sync``).
 URL_PARAMETERS = (
-    "dataset", "target", "subsample", "standardize", "ard", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period",
+    "dataset", "target", "subsample", "standardize", "ard", "rank", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period",
     "noise_var",
     "s_over_n", "loss", "eps", "beta", "curve_mc_samples", "mc_samples", "seed", "auto_mc", "holdout",
     "input_index", "show_components", "tab",
@@ -142,7 +163,8 @@ _CURVES = lru("gp_bootstrap.curves", 32)          # CurveMC per (problem, loss, 
 _DISTRIBUTIONS = lru("gp_bootstrap.distributions", 8, weigh=lambda d: d.samples.nbytes,
                      max_weight=400e6)            # (B, N) samples each
 _HOLDOUTS = lru("gp_bootstrap.holdouts", 16)      # HoldoutComparison per (problem, S/N, samples, seed)
-_EVIDENCE = lru("gp_bootstrap.evidence", 32)      # EvidenceFit per data key
+_EVIDENCE = lru("gp_bootstrap.evidence", 32)      # EvidenceFit (LowRankEvidenceFit) per data key
+_DATA = lru("gp_bootstrap.data", 4)               # Dataset per data key (read once: diamonds takes 0.45 s)
 
 
 # ------------------------------------------------------------------------------------ computations
@@ -156,6 +178,10 @@ def _theory_curve(problem, problem_key, loss: str, loss_params: dict, job: Job |
     their place (``job.partial``): ADATAP shows as soon as before, VG and MF follow.
     """
     report = job.report if job is not None else (lambda fraction, message: None)
+    if paths.is_low_rank(problem):
+        solutions = _THEORY_SOLUTIONS.get_or_compute(
+            problem_key, lambda: _low_rank_replica_curve(problem, loss, loss_params, job))
+        return stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params)
     report(0.0, "ADATAP and approximate ADATAP")
     solutions = _THEORY_SOLUTIONS.get_or_compute(problem_key, lambda: stages.replica_curve(problem, THEORY_GRID))
     curve = stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params)
@@ -170,6 +196,43 @@ def _theory_curve(problem, problem_key, loss: str, loss_params: dict, job: Job |
     return stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params, vg_mf=vg_mf)
 
 
+def _low_rank_replica_curve(problem, loss: str, loss_params: dict, job: Job | None) -> stages.ReplicaCurve:
+    """ADATAP (warm-started in ascending S, as ``stages.replica_curve``) and the approximate ADATAP along
+    LOW_RANK_GRID, one S/N at a time: each takes seconds at N = 53,940, so ``job`` reports which and shows the curve
+    so far (``job.partial``), and a superseded job stops within one ADATAP iteration."""
+    hooks = Hooks(should_stop=job.should_stop) if job is not None else None
+    exact: list[replica.ReplicaSolution] = []
+    approx: list[replica.ReplicaSolution] = []
+    grid = np.array(LOW_RANK_GRID)
+    for j, v in enumerate(grid):
+        if job is not None:
+            job.report(j / grid.size, f"ADATAP at S/N = {v:g} ({j + 1} of {grid.size}; low-rank kernel, "
+                                      f"N = {problem.n:,}, m = {problem.features.rank})")
+        exact.append(paths.solve(problem, v * problem.n, init=exact[-1] if exact else None, hooks=hooks))
+        approx.append(paths.approximate(problem, v * problem.n))
+        if job is not None and j + 1 < grid.size:
+            done = stages.ReplicaCurve(grid[:j + 1], tuple(exact), tuple(approx))
+            job.partial(stages.theory_curve(problem, done, loss=loss, loss_params=loss_params))
+    return stages.ReplicaCurve(grid, tuple(exact), tuple(approx))
+
+
+def theory_grid(problem) -> tuple[float, ...]:
+    """S/N of the theory curve of ``problem``: THEORY_GRID, or LOW_RANK_GRID on the low-rank path."""
+    return LOW_RANK_GRID if paths.is_low_rank(problem) else THEORY_GRID
+
+
+def mc_grid(problem) -> tuple[float, ...]:
+    """S/N of the Monte-Carlo points of ``problem``'s learning curve: MC_GRID, or LOW_RANK_GRID on the low-rank
+    path."""
+    return LOW_RANK_GRID if paths.is_low_rank(problem) else MC_GRID
+
+
+def mc_seconds(problem, samples: int) -> float:
+    """Estimated CPU seconds of ``samples`` Monte-Carlo refits of ``problem`` on the low-rank path (each a weighted
+    m × m solve after forming ΦᵀWΦ, ``montecarlo_lowrank.SAMPLE_SECONDS_PER_NM2``)."""
+    return samples * SAMPLE_SECONDS_PER_NM2 * problem.n * problem.features.rank ** 2
+
+
 def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed: int, job: Job,
               executor) -> CurveMC:
     """The core's ``stages.mc_curve`` (all S at once on ``executor``); ``job.partial`` gets the curve whenever one
@@ -180,8 +243,8 @@ def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed
 
 
 #: The jobs each tab needs (the others' jobs are left as they are: a running one goes on, its result is cached).
-_TAB_JOBS = {"curve": ("theory", "linear_response", "curve"), "distribution": ("distribution",), "l1": ("distribution",),
-             "holdout": ("holdout",)}
+_TAB_JOBS = {"curve": ("solution", "theory", "linear_response", "curve"), "distribution": ("solution", "distribution"),
+             "l1": ("solution", "distribution"), "holdout": ("holdout_theory", "holdout_ij", "holdout")}
 
 
 @dataclass(frozen=True)
@@ -201,17 +264,54 @@ class _JobInputs:
     mc_samples: int = 0
     seed: int = 0
     evidence: tuple | None = None
+    build: tuple | None = None
+
+    @property
+    def low_rank(self) -> bool:
+        """Whether the problem runs the low-rank path (its theory and Monte-Carlo take seconds to minutes)."""
+        return self.problem is not None and paths.is_low_rank(self.problem)
 
     def wants(self, kind: str) -> bool:
         """Whether the job ``kind`` is needed now."""
         if kind == "evidence":
             return self.evidence is not None
+        if kind == "problem":
+            return self.build is not None
         return self.problem is not None and kind in _TAB_JOBS[self.tab]
 
 
 def _needed(kind: str, key):
     """``key`` of the job ``kind`` when the inputs want it, else None (left as it is)."""
     return lambda i: key(i) if i.wants(kind) else None
+
+
+def _solve(i: _JobInputs, job: Job) -> replica.ReplicaSolution:
+    """ADATAP at the current S/N (eqs. 54-59), cached; on the session's thread for a dense problem (its refresh fills
+    the cache first), on the job's for a low-rank one (seconds at N = 53,940)."""
+    low_rank = "low-rank kernel, " if i.low_rank else ""
+    job.report(0.0, f"solving the theory at S/N = {i.s_over_n:g} ({low_rank}N = {i.problem.n:,})")
+    return solution_of(i.key, i.problem, i.s_over_n, Hooks(should_stop=job.should_stop))
+
+
+def _not_run(i: _JobInputs, samples: int) -> str:
+    """What a Monte-Carlo job that waits for its button says; on the low-rank path, how long it will take."""
+    if not i.low_rank:
+        return GPBootstrapState.not_run_message
+    minutes = mc_seconds(i.problem, samples) / 60
+    return (f"Monte-Carlo not run yet: on {i.problem.n:,} rows it waits for 'Run Monte-Carlo' ({samples:,} refits, "
+            f"about {max(minutes, 0.1):.2g} CPU minutes, shared by the workers).")
+
+
+def solution_of(key: tuple, problem: paths.Problem, v: float, hooks: Hooks | None = None) -> replica.ReplicaSolution:
+    """ADATAP of ``problem`` (cache key ``key``) at S = v·N, from the cache the sessions share or solved."""
+    options = {"hooks": hooks} if paths.is_low_rank(problem) and hooks is not None else {}  # stops a superseded job
+    return _SOLUTIONS.get_or_compute((key, round(v, 12)), lambda: paths.solve(problem, v * problem.n, **options))
+
+
+def holdout_theory_of(key: tuple, problem: paths.Problem, v: float) -> HoldoutTheory:
+    """The theory's bootstrap mean and variance at the held-out inputs (eq. 48), cached."""
+    return _HOLDOUT_THEORY.get_or_compute(
+        (key, v), lambda: stages.holdout_theory(problem, v, solution=solution_of(key, problem, v)))
 
 
 def _distribution(i: _JobInputs, executor, job: Job) -> experiments.DistributionComparison:
@@ -229,6 +329,19 @@ def _holdout(i: _JobInputs, executor, job: Job) -> experiments.HoldoutComparison
 #: stops; partial redraws through HoloViews share the server's loop and are spaced by the gate, the learning curve's
 #: are patched in place (views.common.patching, ~15 ms) and drawn at once.
 _JOBS = (
+    # the low-rank problem's features Φ (Nyström: 0.5 s at N = 53,940, m = 256), off the event loop; a dense problem
+    # is built in the refresh (its K: 0.06 s at 1,000 rows)
+    JobSpec("problem", None, _PROBLEMS, key=_needed("problem", lambda i: i.build[0]),
+            compute=lambda state, i, job: i.build[1](job), cancellable=False),
+    # dense: solved on the session's thread in ~0.1 s (the refresh fills the cache, so this shows it at once);
+    # low-rank: seconds, off the event loop
+    JobSpec("solution", "solution", _SOLUTIONS, key=_needed("solution", lambda i: (i.key, round(i.s_over_n, 12))),
+            compute=lambda state, i, job: _solve(i, job), cancellable=False),
+    JobSpec("holdout_theory", "holdout_theory", _HOLDOUT_THEORY,
+            key=_needed("holdout_theory", lambda i: (i.key, i.s_over_n)),
+            compute=lambda state, i, job: holdout_theory_of(i.key, i.problem, i.s_over_n), cancellable=False),
+    JobSpec("holdout_ij", "holdout_ij", _HOLDOUT_IJ, key=_needed("holdout_ij", lambda i: (i.key, i.s_over_n)),
+            compute=lambda state, i, job: stages.holdout_linear_response(i.problem, i.s_over_n), cancellable=False),
     JobSpec("theory", "theory_curve", _THEORY, key=_needed("theory", lambda i: (i.key, i.loss_key)),
             compute=lambda state, i, job: _theory_curve(i.problem, i.key, i.loss, i.loss_params, job),
             cancellable=False),
@@ -236,22 +349,25 @@ _JOBS = (
     # (N = 506, one core), so a job of their own, off the event loop, drawn when done
     JobSpec("linear_response", "linear_response", _LINEAR_RESPONSE,
             key=_needed("linear_response", lambda i: (i.key, i.loss_key)),
-            compute=lambda state, i, job: stages.linear_response_curve(i.problem, THEORY_GRID, loss=i.loss,
-                                                                       loss_params=i.loss_params),
+            compute=lambda state, i, job: stages.linear_response_curve(i.problem, theory_grid(i.problem), loss=i.loss,
+                                                                       loss_params=i.loss_params, ij=not i.low_rank),
             cancellable=False),
     JobSpec("curve", "curve_mc", _CURVES,
-            key=_needed("curve", lambda i: (i.key, i.loss_key, MC_GRID, i.curve_samples, i.seed)),
-            compute=lambda state, i, job: _mc_curve(i.problem, MC_GRID, i.curve_samples, i.loss, i.loss_params,
-                                                    i.seed, job, state.executor),
-            optional=True),
+            key=_needed("curve", lambda i: (i.key, i.loss_key, mc_grid(i.problem), i.curve_samples, i.seed)),
+            compute=lambda state, i, job: _mc_curve(i.problem, mc_grid(i.problem), i.curve_samples, i.loss,
+                                                    i.loss_params, i.seed, job, state.executor),
+            optional=True, not_run=lambda i: _not_run(i, i.curve_samples * len(mc_grid(i.problem)))),
     JobSpec("distribution", "distribution", _DISTRIBUTIONS,
             key=_needed("distribution", lambda i: (i.key, i.s_over_n, i.mc_samples, i.seed)),
-            compute=lambda state, i, job: _distribution(i, state.executor, job), optional=True, gated=True),
+            compute=lambda state, i, job: _distribution(i, state.executor, job), optional=True, gated=True,
+            not_run=lambda i: _not_run(i, i.mc_samples)),
     JobSpec("holdout", "holdout_mc", _HOLDOUTS,
             key=_needed("holdout", lambda i: (i.key, i.s_over_n, i.mc_samples, i.seed)),
-            compute=lambda state, i, job: _holdout(i, state.executor, job), optional=True, gated=True),
+            compute=lambda state, i, job: _holdout(i, state.executor, job), optional=True, gated=True,
+            not_run=lambda i: _not_run(i, i.mc_samples)),
     JobSpec("evidence", "evidence", _EVIDENCE, key=_needed("evidence", lambda i: i.evidence[0]),
-            compute=lambda state, i, job: _evidence_fit(i.evidence[1], job, ard=i.evidence[2]), cancellable=False),
+            compute=lambda state, i, job: _evidence_fit(i.evidence[1], job, ard=i.evidence[2], rank=i.evidence[3]),
+            cancellable=False),
 )
 
 
@@ -282,13 +398,15 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
 
     # --- data
     dataset = param.Selector(default="boston", objects=list(REGRESSION_DATASETS), label="Dataset",
-                             doc="Regression data: shipped boston (seed 000 §5), generated toy (seed 002 eq. 19) "
-                                 "or teacher (GP teacher, seed 001), a CSV of the data directory, or an upload.")
+                             doc="Regression data: shipped boston (seed 000 §5), generated toy (seed 002 eq. 19), "
+                                 "teacher (GP teacher, seed 001) or diamonds (53,940 rows, low-rank kernel), a CSV "
+                                 "of the data directory, or an upload.")
     target = controls.target("a CSV dataset to predict")
     subsample = param.Boolean(default=False, label=f"Use a random subsample of {MAX_ROWS:,} rows",
-                              doc=f"A CSV with more than {MAX_ROWS:,} rows is refused (the theory solves an N × N "
-                                  f"system on the server at every change); ticked, the pages use {MAX_ROWS:,} of its "
-                                  f"rows drawn at random (seed {SUBSAMPLE_SEED}, kept in their file order).")
+                              doc=f"An uploaded CSV with more than {MAX_ROWS:,} rows is refused (the theory solves "
+                                  f"an N × N system on the server at every change), a CSV of the data folder uses the "
+                                  f"low-rank kernel (Rank m); ticked, the pages use {MAX_ROWS:,} of its rows drawn at "
+                                  f"random (seed {SUBSAMPLE_SEED}, kept in their file order) and the exact kernel.")
     holdout = param.Integer(default=50, bounds=(1, 1000), softbounds=(1, 200), label="Held-out rows",
                             doc="The first rows kept out as test inputs in the 'Test inputs' tab (Fig. 2: 50); "
                                 "the bootstrap resamples the rest.")
@@ -299,6 +417,12 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                         doc="For a CSV with the se kernel: choose one lengthscale ℓ_j per input column by maximum "
                             "evidence (automatic relevance determination); the theory and Monte-Carlo use that "
                             "kernel, and the note lists ℓ_j (a large ℓ_j: input j hardly matters).")
+    rank = param.Integer(default=256, bounds=RANK_BOUNDS, label="Rank m (large data)",
+                         doc=f"Data of more than {MAX_ROWS:,} rows from the server (diamonds, a CSV of the data "
+                             "folder) use a low-rank kernel K ≈ ΦΦᵀ built from m of their rows (Nyström landmarks "
+                             f"drawn with seed {SUBSAMPLE_SEED}): a larger m is closer to the exact kernel and slower "
+                             "(the time grows as N·m²). Theory and Monte-Carlo both use this kernel. "
+                             "docs/derivations/low_rank.md")
     # --- model
     kernel = param.Selector(default="paper", objects=list(KERNELS), label="Kernel",
                             doc="Covariance function: 'paper' is seed 000's RBF exp(−Σ_j (x_j−x'_j)²/(v_j l²)) "
@@ -347,7 +471,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                             doc="Folder whose *.csv files are offered as datasets (EXPLORER_DATA_DIR).")
 
     # --- outputs (set by the state, read by the views)
-    problem = output(problems.RegressionProblem, "Problem", "data, kernel and K of D0.")
+    problem = output((problems.RegressionProblem, problems.LowRankRegressionProblem), "Problem",
+                     "data, kernel and K of D0 (or its features Φ, K ≈ ΦΦᵀ, on large data).")
     solution = output(replica.ReplicaSolution, "ADATAP solution", "the replica solution at S/N (eqs. 54-59).")
     theory_curve = output(TheoryCurve, "Theory learning curve", "ε(S) of the theory on THEORY_GRID.")
     linear_response = output(LinearResponseCurve, "Linear response and leave-one-out",
@@ -360,7 +485,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                         "the first-order infinitesimal-jackknife mean and variance at the held-out inputs.")
     holdout_mc = output(experiments.HoldoutComparison, "Held-out comparison",
                         "theory and MC moments at the held-out inputs.")
-    evidence = output(gp_evidence.EvidenceFit, "Evidence maximum",
+    evidence = output((gp_evidence.EvidenceFit, evidence_lowrank.LowRankEvidenceFit), "Evidence maximum",
                       "the hyperparameters of largest evidence on the current CSV data, once computed.")
 
     def __init__(self, **params):
@@ -372,7 +497,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         if dataset is not None:
             self.dataset = dataset
         # a CSV starts from the hyperparameters of largest evidence unless the caller set them
-        self._evidence_pending = self._is_csv() and not set(params) & set(_HYPER_PARAMETERS)
+        self._evidence_pending = self._fits_evidence() and not set(params) & set(_HYPER_PARAMETERS)
         self._applying_evidence = self._from_evidence = False
         self._ard_lengthscales: np.ndarray | None = None  # ℓ_j of the ARD evidence maximum, once applied
         # registered before the refresh: they run first: the new kernel computes with its new start
@@ -380,8 +505,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         self.param.watch(self._on_data, ["dataset", "target", "standardize", "subsample", "ard"])
         self.param.watch(self._on_hyperparameter, list(_HYPER_PARAMETERS))
         self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
+        self._long_mc = False  # the current problem's Monte-Carlo waits for its button (low-rank path)
         self.param.watch(self._on_evidence, ["evidence"])
         self.jobs["evidence"].param.watch(self._on_evidence_error, ["error"])
+        self.jobs["problem"].param.watch(self._on_problem_built, ["message"])
 
     # ----------------------------------------------------------------------------- public API
 
@@ -394,6 +521,34 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     def run_mc(self, kind: str | None = None) -> None:
         """Start the Monte-Carlo job of ``kind`` (default: the active tab's) even if auto_mc is off."""
         self.run(kind or self.mc_kind)
+
+    @property
+    def low_rank(self) -> bool:
+        """Whether the current data run the low-rank path (more than MAX_ROWS rows from the server): K ≈ ΦΦᵀ of
+        rank ``rank``, the theory and Monte-Carlo on LOW_RANK_GRID, the distribution pages on a sample of inputs."""
+        try:
+            return self._large_data()
+        except EXPECTED_ERRORS:
+            return False
+
+    @property
+    def mapped_inputs(self) -> np.ndarray | None:
+        """The training inputs the distribution and L1 pages cover when the problem has more than
+        ``experiments.MAP_ALL_ROWS`` (a random sample of ``experiments.MAP_INPUTS``, drawn from ``seed`` as the
+        Monte-Carlo draws them); None when they cover every input."""
+        problem = self.problem
+        if problem is None or problem.n <= experiments.MAP_ALL_ROWS:
+            return None
+        return experiments.map_inputs(problem.n, item_generator(root_seed(int(self.seed)), 2, 0))
+
+    @property
+    def mc_grid(self) -> tuple[float, ...]:
+        """S/N of the Monte-Carlo points of the learning curve (MC_GRID, or LOW_RANK_GRID on large data)."""
+        return mc_grid(self.problem) if self.problem is not None else MC_GRID
+
+    def _auto_run(self) -> bool:
+        """Monte-Carlo starts by itself (``auto_mc``) except on large data, where it takes minutes: its button."""
+        return super()._auto_run() and not self._long_mc
 
     @property
     def mc_kind(self) -> str:
@@ -483,6 +638,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         if file is None:
             return self.dataset
         parts = [Path(file["file"]).stem, self.target or ""]
+        if self.low_rank:
+            return "-".join([*parts, f"rank-{int(self.rank)}"])
         return "-".join([*parts, f"subsample-{MAX_ROWS}"] if self.subsample else parts)
 
     def _on_kernel(self, *events) -> None:
@@ -507,10 +664,14 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     def _is_csv(self) -> bool:
         return self.dataset == UPLOAD or self.dataset.startswith(CSV_PREFIX)
 
+    def _fits_evidence(self) -> bool:
+        """Whether the data's kernel starts from the evidence maximum: a CSV, or diamonds (FITTED_DATASETS)."""
+        return self._is_csv() or self.dataset in FITTED_DATASETS
+
     def _on_data(self, *events) -> None:
         """New CSV data (file, target, scaling, subsample) starts from its evidence maximum."""
         self._from_evidence = False
-        if self._is_csv():
+        if self._fits_evidence():
             self._evidence_pending = True
         else:
             self._evidence_pending = False
@@ -521,6 +682,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         if not self._applying_evidence:
             self._evidence_pending = self._from_evidence = False
             self.tell("evidence")
+
+    def _on_problem_built(self, event) -> None:
+        if event.new == "done":
+            self.refresh()  # the low-rank problem is in the cache: compute with it
 
     def _on_evidence(self, event) -> None:
         if event.new is not None and self._evidence_pending:
@@ -536,27 +701,33 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     def _choose_hyperparameters(self) -> tuple | None:
         """Apply the evidence maximum of the current CSV data if it is known (None); else show nothing meanwhile
         and return what the job that computes it reads: the data's key and the data."""
-        key, data = (self._data_key(), self._wants_ard()), self._load_dataset()  # rows checked before the job
+        data = self._load_dataset()  # rows checked before the job
+        rank = min(int(self.rank), data.n) if self._large_data() else None
+        key = (self._data_key(), self._wants_ard(), rank)
         fit = _EVIDENCE.get(key)
         if fit is None:
             for name in _OUTPUTS:
                 self._assign(name, None)
             what = "one lengthscale per input (ARD) and the other hyperparameters" if key[1] else \
                 "the kernel's hyperparameters"
-            self.tell("evidence", f"Choosing {what} by maximum evidence on your data…")
-            return key, data, key[1]
+            on = "your data" if self._is_csv() else f"{data.name}"
+            how = "" if rank is None else (f" (the low-rank GP of rank m = {rank} on all {data.n:,} rows; about 20 s "
+                                           "at 53,940 rows)")
+            self.tell("evidence", f"Choosing {what} by maximum evidence on {on}{how}…")
+            return key, data, key[1], rank
         self._apply_evidence(fit, data.n, data.feature_names)
         return None
 
     def _wants_ard(self) -> bool:
         """Whether the evidence is maximised with one lengthscale per input: ``ard`` ticked for CSV data (the
         maximum is always an se kernel)."""
-        return bool(self.ard) and self._is_csv()
+        return bool(self.ard) and self._fits_evidence()
 
-    def _apply_evidence(self, fit: gp_evidence.EvidenceFit, rows: int, names: tuple[str, ...] = ()) -> None:
-        self._ard_lengthscales = np.asarray(fit.lengthscale, dtype=float) if fit.ard else None
+    def _apply_evidence(self, fit, rows: int, names: tuple[str, ...] = ()) -> None:
+        ard = np.ndim(fit.lengthscale) > 0
+        self._ard_lengthscales = np.asarray(fit.lengthscale, dtype=float) if ard else None
         # ARD: the control shows the geometric mean of the ℓ_j (the kernel uses each ℓ_j; the note lists them)
-        ell = float(np.exp(np.mean(np.log(fit.lengthscale)))) if fit.ard else fit.lengthscale
+        ell = float(np.exp(np.mean(np.log(fit.lengthscale)))) if ard else float(fit.lengthscale)
         values = {"lengthscale": ell, "signal_var": fit.signal_var, "noise_var": fit.noise_var}
         clipped = {name: float(np.clip(v, *self.param[name].bounds)) for name, v in values.items()}
         self._evidence_pending, self._applying_evidence = False, True
@@ -580,8 +751,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         self.param.dataset.objects = objects
 
     def _data_file(self) -> Upload:
-        """The chosen file of the data folder, read and checked as an upload."""
-        return self.source.read(self.dataset[len(CSV_PREFIX):])
+        """The chosen file of the data folder, read and checked as an upload, with the larger limits of the low-rank
+        mode (DATA_DIR_LIMITS)."""
+        return self.source.read(self.dataset[len(CSV_PREFIX):], **DATA_DIR_LIMITS)
 
     def _sync_target(self) -> None:
         """Target choices follow the dataset: the CSV's columns, or none for the built-in sets."""
@@ -618,7 +790,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         return (self.kernel, ell, float(self.signal_var), *extra.get(self.kernel, ()))
 
     def _problem_key(self, holdout: int) -> tuple:
-        return (self._data_key(), self._kernel_key(), float(self.noise_var), int(holdout))
+        rank = int(self.rank) if self._large_data() else None  # the rank matters on the low-rank path only
+        return (self._data_key(), self._kernel_key(), float(self.noise_var), int(holdout), rank)
 
     def _loss_key(self) -> tuple:
         return ("square",) if self.loss == "square" else (self.loss, float(self.eps), float(self.beta))
@@ -636,9 +809,15 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     # ----------------------------------------------------------------------------- building the problem
 
     def _load_dataset(self) -> datasets.Dataset:
-        """The chosen data, standardised (inputs and target) when ``standardize`` is on."""
-        data = self._load_raw_dataset()
-        return data.standardized(targets=True) if self.standardize else data
+        """The chosen data, standardised (inputs and target) when ``standardize`` is on (read once per data key)."""
+        def load():
+            data = self._load_raw_dataset()
+            return data.standardized(targets=True) if self.standardize else data
+        return _DATA.get_or_compute(self._data_key(), load)
+
+    def _large_data(self) -> bool:
+        """Whether the current data have more than MAX_ROWS rows: they run the low-rank path (``rank``)."""
+        return self._load_dataset().n > MAX_ROWS
 
     def _load_raw_dataset(self) -> datasets.Dataset:
         if self.dataset in ("toy", "teacher"):
@@ -657,12 +836,20 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
 
     def _limit_rows(self, data: datasets.Dataset) -> datasets.Dataset:
         """``data`` within MAX_ROWS and MAX_COLUMNS, checked before any kernel matrix: a random subsample of
-        MAX_ROWS rows if ``subsample`` is ticked, else DatasetError saying the limit and the file's count."""
+        MAX_ROWS rows if ``subsample`` is ticked, else, for an upload, DatasetError saying the limit and the file's
+        count; a CSV of the data folder of up to LOW_RANK_ROWS rows runs the low-rank path."""
         if data.d > MAX_COLUMNS:
             raise datasets.DatasetError(
                 f"{data.name} has {data.d} input columns; these pages take at most {MAX_COLUMNS}. Upload a CSV "
                 "with fewer columns (drop the ones you do not need).")
         if data.n <= MAX_ROWS:
+            return data
+        if self.dataset != UPLOAD and not self.subsample:
+            if data.n > LOW_RANK_ROWS:
+                raise datasets.DatasetError(
+                    f"{data.name} has {data.n:,} rows; the low-rank mode of these pages takes at most "
+                    f"{LOW_RANK_ROWS:,}. Tick 'Use a random subsample of {MAX_ROWS:,} rows' under Data, or run "
+                    "`explorer learning-curve --csv FILE --rank 256` on the command line (up to 1,000,000 rows).")
             return data
         if not self.subsample:
             raise datasets.DatasetError(
@@ -681,13 +868,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         hyper.update({"rq": {"alpha": self.alpha}, "periodic": {"period": self.period}}.get(self.kernel, {}))
         return kernels.make_kernel(self.kernel, X.shape[1], **hyper)
 
-    def _build_problem(self, holdout: int) -> problems.RegressionProblem:
+    def _build_problem(self, holdout: int) -> paths.Problem:
         data = self._load_dataset()
-        if holdout > data.n - 10:
-            raise ValueError(f"Held-out rows must leave at least 10 training rows: {data.name} has {data.n} rows, "
-                             f"got {holdout} held out. Lower 'Held-out rows' to at most {data.n - 10}.")
-        return problems.regression_problem(data, self._kernel(data.inputs[holdout:]), self.noise_var,
-                                              holdout=holdout)
+        _check_holdout(data, holdout)
+        return problems.regression_problem(data, self._kernel(data.inputs[holdout:]), self.noise_var, holdout=holdout)
 
     def _warn_holdout(self, holdout: int, rows: int, name: str) -> None:
         """Warn when at least half of the ``rows`` are held out (the bootstrap then trains on the smaller part)."""
@@ -698,13 +882,32 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                     "larger part.")
         self.tell("holdout", text)
 
-    def _problem(self, holdout: int = 0) -> tuple[tuple, problems.RegressionProblem]:
+    def _problem(self, holdout: int = 0) -> tuple[tuple, paths.Problem | None]:
+        """The problem of the current settings and its key; None for a low-rank problem not built yet (the "problem"
+        job builds it, :meth:`_building`)."""
         key = self._problem_key(holdout)
+        if key[-1] is not None:  # low-rank
+            return key, _PROBLEMS.get(key)
         return key, _PROBLEMS.get_or_compute(key, lambda: self._build_problem(holdout))
 
-    def _solution(self, key, problem, v: float) -> replica.ReplicaSolution:
-        return _SOLUTIONS.get_or_compute(
-            (key, round(v, 12)), lambda: replica.solve_replica(problem.K, problem.y, problem.noise_var, v * problem.n))
+    def _building(self, key: tuple, holdout: int) -> _JobInputs:
+        """Show nothing while the "problem" job builds the low-rank features; what it reads is taken now."""
+        for name in _OUTPUTS:
+            self._assign(name, None)
+        build = self._problem_builder(holdout)
+        return _JobInputs(self.tab, build=(key, build))
+
+    def _problem_builder(self, holdout: int):
+        """``build(job)``: the low-rank problem of the current settings (read now, on the session's thread)."""
+        data, rank, noise_var = self._load_dataset(), int(self.rank), float(self.noise_var)
+        _check_holdout(data, holdout)
+        kernel = self._kernel(data.inputs[holdout:])
+
+        def build(job: Job) -> problems.LowRankRegressionProblem:
+            job.report(0.0, f"building the low-rank kernel K ≈ ΦΦᵀ ({rank} Nyström landmarks of {data.n - holdout:,} "
+                            "rows)")
+            return problems.low_rank_problem(data, kernel, noise_var, rank=rank, rng=SUBSAMPLE_SEED, holdout=holdout)
+        return build
 
     # ----------------------------------------------------------------------------- refresh
 
@@ -723,23 +926,28 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         return self._prepare_training()
 
     def _inputs(self, key, problem) -> _JobInputs:
+        self._long_mc = paths.is_low_rank(problem)
         return _JobInputs(self.tab, key, problem, float(self.s_over_n), self.loss, self.loss_params, self._loss_key(),
                           int(self.curve_mc_samples), int(self.mc_samples), int(self.seed))
 
     def _prepare_training(self) -> _JobInputs:
         key, problem = self._problem(0)
+        if problem is None:
+            return self._building(key, 0)
         self.param.input_index.bounds = (0, problem.n - 1)
         if self.input_index > problem.n - 1:
             self._assign("input_index", problem.n - 1)
         self._assign("problem", problem)
-        v = float(self.s_over_n)
-        self._assign("solution", self._solution(key, problem, v))
+        if not paths.is_low_rank(problem):  # ~0.1 s: now, so that the "solution" job shows it in this refresh
+            solution_of(key, problem, float(self.s_over_n))
         if self.tab != "curve":
             self._check_mc_size(problem.n)
         return self._inputs(key, problem)
 
     def _check_mc_size(self, n: int) -> None:
-        """ValueError before a Monte-Carlo job whose (B, N) arrays would exceed MAX_MC_VALUES numbers."""
+        """ValueError before a Monte-Carlo job whose (B, N) arrays would exceed MAX_MC_VALUES numbers (N: the inputs
+        kept, ``experiments.MAP_INPUTS`` of a larger problem)."""
+        n = n if n <= experiments.MAP_ALL_ROWS else experiments.MAP_INPUTS
         samples = int(self.mc_samples)
         if samples * n > MAX_MC_VALUES:
             raise ValueError(f"{samples:,} Monte-Carlo samples at N = {n:,} inputs would keep {samples * n:,} "
@@ -749,18 +957,23 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
 
     def _prepare_holdout(self) -> _JobInputs:
         key, problem = self._problem(int(self.holdout))
+        if problem is None:
+            return self._building(key, int(self.holdout))
         self._warn_holdout(int(self.holdout), problem.n + int(self.holdout), problem.name)
         self._check_mc_size(problem.n)
         v = float(self.s_over_n)
-        theory = _HOLDOUT_THEORY.get_or_compute((key, v), lambda: self._holdout_theory(key, problem, v))
-        self._assign("holdout_theory", theory)
-        # one factorisation (30-40 ms on boston, N = 456): on the session's thread, as eq. (48) is
-        self._assign("holdout_ij", _HOLDOUT_IJ.get_or_compute((key, v),
-                                                              lambda: stages.holdout_linear_response(problem, v)))
+        if not paths.is_low_rank(problem):  # dense: now (the jobs show them in this refresh); low-rank: the jobs
+            holdout_theory_of(key, problem, v)
+            # one factorisation (30-40 ms on boston, N = 456): on the session's thread, as eq. (48) is
+            _HOLDOUT_IJ.get_or_compute((key, v), lambda: stages.holdout_linear_response(problem, v))
         return self._inputs(key, problem)
 
-    def _holdout_theory(self, key, problem, v: float) -> HoldoutTheory:
-        return stages.holdout_theory(problem, v, solution=self._solution(key, problem, v))  # eq. (48)
+
+def _check_holdout(data: datasets.Dataset, holdout: int) -> None:
+    """ValueError unless ``holdout`` rows leave at least 10 training rows of ``data``."""
+    if holdout > data.n - 10:
+        raise ValueError(f"Held-out rows must leave at least 10 training rows: {data.name} has {data.n} rows, "
+                         f"got {holdout} held out. Lower 'Held-out rows' to at most {data.n - 10}.")
 
 
 def _csv_header(text: str) -> list[str]:
@@ -774,10 +987,16 @@ def subsample_rows(n: int, size: int) -> np.ndarray:
     return gp_evidence.subsample_rows(n, size, SUBSAMPLE_SEED)
 
 
-def _evidence_fit(data: datasets.Dataset, job: Job, *, ard: bool = False) -> gp_evidence.EvidenceFit:
+def _evidence_fit(data: datasets.Dataset, job: Job, *, ard: bool = False, rank: int | None = None):
     """The evidence maximum on at most EVIDENCE_ROWS rows of ``data`` (a random subsample when it has more), with one
     lengthscale per input column if ``ard``: the core's :func:`~explorer.gp_bootstrap.evidence.fit_to_data`, which the
-    command line calls too."""
+    command line calls too; with a ``rank`` (large data), the evidence of the rank-m Nyström GP on all rows
+    (:func:`~explorer.gp_bootstrap.evidence_lowrank.maximum_evidence_lowrank`, landmarks drawn with SUBSAMPLE_SEED),
+    as ``explorer learning-curve --rank M --seed 0`` fits it."""
+    hooks = Hooks(progress=job.report, should_stop=job.should_stop)
+    if rank is not None:
+        return evidence_lowrank.maximum_evidence_lowrank(data.inputs, data.targets, rank=rank, rng=SUBSAMPLE_SEED,
+                                                         ard=ard, hooks=hooks)
     return gp_evidence.fit_to_data(data.inputs, data.targets, ard=ard, max_rows=EVIDENCE_ROWS, seed=SUBSAMPLE_SEED,
                                    hooks=Hooks(progress=job.report, should_stop=job.should_stop))
 
@@ -790,10 +1009,14 @@ def _ard_sentence(names: tuple[str, ...], lengthscales: np.ndarray) -> str:
             "long one that it hardly depends on it.")
 
 
-def _evidence_note(state: GPBootstrapState, fit: gp_evidence.EvidenceFit, rows: int, clipped: bool) -> str:
+def _evidence_note(state: GPBootstrapState, fit, rows: int, clipped: bool) -> str:
     """What the notice says about hyperparameters chosen by maximum evidence."""
-    on = "your data" if fit.n == rows else (f"a random subsample of {fit.n} of your {rows:,} rows "
-                                            f"(seed {SUBSAMPLE_SEED})")
+    if isinstance(fit, evidence_lowrank.LowRankEvidenceFit):
+        on = (f"all {rows:,} rows, for the low-rank kernel of rank m = {fit.rank} (Nyström landmarks drawn with seed "
+              f"{SUBSAMPLE_SEED}; a new m keeps these values)")
+    else:
+        on = "your data" if fit.n == rows else (f"a random subsample of {fit.n} of your {rows:,} rows "
+                                                f"(seed {SUBSAMPLE_SEED})")
     ell = f"ℓ = {state.lengthscale:g}" if state.ard_lengthscales is None else "one ℓ_j per input (ARD)"
     text = (f"Kernel se, {ell}, σ_f² = {state.signal_var:g}, σ² = {state.noise_var:g} chosen by "
             f"maximum evidence on {on} (log evidence {fit.log_evidence:.1f}); pick the paper preset to use the "

@@ -31,7 +31,7 @@ from explorer.views.common.widgets import (
     respond_at_once,
 )
 from explorer.views.gp_bootstrap import figures
-from explorer.views.gp_bootstrap.state import GP_TABS, MC_GRID, GPBootstrapState
+from explorer.views.gp_bootstrap.state import FITTED_DATASETS, GP_TABS, REGRESSION_DATASETS, GPBootstrapState
 
 __all__ = ["GPControls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "GPBootstrapView",
            "GP_TAB_TITLES", "GP_CSS"]
@@ -63,6 +63,7 @@ GP_CSS = {
     "progress": "explorer-progress-{tab}",      # Progress bar (value 0..100)
     "job_message": "explorer-job-message-{tab}",  # Str: "Monte-Carlo at S/N = 1: 256/500 samples", "done", ...
     "job_error": "explorer-job-error-{tab}",    # Alert: a failed background job
+    "theory": "explorer-theory-{tab}",          # Str: the theory's progress while it computes ("" when idle)
     "run": "explorer-run-{tab}", "cancel": "explorer-cancel-{tab}",  # Buttons (cancel disabled when idle)
     "csv": "explorer-csv-{tab}", "html": "explorer-html-{tab}",      # FileDownload buttons: plain CSV, HTML page
     "json": "explorer-json-{tab}",              # FileDownload: the settings behind the CSV (JSON sidecar)
@@ -91,7 +92,7 @@ class GPControls(pn.viewable.Viewer):
         w = {name: _widget(s, name, pn.widgets.Select) for name in ("dataset", "target", "kernel", "loss")}
         for name in ("l2", "lengthscale", "signal_var", "alpha", "period", "noise_var", "eps", "beta"):
             w[name] = _widget(s, name, pn.widgets.FloatInput)
-        for name in ("holdout", "curve_mc_samples", "mc_samples", "seed"):
+        for name in ("holdout", "rank", "curve_mc_samples", "mc_samples", "seed"):
             w[name] = _widget(s, name, pn.widgets.IntInput)
         w["s_over_n"] = respond_at_once(_widget(s, "s_over_n", pn.widgets.EditableFloatSlider, throttled=True,
                                                    format="0.00"))  # never 1.8500000000000003
@@ -101,11 +102,11 @@ class GPControls(pn.viewable.Viewer):
         w["ard"] = _widget(s, "ard", pn.widgets.Checkbox)
         self.upload = csv_upload("explorer-upload", s.upload_csv, on_refused=s.refuse)
         self.widgets = w
-        s.param.watch(self._update_visibility, ["dataset", "kernel", "loss", "ard"])
+        s.param.watch(self._update_visibility, ["dataset", "kernel", "loss", "ard", "subsample", "target", "error"])
         self._update_visibility()
         self._column = pn.Column(
             "### Data", w["dataset"], pn.pane.Markdown("Upload a CSV (header row, numeric columns):", margin=(0, 10)),
-            self.upload, w["target"], w["subsample"], w["standardize"], w["holdout"],
+            self.upload, w["target"], w["subsample"], w["rank"], w["standardize"], w["holdout"],
             "### Model", w["kernel"], w["ard"], w["l2"], w["lengthscale"], w["signal_var"], w["alpha"], w["period"],
             w["noise_var"],
             "### Bootstrap", w["s_over_n"], w["loss"], w["eps"], w["beta"], w["curve_mc_samples"],
@@ -115,9 +116,11 @@ class GPControls(pn.viewable.Viewer):
 
     def _update_visibility(self, *events) -> None:
         s, w = self.state, self.widgets
-        csv = s.dataset not in ("boston", "toy", "teacher")
+        csv = s.dataset not in REGRESSION_DATASETS
         w["target"].visible = w["subsample"].visible = csv
-        w["ard"].visible = csv and s.kernel == "se"  # the evidence maximum of a CSV is an se kernel
+        w["rank"].visible = s.low_rank  # data of more than MAX_ROWS rows from the server
+        # the evidence maximum of a CSV (and of diamonds) is an se kernel
+        w["ard"].visible = (csv or s.dataset in FITTED_DATASETS) and s.kernel == "se"
         w["l2"].visible = s.kernel == "paper"
         w["signal_var"].visible = s.kernel != "paper"
         # with ARD the kernel has one ℓ per input (the note lists them): no single lengthscale to set
@@ -146,9 +149,16 @@ class _Tab(JobTab):
     label_messages = False
     owns_state = False                        # the view (or the app) starts the shared state
 
+    #: The jobs whose progress the theory line shows (those that run before the tab's figure has its theory).
+    theory_jobs: ClassVar[tuple[str, ...]] = ("evidence", "problem", "solution")
+
     def __init__(self, **params):
         super().__init__(**params)
         t = self.tab
+        self.theory_line = pn.pane.Str("", css_classes=[f"explorer-theory-{t}"], margin=(0, 10),
+                                       styles={"color": "#555"})
+        for kind in self.theory_jobs:
+            self.state.jobs[kind].param.watch(self._on_theory_job, ["running", "message", "progress"])
         self.revision = 0
         self._stale = True
         self._patched = False
@@ -181,6 +191,16 @@ class _Tab(JobTab):
 
     def _css(self, what: str) -> str:
         return f"explorer-{what}-{self.tab}"
+
+    def _on_theory_job(self, *events) -> None:
+        """The theory's progress in one line while a job of ``theory_jobs`` runs (seconds to a minute on large
+        data, where it runs off the event loop), empty otherwise."""
+        jobs = self.state.jobs
+        running = [jobs[kind] for kind in self.theory_jobs if jobs[kind].running]
+        self.theory_line.object = (f"Theory: {running[0].message} ({running[0].progress:.0%})" if running else "")
+
+    def figure_frame(self, figure, *body, **options) -> pn.Column:
+        return super().figure_frame(figure, self.theory_line, *body, **options)
 
     @property
     def progress(self) -> pn.indicators.Progress:
@@ -258,6 +278,7 @@ class LearningCurveTab(_Tab):
 
     tab, kind = "curve", "curve"
     redraw_on = ("theory_curve", "linear_response", "curve_mc", "solution", "problem", "loss")
+    theory_jobs = ("evidence", "problem", "solution", "theory")
 
     def __init__(self, **params):
         self.gaps = pn.pane.Markdown("", css_classes=["explorer-gaps-curve"], sizing_mode="stretch_width")
@@ -316,7 +337,7 @@ class LearningCurveTab(_Tab):
             parts.append(f"ε(S/N = {s.solution.s_over_n:g}) = {s.current_theory_error:.4g} "
                          f"({s.solution.n_iter} ADATAP iterations)")
         done = len(mc.points) if mc is not None else 0
-        parts.append(f"Monte-Carlo: {done}/{len(MC_GRID)} values of S/N")
+        parts.append(f"Monte-Carlo: {done}/{len(s.mc_grid)} values of S/N")
         return " · ".join(parts)
 
 
@@ -351,7 +372,7 @@ class DistributionTab(_Tab):
 
     def _on_tap(self, event) -> None:
         if event.new:
-            self.state.input_index = int(event.new[0])
+            self.state.input_index = figures.tapped_input(self.state, event.new[0])
 
     def describe(self) -> str:
         s, dist = self.state, self.state.distribution
@@ -360,8 +381,12 @@ class DistributionTab(_Tab):
         text = f"**{figures.problem_label(s)}**, S/N = {s.solution.s_over_n:g}, input i = {s.index}"
         if s.problem is not None:
             text += f", target y_i = {s.problem.y[s.index]:.4g}, theory bootstrap mean {s.solution.m[s.index]:.4g}"
-        if dist is not None:
-            text += f" · L1(MC, theory) = {dist.l1.l1[s.index]:.3f} (noise floor {dist.noise_floor.l1[s.index]:.3f})"
+        pos = figures.mapped_position(s, s.index)
+        if dist is not None and pos is not None:
+            text += f" · L1(MC, theory) = {dist.l1.l1[pos]:.3f} (noise floor {dist.noise_floor.l1[pos]:.3f})"
+        elif dist is not None:
+            text += (f" · the Monte-Carlo kept {dist.inputs.size:,} inputs drawn at random, not this one: click a point "
+                     "of the scatter below, or a row of the L1 map's table")
         return text + f" · bins of width {s.bin_width:.4g} (0.2 × sd(target) / boston's {BOSTON_TARGET_SD:.4f})"
 
     def content(self) -> pn.Column:
@@ -420,6 +445,7 @@ class HoldoutTab(_Tab):
 
     tab, kind = "holdout", "holdout"
     redraw_on = ("holdout_theory", "holdout_ij", "holdout_mc")
+    theory_jobs = ("evidence", "problem", "holdout_theory", "holdout_ij")
 
     def figure(self):
         panels = [live(lambda what=what: self.styled(figures.holdout_overlay(self.state, what), fill=True),

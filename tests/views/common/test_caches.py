@@ -115,7 +115,8 @@ def test_nbytes_counts_the_arrays_nested_in_a_result_once_each():
 
 
 def test_nbytes_of_a_real_result_is_the_sum_of_its_arrays(empty_view_caches):
-    """The regression problem and the replica solution the GP tabs cache for the toy data set (no Monte-Carlo)."""
+    """The data set, the regression problem and the replica solution the GP tabs cache for the toy data set (no
+    Monte-Carlo)."""
     from explorer.views.gp_bootstrap.state import GPBootstrapState
 
     state = GPBootstrapState(dataset="toy", auto_mc=False)
@@ -128,7 +129,9 @@ def test_nbytes_of_a_real_result_is_the_sum_of_its_arrays(empty_view_caches):
     assert problem.K.nbytes == 200**2 * 8
     arrays = [getattr(solution, f.name) for f in dataclasses.fields(solution)]
     assert caches.nbytes(solution) == sum(x.nbytes for x in arrays if isinstance(x, np.ndarray)) > 0
-    assert caches.registry.nbytes == caches.nbytes(problem) + caches.nbytes(solution)
+    [data] = caches.registry["gp_bootstrap.data"]._data.values()  # the data set, read once per data key
+    assert caches.nbytes(data) >= data.inputs.nbytes + data.targets.nbytes > 0
+    assert caches.registry.nbytes == caches.nbytes(problem) + caches.nbytes(solution) + caches.nbytes(data)
     state.close()
 
 

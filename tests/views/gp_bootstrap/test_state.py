@@ -269,7 +269,7 @@ def test_data_directory_csv(tmp_path):
 def test_missing_data_directory_is_a_notice():
     s = GPBootstrapState(data_dir="/no/such/folder")
     assert s.notice.startswith("The server's data folder cannot be read") and "/no/such" not in s.notice
-    assert s.param.dataset.objects == ["boston", "toy", "teacher"]
+    assert s.param.dataset.objects == ["boston", "toy", "teacher", "diamonds"]
 
 
 def test_non_convergence_is_a_message(monkeypatch):
