@@ -298,8 +298,8 @@ def _not_run(i: _JobInputs, samples: int) -> str:
     if not i.low_rank:
         return GPBootstrapState.not_run_message
     minutes = mc_seconds(i.problem, samples) / 60
-    return (f"Monte-Carlo not run yet: on {i.problem.n:,} rows it waits for 'Run Monte-Carlo' ({samples:,} refits, "
-            f"about {max(minutes, 0.1):.2g} CPU minutes, shared by the workers).")
+    # short: it stands beside the progress bar in the tab's job line (at 1280 px a longer one ran off the screen)
+    return f"Waits for 'Run Monte-Carlo': {samples:,} refits, about {max(minutes, 0.1):.2g} CPU minutes."
 
 
 def solution_of(key: tuple, problem: paths.Problem, v: float, hooks: Hooks | None = None) -> replica.ReplicaSolution:

@@ -125,7 +125,7 @@ def test_monte_carlo_of_large_data_waits_for_its_button_and_says_how_long(folder
     s = _state(folder, "large.csv", auto_mc=True)
     assert s.curve_mc is None
     message = s.jobs["curve"].message
-    assert "waits for 'Run Monte-Carlo'" in message and f"{20 * len(LOW_RANK_GRID):,} refits" in message
+    assert "Waits for 'Run Monte-Carlo'" in message and f"{20 * len(LOW_RANK_GRID):,} refits" in message
     s.run_mc()
     assert s.wait(TIMEOUT) and s.curve_mc.complete and s.curve_mc.grid == LOW_RANK_GRID
     # the page's Monte-Carlo on the Dask workers is the core's, run in this process with the same seed
