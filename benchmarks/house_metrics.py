@@ -1,0 +1,185 @@
+"""How simple the layer above the core is, in the numbers of issue 38; prints one table (nothing is run or imported).
+
+    python benchmarks/house_metrics.py
+
+* control names repeated by hand, per page: string literals equal to the name of one of the page's controls, in the
+  lists, tuples, sets and dict keys of the page's modules, its state included (presets aside,
+  ``explorer/views/<page>/presets.py``);
+* assignments to third-party attributes: ``X.attr = …`` (or ``setattr(X, …)``) where X's root name was imported
+  from a package other than ``explorer``, outside ``explorer/compat.py`` and in all;
+* methods replaced at run time: those assignments, and ``obj.attr = f`` with ``f`` a function of the module on an
+  object other than ``self`` (a third party's object reached at run time);
+* private third-party attributes read: ``obj._name`` where no module of ``explorer`` defines ``_name`` (distinct names;
+  protocol names such as ``_repr_mimebundle_`` aside);
+* the largest classes of ``explorer/`` (lines of the class statement).
+
+Read from the source's syntax trees, so a name built at run time escapes it; the numbers are for comparing before and
+after a change, and the lists show where each count comes from.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "explorer"
+PAGES = ("gp_bootstrap", "model_selection", "fast_bootstrap", "step_by_step", "svm_bootstrap")
+COMPAT = PACKAGE / "compat.py"
+
+
+def _trees() -> dict[Path, ast.Module]:
+    return {path: ast.parse(path.read_text(), str(path)) for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _state_parameters(tree: ast.Module) -> set[str]:
+    """The controls of a state module: names assigned ``param.X(...)`` (or a ``controls.`` helper returning one) in
+    its class bodies, without the hidden ones (``precedence=-1``: outputs, the data folder)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if (isinstance(item, ast.Assign) and isinstance(item.value, ast.Call)
+                        and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name)):
+                    func = ast.unparse(item.value.func)
+                    hidden = any(k.arg == "precedence" and ast.unparse(k.value) == "-1" for k in item.value.keywords)
+                    if func.startswith(("param.", "controls.")) and not hidden:
+                        names.add(item.targets[0].id)
+    return names - {"name"}
+
+
+def _collection_literals(tree: ast.Module) -> list[str]:
+    found = []
+    for node in ast.walk(tree):
+        items = []
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            items = node.elts
+        elif isinstance(node, ast.Dict):
+            items = [k for k in node.keys if k is not None]
+        found += [item.value for item in items if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+    return found
+
+
+def control_repeats(trees: dict[Path, ast.Module]) -> dict[str, int]:
+    counts = {}
+    for page in PAGES:
+        folder = PACKAGE / "views" / page
+        state = trees.get(folder / "state.py")
+        if state is None:
+            continue
+        controls = _state_parameters(state)
+        literals = Counter()
+        for path, tree in trees.items():
+            if path.parent == folder and path.name != "presets.py":
+                literals.update(name for name in _collection_literals(tree) if name in controls)
+        counts[page] = sum(literals.values())
+    return counts
+
+
+def _third_party_names(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names if not a.name.startswith("explorer")}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.module.startswith("explorer") \
+                and node.level == 0 and node.module != "__future__":
+            names |= {a.asname or a.name for a in node.names}
+    return names
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _functions(tree: ast.Module) -> set[str]:
+    return {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+#: Public settings a function may be given (documented parameters, not methods): Panel's ``FileDownload.callback``,
+#: Bokeh's ``ColumnDataSource.data``.
+PUBLIC_SETTINGS = {"callback", "data"}
+
+
+def _replaces_a_method(node: ast.Assign, functions: set[str]) -> bool:
+    """``obj.attr = f`` with ``f`` a function of the module (or a lambda) on an object that is not ``self``: a
+    method replaced at run time (the object is often a third party's, reached at run time, e.g. a server's app)."""
+    value = node.value
+    is_function = isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and value.id in functions)
+    return is_function and any(isinstance(t, ast.Attribute) and _root(t) not in ("self", "cls")
+                               and t.attr not in PUBLIC_SETTINGS for t in node.targets)
+
+
+def third_party_assignments(trees) -> list[str]:
+    found = []
+    for path, tree in trees.items():
+        foreign = _third_party_names(tree)
+        functions = _functions(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and _replaces_a_method(node, functions) \
+                    and not any(_root(t) in foreign for t in node.targets):
+                found += [f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(t)}" for t in node.targets]
+                continue
+            targets = []
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                targets = [t for t in targets if isinstance(t, ast.Attribute)]
+            elif isinstance(node, ast.Call) and ast.unparse(node.func) == "setattr" and node.args:
+                targets = [node.args[0]]
+            for target in targets:
+                if _root(target) in foreign:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(target)}")
+    return found
+
+
+def private_reads(trees) -> list[str]:
+    ours = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                ours.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                ours.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                ours.add(node.id)
+            elif isinstance(node, ast.arg):
+                ours.add(node.arg)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("_"):
+                ours.add(node.value)  # setattr(self, "_values", …)
+    found = {}
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr.startswith("_")
+                    and not node.attr.startswith("__") and not node.attr.endswith("_") and node.attr not in ours):
+                found.setdefault(node.attr, f"{path.relative_to(ROOT)}:{node.lineno}")
+    return [f"{name} ({where})" for name, where in sorted(found.items())]
+
+
+def largest_classes(trees, k: int = 5) -> list[tuple[int, str]]:
+    sizes = [(node.end_lineno - node.lineno + 1, f"{path.relative_to(ROOT)}:{node.name}")
+             for path, tree in trees.items() for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    return sorted(sizes, reverse=True)[:k]
+
+
+def main() -> int:
+    trees = _trees()
+    repeats = control_repeats(trees)
+    assignments = third_party_assignments(trees)
+    outside = [a for a in assignments if not a.startswith(str(COMPAT.relative_to(ROOT)))]
+    private = private_reads(trees)
+    print("control names repeated by hand (presets aside):",
+          ", ".join(f"{page} {n}" for page, n in repeats.items()), f"- {sum(repeats.values())} in all")
+    print(f"assignments to third-party attributes: {len(outside)} outside explorer/compat.py, {len(assignments)} in all")
+    for line in assignments:
+        print("   ", line)
+    print(f"private third-party attributes read: {len(private)}")
+    for line in private:
+        print("   ", line)
+    print("largest classes (lines):", "; ".join(f"{name} {n}" for n, name in largest_classes(trees)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
