@@ -509,6 +509,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         self.param.watch(self._on_evidence, ["evidence"])
         self.jobs["evidence"].param.watch(self._on_evidence_error, ["error"])
         self.jobs["problem"].param.watch(self._on_problem_built, ["message"])
+        self.jobs["problem"].param.watch(self._on_problem_error, ["error"])
 
     # ----------------------------------------------------------------------------- public API
 
@@ -686,6 +687,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     def _on_problem_built(self, event) -> None:
         if event.new == "done":
             self.refresh()  # the low-rank problem is in the cache: compute with it
+
+    def _on_problem_error(self, event) -> None:
+        if event.new:  # the features could not be built: say why over the figure, as any error of the settings
+            self.refuse(event.new)
 
     def _on_evidence(self, event) -> None:
         if event.new is not None and self._evidence_pending:
@@ -901,6 +906,10 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         """``build(job)``: the low-rank problem of the current settings (read now, on the session's thread)."""
         data, rank, noise_var = self._load_dataset(), int(self.rank), float(self.noise_var)
         _check_holdout(data, holdout)
+        if rank > data.n - holdout:
+            raise ValueError(f"Rank m = {rank} is above the {data.n - holdout:,} training rows ({data.n:,} rows, "
+                             f"{holdout} held out): lower 'Rank m (large data)' to at most {data.n - holdout:,}, or "
+                             "lower 'Held-out rows'.")
         kernel = self._kernel(data.inputs[holdout:])
 
         def build(job: Job) -> problems.LowRankRegressionProblem:

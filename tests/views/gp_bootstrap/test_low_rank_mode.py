@@ -187,3 +187,13 @@ def test_the_rank_control_shows_only_for_large_data_and_keeps_its_bounds(folder)
         large.rank = RANK_BOUNDS[0] - 1
     with pytest.raises(ValueError):
         large.rank = RANK_BOUNDS[1] + 1
+
+
+def test_a_rank_above_the_training_rows_is_one_sentence_over_the_figure(folder):
+    s = GPBootstrapState(data_dir=str(folder), dataset="file: large.csv", auto_mc=False, tab="holdout", holdout=1000,
+                         rank=512, kernel="se", lengthscale=1.0, noise_var=0.1)
+    s.refresh()
+    assert s.wait(TIMEOUT)
+    assert "Rank m = 512 is above the 500 training rows" in s.error and s.holdout_theory is None
+    s.holdout = 50  # 1,450 training rows: computed
+    assert s.wait(TIMEOUT) and s.error == "" and s.holdout_theory is not None
