@@ -509,7 +509,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         self.param.watch(self._on_evidence, ["evidence"])
         self.jobs["evidence"].param.watch(self._on_evidence_error, ["error"])
         self.jobs["problem"].param.watch(self._on_problem_built, ["message"])
-        self.jobs["problem"].param.watch(self._on_problem_error, ["error"])
+        for kind in ("problem", "solution", "holdout_theory", "holdout_ij"):  # the theory every figure needs
+            self.jobs[kind].param.watch(self._on_problem_error, ["error"])
 
     # ----------------------------------------------------------------------------- public API
 
@@ -689,7 +690,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
             self.refresh()  # the low-rank problem is in the cache: compute with it
 
     def _on_problem_error(self, event) -> None:
-        if event.new:  # the features could not be built: say why over the figure, as any error of the settings
+        if event.new:  # the features or the theory failed (seconds off the event loop on large data): say why over the
+            # figure, as any error of the settings
             self.refuse(event.new)
 
     def _on_evidence(self, event) -> None:

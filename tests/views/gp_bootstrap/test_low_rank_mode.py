@@ -197,3 +197,17 @@ def test_a_rank_above_the_training_rows_is_one_sentence_over_the_figure(folder):
     assert "Rank m = 512 is above the 500 training rows" in s.error and s.holdout_theory is None
     s.holdout = 50  # 1,450 training rows: computed
     assert s.wait(TIMEOUT) and s.error == "" and s.holdout_theory is not None
+
+
+def test_a_low_rank_theory_that_does_not_converge_says_so_over_the_figure(folder, monkeypatch):
+    """The theory of large data runs in a job: its failure (here ADATAP not converging) shows over the figure, as a
+    failure on the session's thread does, not only in a job status that no tab shows."""
+    s = _state(folder, "large.csv", tab="distribution")
+
+    def diverges(problem, S, **options):
+        raise replica.ConvergenceError("ADATAP did not converge in 200 iterations (largest change 3.1).", None)
+
+    monkeypatch.setattr(paths, "solve", diverges)
+    s.s_over_n = 1.7
+    assert s.wait(TIMEOUT)
+    assert "did not converge" in s.error and s.solution is None
