@@ -29,6 +29,7 @@ import numpy as np
 from explorer import datasets
 from explorer.engine import use_single_threaded_blas
 from explorer.fast_bootstrap import experiments as fe
+from explorer.fast_bootstrap.problem import MODELS
 
 PAPER_F = {"mlp": "F(1,2) = 3.2545", "rbfn": "F(1,1) = 16.3085", "ls-svm": "F(1,7) = 0*"}
 PAPER_F_LASER = {"mlp": "F(1,3) = 0.2002", "rbfn": "F(1,2) = 1.6472", "ls-svm": "F(1,16) = 0*"}
@@ -85,7 +86,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="seeds for ls-svm and rbfn (default 10)")
     parser.add_argument("--mlp-seeds", type=int, default=3, help="seeds for the mlp (≈ 2.5 min each; default 3)")
-    parser.add_argument("--models", default=",".join(fe.MODELS), help="comma-separated models")
+    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated models")
     parser.add_argument("--laser", action="store_true", help="also the Santa Fe laser (Table 2)")
     parser.add_argument("--laser-only", action="store_true", help="only the Santa Fe laser")
     args = parser.parse_args()

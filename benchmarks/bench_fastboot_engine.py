@@ -18,7 +18,7 @@ import numpy as np
 
 from explorer import datasets, engine
 from explorer.fast_bootstrap import bootstrap as fastboot
-from explorer.fast_bootstrap import experiments as fe
+from explorer.fast_bootstrap.problem import TABLE_1, make_model, prepare_data
 
 
 def timed(fn):
@@ -40,7 +40,7 @@ def main() -> None:
         print(f"engine: {dask.description}; chunk size {args.chunk_size} replications")
         for model in args.models.split(","):
             data = datasets.toy_function(rng=args.seed)
-            setting, fam, prepared = fe.TABLE_1[model], fe.make_model(model, data), fe.prepare_data(data)
+            setting, fam, prepared = TABLE_1[model], make_model(model, data), prepare_data(data)
             grid = setting.grids().full
 
             def run(executor, fam=fam, prepared=prepared, grid=grid, setting=setting):

@@ -28,8 +28,8 @@ import numpy as np
 
 from explorer.datasets import gp_teacher
 from explorer.kernels import SquaredExponential
-from explorer.model_selection import criteria as selection
 from explorer.model_selection import experiments as selection_experiments
+from explorer.model_selection.criterion import CRITERIA, make_criterion
 
 TEMPERATURE = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "datasets",
                            "berkeley_tavg_doy_mean_1880_2014.csv")
@@ -54,7 +54,7 @@ def best_of(fn, repeats: int) -> float:
 
 def cold(name, n):
     """A fresh criterion each call, so that bootstrap632 gets no warm start."""
-    return selection.make_criterion(name, n, rng=0, n_partitions=32, n_subsets=2, n_objects=8)
+    return make_criterion(name, n, rng=0, n_partitions=32, n_subsets=2, n_objects=8)
 
 
 def main() -> None:
@@ -72,7 +72,7 @@ def main() -> None:
           f"{args.threads if limit is not None else 'all'}")
     print(f"{'criterion':<16} {'value ms':>9} {'value+grad ms':>14} {'slider ms':>10} {'value':>12} {'excluded':>8}")
     near = kernel.with_theta(kernel.theta + np.log(1.02) * (np.arange(kernel.theta.size) == 0))
-    for name in selection.CRITERIA:
+    for name in CRITERIA:
         crit = cold(name, y.size)
         out = crit(kernel, X, y, noise_var)
         t_value = best_of(lambda: cold(name, y.size)(kernel, X, y, noise_var), args.repeats)

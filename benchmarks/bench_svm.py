@@ -24,21 +24,21 @@ import numpy as np
 from timing import best_of
 
 from explorer import datasets
-from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap.problem import BROAD_LENGTHSCALE, svm_problem
 
 SONAR = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "sonar.csv"
 GRID = np.linspace(0.25, 4.0, 10)
 
 
 def problems():
-    broad = svm_experiments.BROAD_LENGTHSCALE
-    yield "crabs L=√10", svm_experiments.svm_problem(datasets.load("crabs"), broad)
-    yield "wisconsin L=√10", svm_experiments.svm_problem(datasets.load("wisconsin"), broad)
-    yield "pima L=1 (narrow)", svm_experiments.svm_problem(datasets.load("pima"), 1.0)
+    broad = BROAD_LENGTHSCALE
+    yield "crabs L=√10", svm_problem(datasets.load("crabs"), broad)
+    yield "wisconsin L=√10", svm_problem(datasets.load("wisconsin"), broad)
+    yield "pima L=1 (narrow)", svm_problem(datasets.load("pima"), 1.0)
     if SONAR.exists():
-        yield "sonar L=3 (narrow)", svm_experiments.svm_problem(datasets.load_csv(SONAR, "label"), 3.0)
+        yield "sonar L=3 (narrow)", svm_problem(datasets.load_csv(SONAR, "label"), 3.0)
 
 
 def theory_at(problem, S, **options):

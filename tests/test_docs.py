@@ -30,6 +30,13 @@ DOCS_PATH = re.compile(r"docs/[\w./-]+\.md")
 #: the wheel has none of them.
 OUTSIDE_NOTES = ("/work/shared", "VG_MF.md", "EQUATIONS.md", "LOW_RANK_NOTES")
 
+#: Places outside the checkout: the developers' machine and the papers' folder beside the repository. Only the tests
+#: may name a folder beside it, to read data files they skip without (``../shared/datasets``, the papers' text).
+OUTSIDE_PATHS = ("/work/", "shared/seeds")
+
+#: The text files a reader of the project reads, by suffix.
+TEXT_SUFFIXES = {".py", ".md", ".rst", ".ipynb", ".txt", ".toml", ".cfg", ".json", ".yaml", ".yml"}
+
 
 def _sources() -> list[Path]:
     return sorted((ROOT / "explorer").rglob("*.py"))
@@ -49,6 +56,32 @@ def test_no_citation_of_notes_outside_the_repository():
                    if any(note in line for note in OUTSIDE_NOTES))
     assert not found, ("cite the derivation pages in docs/derivations/ (part of the repository), not notes outside "
                        f"it: {found}")
+
+
+def _text_files(folder: str) -> list[Path]:
+    """The text files under ``folder`` of the checkout, without built or generated ones (docs/_build, docs/api/generated)."""
+    skip = (DOCS / "_build", DOCS / "api" / "generated")
+    return sorted(p for p in (ROOT / folder).rglob("*") if p.suffix in TEXT_SUFFIXES and p.is_file()
+                  and "__pycache__" not in p.parts and ".ipynb_checkpoints" not in p.parts
+                  and not any(p.is_relative_to(s) for s in skip))
+
+
+def _lines_naming(paths, names) -> list[str]:
+    return sorted(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}" for path in paths
+                  for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                  if any(name in line for name in names))
+
+
+def test_no_file_of_the_project_names_a_place_outside_it():
+    """explorer/, docs/, notebooks/, benchmarks/ and the README cite the project's own pages (docs/derivations/...)
+    and name no path outside the checkout; the tests cite no outside note either (their data paths are allowed)."""
+    project = [p for folder in ("explorer", "docs", "notebooks", "benchmarks") for p in _text_files(folder)]
+    found = _lines_naming(project + [ROOT / "README.md"], OUTSIDE_NOTES + OUTSIDE_PATHS)
+    assert not found, f"cite docs/ (part of the repository), name no place outside it: {found}"
+    tests = [p for p in _text_files("tests") if p != Path(__file__).resolve()]
+    assert len(project) > 100 and len(tests) > 50, "the trees moved: the check reads too few files"
+    found = _lines_naming(tests, OUTSIDE_NOTES)
+    assert not found, f"tests cite docs/derivations/ pages, not notes outside the repository: {found}"
 
 
 def _double_backticked_names(doc: str) -> set[str]:

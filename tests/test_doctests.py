@@ -18,7 +18,7 @@ _NOT_CORE = ("explorer.views", "explorer.cli", "explorer.app")
 ENTRY_POINT_MODULES = {
     "explorer.bootstrap.replica",  # seed 000: solve_replica
     "explorer.svm_bootstrap.replica",  # seed 004: solve_svm_replica
-    "explorer.model_selection.criteria",  # seed 001: select_hyperparameters
+    "explorer.model_selection.selection",  # seed 001: select_hyperparameters
     "explorer.fast_bootstrap.bootstrap",  # seed 002: fast_bootstrap
 }
 

@@ -213,7 +213,7 @@ def test_a_call_runs_on_a_worker_with_its_hooks_relayed_and_equals_the_one_here(
     progress and partial results reach this process and the numbers equal those of the call here."""
     from explorer.chunks import IN_PROCESS
     from explorer.kernels import make_kernel
-    from explorer.model_selection import criteria as selection
+    from explorer.model_selection.selection import select_hyperparameters
 
     rng = np.random.default_rng(4)
     X = rng.uniform(-3, 3, (30, 1))
@@ -221,8 +221,8 @@ def test_a_call_runs_on_a_worker_with_its_hooks_relayed_and_equals_the_one_here(
     args, kwargs = (X, y, make_kernel("se", 1), ("evidence", "loo")), dict(rng=0, n_restarts=3, max_iter=8)
     seen, reports = [], []
     hooks = Hooks(progress=lambda f, m: reports.append(str(m)), partial=seen.append)
-    there = dask_engine.executor.call(selection.select_hyperparameters, args, kwargs, hooks)
-    here = IN_PROCESS.call(selection.select_hyperparameters, args, kwargs, Hooks())
+    there = dask_engine.executor.call(select_hyperparameters, args, kwargs, hooks)
+    here = IN_PROCESS.call(select_hyperparameters, args, kwargs, Hooks())
     assert [r.hyperparameters for r in there] == [r.hyperparameters for r in here]
     assert [r.value for r in there] == [r.value for r in here]
     assert [len(p) for p in seen] == [1, 2] and reports and all("optimising" in m for m in reports)

@@ -4,11 +4,15 @@ import pytest
 
 from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
+from explorer.fast_bootstrap.problem import TABLE_1, Setting, make_model, prepare_data
+from explorer.fast_bootstrap.stages import CALIBRATION, estimated_seconds, replica_grid, replica_optimism
 from explorer.gp_bootstrap import experiments as gx
 from explorer.gp_bootstrap import montecarlo
 from explorer.kernels import make_kernel
-from explorer.model_selection import criteria as selection
 from explorer.model_selection import experiments as sx
+from explorer.model_selection.criterion import make_criterion
+from explorer.model_selection.optimisation import optimize_hyperparameters
+from explorer.model_selection.selection import rank_functional_forms, select_hyperparameters
 from explorer.progress import NO_HOOKS, Cancelled, Hooks, Progress
 
 
@@ -88,25 +92,25 @@ def test_model_selection_stops_between_restarts_and_publishes_per_criterion(rng)
     y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=15)
     kernel = make_kernel("se", 1)
     published = []
-    results = selection.select_hyperparameters(X, y, kernel, ("evidence", "loo"), rng=0, n_restarts=2, max_iter=4,
+    results = select_hyperparameters(X, y, kernel, ("evidence", "loo"), rng=0, n_restarts=2, max_iter=4,
                                                hooks=Hooks(partial=published.append))
-    plain = selection.select_hyperparameters(X, y, kernel, ("evidence", "loo"), rng=0, n_restarts=2, max_iter=4)
+    plain = select_hyperparameters(X, y, kernel, ("evidence", "loo"), rng=0, n_restarts=2, max_iter=4)
     assert [r.value for r in results] == [r.value for r in plain]
     assert [len(p) for p in published] == [1, 2] and published[-1] == results
     checks = iter([False, False, True])   # criterion 1, its restart 1, then stop before its restart 2
     with pytest.raises(Cancelled, match="after 0 of 2 criteria"):
-        selection.select_hyperparameters(X, y, kernel, ("evidence", "loo"), rng=0, n_restarts=2, max_iter=4,
+        select_hyperparameters(X, y, kernel, ("evidence", "loo"), rng=0, n_restarts=2, max_iter=4,
                                          hooks=Hooks(should_stop=lambda: next(checks)))
-    crit = selection.make_criterion("evidence", 15)
+    crit = make_criterion("evidence", 15)
     with pytest.raises(Cancelled, match="after 0 of 3 restarts"):
-        selection.optimize_hyperparameters(crit, kernel, X, y, n_restarts=3, hooks=Hooks(should_stop=lambda: True))
+        optimize_hyperparameters(crit, kernel, X, y, n_restarts=3, hooks=Hooks(should_stop=lambda: True))
 
 
 def test_ranking_publishes_rows_without_ranks(rng):
     X = rng.normal(size=(15, 1))
     y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=15)
     published = []
-    rows = selection.rank_functional_forms(X, y, ("se", "exponential"), rank_by=("evidence",), rng=1,
+    rows = rank_functional_forms(X, y, ("se", "exponential"), rank_by=("evidence",), rng=1,
                                            n_restarts=1, max_iter=3, hooks=Hooks(partial=published.append))
     assert [[r.kernel_name for r in p] for p in published] == [["se"], ["se", "exponential"]]
     assert all(r.ranks == {} for p in published for r in p) and {r.ranks["evidence"] for r in rows} == {1, 2}
@@ -134,7 +138,7 @@ def test_gp_experiment_messages_name_the_stage():
 
 def test_fast_bootstrap_progress_in_models_and_cancel_between_replications():
     data = datasets.load("toy", n=40, rng=0)
-    setting = fe.Setting((2, 8, 1), 3, (2, 8, 2), 2)
+    setting = Setting((2, 8, 1), 3, (2, 8, 2), 2)
     seen = []
     fe.compare_bootstraps(data, "rbfn", setting, rng=0, with_replica=False,
                           hooks=Hooks(progress=lambda f, m: seen.append((f, m))))
@@ -150,10 +154,10 @@ def test_fast_bootstrap_progress_in_models_and_cancel_between_replications():
 
 def test_replica_grid_and_estimates():
     grid = np.arange(10.0)
-    np.testing.assert_array_equal(fe.replica_grid(grid, 4), [0.0, 3.0, 6.0, 9.0])
-    np.testing.assert_array_equal(fe.replica_grid(grid, 40), grid)
-    assert fe.estimated_seconds("replica", "ls-svm", 400, fe.TABLE_1["ls-svm"], points=10) == pytest.approx(
-        fe.CALIBRATION["replica"] * 10 * 8)
+    np.testing.assert_array_equal(replica_grid(grid, 4), [0.0, 3.0, 6.0, 9.0])
+    np.testing.assert_array_equal(replica_grid(grid, 40), grid)
+    assert estimated_seconds("replica", "ls-svm", 400, TABLE_1["ls-svm"], points=10) == pytest.approx(
+        CALIBRATION["replica"] * 10 * 8)
 
 
 def test_progress_is_data_its_short_form_the_command_line_text():
@@ -172,10 +176,10 @@ def test_progress_is_data_its_short_form_the_command_line_text():
 
 def test_replica_optimism_counts_values_of_gamma():
     data = datasets.load("toy", n=30, rng=0)
-    model = fe.make_model("ls-svm", data)
-    prepared = fe.prepare_data(data)
+    model = make_model("ls-svm", data)
+    prepared = prepare_data(data)
     seen = []
-    fe.replica_optimism(model, prepared.X, prepared.y, np.array([1.0, 10.0]),
+    replica_optimism(model, prepared.X, prepared.y, np.array([1.0, 10.0]),
                         hooks=Hooks(progress=lambda f, m: seen.append((f, m))))
     assert seen == [(0.5, Progress(1, 2, "values of γ", "replica theory")),
                     (1.0, Progress(2, 2, "values of γ", "replica theory"))]

@@ -1,6 +1,6 @@
 """``fast-bootstrap``: full vs fast bootstrap model-structure selection (seed 002).
 
-The data are prepared by the core (:func:`explorer.fast_bootstrap.experiments.prepare_data`, called inside
+The data are prepared by the core (:func:`explorer.fast_bootstrap.problem.prepare_data`, called inside
 :func:`~explorer.fast_bootstrap.experiments.compare_bootstraps`), as in the app's fast-bootstrap tab.
 """
 from __future__ import annotations
@@ -11,6 +11,8 @@ from dataclasses import replace
 from explorer import datasets
 from explorer.cli import common
 from explorer.fast_bootstrap import experiments as fe
+from explorer.fast_bootstrap.problem import MODELS, TOY_LENGTHSCALE, Setting, paper_setting, with_overrides
+from explorer.fast_bootstrap.stages import estimated_seconds
 
 __all__ = ["register", "COMMANDS", "format_comparison"]
 
@@ -29,7 +31,7 @@ DEFAULT_WSF, DEFAULT_MAX_EPOCHS, DEFAULT_RESTARTS = 8.0, 200, 3
 REPLICATIONS = common.IntRange(1, 10_000, "the number of replications", _LONGER)
 ORDER = common.IntRange(0, 10, "a polynomial order")
 GRID = common.Grid(1000)
-#: Longest run allowed, by the core's estimate (:func:`~explorer.fast_bootstrap.experiments.estimated_seconds`).
+#: Longest run allowed, by the core's estimate (:func:`~explorer.fast_bootstrap.stages.estimated_seconds`).
 MAX_SECONDS = 3600.0
 
 
@@ -54,9 +56,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--column", default=None, help="series column of --series-csv (default value)")
     g.add_argument("--lags", type=LAGS, default=None, help=f"NAR order for --series-csv, {LAGS} (default 6, eq. 20)")
     g = p.add_argument_group("model")
-    g.add_argument("--model", choices=fe.MODELS, default="ls-svm", help="model family (default ls-svm)")
+    g.add_argument("--model", choices=MODELS, default="ls-svm", help="model family (default ls-svm)")
     g.add_argument("--lengthscale", type=common.POSITIVE, default=None,
-                   help=f"LS-SVM Gaussian kernel width ℓ, {common.POSITIVE} (default {fe.TOY_LENGTHSCALE} on the "
+                   help=f"LS-SVM Gaussian kernel width ℓ, {common.POSITIVE} (default {TOY_LENGTHSCALE} on the "
                         "toy data — the maximum-evidence value — else the median distance between standardised "
                         "inputs)")
     g.add_argument("--wsf", type=common.POSITIVE, default=None,
@@ -154,7 +156,7 @@ def fast_bootstrap(args) -> common.Output:
     for the LS-SVM also the replica theory's optimism (seed 000) and the exact leave-one-out error over the full
     grid (Cawley & Talbot), both without refits."""
     data = _data(args)
-    setting = fe.with_overrides(fe.paper_setting(args.model, data), full_grid=args.full_grid,
+    setting = with_overrides(paper_setting(args.model, data), full_grid=args.full_grid,
                                 full_replications=args.full_replications, fast_grid=args.fast_grid,
                                 fast_replications=args.fast_replications, log_complexity=args.log_complexity)
     options = {"lengthscale": args.lengthscale} if args.model == "ls-svm" else (
@@ -168,14 +170,14 @@ def fast_bootstrap(args) -> common.Output:
     return common.Output(res.as_dict(), format_comparison(res))
 
 
-def _check_duration(args, n: int, setting: fe.Setting, options: dict) -> None:
+def _check_duration(args, n: int, setting: Setting, options: dict) -> None:
     """Refuse a run the core estimates at more than :data:`MAX_SECONDS` on one core, before it starts."""
     fast = replace(setting, full_grid=setting.fast_grid, full_replications=setting.fast_replications)
-    seconds = fe.estimated_seconds("full", args.model, n, fast, options)
+    seconds = estimated_seconds("full", args.model, n, fast, options)
     if not args.no_full:
-        seconds += fe.estimated_seconds("full", args.model, n, setting, options)
+        seconds += estimated_seconds("full", args.model, n, setting, options)
     if args.model == "ls-svm" and not args.no_replica:
-        seconds += fe.estimated_seconds("replica", args.model, n, setting)
+        seconds += estimated_seconds("replica", args.model, n, setting)
     if seconds > MAX_SECONDS:
         raise ValueError(f"this run would take about {seconds / 3600:.1f} hours on one core (N = {n}); at most "
                          f"{MAX_SECONDS / 3600:g} hour is started. Use fewer replications, a coarser grid, fewer "

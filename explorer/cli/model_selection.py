@@ -14,9 +14,9 @@ import numpy as np
 from explorer import datasets
 from explorer.cli import common
 from explorer.kernels import KERNEL_NAMES
-from explorer.model_selection import criteria as selection
 from explorer.model_selection import experiments as selection_experiments
 from explorer.model_selection import stages
+from explorer.model_selection.criterion import CRITERIA, CRITERION_LABELS
 from explorer.model_selection.problem import SelectionProblem, selection_problem
 
 __all__ = ["register", "COMMANDS", "SELECT_CRITERIA"]
@@ -60,7 +60,7 @@ def _select_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rank", metavar="K1,K2,...",
                    help="rank these covariance functions instead (§5.3), e.g. se,rq,exponential,periodic,matern52: "
                         "each is optimised by --select-by, then ranked by every --criteria (and test SMSE)")
-    g.add_argument("--select-by", choices=selection.CRITERIA, default="loo",
+    g.add_argument("--select-by", choices=CRITERIA, default="loo",
                    help="with --rank: the criterion that optimises each covariance function (default loo)")
     _add_selection_options(p, objects=8)
 
@@ -75,7 +75,7 @@ def _experiment_arguments(p: argparse.ArgumentParser) -> None:
                    help="comma-separated criteria compared (curves, hyperparameters) or ranking by (functional-forms)")
     p.add_argument("--parameter", choices=["lengthscale", "signal_std", "noise_std"], default="lengthscale",
                    help="hyperparameter swept by `curves` (default lengthscale)")
-    p.add_argument("--select-by", choices=selection.CRITERIA, default="loo",
+    p.add_argument("--select-by", choices=CRITERIA, default="loo",
                    help="criterion optimising each functional form (default loo: Experiment 6; evidence: 7)")
     p.add_argument("--noise-std", type=NOISE_STD, default=0.1, help=f"teacher noise σ_n, {NOISE_STD} (default 0.1)")
     p.add_argument("--temperature-csv", metavar="PATH", type=common.csv_path,
@@ -106,10 +106,10 @@ def _add_selection_options(p, objects) -> None:
 
 def _criteria_list(text: str) -> list[str]:
     names = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [n for n in names if n not in selection.CRITERIA]
+    bad = [n for n in names if n not in CRITERIA]
     if bad or not names:
         raise ValueError(f"--criteria: unknown {', '.join(map(repr, bad[:5])) or 'empty list'}; choose from "
-                         f"{', '.join(selection.CRITERIA)}.")
+                         f"{', '.join(CRITERIA)}.")
     _no_repeats("--criteria", names)
     return names
 
@@ -168,7 +168,7 @@ def select(args) -> common.Output:
                                  options=_criterion_options(args), rng=args.seed)
     per = {}
     for r in fits.results:
-        per[r.criterion] = {"label": selection.CRITERION_LABELS[r.criterion], "hyperparameters": r.hyperparameters,
+        per[r.criterion] = {"label": CRITERION_LABELS[r.criterion], "hyperparameters": r.hyperparameters,
                             "value": r.value, "converged": r.converged, "n_restarts": r.n_restarts,
                             "n_failed": r.n_failed, "n_evaluations": r.n_evaluations, "n_excluded": r.n_excluded}
         if r.test is not None:

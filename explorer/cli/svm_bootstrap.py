@@ -1,6 +1,6 @@
 """``svm-curve``: the hard-margin SVM bootstrap of seed 004, replica theory vs Monte-Carlo (Fig. 1).
 
-The problem comes from :func:`explorer.svm_bootstrap.experiments.svm_problem` (standardised inputs), as in the
+The problem comes from :func:`explorer.svm_bootstrap.problem.svm_problem` (standardised inputs), as in the
 app's SVM tab.
 """
 from __future__ import annotations
@@ -11,6 +11,7 @@ import numpy as np
 
 from explorer.cli import common
 from explorer.svm_bootstrap import experiments as svm_experiments
+from explorer.svm_bootstrap.problem import BROAD_LENGTHSCALE, svm_problem
 
 __all__ = ["register", "COMMANDS"]
 
@@ -24,7 +25,7 @@ def _svm_curve_arguments(p: argparse.ArgumentParser) -> None:
     common.add_data_source(p, dataset_default="crabs", target_help="name of the two-class target column in --csv",
                            dataset_help="a shipped classification dataset: crabs, pima, wisconsin (default: crabs)")
     g = p.add_argument_group("model and bootstrap")
-    g.add_argument("--lengthscale", type=common.LENGTHSCALES, default=[svm_experiments.BROAD_LENGTHSCALE],
+    g.add_argument("--lengthscale", type=common.LENGTHSCALES, default=[BROAD_LENGTHSCALE],
                    metavar="L[,L2,...]", help=f"RBF lengthscale(s) on standardised inputs, one or one per input "
                                               f"({common.LENGTHSCALES}; default √10 ≈ 3.1623)")
     g.add_argument("--s-over-n", type=common.S_OVER_N, default=common.S_OVER_N("0.25,0.5,1,2,4"), metavar="V[,V2,...]",
@@ -46,7 +47,7 @@ def svm_curve(args) -> common.Output:
     theory in SVM fits. Inputs are standardised; K = exp(−‖x − x'‖²/(2L²))."""
     data = common.load_dataset(args)
     ls = args.lengthscale[0] if len(args.lengthscale) == 1 else np.array(args.lengthscale)
-    problem = svm_experiments.svm_problem(data, ls)
+    problem = svm_problem(data, ls)
     with common.engine_executor(args) as executor:
         res = svm_experiments.svm_learning_curve(problem, args.s_over_n, args.mc_samples, rng=args.seed, tol=args.tol,
                                                  exact_loo=args.exact_loo, executor=executor, hooks=common.progress())

@@ -28,7 +28,11 @@ import numpy as np
 from explorer.chunks import Chunk, Executor, SeedLike, item_generator, plan_chunks, root_seed, run_chunks, stack_rows
 from explorer.datasets import Dataset, gp_teacher, load_csv, teacher_covariance
 from explorer.model_selection import asc
-from explorer.model_selection import criteria as selection
+from explorer.model_selection.criterion import CRITERIA, make_criterion
+from explorer.model_selection.curves import criterion_curve
+from explorer.model_selection.held_out import test_error
+from explorer.model_selection.optimisation import StartingPoint, initial_hyperparameters, optimize_hyperparameters
+from explorer.model_selection.selection import rank_functional_forms
 from explorer.progress import NO_HOOKS, Hooks
 from explorer.validation import positive_int
 
@@ -55,7 +59,7 @@ ASC_OUTLIER_NATS = 128.0
 _TEACHER_PARAMS = dict(lengthscale=1.0, sigma_f=1.0, alpha=0.5, period=2.0)
 
 
-def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1) -> selection.StartingPoint:
+def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1) -> StartingPoint:
     """The teacher's covariance as an :mod:`explorer.kernels` kernel and its noise variance σ_n².
 
     Parameters
@@ -78,14 +82,14 @@ def teacher_kernel(teacher: str = "squared_exponential", sigma_n: float = 0.1) -
     """
     if teacher not in TEACHERS:
         raise ValueError(f"`teacher` must be one of {tuple(TEACHERS)}, got {teacher!r}.")
-    return selection.StartingPoint(teacher_covariance(TEACHERS[teacher], **_TEACHER_PARAMS), sigma_n**2)
+    return StartingPoint(teacher_covariance(TEACHERS[teacher], **_TEACHER_PARAMS), sigma_n**2)
 
 
 def load_temperature(path, *, target: str = "mean_anomaly_by_file_doy", inputs: str = "day_of_year") -> Dataset:
     """The real-world series of §5.1: mean temperature anomaly per day of the year (N = 365, D = 1).
 
-    ``path`` is a CSV with a day-of-year column ``inputs`` and the anomaly column ``target`` (the project's
-    tests read ``../shared/datasets/berkeley_tavg_doy_mean_1880_2014.csv``). Other columns are ignored.
+    ``path`` is a CSV with a day-of-year column ``inputs`` and the anomaly column ``target`` (the Berkeley
+    Earth series, ``berkeley_tavg_doy_mean_1880_2014.csv``: see the tests). Other columns are ignored.
 
     Parameters
     ----------
@@ -151,9 +155,9 @@ def _check_repetitions(n, name="n_datasets"):
 
 
 def _check_criteria(criteria):
-    bad = [c for c in criteria if c not in selection.CRITERIA]
+    bad = [c for c in criteria if c not in CRITERIA]
     if bad or not criteria:
-        raise ValueError(f"unknown criteria {bad}; choose from {selection.CRITERIA}.")
+        raise ValueError(f"unknown criteria {bad}; choose from {CRITERIA}.")
     return tuple(criteria)
 
 
@@ -233,7 +237,7 @@ def curves_experiment(parameter: str = "lengthscale", criteria: Sequence[str] = 
     parameter : {"lengthscale", "signal_std", "noise_std"}, optional
         The hyperparameter swept (teacher values 1, 1 and 0.1).
     criteria : sequence of str, optional
-        Names from ``selection.CRITERIA``.
+        Names from ``CRITERIA``.
     n_datasets : int, optional
         Number of teacher data sets, >= 1.
     n : int, optional
@@ -290,8 +294,8 @@ def _curves_chunk(shared, chunk: Chunk, root, parameter, criteria, grid, n, opti
         gen = item_generator(root, chunk.group, d)
         X, y, _, _ = _teacher_draw("squared_exponential", n, 0, 0.1, gen)
         for c, name in enumerate(criteria):
-            crit = selection.make_criterion(name, n, rng=gen, **options)
-            curve = selection.criterion_curve(crit, start.kernel, X, y, start.noise_var, parameter, grid).values
+            crit = make_criterion(name, n, rng=gen, **options)
+            curve = criterion_curve(crit, start.kernel, X, y, start.noise_var, parameter, grid).values
             if name.startswith("asc-"):
                 curve = np.where(curve < ASC_OUTLIER_NATS, curve, np.nan)    # −I < 128 nats
             out[row, c] = curve
@@ -365,7 +369,7 @@ def hyperparameter_experiment(criteria: Sequence[str] = SYNTHETIC_CRITERIA, *, t
     Parameters
     ----------
     criteria : sequence of str, optional
-        Names from ``selection.CRITERIA``.
+        Names from ``CRITERIA``.
     teacher : str, optional
         A key of ``TEACHERS``; also sets the student's form.
     data : Dataset, optional
@@ -427,14 +431,14 @@ def _hyperparameter_chunk(data, chunk: Chunk, root, criteria, teacher, n, n_test
         gen = item_generator(root, chunk.group, r)
         X, y, Xt, yt = (_teacher_draw(teacher, n, n_test, sigma_n, gen) if data is None
                         else _random_split(data, n, gen))
-        start = selection.initial_hyperparameters(TEACHERS[teacher], X, y)
+        start = initial_hyperparameters(TEACHERS[teacher], X, y)
         for c, name in enumerate(criteria):
-            crit = selection.make_criterion(name, y.size, rng=gen, **options)
+            crit = make_criterion(name, y.size, rng=gen, **options)
             try:
-                res = selection.optimize_hyperparameters(crit, start.kernel, X, y, start.noise_var, rng=gen, **fit)
+                res = optimize_hyperparameters(crit, start.kernel, X, y, start.noise_var, rng=gen, **fit)
             except np.linalg.LinAlgError:
                 continue                                              # every run failed: counted as NaN
-            err = selection.test_error(res.kernel, res.noise_var, X, y, Xt, yt)
+            err = test_error(res.kernel, res.noise_var, X, y, Xt, yt)
             smse[row, c], msll[row, c], chosen[row, c] = err.smse, err.msll, res.hyperparameters
     return smse, msll, chosen
 
@@ -498,7 +502,7 @@ def functional_form_experiment(select_by: str = "loo",
                                hooks: Hooks | None = None) -> FunctionalFormExperiment:
     """Experiment 6 (``select_by="loo"``) / 7 (``"evidence"``): for each teacher draw N = 128 cases, optimise
     every student form by ``select_by`` and rank the selected models by each criterion of ``rank_by``
-    (:func:`selection.rank_functional_forms`). ASC: J = 32, L = 2, M = 8.
+    (:func:`rank_functional_forms`). ASC: J = 32, L = 2, M = 8.
 
     With ``data`` (Experiment 8: temperature series, 64 training / 301 test cases) each repetition is a
     random split into ``n`` training cases and test cases, and the test SMSE is one more ranking key.
@@ -506,7 +510,7 @@ def functional_form_experiment(select_by: str = "loo",
     Parameters
     ----------
     select_by : str, optional
-        Criterion (of ``selection.CRITERIA``) that selects each student's hyperparameters.
+        Criterion (of ``CRITERIA``) that selects each student's hyperparameters.
     rank_by : sequence of str, optional
         Criteria that rank the selected students.
     teachers : sequence of str, optional
@@ -569,7 +573,7 @@ def _ranking_chunk(data, chunk: Chunk, root, settings, select_by, rank_by, stude
         X, y, Xt, yt = (_random_split(data, n, gen) if data is not None
                         else _teacher_draw(settings[chunk.group], n, 0, 0.1, gen))
         test = dict(X_test=Xt, y_test=yt) if data is not None else {}
-        rows = selection.rank_functional_forms(X, y, students, select_by=select_by, rank_by=rank_by, rng=gen,
+        rows = rank_functional_forms(X, y, students, select_by=select_by, rank_by=rank_by, rng=gen,
                                                **options, **test)
         out[row] = [[np.nan if rr.ranks[k] is None else rr.ranks[k] for rr in rows] for k in keys]
     return out

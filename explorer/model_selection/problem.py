@@ -1,7 +1,7 @@
 """The data of one GP model-selection problem (seed 001): training rows, optional test rows, standardisation.
 
 :func:`selection_problem` is the one path from a :class:`~explorer.datasets.Dataset` to the arrays the criteria
-of :mod:`explorer.model_selection.criteria` take: choose the input columns, split training and test rows (a
+of :mod:`explorer.model_selection.criterion` take: choose the input columns, split training and test rows (a
 random or in-order split of one data set, or a second data set as test rows), and standardise both with the
 training rows' statistics (:func:`explorer.datasets.standardization`). The CLI's ``select`` command and the
 app's model-selection tab both build their :class:`SelectionProblem` with it, so the same settings give the

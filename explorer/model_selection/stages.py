@@ -18,9 +18,11 @@ import numpy as np
 
 from explorer.chunks import IN_PROCESS, Executor
 from explorer.kernels import Kernel, make_kernel
-from explorer.model_selection import criteria as selection
-from explorer.model_selection.criteria import CriterionCurve, RankingRow, SelectionResult
+from explorer.model_selection.criterion import make_criterion
+from explorer.model_selection.curves import CriterionCurve, criterion_curve
+from explorer.model_selection.optimisation import SelectionResult, hyperparameter_dict, initial_hyperparameters
 from explorer.model_selection.problem import SelectionProblem
+from explorer.model_selection.selection import RankingRow, rank_functional_forms, select_hyperparameters
 from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = [
@@ -34,7 +36,7 @@ TEACHER_HYPERPARAMETERS = {"lengthscale": 1.0, "signal_var": 1.0, "alpha": 0.5, 
 
 def reference_hyperparameters(problem: SelectionProblem, kernel_name: str) -> tuple[Kernel, float]:
     """The fixed hyperparameters of the curves: the teacher's (§5.1) on teacher data, else the data-scaled
-    start of :func:`~explorer.model_selection.criteria.initial_hyperparameters`.
+    start of :func:`~explorer.model_selection.optimisation.initial_hyperparameters`.
 
     Parameters
     ----------
@@ -49,7 +51,7 @@ def reference_hyperparameters(problem: SelectionProblem, kernel_name: str) -> tu
         The kernel at the reference values and the noise variance σ².
     """
     if not problem.teacher:
-        start = selection.initial_hyperparameters(kernel_name, problem.X, problem.y)
+        start = initial_hyperparameters(kernel_name, problem.X, problem.y)
         return start.kernel, start.noise_var
     names = make_kernel(kernel_name, problem.d).hyperparameter_names
     hyper = {k: v for k, v in TEACHER_HYPERPARAMETERS.items() if k in names}
@@ -87,13 +89,13 @@ def criterion_curves(problem: SelectionProblem, kernel_name: str, parameter: str
     parameter : str
         The hyperparameter swept: a name of the kernel's, ``"signal_std"`` or ``"noise_std"``.
     criteria : sequence of str
-        Names of :data:`~explorer.model_selection.criteria.CRITERIA`.
+        Names of :data:`~explorer.model_selection.criterion.CRITERIA`.
     points : int
         Grid points.
     decades : float
         Half-width of the grid in decades.
     options : dict, optional
-        Options of :func:`~explorer.model_selection.criteria.make_criterion` (``n_folds``, ``n_partitions``, ...).
+        Options of :func:`~explorer.model_selection.criterion.make_criterion` (``n_folds``, ``n_partitions``, ...).
     rng : int, Generator or None
         Seed of the criteria's random parts.
     executor : Executor, optional
@@ -108,7 +110,7 @@ def criterion_curves(problem: SelectionProblem, kernel_name: str, parameter: str
     """
     executor, hooks, criteria = executor or IN_PROCESS, hooks or NO_HOOKS, tuple(criteria)
     kernel, noise_var = reference_hyperparameters(problem, kernel_name)
-    reference = selection.hyperparameter_dict(kernel, noise_var)
+    reference = hyperparameter_dict(kernel, noise_var)
     centre = float(reference[parameter])
     grid = np.geomspace(centre * 10.0**-decades, centre * 10.0**decades, points)
     gen, n = np.random.default_rng(rng), len(criteria)
@@ -118,8 +120,8 @@ def criterion_curves(problem: SelectionProblem, kernel_name: str, parameter: str
         hooks.check(j, n, "criteria")
         label = f"curve of {name} ({j + 1}/{n})"
         hooks.report(j / n, label)
-        crit = selection.make_criterion(name, problem.n, rng=gen, **(options or {}))
-        done.append(executor.call(selection.criterion_curve, (crit, kernel, problem.X, problem.y, noise_var,
+        crit = make_criterion(name, problem.n, rng=gen, **(options or {}))
+        done.append(executor.call(criterion_curve, (crit, kernel, problem.X, problem.y, noise_var,
                                                               parameter, grid), {},
                                   hooks.sub(j / n, 1 / n, label, count=(j, n, "criteria"))))
         out = SelectionCurves(tuple(done), criteria, parameter, reference)
@@ -146,7 +148,7 @@ def _test_rows(problem: SelectionProblem) -> dict:
 def selection_fits(problem: SelectionProblem, kernel_name: str, criteria: Sequence[str], *, n_restarts: int = 3,
                    max_iter: int = 16, options: dict | None = None, rng=None, executor: Executor | None = None,
                    hooks: Hooks | None = None) -> SelectionFits:
-    """:func:`~explorer.model_selection.criteria.select_hyperparameters` from the data-scaled start, with test
+    """:func:`~explorer.model_selection.selection.select_hyperparameters` from the data-scaled start, with test
     errors when ``problem`` has test rows (one task on ``executor``: its restarts share one generator).
 
     Parameters
@@ -165,9 +167,9 @@ def selection_fits(problem: SelectionProblem, kernel_name: str, criteria: Sequen
     SelectionFits
     """
     criteria, hooks = tuple(criteria), hooks or NO_HOOKS
-    start = selection.initial_hyperparameters(kernel_name, problem.X, problem.y)
+    start = initial_hyperparameters(kernel_name, problem.X, problem.y)
     results = (executor or IN_PROCESS).call(
-        selection.select_hyperparameters, (problem.X, problem.y, start.kernel, criteria),
+        select_hyperparameters, (problem.X, problem.y, start.kernel, criteria),
         dict(noise_var=start.noise_var, rng=rng, n_restarts=n_restarts, max_iter=max_iter, **_test_rows(problem),
              **(options or {})),
         hooks.publishing(lambda done: SelectionFits(done, criteria)))
@@ -192,7 +194,7 @@ def functional_form_ranking(problem: SelectionProblem, kernels: Sequence[str], s
                             rank_by: Sequence[str], *, n_restarts: int = 3, max_iter: int = 16,
                             options: dict | None = None, rng=None, executor: Executor | None = None,
                             hooks: Hooks | None = None) -> SelectionRanking:
-    """:func:`~explorer.model_selection.criteria.rank_functional_forms` (one task on ``executor``).
+    """:func:`~explorer.model_selection.selection.rank_functional_forms` (one task on ``executor``).
 
     Parameters
     ----------
@@ -214,7 +216,7 @@ def functional_form_ranking(problem: SelectionProblem, kernels: Sequence[str], s
     """
     kernels, rank_by, hooks = tuple(kernels), tuple(rank_by), hooks or NO_HOOKS
     rows = (executor or IN_PROCESS).call(
-        selection.rank_functional_forms, (problem.X, problem.y, kernels),
+        rank_functional_forms, (problem.X, problem.y, kernels),
         dict(select_by=select_by, rank_by=rank_by, rng=rng, n_restarts=n_restarts, max_iter=max_iter,
              **_test_rows(problem), **(options or {})),
         hooks.publishing(lambda done: SelectionRanking(done, kernels, select_by, rank_by)))

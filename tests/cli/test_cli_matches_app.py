@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("panel")
 
 from explorer import cli  # noqa: E402
-from explorer.model_selection.criteria import CRITERIA  # noqa: E402
+from explorer.model_selection.criterion import CRITERIA  # noqa: E402
 from explorer.views.gp_bootstrap import state as gp_views  # noqa: E402
 from explorer.views.model_selection import state as selection_views  # noqa: E402
 

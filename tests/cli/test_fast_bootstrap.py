@@ -8,6 +8,7 @@ import pytest
 from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
 from explorer.fast_bootstrap.lssvm import lssvm_loo
+from explorer.fast_bootstrap.problem import TABLE_1, TOY_LENGTHSCALE, prepare_data, with_overrides
 from explorer.kernels import SquaredExponential
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
@@ -33,7 +34,7 @@ def test_cli_fast_bootstrap_json(capsys):
     assert {"F", "p_value", "degree"} <= set(payload["fast"])
     assert payload["fast"]["sample_grid"] == list(range(5, 51, 5))  # Table 1's reduced grid
     direct = fe.compare_bootstraps(datasets.toy_function(rng=0), "ls-svm",
-                                   fe.with_overrides(fe.TABLE_1["ls-svm"], full_grid=(5, 50, 1), full_replications=6),
+                                   with_overrides(TABLE_1["ls-svm"], full_grid=(5, 50, 1), full_replications=6),
                                    rng=0)
     assert payload["fast"]["selected"] == direct.fast.selected and payload["fast"]["F"] == direct.fast.f_test.F
     assert payload["replica"]["optimism"] == pytest.approx(direct.replica.optimism.tolist())
@@ -46,8 +47,8 @@ def test_cli_fast_bootstrap_ls_svm_json_and_text_have_the_closed_form_loo(capsys
     code, out, _ = _cli(capsys, *argv, "--json")
     assert code == 0
     loo = json.loads(out)["loo"]
-    prepared = fe.prepare_data(datasets.toy_function(rng=1))
-    ref = lssvm_loo(SquaredExponential(lengthscale=fe.TOY_LENGTHSCALE)(prepared.X), prepared.y,
+    prepared = prepare_data(datasets.toy_function(rng=1))
+    ref = lssvm_loo(SquaredExponential(lengthscale=TOY_LENGTHSCALE)(prepared.X), prepared.y,
                     np.arange(5.0, 51.0, 5.0))
     assert loo["grid"] == pytest.approx(ref.grid.tolist())
     assert loo["generalization_error"] == pytest.approx(ref.generalization_error.tolist(), rel=1e-12)

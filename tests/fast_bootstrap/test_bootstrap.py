@@ -15,6 +15,8 @@ from explorer.fast_bootstrap import bootstrap as fastboot
 from explorer.fast_bootstrap import experiments as fe
 from explorer.fast_bootstrap.lssvm import LSSVM, lssvm_path
 from explorer.fast_bootstrap.networks import MLP, RBFN, kmeans
+from explorer.fast_bootstrap.problem import TABLE_1, TABLE_2, Setting, make_model, prepare_data
+from explorer.fast_bootstrap.stages import replica_optimism
 from explorer.kernels import SquaredExponential
 from explorer.progress import Cancelled, Hooks
 from explorer.resampling import occupation_numbers
@@ -225,7 +227,7 @@ def test_replication_trains_with_its_own_generator_after_the_resample(toy):
 
 def test_full_and_fast_bootstrap_and_the_comparison_do_not_depend_on_the_executor(dask_engine):
     d = datasets.toy_function(n=60, rng=4)
-    setting = fe.Setting((10, 14, 1), 9, (10, 14, 1), 5)
+    setting = Setting((10, 14, 1), 9, (10, 14, 1), 5)
     ref = fe.compare_bootstraps(d, "rbfn", setting, rng=3, with_replica=False)
     for chunk_size, executor in _executors(dask_engine):
         got = fe.compare_bootstraps(d, "rbfn", setting, rng=3, with_replica=False, chunk_size=chunk_size,
@@ -317,7 +319,7 @@ def test_fast_bootstrap_uses_the_polynomial_on_the_full_grid(toy):
 @pytest.mark.parametrize("model, experiments, gain, df", [
     ("mlp", (1300, 50), 0.962, 2), ("rbfn", (1000, 40), 0.96, 1), ("ls-svm", (45100, 100), 0.998, 7)])
 def test_table_1_counts_gains_and_degrees_of_freedom(model, experiments, gain, df):
-    s = fe.TABLE_1[model]
+    s = TABLE_1[model]
     grids = s.grids()
     grid, sample = grids.full, grids.fast
     assert (s.full_replications * grid.size, s.fast_replications * sample.size) == experiments
@@ -327,7 +329,7 @@ def test_table_1_counts_gains_and_degrees_of_freedom(model, experiments, gain, d
 
 @pytest.mark.parametrize("model, experiments, df", [("mlp", 60, 3), ("rbfn", 100, 2), ("ls-svm", 190, 16)])
 def test_table_2_counts_and_degrees_of_freedom(model, experiments, df):
-    s = fe.TABLE_2[model]
+    s = TABLE_2[model]
     sample = s.grids().fast
     assert s.fast_replications * sample.size == experiments
     assert sample.size - 3 == df
@@ -353,11 +355,11 @@ def test_replica_optimism_is_exact_for_a_diagonal_kernel(rng):
 @pytest.mark.parametrize("bias", [False, True])
 def test_replica_optimism_matches_monte_carlo_refits(bias, one_blas_thread):
     d = datasets.toy_function(n=200, rng=0)
-    prepared = fe.prepare_data(d)
+    prepared = prepare_data(d)
     X, y = prepared.X, prepared.y
-    model = dataclasses.replace(fe.make_model("ls-svm", d), bias=bias)
+    model = dataclasses.replace(make_model("ls-svm", d), bias=bias)
     grid = np.array([5.0, 50.0])
-    theory = fe.replica_optimism(model, X, y, grid).optimism
+    theory = replica_optimism(model, X, y, grid).optimism
     gen, J = np.random.default_rng(1), 2000
     mc = np.empty((J, grid.size))
     for j, c in enumerate(gen.poisson(1.0, size=(J, y.size))):  # Poisson occupations, S = N (theory's W(s))
@@ -374,7 +376,7 @@ def test_replica_optimism_matches_monte_carlo_refits(bias, one_blas_thread):
 
 def test_compare_bootstraps_on_the_toy_data():
     d = datasets.toy_function(rng=0)
-    setting = fe.Setting((5, 50, 1), 8, (5, 50, 5), 4, log_complexity=True)
+    setting = Setting((5, 50, 1), 8, (5, 50, 5), 4, log_complexity=True)
     res = fe.compare_bootstraps(d, "ls-svm", setting, rng=0, replica_points=5)
     out = res.as_dict()
     assert set(out["fast"]) >= {"grid", "optimism", "generalization_error", "selected", "models_trained", "F",
@@ -389,9 +391,9 @@ def test_compare_bootstraps_on_the_toy_data():
 
 def test_compare_bootstraps_rejects_classification_and_unknown_models():
     with pytest.raises(ValueError, match="for regression"):
-        fe.prepare_data(datasets.load("crabs"))
+        prepare_data(datasets.load("crabs"))
     with pytest.raises(ValueError, match="unknown model"):
-        fe.make_model("svm", datasets.toy_function(rng=0))
+        make_model("svm", datasets.toy_function(rng=0))
 
 
 def test_nar_embedding_predicts_the_next_value():
@@ -407,7 +409,7 @@ def test_nar_embedding_predicts_the_next_value():
 def test_santa_fe_laser_embedding_and_fast_bootstrap():
     d = datasets.load_series_csv(LASER, "value", lags=6)
     assert d.inputs.shape == (994, 6) and d.targets[:3].tolist() == [32, 72, 138]
-    setting = dataclasses.replace(fe.TABLE_2["mlp"], fast_replications=2)
+    setting = dataclasses.replace(TABLE_2["mlp"], fast_replications=2)
     res = fe.compare_bootstraps(d, "mlp", setting, rng=0, with_full=False,
                                 model_options={"max_epochs": 30, "n_init": 1})
     assert res.fast.f_test.df_num == 1 and res.fast.f_test.df_den == 3

@@ -1,4 +1,4 @@
-"""Mean-field replica approximation (VG_MF.md §2): the literal equations with explicit K⁻¹, uniqueness, limits."""
+"""Mean-field replica approximation (docs/derivations/vg_mf.md §2): the literal equations with explicit K⁻¹, uniqueness, limits."""
 import numpy as np
 import pytest
 from scipy import stats
@@ -95,7 +95,7 @@ def test_kernel_multiple_of_identity_is_exact(rng, s_over_n):
 
 
 def test_underestimates_on_correlated_inputs(rng):
-    """No Onsager term and no variance term: ε_MF is below the exact ε (VG_MF.md §2), by a lot here."""
+    """No Onsager term and no variance term: ε_MF is below the exact ε (docs/derivations/vg_mf.md §2), by a lot here."""
     K, y = correlated_problem(rng, 5, 1.0)
     for v in (0.5, 1.0):
         assert MF.mf_test_error(MF.solve_mean_field(K, y, NOISE, 5 * v)) < 0.9 * exact_bootstrap(K, y, NOISE, v).error

@@ -149,7 +149,8 @@ def test_learning_curve_tol_is_vgs_tolerance(toy_problem):
 
 
 def test_learning_curve_vg_and_mf_are_none_for_other_losses(toy_problem):
-    """VG and MF define ε(S) for the square loss only (VG_MF.md): with the ε-insensitive loss they are None."""
+    """VG and MF define ε(S) for the square loss only (docs/derivations/vg_mf.md, (CAV)): with the ε-insensitive loss
+    they are None."""
     res = experiments.learning_curve_comparison(toy_problem, [1.0], 20, rng=0, loss="eps-insensitive",
                                                 loss_params={"eps": 0.1, "beta": 0.1})
     row = res.rows[0]

@@ -1,4 +1,6 @@
-"""Variational-Gaussian replica approximation (VG_MF.md §1): free energy, exact limits, brute force."""
+"""Variational-Gaussian replica approximation (docs/derivations/vg_mf.md §1): free energy, exact limits, brute force.
+
+The page's equations one by one are in test_vg_mf_doc.py; here the solver's behaviour and the comparisons."""
 import numpy as np
 import pytest
 from scipy import stats
@@ -32,7 +34,7 @@ def free_energy_n(n, m, V, W, K, y, s2, v):
 
 
 def free_energy_1(m, V, W, K, y, s2, v):
-    """F₁ exactly as written in VG_MF.md §3."""
+    """F₁ exactly as written in docs/derivations/vg_mf.md, (VG-0)."""
     J = np.linalg.inv(K)
     vd, wd, r = np.diag(V), np.diag(W), (m - y) ** 2
     return (0.5 * (np.trace(J @ (V + W + np.outer(m, m))) - len(y) - np.linalg.slogdet(J @ V)[1]
@@ -41,7 +43,7 @@ def free_energy_1(m, V, W, K, y, s2, v):
 
 
 def test_note_free_energy_is_the_order_n_term(rng):
-    """VG_MF.md's F₁ is dF_n/dn at n = 0 of the continued free energy (F_0 = 0), at a random (m, V, W)."""
+    """docs/derivations/vg_mf.md's F₁ (VG-0) is dF_n/dn at n = 0 of the continued free energy (F_0 = 0), at a random (m, V, W)."""
     K, y = correlated_problem(rng, 6, 1.0)
     A, B = rng.normal(size=(2, 6, 6))
     V, W, m = A @ A.T / 6 + 0.1 * np.eye(6), B @ B.T / 20, rng.normal(size=6)

@@ -13,8 +13,14 @@ from explorer import regression
 from explorer.bootstrap import replica
 from explorer.chunks import item_generator, root_seed
 from explorer.kernels import Matern52, Periodic, RationalQuadratic, SquaredExponential
-from explorer.model_selection import asc
-from explorer.model_selection import criteria as sel
+from explorer.model_selection import asc, criterion, held_out, selection
+from explorer.model_selection.bootstrap_632 import bootstrap_632
+from explorer.model_selection.criterion import make_criterion, safe_value
+from explorer.model_selection.cross_validation import draw_folds, kfold_cv, loo_cv
+from explorer.model_selection.curves import criterion_curve
+from explorer.model_selection.evidence import negative_log_evidence
+from explorer.model_selection.optimisation import hyperparameter_dict, initial_hyperparameters, optimize_hyperparameters
+from explorer.model_selection.selection import _ranks, rank_functional_forms, select_hyperparameters
 from explorer.progress import Cancelled, Hooks
 
 NOISE_VAR = 0.05
@@ -63,7 +69,7 @@ def test_gradient_matches_central_differences(name, kernel, data):
     # a margin of 10-100 over these errors; atol covers components that are zero (the ridge of bootstrap632).
     X, y = data
     X = _inputs(kernel, X)
-    crit = sel.make_criterion(name, y.size, rng=3, n_folds=5, n_partitions=4, n_objects=3, tol=1e-12)
+    crit = make_criterion(name, y.size, rng=3, n_folds=5, n_partitions=4, n_objects=3, tol=1e-12)
     cv = crit(kernel, X, y, NOISE_VAR, eval_gradient=True)
     assert cv.n_excluded == 0
     assert cv.value == pytest.approx(crit(kernel, X, y, NOISE_VAR).value, rel=1e-9)
@@ -75,7 +81,7 @@ def test_asc_prior_entropy_gradient(variant, data):
     # h(τ) of eq. (4.2) adds ½ tr(K̃⁻¹ ∂K̃) to the gradient; same tolerances as above.
     X, y = data
     kernel = KERNELS[0]
-    crit = sel.make_criterion("asc-" + variant, y.size, rng=5, n_partitions=3, n_objects=3, entropy="prior")
+    crit = make_criterion("asc-" + variant, y.size, rng=5, n_partitions=3, n_objects=3, entropy="prior")
     cv = crit(kernel, X[:, :1], y, NOISE_VAR, eval_gradient=True)
     assert_allclose(cv.gradient, _fd_gradient(crit, kernel, X[:, :1], y, NOISE_VAR), rtol=1e-5, atol=1e-7)
 
@@ -193,8 +199,8 @@ def test_partitions_are_seeded_and_valid():
 def test_kfold_with_k_equal_n_is_closed_form_loo(data):
     X, y = data
     kernel = KERNELS[1]
-    kfold = sel.kfold_cv(kernel, X[:, :1], y, NOISE_VAR, sel.draw_folds(y.size, y.size, rng=1), True)
-    loo = sel.loo_cv(kernel, X[:, :1], y, NOISE_VAR, True)
+    kfold = kfold_cv(kernel, X[:, :1], y, NOISE_VAR, draw_folds(y.size, y.size, rng=1), True)
+    loo = loo_cv(kernel, X[:, :1], y, NOISE_VAR, True)
     assert kfold.value == pytest.approx(loo.value, rel=1e-12)
     assert_allclose(kfold.gradient, loo.gradient, rtol=1e-10)
 
@@ -203,7 +209,7 @@ def test_kfold_matches_literal_refits(data):
     # Eq. (2.12) by refitting on the other folds and evaluating the joint predictive density of each fold.
     # The block formula is exact algebra; only round-off (condition numbers < 1e4) separates the two.
     X, y = data
-    kernel, folds = KERNELS[0], sel.draw_folds(y.size, 4, rng=2)
+    kernel, folds = KERNELS[0], draw_folds(y.size, 4, rng=2)
     total = 0.0
     for I in folds:
         rest = np.setdiff1d(np.arange(y.size), I)
@@ -213,14 +219,14 @@ def test_kfold_matches_literal_refits(data):
         cov = kernel(X[I, :1]) + NOISE_VAR * np.eye(I.size) - Ks.T @ np.linalg.solve(
             kernel(X[rest, :1]) + NOISE_VAR * np.eye(rest.size), Ks)
         total += stats.multivariate_normal(mean, cov).logpdf(y[I])
-    assert sel.kfold_cv(kernel, X[:, :1], y, NOISE_VAR, folds).value == pytest.approx(-total / 4, rel=1e-9)
+    assert kfold_cv(kernel, X[:, :1], y, NOISE_VAR, folds).value == pytest.approx(-total / 4, rel=1e-9)
 
 
 def test_evidence_matches_scikit_learn(data):
     gp = pytest.importorskip("sklearn.gaussian_process")
     kernels = pytest.importorskip("sklearn.gaussian_process.kernels")
     X, y = data
-    ours = sel.negative_log_evidence(SquaredExponential(0.7, 1.3), X, y, NOISE_VAR, eval_gradient=True)
+    ours = negative_log_evidence(SquaredExponential(0.7, 1.3), X, y, NOISE_VAR, eval_gradient=True)
     sk_kernel = kernels.ConstantKernel(1.3) * kernels.RBF(0.7) + kernels.WhiteKernel(NOISE_VAR)
     model = gp.GaussianProcessRegressor(sk_kernel, optimizer=None, alpha=0.0).fit(X, y)
     value, grad = model.log_marginal_likelihood(model.kernel_.theta, eval_gradient=True)
@@ -238,15 +244,15 @@ def test_bootstrap632_is_efrons_combination(data):
     post = regression.fit(kernel, X[:, :1], y, NOISE_VAR)
     train = np.mean((y - post.predict(X[:, :1])) ** 2)
     expected = np.exp(-1) * train + (1 - np.exp(-1)) * replica.bootstrap_test_error(sol)
-    assert sel.bootstrap_632(kernel, X[:, :1], y, NOISE_VAR, tol=1e-12).value == pytest.approx(expected, rel=1e-9)
+    assert bootstrap_632(kernel, X[:, :1], y, NOISE_VAR, tol=1e-12).value == pytest.approx(expected, rel=1e-9)
 
 
 def test_bootstrap632_is_constant_along_the_scale_ray(data):
     # The posterior mean is unchanged by (K, σ²) → c (K, σ²); so are ε_train and ε(N).
     X, y = data
     k = SquaredExponential(0.8, 1.2)
-    a = sel.bootstrap_632(k, X[:, :1], y, NOISE_VAR, True, tol=1e-12)
-    b = sel.bootstrap_632(SquaredExponential(0.8, 1.2 * 7), X[:, :1], y, NOISE_VAR * 7, tol=1e-12)
+    a = bootstrap_632(k, X[:, :1], y, NOISE_VAR, True, tol=1e-12)
+    b = bootstrap_632(SquaredExponential(0.8, 1.2 * 7), X[:, :1], y, NOISE_VAR * 7, tol=1e-12)
     assert a.value == pytest.approx(b.value, rel=1e-8)
     assert a.gradient[1] + a.gradient[2] == pytest.approx(0.0, abs=1e-9 * np.abs(a.gradient).max())
 
@@ -256,13 +262,13 @@ def test_bootstrap632_breakdown_is_a_floating_point_error(data):
     # numerical failure (FloatingPointError), not a validation error.
     X, y = data
     with pytest.raises(FloatingPointError, match="the replica equations broke down"), np.errstate(all="ignore"):
-        sel.bootstrap_632(SquaredExponential(0.0674, 1e-5), X[:, :1], y, 6.97e4, True)
+        bootstrap_632(SquaredExponential(0.0674, 1e-5), X[:, :1], y, 6.97e4, True)
 
 
 def test_optimised_bootstrap632_sits_at_the_evidence_scale(data):
     X, y = data
-    crit = sel.make_criterion("bootstrap632", y.size)
-    res = sel.optimize_hyperparameters(crit, SquaredExponential(), X[:, :1], y, 0.1, n_restarts=2, rng=0)
+    crit = make_criterion("bootstrap632", y.size)
+    res = optimize_hyperparameters(crit, SquaredExponential(), X[:, :1], y, 0.1, n_restarts=2, rng=0)
     post = regression.fit(res.kernel, X[:, :1], y, res.noise_var)
     assert y @ post.alpha / y.size == pytest.approx(1.0, rel=1e-8)    # c* = yᵀK_y⁻¹y/N = 1 at the optimum
     assert res.value == pytest.approx(crit(res.kernel, X[:, :1], y, res.noise_var).value, rel=1e-6)
@@ -281,8 +287,8 @@ def teacher():
 def test_evidence_optimum_recovers_the_teacher(teacher):
     # Teacher ℓ = 1, σ_f = 1, σ_n = 0.1 (§5.1); with N = 64 the evidence optimum is within a factor ~1.5.
     X, y, _, _ = teacher
-    crit = sel.make_criterion("evidence", 64)
-    res = sel.optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, rng=0)
+    crit = make_criterion("evidence", 64)
+    res = optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, rng=0)
     h = res.hyperparameters
     assert set(h) == {"lengthscale", "signal_std", "noise_std"}
     assert 0.6 < h["lengthscale"] < 1.6 and 0.5 < h["signal_std"] < 2 and 0.06 < h["noise_std"] < 0.15
@@ -294,29 +300,29 @@ def test_evidence_optimum_recovers_the_teacher(teacher):
 
 def test_optimisation_is_seeded_and_takes_the_best_restart(teacher):
     X, y, _, _ = teacher
-    crit = sel.make_criterion("loo", 64)
-    a = sel.optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, n_restarts=4, max_iter=5, rng=1)
-    b = sel.optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, n_restarts=4, max_iter=5, rng=1)
-    one = sel.optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, n_restarts=1, max_iter=5, rng=1)
+    crit = make_criterion("loo", 64)
+    a = optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, n_restarts=4, max_iter=5, rng=1)
+    b = optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, n_restarts=4, max_iter=5, rng=1)
+    one = optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, n_restarts=1, max_iter=5, rng=1)
     assert_allclose(a.theta, b.theta)
     assert a.value <= one.value and a.n_evaluations > one.n_evaluations
 
 
 def test_failed_runs_are_counted_and_all_failed_raises(teacher, monkeypatch):
     X, y, _, _ = teacher
-    crit = sel.make_criterion("evidence", 64)
+    crit = make_criterion("evidence", 64)
 
     def broken(*args, **kwargs):
         raise np.linalg.LinAlgError("singular")
 
-    monkeypatch.setattr(sel, "negative_log_evidence", broken)
+    monkeypatch.setattr(criterion, "negative_log_evidence", broken)
     with pytest.raises(np.linalg.LinAlgError, match="could not be evaluated at any point of 3"):
-        sel.optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, n_restarts=3, rng=0)
+        optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, n_restarts=3, rng=0)
 
 
 def test_select_hyperparameters_with_test_errors(teacher):
     X, y, Xt, yt = teacher
-    results = sel.select_hyperparameters(X, y, SquaredExponential(), ["evidence", "asc-beta-noise"], rng=0,
+    results = select_hyperparameters(X, y, SquaredExponential(), ["evidence", "asc-beta-noise"], rng=0,
                                          n_restarts=3, n_partitions=8, n_objects=4, X_test=Xt, y_test=yt)
     assert [r.criterion for r in results] == ["evidence", "asc-beta-noise"]
     evidence, asc_result = results
@@ -328,7 +334,7 @@ def test_test_error_formulas(teacher):
     X, y, Xt, yt = teacher
     kernel, s2 = SquaredExponential(0.9, 1.1), 0.02
     mean, var = regression.fit(kernel, X, y, s2).predict(Xt, return_var=True)
-    err = sel.test_error(kernel, s2, X, y, Xt, yt)
+    err = held_out.test_error(kernel, s2, X, y, Xt, yt)
     assert err.smse == pytest.approx(np.sum((yt - mean) ** 2) / (yt.size * np.var(yt)), rel=1e-12)
     trivial = stats.norm(y.mean(), y.std()).logpdf(yt)
     model = stats.norm(mean, np.sqrt(var + s2)).logpdf(yt)
@@ -340,14 +346,14 @@ def test_test_error_formulas(teacher):
 
 def test_criterion_curve_minimum_is_the_optimum(teacher):
     X, y, _, _ = teacher
-    crit = sel.make_criterion("evidence", 64)
-    res = sel.optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, n_restarts=4, rng=0)
+    crit = make_criterion("evidence", 64)
+    res = optimize_hyperparameters(crit, SquaredExponential(), X, y, 0.1, n_restarts=4, rng=0)
     ls = res.hyperparameters["lengthscale"]
     grid = ls * np.logspace(-0.3, 0.3, 61)
-    curve = sel.criterion_curve(crit, res.kernel, X, y, res.noise_var, "lengthscale", grid)
+    curve = criterion_curve(crit, res.kernel, X, y, res.noise_var, "lengthscale", grid)
     assert curve.best == pytest.approx(ls, rel=0.012)                  # grid step 2.3 %
     assert np.nanmin(curve.values) >= res.value - 1e-8
-    noise = sel.criterion_curve(crit, res.kernel, X, y, res.noise_var, "noise_std",
+    noise = criterion_curve(crit, res.kernel, X, y, res.noise_var, "noise_std",
                                 res.hyperparameters["noise_std"] * np.array([0.5, 1.0, 2.0]))
     assert np.argmin(noise.values) == 1
 
@@ -356,15 +362,15 @@ def test_criterion_curve_marks_failures_as_nan(rng):
     # At ℓ = 1e9 every K̃ is the all-ones matrix to working precision: no partition can be evaluated.
     x = rng.normal(size=(20, 1))
     y = rng.normal(size=20)
-    crit = sel.make_criterion("asc-bayes", 20, n_partitions=2, n_objects=2, rng=1)
-    curve = sel.criterion_curve(crit, SquaredExponential(), x, y, 1e-3, "lengthscale", [1e-2, 1.0, 1e9])
+    crit = make_criterion("asc-bayes", 20, n_partitions=2, n_objects=2, rng=1)
+    curve = criterion_curve(crit, SquaredExponential(), x, y, 1e-3, "lengthscale", [1e-2, 1.0, 1e9])
     assert np.isnan(curve.values[-1]) and np.isfinite(curve.values[0])
 
 
 def test_rank_functional_forms(rng):
     X = rng.normal(size=(40, 1))
     y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=40)
-    rows = sel.rank_functional_forms(X[:30], y[:30], ("se", "exponential", "periodic"), select_by="evidence",
+    rows = rank_functional_forms(X[:30], y[:30], ("se", "exponential", "periodic"), select_by="evidence",
                                      rank_by=("evidence", "loo"), rng=0, n_restarts=2, max_iter=8,
                                      X_test=X[30:], y_test=y[30:])
     assert [r.kernel_name for r in rows] == ["se", "exponential", "periodic"]
@@ -376,17 +382,17 @@ def test_rank_functional_forms(rng):
 
 def test_a_non_finite_criterion_value_is_not_ranked(rng, monkeypatch):
     # the finite values are ranked among themselves (ties share the lower rank); NaN and inf get no rank
-    assert sel._ranks({"se": 2.0, "periodic": np.nan, "rq": 1.0, "exponential": np.inf, "matern32": 2.0}) == {
+    assert _ranks({"se": 2.0, "periodic": np.nan, "rq": 1.0, "exponential": np.inf, "matern32": 2.0}) == {
         "se": 2, "periodic": None, "rq": 1, "exponential": None, "matern32": 2}
-    assert sel._ranks({"se": np.nan, "periodic": -np.inf}) == {"se": None, "periodic": None}
+    assert _ranks({"se": np.nan, "periodic": -np.inf}) == {"se": None, "periodic": None}
     # through rank_functional_forms: a criterion that cannot be evaluated on the periodic form (as asc-beta-noise
     # can be NaN there) leaves it unranked, and the other forms keep ranks 1 and 2
-    real = sel._safe_value
-    monkeypatch.setattr(sel, "_safe_value", lambda crit, kernel, *args: (
+    real = safe_value
+    monkeypatch.setattr(selection, "safe_value", lambda crit, kernel, *args: (
         np.nan if isinstance(kernel, Periodic) and crit.name == "loo" else real(crit, kernel, *args)))
     X = rng.normal(size=(30, 1))
     y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=30)
-    rows = sel.rank_functional_forms(X, y, ("se", "exponential", "periodic"), select_by="evidence",
+    rows = rank_functional_forms(X, y, ("se", "exponential", "periodic"), select_by="evidence",
                                      rank_by=("evidence", "loo"), rng=0, n_restarts=1, max_iter=4)
     by = {r.kernel_name: r for r in rows}
     assert np.isnan(by["periodic"].values["loo"]) and by["periodic"].ranks["loo"] is None
@@ -395,13 +401,13 @@ def test_a_non_finite_criterion_value_is_not_ranked(rng, monkeypatch):
 
 
 def test_hyperparameter_names():
-    d = sel.hyperparameter_dict(RationalQuadratic(2.0, 0.5, 4.0), 0.09)
+    d = hyperparameter_dict(RationalQuadratic(2.0, 0.5, 4.0), 0.09)
     assert d == {"lengthscale": 2.0, "alpha": 0.5, "signal_std": 2.0, "noise_std": 0.3}
-    assert sel.hyperparameter_dict(SquaredExponential([1.0, 2.0]), 1.0)["lengthscale"] == [1.0, 2.0]
+    assert hyperparameter_dict(SquaredExponential([1.0, 2.0]), 1.0)["lengthscale"] == [1.0, 2.0]
 
 
 def test_core_does_not_import_the_ui_stack():
-    code = ("import sys, explorer.model_selection.criteria, explorer.model_selection.asc, explorer.model_selection.experiments\n"
+    code = ("import sys, explorer.model_selection.selection, explorer.model_selection.asc, explorer.model_selection.experiments\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in {'panel','holoviews','bokeh','param'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -427,26 +433,26 @@ VALIDATION = [
     (lambda: asc.mutual_information(SE, X10, Y10, 0.1, _parts(), entropy="max"), "`entropy` must be one of"),
     (lambda: asc.mutual_information(SE, X10, Y10, 0.1, _parts(), "bayes", beta=2.0), "`beta` may only be"),
     (lambda: asc.mutual_information_vs_beta(SE, X10, Y10, 0.1, _parts(), [0.0, 1.0]), "`betas` must be"),
-    (lambda: sel.draw_folds(10, 11), "`n_folds` must be an integer between 2 and N = 10"),
-    (lambda: sel.kfold_cv(SE, X10, Y10, 0.1, [np.arange(5)]), "`folds` must partition range"),
-    (lambda: sel.bootstrap_632(SE, X10, Y10, 0.0), "needs `noise_var` > 0"),
-    (lambda: sel.make_criterion("aic", 10), "unknown criterion 'aic'"),
-    (lambda: sel.make_criterion("loo", 2), "`n` must be an integer >= 3"),
-    (lambda: sel.make_criterion("asc-bayes", 10, entropy="h"), "`entropy` must be one of"),
-    (lambda: sel.make_criterion("bootstrap632", 10, tol=0.5), "`tol` must be in"),
-    (lambda: sel.make_criterion("loo", 11)(SE, X10, Y10, 0.1), "was made for N = 11"),
-    (lambda: sel.optimize_hyperparameters(sel.make_criterion("loo", 10), SE, X10, Y10, n_restarts=0),
+    (lambda: draw_folds(10, 11), "`n_folds` must be an integer between 2 and N = 10"),
+    (lambda: kfold_cv(SE, X10, Y10, 0.1, [np.arange(5)]), "`folds` must partition range"),
+    (lambda: bootstrap_632(SE, X10, Y10, 0.0), "needs `noise_var` > 0"),
+    (lambda: make_criterion("aic", 10), "unknown criterion 'aic'"),
+    (lambda: make_criterion("loo", 2), "`n` must be an integer >= 3"),
+    (lambda: make_criterion("asc-bayes", 10, entropy="h"), "`entropy` must be one of"),
+    (lambda: make_criterion("bootstrap632", 10, tol=0.5), "`tol` must be in"),
+    (lambda: make_criterion("loo", 11)(SE, X10, Y10, 0.1), "was made for N = 11"),
+    (lambda: optimize_hyperparameters(make_criterion("loo", 10), SE, X10, Y10, n_restarts=0),
      "`n_restarts` must be an integer >= 1"),
-    (lambda: sel.optimize_hyperparameters(sel.make_criterion("loo", 10), SE, X10, Y10, noise_bounds=(1, 0.1)),
+    (lambda: optimize_hyperparameters(make_criterion("loo", 10), SE, X10, Y10, noise_bounds=(1, 0.1)),
      "`noise_bounds` must be"),
-    (lambda: sel.test_error(SE, 0.1, X10, Y10, X10, Y10[:3]), "`y_test` must be 1-D"),
-    (lambda: sel.select_hyperparameters(X10, Y10, SE, ["bic"]), "unknown criteria"),
-    (lambda: sel.select_hyperparameters(X10, Y10, SE, ["loo"], X_test=X10), "give both `X_test`"),
-    (lambda: sel.criterion_curve(sel.make_criterion("loo", 10), SE, X10, Y10, 0.1, "period", [1.0]),
+    (lambda: held_out.test_error(SE, 0.1, X10, Y10, X10, Y10[:3]), "`y_test` must be 1-D"),
+    (lambda: select_hyperparameters(X10, Y10, SE, ["bic"]), "unknown criteria"),
+    (lambda: select_hyperparameters(X10, Y10, SE, ["loo"], X_test=X10), "give both `X_test`"),
+    (lambda: criterion_curve(make_criterion("loo", 10), SE, X10, Y10, 0.1, "period", [1.0]),
      "`parameter` must be one of"),
-    (lambda: sel.criterion_curve(sel.make_criterion("loo", 10), SE, X10, Y10, 0.1, "lengthscale", [-1.0]),
+    (lambda: criterion_curve(make_criterion("loo", 10), SE, X10, Y10, 0.1, "lengthscale", [-1.0]),
      "`grid` must be a non-empty"),
-    (lambda: sel.initial_hyperparameters("se", X10, Y10[:4]), "must describe the same n >= 2 cases"),
+    (lambda: initial_hyperparameters("se", X10, Y10[:4]), "must describe the same n >= 2 cases"),
 ]
 
 
@@ -458,7 +464,7 @@ def test_validation_messages(call, message):
 
 @pytest.mark.parametrize("call, message", [
     (lambda: asc.mutual_information(SE, X10, Y10, 0.1, "parts"), "`partitions` must be an AscPartitions"),
-    (lambda: sel.optimize_hyperparameters("loo", SE, X10, Y10), "`criterion` must be a Criterion"),
+    (lambda: optimize_hyperparameters("loo", SE, X10, Y10), "`criterion` must be a Criterion"),
 ])
 def test_type_errors(call, message):
     with pytest.raises(TypeError, match=message):

@@ -5,9 +5,12 @@ import numpy as np
 import pytest
 
 from explorer import datasets
-from explorer.model_selection import criteria as selection
 from explorer.model_selection import stages
+from explorer.model_selection.criterion import make_criterion
+from explorer.model_selection.curves import criterion_curve
+from explorer.model_selection.optimisation import initial_hyperparameters
 from explorer.model_selection.problem import selection_problem
+from explorer.model_selection.selection import rank_functional_forms, select_hyperparameters
 from explorer.progress import Cancelled, Hooks
 
 OPTIONS = dict(n_folds=4, n_partitions=3, n_subsets=2, n_objects=4, entropy="zero")
@@ -27,8 +30,8 @@ def test_criterion_curves_are_the_criteria_along_the_teacher_grid(problem):
     grid = np.geomspace(10**-0.5, 10**0.5, 4)
     gen = np.random.default_rng(7)
     for curve, name in zip(curves.curves, ("kfold", "evidence"), strict=True):
-        crit = selection.make_criterion(name, problem.n, rng=gen, **OPTIONS)
-        expected = selection.criterion_curve(crit, kernel, problem.X, problem.y, noise_var, "lengthscale", grid)
+        crit = make_criterion(name, problem.n, rng=gen, **OPTIONS)
+        expected = criterion_curve(crit, kernel, problem.X, problem.y, noise_var, "lengthscale", grid)
         np.testing.assert_array_equal(curve.grid, grid)
         np.testing.assert_array_equal(curve.values, expected.values)
     assert [len(c.curves) for c in published] == [1, 2] and published[-1] is curves and curves.complete
@@ -41,15 +44,15 @@ def test_selection_fits_and_ranking_are_the_core_optimisations(problem):
     published = []
     fits = stages.selection_fits(problem, "se", ("evidence", "loo"), n_restarts=2, max_iter=5, options=OPTIONS,
                                  rng=1, hooks=Hooks(partial=published.append))
-    start = selection.initial_hyperparameters("se", problem.X, problem.y)
-    plain = selection.select_hyperparameters(problem.X, problem.y, start.kernel, ("evidence", "loo"),
+    start = initial_hyperparameters("se", problem.X, problem.y)
+    plain = select_hyperparameters(problem.X, problem.y, start.kernel, ("evidence", "loo"),
                                              noise_var=start.noise_var, rng=1, n_restarts=2, max_iter=5,
                                              X_test=problem.X_test, y_test=problem.y_test, **OPTIONS)
     assert [(r.value, r.test.smse) for r in fits.results] == [(r.value, r.test.smse) for r in plain]
     assert [len(p.results) for p in published] == [1, 2] and fits.complete
     ranking = stages.functional_form_ranking(problem, ("se", "exponential"), "loo", ("evidence",), n_restarts=1,
                                              max_iter=4, options=OPTIONS, rng=3)
-    rows = selection.rank_functional_forms(problem.X, problem.y, ("se", "exponential"), select_by="loo",
+    rows = rank_functional_forms(problem.X, problem.y, ("se", "exponential"), select_by="loo",
                                            rank_by=("evidence",), rng=3, n_restarts=1, max_iter=4,
                                            X_test=problem.X_test, y_test=problem.y_test, **OPTIONS)
     assert [(r.kernel_name, r.values, r.ranks) for r in ranking.rows] == \

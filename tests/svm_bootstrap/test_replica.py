@@ -19,7 +19,9 @@ from explorer.bootstrap import replica
 from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap.problem import BROAD_LENGTHSCALE, svm_problem
 from explorer.svm_bootstrap.replica import ConvergenceError
+from explorer.svm_bootstrap.stages import theory_learning_curve
 from tests.conftest import rbf, two_rings
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
@@ -206,7 +208,7 @@ def test_initial_delta_lambda_is_the_root_of_the_appendix_equation():
 def test_eq20_equals_literal_leave_one_out_when_the_support_set_is_unchanged():
     """Removing support vector i leaves the others on the margin: then eq. (20) is exact (crabs, L = 1:
     34 support vectors, 5 of them leave the support set otherwise unchanged)."""
-    problem = svm_experiments.svm_problem(datasets.load("crabs"), 1.0)
+    problem = svm_problem(datasets.load("crabs"), 1.0)
     K, y, n = problem.K, problem.y_sites, problem.n_sites
     d0 = svm.fit_hard_margin(K, y)
     approx = svm_replica.loo_limit(K, y, solution=d0)
@@ -240,7 +242,7 @@ def test_theory_tends_to_eq20_at_large_S():
 
 @pytest.fixture(scope="module")
 def crabs():
-    return svm_experiments.svm_problem(datasets.load("crabs"), svm_experiments.BROAD_LENGTHSCALE)
+    return svm_problem(datasets.load("crabs"), BROAD_LENGTHSCALE)
 
 
 @pytest.mark.parametrize("s_over_n", [0.25, 0.5])
@@ -255,7 +257,7 @@ def test_theory_follows_monte_carlo_on_crabs_with_a_broad_kernel(crabs, s_over_n
 
 def test_test_input_fields_follow_monte_carlo_on_crabs():
     data = datasets.load("crabs")
-    problem = svm_experiments.svm_problem(data.subset(np.random.default_rng(0).permutation(data.n)), holdout=12)
+    problem = svm_problem(data.subset(np.random.default_rng(0).permutation(data.n)), holdout=12)
     res = svm_experiments.svm_field_comparison(problem, 1.0, 300, rng=1)
     assert res.converged and res.mc_fields.shape == (300, 12)
     sd = np.sqrt(res.theory_var)
@@ -266,7 +268,7 @@ def test_test_input_fields_follow_monte_carlo_on_crabs():
 
 def test_merged_wisconsin_converges_over_the_s_range():
     """449 sites for 683 rows: converges for S/N from 0.25 to 4 (broad kernel)."""
-    problem = svm_experiments.svm_problem(datasets.load("wisconsin"))
+    problem = svm_problem(datasets.load("wisconsin"))
     previous = None
     for v in (0.25, 1.0, 4.0):
         previous = svm_replica.solve_svm_replica(problem.K, problem.y_sites, v * problem.n,
@@ -305,7 +307,7 @@ def test_fields_at_validation(solved):
 
 
 def test_theory_curve_reports_failures_instead_of_raising(crabs):
-    points = svm_experiments.theory_learning_curve(crabs, [1.0, 0.5, 40.0], max_iter=40)
+    points = theory_learning_curve(crabs, [1.0, 0.5, 40.0], max_iter=40)
     assert [p.s_over_n for p in points] == [1.0, 0.5, 40.0]
     assert points[0].converged and points[0].theory == pytest.approx(
         svm_replica.classification_error(svm_replica.solve_svm_replica(crabs.K, crabs.y_sites, 200.0)), abs=1e-6)
@@ -325,8 +327,8 @@ def sonar():
 
 
 def test_sonar_narrow_kernel_converges_over_the_s_range(sonar):
-    problem = svm_experiments.svm_problem(sonar, 3.0)
-    points = svm_experiments.theory_learning_curve(problem, [0.25, 1.0, 4.0])
+    problem = svm_problem(sonar, 3.0)
+    points = theory_learning_curve(problem, [0.25, 1.0, 4.0])
     assert all(p.converged and p.n_iter < 30 for p in points)
     assert points[0].theory > points[1].theory > points[2].theory
 
@@ -336,7 +338,7 @@ def test_sonar_narrow_kernel_converges_over_the_s_range(sonar):
 def test_sonar_theory_degrades_for_the_narrow_kernel(sonar, length, lo, hi):
     """Seed 004: the Gaussian cavity needs many neighbours. Measured relative gap (theory − MC)/MC at
     S/N = 0.5 with 1000 samples: −8.9% ± 0.7% for L = 3 (narrow), −3.1% ± 0.5% for L = 8."""
-    problem = svm_experiments.svm_problem(sonar, length)
+    problem = svm_problem(sonar, length)
     res = svm_experiments.svm_learning_curve(problem, [0.5], 1000, rng=0, exact_loo=False)
     row = res.rows[0]
     assert row.converged and lo < (row.theory - row.mc_mean) / row.mc_mean < hi

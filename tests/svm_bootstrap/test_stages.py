@@ -1,24 +1,25 @@
-"""The stages of seed 004's learning curve (theory_curve, mc_curve in explorer.svm_bootstrap.experiments) against
+"""The stages of seed 004's learning curve (theory_curve, mc_curve in explorer.svm_bootstrap.stages) against
 the functions they join, and their partial results."""
 
 import pytest
 
 from explorer import datasets
 from explorer.progress import Cancelled, Hooks
-from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import montecarlo as svm
 from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap.problem import BROAD_LENGTHSCALE, svm_problem
+from explorer.svm_bootstrap.stages import mc_curve, theory_curve, theory_learning_curve
 
 
 @pytest.fixture(scope="module")
 def crabs():
-    return svm_experiments.svm_problem(datasets.load("crabs"), svm_experiments.BROAD_LENGTHSCALE)
+    return svm_problem(datasets.load("crabs"), BROAD_LENGTHSCALE)
 
 
 def test_theory_curve_joins_the_theory_and_the_leave_one_out_limits(crabs):
     published = []
-    curve = svm_experiments.theory_curve(crabs, [2.0, 0.5], hooks=Hooks(partial=published.append))
-    assert curve.points == svm_experiments.theory_learning_curve(crabs, [2.0, 0.5])
+    curve = theory_curve(crabs, [2.0, 0.5], hooks=Hooks(partial=published.append))
+    assert curve.points == theory_learning_curve(crabs, [2.0, 0.5])
     d0 = svm.fit_hard_margin(crabs.K, crabs.y_sites)
     counts = crabs.sites.counts
     assert curve.loo_approximate == svm_replica.loo_limit(crabs.K, crabs.y_sites, counts=counts, solution=d0).error
@@ -28,12 +29,12 @@ def test_theory_curve_joins_the_theory_and_the_leave_one_out_limits(crabs):
     assert [[p.s_over_n for p in c.points] for c in published] == [[0.5], [2.0, 0.5], [2.0, 0.5]]
     assert published[-1].loo_approximate == curve.loo_approximate and published[-1].loo_exact is None
     with pytest.raises(Cancelled, match="after 0 of 2 values of S/N"):
-        svm_experiments.theory_curve(crabs, [2.0, 0.5], hooks=Hooks(should_stop=lambda: True))
+        theory_curve(crabs, [2.0, 0.5], hooks=Hooks(should_stop=lambda: True))
 
 
 def test_mc_curve_is_the_monte_carlo_learning_curve(crabs):
     published = []
-    curve = svm_experiments.mc_curve(crabs, [0.5, 1.0], 10, rng=4, hooks=Hooks(partial=published.append))
+    curve = mc_curve(crabs, [0.5, 1.0], 10, rng=4, hooks=Hooks(partial=published.append))
     d0 = svm.fit_hard_margin(crabs.K, crabs.y_sites)
     plain = svm.bootstrap_learning_curve(crabs.K, crabs.y_sites, [0.5 * crabs.n, 1.0 * crabs.n], 10,
                                          row_site=crabs.sites.row_site, rng=4, init=d0)
@@ -41,4 +42,4 @@ def test_mc_curve_is_the_monte_carlo_learning_curve(crabs):
     assert [p.mc_se for p in curve.points] == plain.se.tolist()
     assert [len(c.points) for c in published] == [1, 2] and published[-1] == curve
     with pytest.raises(ValueError, match="`mc_samples` must be at least 1, got 0"):
-        svm_experiments.mc_curve(crabs, [1.0], 0)
+        mc_curve(crabs, [1.0], 0)

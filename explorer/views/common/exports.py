@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Any
 
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh renderer)
@@ -23,7 +24,7 @@ from bokeh.embed import file_html
 from bokeh.model import Model
 from bokeh.resources import Resources
 
-__all__ = ["Export", "PageResources", "csv_table", "data_name", "download_button", "download_name", "html_page", "json_ready",
+__all__ = ["Export", "MEDIA_TYPES", "export", "PageResources", "csv_table", "data_name", "download_button", "download_name", "html_page", "json_ready",
            "json_text", "settings_json", "NAME_PART_CHARS"]
 
 #: Most characters of one part of a download's name (a file name the user uploaded can be long).
@@ -76,29 +77,62 @@ def data_name(dataset: str, file_name: str | None = None) -> str:
     return PurePath(file_name).stem if file_name else dataset
 
 
+#: The media types of the downloads, by file extension.
+MEDIA_TYPES = {"csv": "text/csv", "html": "text/html", "json": "application/json"}
+
+
 @dataclass(frozen=True)
 class Export:
-    """One download of a tab: the file's name (or what makes it from the current settings, see
-    :func:`download_name`), the button's label and CSS class, and what makes the file."""
+    """One download of a page, declared once in the page's ``exports`` module (``EXPORTS``); every tab makes its
+    buttons from those declarations (:func:`download_button`).
 
-    filename: str | Callable[[], str]
+    Attributes
+    ----------
+    name : str
+        What it is, e.g. ``"csv"`` or ``"csv-curves"``: the last part of its button's CSS class (the tab's
+        ``<prefix>-<name>``).
+    label : str
+        The button's text, e.g. "Download data (CSV)".
+    media_type : str
+        One of :data:`MEDIA_TYPES` (the file name ends with its extension).
+    filename : callable
+        ``filename(state)``: the file's name for the state's current settings (:func:`download_name`).
+    text : callable
+        ``text(state)``: the file's text.
+    """
+
+    name: str
     label: str
-    css_class: str
-    text: Callable[[], str]
+    media_type: str
+    filename: Callable[[Any], str]
+    text: Callable[[Any], str]
 
-    def name(self) -> str:
-        """The file name for the current settings."""
-        return self.filename() if callable(self.filename) else self.filename
+    def __post_init__(self):
+        if self.media_type not in MEDIA_TYPES.values():
+            raise ValueError(f"Export {self.name!r}: media type {self.media_type!r} is not one of "
+                             f"{', '.join(MEDIA_TYPES.values())}.")
+
+    @property
+    def extension(self) -> str:
+        """The file extension of :attr:`media_type` (``csv``, ``html`` or ``json``)."""
+        return next(ext for ext, media in MEDIA_TYPES.items() if media == self.media_type)
 
 
-def download_button(export: Export) -> pn.widgets.FileDownload:
-    """A button that downloads ``export.text()`` as ``export.name()``, both made when it is clicked."""
-    button = pn.widgets.FileDownload(filename=export.name(), label=export.label, color="light",
-                                     css_classes=[export.css_class])
+def export(name: str, label: str, extension: str, filename: Callable[[Any], str],
+           text: Callable[[Any], str]) -> Export:
+    """An :class:`Export` of the media type of ``extension`` (``csv``, ``html`` or ``json``)."""
+    return Export(name, label, MEDIA_TYPES[extension], filename, text)
+
+
+def download_button(item: Export, state, css_class: str) -> pn.widgets.FileDownload:
+    """A button (CSS class ``css_class``) that downloads ``item.text(state)`` as ``item.filename(state)``, both
+    made when it is clicked."""
+    button = pn.widgets.FileDownload(filename=item.filename(state), label=item.label, color="light",
+                                     css_classes=[css_class])
 
     def make() -> io.StringIO:
-        button.filename = export.name()  # Panel reads the name after calling back: it follows the settings
-        return io.StringIO(export.text())
+        button.filename = item.filename(state)  # Panel reads the name after calling back: it follows the settings
+        return io.StringIO(item.text(state))
 
     button.callback = make
     return button

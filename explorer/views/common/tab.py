@@ -86,7 +86,7 @@ class JobTab(pn.viewable.Viewer):
                       else None)
         self.notice = (message_alert(self.state, "notice", f"{self.css_prefix}-notice", alert_type="warning")
                        if self.shows_error and "notice" in self.state.param else None)
-        self.downloads = [download_button(export) for export in self.exports()]
+        self.downloads = [download_button(item, self.state, self._css(item.name)) for item in self.exports()]
         for name in self.indicators.kinds:
             self._on_job(name)
         self._controls: pn.Column | None = None
@@ -106,9 +106,9 @@ class JobTab(pn.viewable.Viewer):
         every kind). Default: one button ``run`` labelled ``run_label`` for :meth:`run_kind`."""
         return {"run": (self.run_label, self.run_kind())}
 
-    def exports(self) -> list[Export]:
-        """The tab's downloads."""
-        return []
+    def exports(self) -> tuple[Export, ...]:
+        """The tab's downloads: declarations of its page's ``exports`` module (CSS class ``<prefix>-<name>``)."""
+        return ()
 
     def control_column(self) -> pn.Column | None:
         """The tab's controls (built once, by :attr:`controls`); None when it has none."""

@@ -1,7 +1,7 @@
 """View of seed 002 (fast bootstrap): the session state (:mod:`~explorer.views.fast_bootstrap.state`), its figures (:mod:`~explorer.views.fast_bootstrap.figures`), tables
 (:mod:`~explorer.views.fast_bootstrap.tables`) and exports (:mod:`~explorer.views.fast_bootstrap.exports`), and the tab (:mod:`~explorer.views.fast_bootstrap.tab`)."""
 
-from explorer.fast_bootstrap.experiments import CALIBRATION, estimated_seconds, replica_grid
+from explorer.fast_bootstrap.stages import CALIBRATION, estimated_seconds, replica_grid
 from explorer.views.fast_bootstrap.exports import csv_text, json_text, settings
 from explorer.views.fast_bootstrap.figures import generalization_plot, optimism_plot
 from explorer.views.fast_bootstrap.state import (

@@ -5,11 +5,12 @@ settings sidecar."""
 from __future__ import annotations
 
 from explorer.views.common import exports as common
+from explorer.views.common.exports import Export, download_name, export
 from explorer.views.common.uploads import file_settings
 from explorer.views.fast_bootstrap.state import SERIES, FastBootstrapState
 from explorer.views.fast_bootstrap.tables import curve_frame
 
-__all__ = ["csv_text", "json_text", "settings"]
+__all__ = ["csv_text", "json_text", "settings", "EXPORTS"]
 
 
 def settings(state: FastBootstrapState) -> dict:
@@ -40,3 +41,12 @@ def csv_text(state: FastBootstrapState) -> str:
     JSON download (:func:`json_text`, key ``settings``)."""
     return common.csv_table(curve_frame(state))
 
+
+
+def _name(what: str, ext: str):  # e.g. fast-bootstrap-curves_toy_ls-svm.csv
+    return lambda state: download_name(f"fast bootstrap {what}", state.data_name(), state.model, ext=ext)
+
+
+#: The tab's downloads, in the order of their buttons (CSS classes ``explorer-fastboot-json``, ``-csv``).
+EXPORTS: tuple[Export, ...] = (export("json", "Result (JSON)", "json", _name("result", "json"), json_text),
+                               export("csv", "Curves (CSV)", "csv", _name("curves", "csv"), csv_text))

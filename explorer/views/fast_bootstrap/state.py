@@ -20,7 +20,7 @@ cache shared by the sessions):
     bootstrap" button), shows its progress and can be cancelled between replications.
 ``replica``
     (LS-SVM only) the replica theory's bootstrap optimism without refits at ``replica_points`` values of γ
-    (:func:`explorer.fast_bootstrap.experiments.replica_optimism` at the points ``compare_bootstraps`` takes). Its
+    (:func:`explorer.fast_bootstrap.stages.replica_optimism` at the points ``compare_bootstraps`` takes). Its
     cost grows as N³: automatic under the same rule (≈2 s on the toy data), else ``run("replica")`` (the "Run
     replica theory" button; the Santa Fe laser, N = 994: minutes); cancellable between values of γ.
 
@@ -46,9 +46,19 @@ from explorer import datasets
 from explorer.bootstrap.replica import ConvergenceError
 from explorer.fast_bootstrap import experiments as fe
 from explorer.fast_bootstrap.bootstrap import check_f_test
-from explorer.fast_bootstrap.experiments import estimated_seconds, replica_grid
 from explorer.fast_bootstrap.lssvm import LSSVM
 from explorer.fast_bootstrap.networks import MLP, RBFN
+from explorer.fast_bootstrap.problem import (
+    MODELS,
+    TABLE_1,
+    TABLE_2,
+    TOY_LENGTHSCALE,
+    Setting,
+    make_model,
+    paper_setting,
+    prepare_data,
+)
+from explorer.fast_bootstrap.stages import ReplicaOptimism, estimated_seconds, replica_grid, replica_optimism
 from explorer.progress import Cancelled, Hooks, Progress
 from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
@@ -93,7 +103,7 @@ JOB_NAMES = {"fast": "Fast bootstrap", "full": "Full bootstrap", "replica": "Rep
 #: The label of the button that runs each job (``run(kind)``), as the messages name it.
 RUN_LABELS = {"fast": "Run fast bootstrap", "full": "Run full bootstrap", "replica": "Run replica theory"}
 #: The counted stages of :func:`explorer.fast_bootstrap.experiments.compare_bootstraps` (replications) and of
-#: :func:`~explorer.fast_bootstrap.experiments.replica_optimism` (values of γ), and the job each one is.
+#: :func:`~explorer.fast_bootstrap.stages.replica_optimism` (values of γ), and the job each one is.
 _STAGES = {"fast bootstrap": "fast", "full bootstrap": "full", "replica theory": "replica"}
 #: Its stage of the apparent error of eq. (7) on the full grid.
 _APPARENT = "apparent"
@@ -114,7 +124,7 @@ def describe_error(err: BaseException) -> str:
 class ReplicaRun:
     """The replica theory's optimism along γ (no refits) and how long it took."""
 
-    replica: fe.ReplicaOptimism
+    replica: ReplicaOptimism
     seconds: float
 
 
@@ -177,13 +187,13 @@ def _comparison(data, model, setting, kappa, options, seed, with_full: bool, exe
 
 def _replica(data, options, points: np.ndarray, job: Job) -> ReplicaRun:
     """Worker thread: the replica optimism of the LS-SVM at ``points`` (cancellable between values of γ)."""
-    model = fe.make_model("ls-svm", data, **options)
-    prepared = fe.prepare_data(data)
+    model = make_model("ls-svm", data, **options)
+    prepared = prepare_data(data)
     start = time.perf_counter()
 
     def progress(fraction: float, step: Progress) -> None:
         job.report(fraction, progress_sentence(job.kind, step))
-    rep = fe.replica_optimism(model, prepared.X, prepared.y, points,
+    rep = replica_optimism(model, prepared.X, prepared.y, points,
                               hooks=Hooks(progress=progress, should_stop=job.should_stop))
     return ReplicaRun(rep, time.perf_counter() - start)
 
@@ -196,7 +206,7 @@ class _JobInputs:
     data_key: tuple
     data: datasets.Dataset
     model: str
-    setting: fe.Setting
+    setting: Setting
     kappa: tuple[int, int]
     options: dict
     seed: int
@@ -299,12 +309,12 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     lags = param.Integer(default=6, bounds=(1, 50), softbounds=(1, 12), label="Lags (NAR order)",
                          doc="Predict x(t+1) from x(t), ..., x(t−lags+1), eq. (20); the paper uses 6.")
     # --- model
-    model = param.Selector(default="ls-svm", objects=list(fe.MODELS), label="Model",
+    model = param.Selector(default="ls-svm", objects=list(MODELS), label="Model",
                            doc="ls-svm: complexity γ (regularization); rbfn: number of Gaussian kernels P (eq. 14); "
                                "mlp: number of tanh hidden units P (eq. 13), Levenberg–Marquardt.")
     lengthscale = param.Number(default=0.0, bounds=(0.0, 1e4), softbounds=(0.0, 5.0), step=0.005,
                                label="LS-SVM kernel width ℓ (0: automatic)",
-                               doc=f"Width of the Gaussian kernel; 0 picks {fe.TOY_LENGTHSCALE} on the toy data (the "
+                               doc=f"Width of the Gaussian kernel; 0 picks {TOY_LENGTHSCALE} on the toy data (the "
                                    "maximum-evidence value) and the median distance between standardised inputs "
                                    "otherwise.")
     wsf = param.Number(default=8.0, bounds=(1e-3, 1e3), softbounds=(0.5, 20.0), step=0.5, label="RBFN width factor WSF",
@@ -388,13 +398,13 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
             return base
         return replace(base, replica=self.replica.replica, seconds={**base.seconds, "replica": self.replica.seconds})
 
-    def paper_setting(self) -> fe.Setting:
+    def paper_setting(self) -> Setting:
         """Table 1's setting for the model (Table 2's for a time series), by :func:`fe.paper_setting` on the data
         when it loads, else by the kind of data chosen."""
         try:
-            return fe.paper_setting(self.model, self._load()[1])
+            return paper_setting(self.model, self._load()[1])
         except EXPECTED_ERRORS:
-            return (fe.TABLE_2 if self.dataset == SERIES else fe.TABLE_1)[self.model]
+            return (TABLE_2 if self.dataset == SERIES else TABLE_1)[self.model]
 
     def upload_series(self, filename: str, content: bytes | str) -> None:
         """Use an uploaded CSV (rows in time order) as the time series; a path typed later takes precedence.
@@ -503,8 +513,8 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                              "Raise its step or narrow its range.")
         return start, stop, step
 
-    def _setting(self, n: int) -> fe.Setting:
-        setting = fe.Setting(self._grid("full"), int(self.full_replications), self._grid("fast"),
+    def _setting(self, n: int) -> Setting:
+        setting = Setting(self._grid("full"), int(self.full_replications), self._grid("fast"),
                              int(self.fast_replications), bool(self.log_complexity))
         grids = setting.grids()
         grid, sample = grids.full, grids.fast
@@ -536,7 +546,7 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
 
     def _prepare_jobs(self) -> _JobInputs:
         data_key, data = self._load()
-        X = fe.prepare_data(data).X  # refuses classification data
+        X = prepare_data(data).X  # refuses classification data
         if X.shape[0] > MAX_POINTS:
             raise ValueError(f"{data.name} has {X.shape[0]} examples; the fast bootstrap here takes at most "
                              f"{MAX_POINTS} (an N × N kernel matrix per replication). Use a shorter series.")

@@ -7,11 +7,11 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from explorer.views.common.exports import Export, download_name
+from explorer.views.common.exports import Export
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.widgets import REPLICATION_TERMS, csv_upload
-from explorer.views.fast_bootstrap.exports import csv_text, json_text
+from explorer.views.fast_bootstrap.exports import EXPORTS
 from explorer.views.fast_bootstrap.figures import generalization_plot, optimism_plot
 from explorer.views.fast_bootstrap.state import RUN_LABELS, SERIES, FastBootstrapState
 from explorer.views.fast_bootstrap.tables import summary, summary_display
@@ -73,11 +73,8 @@ class FastBootstrapTab(JobTab):
     def run_buttons(self) -> dict[str, tuple[str, str | None]]:
         return {f"run-{kind}": (RUN_LABELS[kind], kind) for kind in ("fast", "full", "replica")}
 
-    def exports(self) -> list[Export]:
-        def name(what: str, ext: str):  # e.g. fast-bootstrap-curves_toy_ls-svm.csv
-            return lambda: download_name(f"fast bootstrap {what}", self.state.data_name(), self.state.model, ext=ext)
-        return [Export(name("result", "json"), "Result (JSON)", self._css("json"), lambda: json_text(self.state)),
-                Export(name("curves", "csv"), "Curves (CSV)", self._css("csv"), lambda: csv_text(self.state))]
+    def exports(self) -> tuple[Export, ...]:
+        return EXPORTS
 
     # --- updates
     def _on_visibility(self, *events) -> None:

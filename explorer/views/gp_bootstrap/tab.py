@@ -30,6 +30,7 @@ from explorer.views.common.widgets import (
     param_widget,
     respond_at_once,
 )
+from explorer.views.gp_bootstrap import exports as gp_exports
 from explorer.views.gp_bootstrap import figures
 from explorer.views.gp_bootstrap.state import FITTED_DATASETS, GP_TABS, REGRESSION_DATASETS, GPBootstrapState
 
@@ -180,14 +181,8 @@ class _Tab(JobTab):
     def run_kind(self) -> str:
         return self.kind
 
-    def exports(self) -> list[Export]:
-        t, s = self.tab, self.state
-        return [Export(lambda: figures.csv_filename(s, t), "Download data (CSV)", f"explorer-csv-{t}",
-                       lambda: figures.csv_text(s, t)),
-                Export(lambda: figures.html_filename(s, t), "Download plot (HTML)", f"explorer-html-{t}",
-                       lambda: figures.html_text(s, t)),
-                Export(lambda: figures.settings_filename(s, t), "Settings (JSON)", f"explorer-json-{t}",
-                       lambda: figures.settings_text(s, t))]
+    def exports(self) -> tuple[Export, ...]:
+        return gp_exports.EXPORTS[self.tab]
 
     def _css(self, what: str) -> str:
         return f"explorer-{what}-{self.tab}"

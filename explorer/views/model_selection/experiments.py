@@ -20,11 +20,11 @@ import param
 
 from explorer import datasets
 from explorer.model_selection import experiments as sx
-from explorer.model_selection.criteria import CRITERIA, CRITERION_LABELS
+from explorer.model_selection.criterion import CRITERIA, CRITERION_LABELS
 from explorer.views.common import controls
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
-from explorer.views.common.exports import Export, csv_table, download_name, json_text
+from explorer.views.common.exports import Export, csv_table, json_text
 from explorer.views.common.jobs import Job, JobSpec, output
 from explorer.views.common.server_files import DATA_DIR_HELP
 from explorer.views.common.session import bind_to_session
@@ -451,13 +451,9 @@ class SelectionExperimentsPanel(JobTab):
     def _job_css(self, what: str, name: str) -> str:
         return self._css(what)  # one job: explorer-experiment-progress, -job-message, -job-error
 
-    def exports(self) -> list[Export]:
-        text = {"csv": lambda: experiment_csv(self.state), "json": lambda: experiment_json(self.state)}
-        labels = {"csv": "Experiment table (CSV)", "json": "Experiment result and settings (JSON)"}
-        def name(fmt: str):  # e.g. model-selection-experiment_hyperparameters_teacher.csv
-            return lambda: download_name("model selection experiment", self.state.experiment, self.state.data,
-                                         ext=fmt)
-        return [Export(name(fmt), labels[fmt], self._css(fmt), text[fmt]) for fmt in ("csv", "json")]
+    def exports(self) -> tuple[Export, ...]:
+        from explorer.views.model_selection.exports import EXPERIMENT_EXPORTS  # it imports this module's functions
+        return EXPERIMENT_EXPORTS
 
     def _on_settings(self, *events) -> None:
         """Show the controls the chosen experiment uses, and nothing else."""

@@ -20,10 +20,8 @@ import numpy as np
 import pandas as pd
 
 from explorer import regression
-from explorer.model_selection.criteria import (
-    CRITERIA,
-    SelectionResult,
-)
+from explorer.model_selection.criterion import CRITERIA
+from explorer.model_selection.optimisation import SelectionResult
 from explorer.model_selection.problem import SelectionProblem
 from explorer.views.common.exports import csv_table, data_name, download_name, html_page, settings_json
 from explorer.views.common.uploads import UPLOAD, file_settings

@@ -2,7 +2,7 @@
 
 :class:`SelectionState` (param, no widgets) holds the controls — dataset, kernel, criteria, the
 hyperparameter swept on the curves, the sizes of the random parts — and, as output parameters, what the
-compute core (:mod:`explorer.model_selection.criteria`) returns for them: every criterion as a function of one
+compute core (:mod:`explorer.model_selection.stages`) returns for them: every criterion as a function of one
 hyperparameter with the others fixed (Fig. 5.3-5.5), the hyperparameters selected by optimising each
 criterion (with test errors when test rows exist), and the ranking of functional forms (§5.3). Every
 computation runs as a background :class:`~explorer.views.common.jobs.Job` (progress, cancel between criteria or
@@ -23,7 +23,7 @@ from explorer.bootstrap import replica
 from explorer.chunks import IN_PROCESS, Executor
 from explorer.kernels import KERNEL_NAMES, make_kernel
 from explorer.model_selection import asc, stages
-from explorer.model_selection.criteria import CRITERIA
+from explorer.model_selection.criterion import CRITERIA
 from explorer.model_selection.problem import SelectionProblem, selection_problem
 from explorer.model_selection.stages import (
     TEACHER_HYPERPARAMETERS,

@@ -19,26 +19,14 @@ from explorer.views.model_selection.experiments import (
     SelectionExperimentsPanel,
     SelectionExperimentState,
 )
-from explorer.views.model_selection.figures import (
-    FIGURES,
-    csv_text,
-    export_filename,
-    html_text,
-    optima_frame,
-    ranking_frame,
-    settings_text,
-    summary,
-)
+from explorer.views.model_selection.exports import EXPORTS
+from explorer.views.model_selection.figures import FIGURES, optima_frame, ranking_frame, summary
 from explorer.views.model_selection.state import SelectionState
 
 __all__ = ["SelectionTab"]
 
-#: The downloads, in the order of their buttons: (format, what) and the name of each ``what``.
-_EXPORTS = (("csv", "curves"), ("html", "curves"), ("html", "predictions"), ("csv", "optima"), ("csv", "ranking"),
-            ("html", "ranking"))
 #: The main figure (first, as high as the screen allows): the criteria along the hyperparameter.
 _MAIN = "curves"
-_EXPORT_NAMES = {"curves": "Criteria curves", "predictions": "Predictions", "optima": "Optima", "ranking": "Ranking"}
 
 
 class SelectionTab(JobTab):
@@ -93,15 +81,8 @@ class SelectionTab(JobTab):
         self.subtabs.param.watch(lambda e: setattr(s, "subpanel", panels[e.new]), "active")
         s.param.watch(lambda e: setattr(self.subtabs, "active", panels.index(e.new)), "subpanel")
 
-    def exports(self) -> list[Export]:
-        def text(fmt: str, what: str):
-            return lambda: csv_text(self.state, what) if fmt == "csv" else html_text(self.state, what)
-        def name(what: str, fmt: str):
-            return lambda: export_filename(self.state, what, fmt)
-        return [*(Export(name(what, fmt), f"{_EXPORT_NAMES[what]} ({fmt.upper()})",
-                         self._css(f"{fmt}-{what}"), text(fmt, what)) for fmt, what in _EXPORTS),
-                Export(name("settings", "json"), "Settings (JSON)", self._css("json-settings"),
-                       lambda: settings_text(self.state))]
+    def exports(self) -> tuple[Export, ...]:
+        return EXPORTS
 
     def _on_results(self, *events) -> None:
         for what in FIGURES:

@@ -1,7 +1,7 @@
 """The hard-margin SVM bootstrap of seed 004 in the explorer: the session state.
 
 :class:`SVMState` (param, no widgets) holds the controls and, as output parameters, what the compute
-core (``explorer.svm_bootstrap.experiments``) returns for them: the bootstrap learning curve ε(S) of the replica
+core (``explorer.svm_bootstrap.stages`` and ``experiments``) returns for them: the bootstrap learning curve ε(S) of the replica
 theory (eq. 17) and of the Monte-Carlo bootstrap (eq. 6) with the S → ∞ levels (approximate leave-one-out,
 eq. 20, and literal leave-one-out), and the internal-field distribution with p(−1|x) at held-out test inputs
 (eqs. 18-19 vs MC). Every computation runs as a background :class:`~explorer.views.common.jobs.Job` (progress,
@@ -21,13 +21,10 @@ from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.progress import Hooks
 from explorer.svm_bootstrap import experiments as svm_experiments
-from explorer.svm_bootstrap.experiments import (
-    SVMCurveMC,
-    SVMCurvePoint,
-    SVMFieldComparison,
-    SVMProblem,
-    SVMTheoryCurve,
-)
+from explorer.svm_bootstrap import stages as svm_stages
+from explorer.svm_bootstrap.experiments import SVMFieldComparison
+from explorer.svm_bootstrap.problem import BROAD_LENGTHSCALE, SVMProblem, svm_problem
+from explorer.svm_bootstrap.stages import SVMCurveMC, SVMCurvePoint, SVMTheoryCurve
 from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
@@ -66,7 +63,7 @@ EXPORT_COLUMNS = {
 
 
 # ------------------------------------------------------------------------------------ result objects
-# SVMTheoryCurve, SVMCurvePoint and SVMCurveMC are the core stages' (explorer.svm_bootstrap.experiments), imported
+# SVMTheoryCurve, SVMCurvePoint and SVMCurveMC are the core stages' (explorer.svm_bootstrap.stages), imported
 # above and re-exported here and by the package for the tests and notebooks that import them from the view.
 
 
@@ -95,14 +92,14 @@ def _hooks(job: Job) -> Hooks:
 def _theory_curve(problem: SVMProblem, grid: tuple[float, ...], job: Job) -> SVMTheoryCurve:
     """The core's ``theory_curve``: the theory at each S/N in turn (cancellable in between), then eq. (20) and
     literal leave-one-out, as ``explorer svm-curve`` computes them."""
-    return svm_experiments.theory_curve(problem, grid, hooks=_hooks(job))
+    return svm_stages.theory_curve(problem, grid, hooks=_hooks(job))
 
 
 def _mc_curve(problem: SVMProblem, grid: tuple[float, ...], mc_samples: int, seed: int, job: Job,
               executor) -> SVMCurveMC:
     """The core's ``mc_curve`` on ``executor`` with the root seed ``seed``: the points equal ``explorer
     svm-curve``'s for the same seed."""
-    return svm_experiments.mc_curve(problem, grid, mc_samples, rng=seed, executor=executor, hooks=_hooks(job))
+    return svm_stages.mc_curve(problem, grid, mc_samples, rng=seed, executor=executor, hooks=_hooks(job))
 
 
 def _field(problem: SVMProblem, v: float, mc_samples: int, seed: int, job: Job, executor) -> SVMFieldComparison:
@@ -160,7 +157,7 @@ class SVMState(CheckedState, BackgroundJobs, DataSourced):
                                  "pima (532), or an uploaded CSV (e.g. sonar). Inputs are standardised.")
     target = controls.target("an uploaded CSV holding the two class labels")
     # --- model
-    lengthscale = param.Number(default=svm_experiments.BROAD_LENGTHSCALE, bounds=(1e-3, 1e4),
+    lengthscale = param.Number(default=BROAD_LENGTHSCALE, bounds=(1e-3, 1e4),
                                softbounds=(0.3, 10.0), step=0.1, label="Lengthscale L",
                                doc="L of the kernel K(x, x') = exp(−|x − x'|²/(2L²)) on standardised inputs. "
                                    "Broad kernels (L ≈ 3) suit the theory; narrow ones (L < 1) degrade it.")
@@ -247,7 +244,7 @@ class SVMState(CheckedState, BackgroundJobs, DataSourced):
     def _problem(self, holdout: int) -> tuple[tuple, SVMProblem]:
         key = (self._dataset_key(), float(self.lengthscale), int(holdout))
         return key, _PROBLEMS.get_or_compute(
-            key, lambda: svm_experiments.svm_problem(self._load_dataset(), float(self.lengthscale), holdout=holdout))
+            key, lambda: svm_problem(self._load_dataset(), float(self.lengthscale), holdout=holdout))
 
     # ----------------------------------------------------------------------------- refresh
 

@@ -11,16 +11,8 @@ from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.uploads import UPLOAD
 from explorer.views.common.widgets import BOOTSTRAP_TERMS, Revision, csv_upload, live
-from explorer.views.svm_bootstrap.figures import (
-    EXPORT_NAMES,
-    FIGURES,
-    csv_text,
-    curve_summary,
-    export_filename,
-    field_summary,
-    html_text,
-    settings_text,
-)
+from explorer.views.svm_bootstrap.exports import EXPORTS
+from explorer.views.svm_bootstrap.figures import FIGURES, curve_summary, field_summary
 from explorer.views.svm_bootstrap.state import SVMState
 
 __all__ = ["SVMTab"]
@@ -65,16 +57,8 @@ class SVMTab(JobTab):
         self._on_curve()
         self._on_field()
 
-    def exports(self) -> list[Export]:
-        def text(fmt: str, what: str):
-            return lambda: csv_text(self.state, what) if fmt == "csv" else html_text(self.state, what)
-        def name(what: str, fmt: str):
-            return lambda: export_filename(self.state, what, fmt)
-        return [*(Export(name(what, fmt), f"{EXPORT_NAMES[what]} ({fmt.upper()})",
-                         f"explorer-svm-{fmt}-{what}", text(fmt, what))
-                  for what in ("curve", "field") for fmt in ("csv", "html")),
-                Export(name("settings", "json"), "Settings (JSON)", "explorer-svm-json-settings",
-                       lambda: settings_text(self.state))]
+    def exports(self) -> tuple[Export, ...]:
+        return EXPORTS
 
     # --- updates
     def _on_job(self, name: str, *events) -> None:

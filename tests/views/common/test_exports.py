@@ -9,11 +9,13 @@ import pandas as pd
 import pytest
 
 from explorer.views.common.exports import (
+    MEDIA_TYPES,
     NAME_PART_CHARS,
     Export,
     csv_table,
     download_button,
     download_name,
+    export,
     html_page,
     json_ready,
     json_text,
@@ -76,11 +78,39 @@ def test_a_long_part_is_cut():
 
 
 def test_a_download_button_takes_its_name_from_the_settings_when_clicked():
-    held = {"what": "boston"}
-    export = Export(lambda: download_name("learning curve", held["what"], ext="csv"), "CSV", "demo-csv",
-                    lambda: "a,b\n1,2\n")
-    button = download_button(export)
-    assert button.filename == "learning-curve_boston.csv"
-    held["what"] = "toy"
-    assert button.callback().getvalue() == "a,b\n1,2\n" and button.filename == "learning-curve_toy.csv"
-    assert Export("fixed.csv", "CSV", "c", lambda: "").name() == "fixed.csv"
+    state = {"what": "boston"}
+    item = export("csv", "CSV", "csv", lambda s: download_name("learning curve", s["what"], ext="csv"),
+                  lambda s: f"a,b\n1,{s['what']}\n")
+    button = download_button(item, state, "demo-csv")
+    assert button.filename == "learning-curve_boston.csv" and button.css_classes == ["demo-csv"]
+    state["what"] = "toy"
+    assert button.callback().getvalue() == "a,b\n1,toy\n" and button.filename == "learning-curve_toy.csv"
+    assert item.media_type == "text/csv" and item.extension == "csv"
+    with pytest.raises(ValueError, match="media type"):
+        Export("x", "X", "text/plain", str, str)
+
+
+def _declared_exports():
+    """Every page's declared downloads, with the page's name."""
+    from explorer.views.fast_bootstrap import exports as fast
+    from explorer.views.gp_bootstrap import exports as gp
+    from explorer.views.model_selection import exports as selection
+    from explorer.views.svm_bootstrap import exports as svm
+
+    for tab, items in gp.EXPORTS.items():
+        yield from ((f"gp {tab}", item) for item in items)
+    for page, items in (("svm", svm.EXPORTS), ("selection", selection.EXPORTS),
+                        ("selection experiments", selection.EXPERIMENT_EXPORTS), ("fast", fast.EXPORTS)):
+        yield from ((page, item) for item in items)
+
+
+def test_every_page_declares_its_downloads_in_one_protocol():
+    """One declaration per download (name, label, media type, file name and text as functions of the state): the
+    label names the media type's format, the name is unique on its page and starts with the extension."""
+    seen = set()
+    for page, item in _declared_exports():
+        assert isinstance(item, Export) and item.media_type in MEDIA_TYPES.values()
+        assert f"({item.extension.upper()})" in item.label and item.name.split("-")[0] == item.extension, (page, item)
+        assert (page, item.name) not in seen
+        seen.add((page, item.name))
+        assert callable(item.filename) and callable(item.text)

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from explorer import datasets
-from explorer.fast_bootstrap import experiments as fe
 from explorer.fast_bootstrap.lssvm import lssvm_loo
+from explorer.fast_bootstrap.problem import make_model, prepare_data
 from explorer.views import fast_bootstrap as V
 from explorer.views.fast_bootstrap.tables import LOO_METHOD
 from tests.views.common.figures import right_legend
@@ -31,7 +31,7 @@ def computed():
 def direct_loo():
     """``lssvm_loo`` on the view's data (toy, n = 60, seed 3), its kernel and the full grid."""
     data = datasets.toy_function(n=60, rng=3)
-    model, prepared = fe.make_model("ls-svm", data, lengthscale=None), fe.prepare_data(data)
+    model, prepared = make_model("ls-svm", data, lengthscale=None), prepare_data(data)
     return lssvm_loo(model.kernel(prepared.X), prepared.y, SMALL_SETTING.grids().full, bias=model.bias)
 
 

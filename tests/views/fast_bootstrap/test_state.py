@@ -10,6 +10,7 @@ import pytest
 
 from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
+from explorer.fast_bootstrap.problem import MODELS, TABLE_1, TABLE_2, Setting
 from explorer.progress import Progress
 from explorer.views import fast_bootstrap as V
 from explorer.views.common.links import Linked, apply_query
@@ -24,7 +25,7 @@ LASER = Path(__file__).resolve().parents[4] / "shared" / "datasets" / "santafe_l
 
 def test_every_control_has_label_doc_and_bounds():
     assert_documented_controls(V.FastBootstrapState)
-    assert V.FastBootstrapState.param.model.objects == list(fe.MODELS)
+    assert V.FastBootstrapState.param.model.objects == list(MODELS)
     with pytest.raises(ValueError, match=r"FastBootstrapState\.full_replications' must be at least 1, not 0"):
         V.FastBootstrapState(full_replications=0)
     with pytest.raises(ValueError, match=r"FastBootstrapState\.model' does not accept 'svm'"):
@@ -36,22 +37,22 @@ def _grids(state) -> tuple:
             (state.fast_start, state.fast_stop, state.fast_step), state.fast_replications, state.log_complexity)
 
 
-def _table(setting: fe.Setting) -> tuple:
+def _table(setting: Setting) -> tuple:
     return (setting.full_grid, setting.full_replications, setting.fast_grid, setting.fast_replications,
             setting.log_complexity)
 
 
 def test_grids_default_to_the_paper_and_follow_the_model():
     state = V.FastBootstrapState()
-    assert _grids(state) == _table(fe.TABLE_1["ls-svm"])
+    assert _grids(state) == _table(TABLE_1["ls-svm"])
     state.model = "mlp"
-    assert _grids(state) == _table(fe.TABLE_1["mlp"]) and not state.started
+    assert _grids(state) == _table(TABLE_1["mlp"]) and not state.started
     state.param.update(full_stop=7.0, kappa0=0)
     state.reset_to_paper()
-    assert _grids(state) == _table(fe.TABLE_1["mlp"]) and (state.kappa0, state.kappa1) == (1, 2)
+    assert _grids(state) == _table(TABLE_1["mlp"]) and (state.kappa0, state.kappa1) == (1, 2)
     state.dataset = V.SERIES  # a time series: Table 2 (the file is not given yet: chosen by the kind of data)
-    assert _grids(state) == _table(fe.TABLE_2["mlp"])
-    assert _grids(V.FastBootstrapState(model="rbfn")) == _table(fe.TABLE_1["rbfn"])
+    assert _grids(state) == _table(TABLE_2["mlp"])
+    assert _grids(V.FastBootstrapState(model="rbfn")) == _table(TABLE_1["rbfn"])
     assert V.FastBootstrapState(model="rbfn", full_stop=15.0).full_stop == 15.0  # given values stay
 
 
@@ -111,11 +112,11 @@ def test_expensive_replica_theory_waits_for_its_button():
 
 
 def test_estimates_make_ls_svm_and_rbfn_cheap_and_the_mlp_expensive_at_table_1():
-    est = {m: V.estimated_seconds("full", m, 200, fe.TABLE_1[m]) for m in fe.MODELS}
+    est = {m: V.estimated_seconds("full", m, 200, TABLE_1[m]) for m in MODELS}
     assert est["ls-svm"] < est["rbfn"] <= V.AUTO_SECONDS < est["mlp"]
     assert 100 < est["mlp"] < 200  # about 2-3 minutes
-    assert V.estimated_seconds("replica", "ls-svm", 200, fe.TABLE_1["ls-svm"]) <= V.AUTO_SECONDS
-    assert V.estimated_seconds("replica", "ls-svm", 994, fe.TABLE_2["ls-svm"]) > 60  # Santa Fe laser: the button
+    assert V.estimated_seconds("replica", "ls-svm", 200, TABLE_1["ls-svm"]) <= V.AUTO_SECONDS
+    assert V.estimated_seconds("replica", "ls-svm", 994, TABLE_2["ls-svm"]) > 60  # Santa Fe laser: the button
 
 
 def test_cache_hit_on_returning_to_previous_settings():
@@ -180,7 +181,7 @@ def test_bad_input_gives_a_clear_message(case, tmp_path):
 @pytest.mark.skipif(not LASER.exists(), reason="Santa Fe laser data not found beside the checkout")
 def test_santa_fe_laser_series_uses_table_2():
     state = V.FastBootstrapState(dataset=V.SERIES, data_dir=str(LASER.parent), series_csv=LASER.name, model="ls-svm")
-    assert _grids(state) == _table(fe.TABLE_2["ls-svm"])
+    assert _grids(state) == _table(TABLE_2["ls-svm"])
     state.param.update(full_start=15.0, full_stop=105.0, full_step=15.0, full_replications=2, fast_start=15.0,
                        fast_stop=105.0, fast_step=15.0, fast_replications=2)
     state.refresh()
@@ -212,7 +213,7 @@ def test_uploaded_series_shows_the_numbers_of_the_core(one_blas_thread):
     state.refresh()
     assert state.error == "" and state.wait(timeout=120)
     data = datasets.load_series_csv(io.StringIO(text), "value", 6, name="my_series")
-    direct = fe.compare_bootstraps(data, "rbfn", fe.Setting((2, 8, 1), 100, (2, 8, 2), 3), rng=0,
+    direct = fe.compare_bootstraps(data, "rbfn", Setting((2, 8, 1), 100, (2, 8, 2), 3), rng=0,
                                    with_full=False, with_replica=False)
     assert state.data.name == "my_series" and state.data.n == 74
     np.testing.assert_array_equal(state.fast.fast.optimism, direct.fast.optimism)

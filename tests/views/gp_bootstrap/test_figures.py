@@ -6,7 +6,7 @@ import holoviews as hv
 import numpy as np
 import pytest
 
-from explorer.svm_bootstrap.experiments import TheoryPoint
+from explorer.svm_bootstrap.stages import TheoryPoint
 from explorer.views import svm_bootstrap as svm
 from explorer.views.common.presentation import presented
 from explorer.views.gp_bootstrap import figures as plots

@@ -6,7 +6,8 @@ import pytest
 
 from explorer.chunks import IN_PROCESS
 from explorer.kernels import Exponential
-from explorer.model_selection import criteria as selection
+from explorer.model_selection import selection
+from explorer.model_selection.criterion import safe_value
 from explorer.views import model_selection as V
 from explorer.views.model_selection import figures as F
 from tests.views.common.offline import assert_offline_page, read_plain_csv
@@ -73,8 +74,8 @@ def test_tables_and_figures_read_well():
 
 
 def test_a_criterion_that_is_not_finite_is_shown_as_a_message_and_not_ranked(monkeypatch):
-    real = selection._safe_value
-    monkeypatch.setattr(selection, "_safe_value", lambda crit, kernel, *args: (
+    real = safe_value
+    monkeypatch.setattr(selection, "safe_value", lambda crit, kernel, *args: (
         np.nan if isinstance(kernel, Exponential) and crit.name == "evidence" else real(crit, kernel, *args)))
     state = small_state()
     # the patched core function exists in this process only: compute here, not on the Dask workers

@@ -5,7 +5,9 @@ import pytest
 
 from explorer import datasets
 from explorer.chunks import IN_PROCESS
-from explorer.model_selection import criteria as selection
+from explorer.model_selection.criterion import CRITERIA
+from explorer.model_selection.optimisation import initial_hyperparameters
+from explorer.model_selection.selection import rank_functional_forms, select_hyperparameters
 from explorer.views import model_selection as V
 from explorer.views.common.jobs import call_now
 from tests.conftest import assert_documented_controls
@@ -22,7 +24,7 @@ def small_state(**settings) -> V.SelectionState:
 
 def test_every_control_has_label_doc_and_bounds():
     assert_documented_controls(V.SelectionState)
-    assert V.SelectionState.param.criteria.objects == list(selection.CRITERIA)
+    assert V.SelectionState.param.criteria.objects == list(CRITERIA)
     assert "bootstrap632" in V.SelectionState.param.criteria.objects
     with pytest.raises(ValueError, match=r"SelectionState\.n_points' must be at least 8, not 2"):
         V.SelectionState(n_points=2)
@@ -50,14 +52,14 @@ def test_curve_optimisation_and_ranking_jobs_complete_on_teacher_data():
     for c in curves.curves:  # the grid spans one decade each side of the teacher's ℓ = 1
         assert c.grid[0] == pytest.approx(0.1) and c.grid[-1] == pytest.approx(10.0) and np.isfinite(c.best)
     # the optimisation equals the core's select_hyperparameters for the same seed and start
-    start = selection.initial_hyperparameters("se", p.X, p.y)
-    ref = selection.select_hyperparameters(p.X, p.y, start.kernel, ("evidence", "loo"), noise_var=start.noise_var,
+    start = initial_hyperparameters("se", p.X, p.y)
+    ref = select_hyperparameters(p.X, p.y, start.kernel, ("evidence", "loo"), noise_var=start.noise_var,
                                            rng=1,
                                            n_restarts=1, max_iter=8, n_folds=5, n_partitions=4, n_objects=4)
     assert [r.value for r in state.optima.results] == pytest.approx([r.value for r in ref], rel=1e-12)
     assert all(r.test is not None and 0 < r.test.smse < 1 for r in state.optima.results)
     # the ranking equals rank_functional_forms for the same seed
-    rows = selection.rank_functional_forms(p.X, p.y, ("se", "exponential"), select_by="loo",
+    rows = rank_functional_forms(p.X, p.y, ("se", "exponential"), select_by="loo",
                                            rank_by=("evidence", "loo"), rng=1, n_restarts=1, max_iter=8,
                                            X_test=p.X_test, y_test=p.y_test, n_folds=5, n_partitions=4, n_objects=4)
     assert [r.ranks for r in state.ranking.rows] == [r.ranks for r in rows]

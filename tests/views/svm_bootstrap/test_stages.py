@@ -1,10 +1,11 @@
-"""The SVM tab's results are the core's stages (explorer.svm_bootstrap.experiments: theory_curve, mc_curve,
-svm_field_comparison) called with the state's problems, grid and seed, as `explorer svm-curve` calls them."""
+"""The SVM tab's results are the core's stages (explorer.svm_bootstrap.stages: theory_curve, mc_curve;
+experiments: svm_field_comparison) called with the state's problems, grid and seed, as `explorer svm-curve` calls them."""
 
 import numpy as np
 import pytest
 
 from explorer.svm_bootstrap import experiments as svm_experiments
+from explorer.svm_bootstrap.stages import mc_curve, theory_curve
 from explorer.views import svm_bootstrap as V
 
 pytestmark = pytest.mark.usefixtures("empty_view_caches")
@@ -15,8 +16,8 @@ def test_the_svm_tab_shows_the_core_stages():
     state.refresh()
     assert state.wait(timeout=180) and state.error == "", state.error
     grid = (0.5, 2.0)
-    assert state.theory_curve == svm_experiments.theory_curve(state.problem, grid)
-    assert state.curve_mc == svm_experiments.mc_curve(state.problem, grid, 20, rng=2)
+    assert state.theory_curve == theory_curve(state.problem, grid)
+    assert state.curve_mc == mc_curve(state.problem, grid, 20, rng=2)
     field = svm_experiments.svm_field_comparison(state.test_problem, state.s_over_n, 30, rng=2)
     for name in ("theory_mean", "theory_var", "theory_p_negative", "mc_fields", "mc_p_negative"):
         np.testing.assert_array_equal(getattr(state.field, name), getattr(field, name), err_msg=name)

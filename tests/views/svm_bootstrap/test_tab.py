@@ -189,7 +189,7 @@ def test_bad_csv_and_target_become_messages(rng):
 
 def test_an_upload_over_the_row_limit_is_refused_before_any_kernel_matrix(rng, monkeypatch):
     built = []
-    monkeypatch.setattr(svm_state.svm_experiments, "svm_problem", lambda *a, **k: built.append(a))
+    monkeypatch.setattr(svm_state, "svm_problem", lambda *a, **k: built.append(a))
     state = V.SVMState()
     state.upload_csv("many.csv", blobs_csv(rng, n=V.MAX_ROWS + 2))
     state.refresh()

@@ -1,0 +1,284 @@
+"""The background jobs of the Gaussian-process pages (seed 000), declared once (``JOBS``), with the caches the sessions
+of a server share and the computations the jobs run: the theory curve (dense, or one S/N at a time on the low-rank
+path), ADATAP at the current S/N, the held-out theory, the Monte-Carlo comparisons and the evidence maximum.
+
+Every computation here is a core stage (:mod:`explorer.gp_bootstrap.stages`, ``experiments``, ``paths``) called with
+what the state read on the session's thread (:class:`JobInputs`); none reads a control.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from explorer import datasets
+from explorer.bootstrap import replica
+from explorer.gp_bootstrap import evidence as gp_evidence
+from explorer.gp_bootstrap import evidence_lowrank, experiments, paths, problems, stages
+from explorer.gp_bootstrap.l1 import scaled_bin_width
+from explorer.gp_bootstrap.montecarlo_lowrank import SAMPLE_SECONDS_PER_NM2
+from explorer.gp_bootstrap.stages import VG_MF_LOSSES, CurveMC, HoldoutTheory, TheoryCurve
+from explorer.progress import Hooks
+from explorer.views.common.caches import lru
+from explorer.views.common.jobs import Job, JobSpec
+from explorer.views.gp_bootstrap.settings import (
+    EVIDENCE_ROWS,
+    LOW_RANK_GRID,
+    MC_GRID,
+    SUBSAMPLE_SEED,
+    THEORY_GRID,
+)
+
+__all__ = ["JOBS", "JobInputs", "NOT_RUN_MESSAGE", "theory_grid", "mc_grid", "mc_seconds", "solution_of",
+           "holdout_theory_of", "holdout_ij_of", "PROBLEMS", "DATA", "EVIDENCE"]
+
+#: What a Monte-Carlo job that waits for its button says (dense data; large data say how long it will take).
+NOT_RUN_MESSAGE = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
+
+# ------------------------------------------------------------------------------------ caches
+
+
+_PROBLEMS = lru("gp_bootstrap.problems", 16)      # RegressionProblem per (dataset, kernel settings, noise, holdout)
+_SOLUTIONS = lru("gp_bootstrap.solutions", 128)   # ReplicaSolution per (problem, S/N)
+_THEORY_SOLUTIONS = lru("gp_bootstrap.theory_solutions", 16)  # stages.ReplicaCurve along THEORY_GRID per problem
+_VG_MF = lru("gp_bootstrap.vg_mf", 16)          # stages.VGMFCurve along THEORY_GRID per problem (square loss)
+_THEORY = lru("gp_bootstrap.theory", 32)          # TheoryCurve per (problem, loss)
+_LINEAR_RESPONSE = lru("gp_bootstrap.linear_response", 32)  # LinearResponseCurve per (problem, loss)
+_HOLDOUT_THEORY = lru("gp_bootstrap.holdout_theory", 64)  # HoldoutTheory per (problem, S/N)
+_HOLDOUT_IJ = lru("gp_bootstrap.holdout_ij", 64)  # LinearResponseMoments per (problem, S/N)
+_CURVES = lru("gp_bootstrap.curves", 32)          # CurveMC per (problem, loss, grid, samples, seed)
+_DISTRIBUTIONS = lru("gp_bootstrap.distributions", 8, weigh=lambda d: d.samples.nbytes,
+                     max_weight=400e6)            # (B, N) samples each
+_HOLDOUTS = lru("gp_bootstrap.holdouts", 16)      # HoldoutComparison per (problem, S/N, samples, seed)
+_EVIDENCE = lru("gp_bootstrap.evidence", 32)      # EvidenceFit (LowRankEvidenceFit) per data key
+_DATA = lru("gp_bootstrap.data", 4)               # Dataset per data key (read once: diamonds takes 0.45 s)
+
+# ------------------------------------------------------------------------------------ computations
+
+
+def _theory_curve(problem, problem_key, loss: str, loss_params: dict, job: Job | None = None) -> TheoryCurve:
+    """The core's stages along THEORY_GRID: ADATAP and approximate ADATAP (``stages.replica_curve``, cached per
+    problem), then VG and MF for the square loss (``stages.vg_mf_curve``), joined by ``stages.theory_curve``.
+
+    VG/MF about double the cost (boston: ~0.85 → ~1.9 s CPU), so a ``job`` first gets the curve with NaN in
+    their place (``job.partial``): ADATAP shows as soon as before, VG and MF follow.
+    """
+    report = job.report if job is not None else (lambda fraction, message: None)
+    if paths.is_low_rank(problem):
+        solutions = _THEORY_SOLUTIONS.get_or_compute(
+            problem_key, lambda: _low_rank_replica_curve(problem, loss, loss_params, job))
+        return stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params)
+    report(0.0, "ADATAP and approximate ADATAP")
+    solutions = _THEORY_SOLUTIONS.get_or_compute(problem_key, lambda: stages.replica_curve(problem, THEORY_GRID))
+    curve = stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params)
+    if loss not in VG_MF_LOSSES:
+        return curve
+    vg_mf = _VG_MF.get(problem_key)
+    if vg_mf is None and job is not None:
+        nan = np.full(solutions.s_over_n.size, np.nan)
+        job.partial(replace(curve, theory_vg=nan, theory_mf=nan))
+        report(0.5, "variational Gaussian and mean field")
+    vg_mf = vg_mf or _VG_MF.get_or_compute(problem_key, lambda: stages.vg_mf_curve(problem, THEORY_GRID))
+    return stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params, vg_mf=vg_mf)
+
+
+def _low_rank_replica_curve(problem, loss: str, loss_params: dict, job: Job | None) -> stages.ReplicaCurve:
+    """ADATAP (warm-started in ascending S, as ``stages.replica_curve``) and the approximate ADATAP along
+    LOW_RANK_GRID, one S/N at a time: each takes seconds at N = 53,940, so ``job`` reports which and shows the curve
+    so far (``job.partial``), and a superseded job stops within one ADATAP iteration."""
+    hooks = Hooks(should_stop=job.should_stop) if job is not None else None
+    exact: list[replica.ReplicaSolution] = []
+    approx: list[replica.ReplicaSolution] = []
+    grid = np.array(LOW_RANK_GRID)
+    for j, v in enumerate(grid):
+        if job is not None:
+            job.report(j / grid.size, f"ADATAP at S/N = {v:g} ({j + 1} of {grid.size}; low-rank kernel, "
+                                      f"N = {problem.n:,}, m = {problem.features.rank})")
+        exact.append(paths.solve(problem, v * problem.n, init=exact[-1] if exact else None, hooks=hooks))
+        approx.append(paths.approximate(problem, v * problem.n))
+        if job is not None and j + 1 < grid.size:
+            done = stages.ReplicaCurve(grid[:j + 1], tuple(exact), tuple(approx))
+            job.partial(stages.theory_curve(problem, done, loss=loss, loss_params=loss_params))
+    return stages.ReplicaCurve(grid, tuple(exact), tuple(approx))
+
+
+def theory_grid(problem) -> tuple[float, ...]:
+    """S/N of the theory curve of ``problem``: THEORY_GRID, or LOW_RANK_GRID on the low-rank path."""
+    return LOW_RANK_GRID if paths.is_low_rank(problem) else THEORY_GRID
+
+
+def mc_grid(problem) -> tuple[float, ...]:
+    """S/N of the Monte-Carlo points of ``problem``'s learning curve: MC_GRID, or LOW_RANK_GRID on the low-rank
+    path."""
+    return LOW_RANK_GRID if paths.is_low_rank(problem) else MC_GRID
+
+
+def mc_seconds(problem, samples: int) -> float:
+    """Estimated CPU seconds of ``samples`` Monte-Carlo refits of ``problem`` on the low-rank path (each a weighted
+    m × m solve after forming ΦᵀWΦ, ``montecarlo_lowrank.SAMPLE_SECONDS_PER_NM2``)."""
+    return samples * SAMPLE_SECONDS_PER_NM2 * problem.n * problem.features.rank ** 2
+
+
+def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed: int, job: Job,
+              executor) -> CurveMC:
+    """The core's ``stages.mc_curve`` (all S at once on ``executor``); ``job.partial`` gets the curve whenever one
+    more S is complete. The CLI's ``learning-curve`` calls the same stage with the same root seed."""
+    return stages.mc_curve(problem, grid, mc_samples, loss=loss, loss_params=loss_params, rng=seed,
+                           executor=executor,
+                           hooks=Hooks(progress=job.report, should_stop=job.should_stop, partial=job.partial))
+
+
+#: The jobs each tab needs (the others' jobs are left as they are: a running one goes on, its result is cached).
+_TAB_JOBS = {"curve": ("solution", "theory", "linear_response", "curve"), "distribution": ("solution", "distribution"),
+             "l1": ("solution", "distribution"), "holdout": ("holdout_theory", "holdout_ij", "holdout")}
+
+
+@dataclass(frozen=True)
+class JobInputs:
+    """What the jobs of one refresh read, taken on the session's thread: the active tab's problem with its key,
+    S/N, the loss, the sample counts and the seed; or, while the hyperparameters of CSV data are chosen by maximum
+    evidence, only ``evidence`` (the data's key and the data)."""
+
+    tab: str
+    key: tuple | None = None
+    problem: problems.RegressionProblem | None = None
+    s_over_n: float = 1.0
+    loss: str = "square"
+    loss_params: dict = field(default_factory=dict)
+    loss_key: tuple = ()
+    curve_samples: int = 0
+    mc_samples: int = 0
+    seed: int = 0
+    evidence: tuple | None = None
+    build: tuple | None = None
+
+    @property
+    def low_rank(self) -> bool:
+        """Whether the problem runs the low-rank path (its theory and Monte-Carlo take seconds to minutes)."""
+        return self.problem is not None and paths.is_low_rank(self.problem)
+
+    def wants(self, kind: str) -> bool:
+        """Whether the job ``kind`` is needed now."""
+        if kind == "evidence":
+            return self.evidence is not None
+        if kind == "problem":
+            return self.build is not None
+        return self.problem is not None and kind in _TAB_JOBS[self.tab]
+
+
+def _needed(kind: str, key):
+    """``key`` of the job ``kind`` when the inputs want it, else None (left as it is)."""
+    return lambda i: key(i) if i.wants(kind) else None
+
+
+def _solve(i: JobInputs, job: Job) -> replica.ReplicaSolution:
+    """ADATAP at the current S/N (eqs. 54-59), cached; on the session's thread for a dense problem (its refresh fills
+    the cache first), on the job's for a low-rank one (seconds at N = 53,940)."""
+    low_rank = "low-rank kernel, " if i.low_rank else ""
+    job.report(0.0, f"solving the theory at S/N = {i.s_over_n:g} ({low_rank}N = {i.problem.n:,})")
+    return solution_of(i.key, i.problem, i.s_over_n, Hooks(should_stop=job.should_stop))
+
+
+def _not_run(i: JobInputs, samples: int) -> str:
+    """What a Monte-Carlo job that waits for its button says; on the low-rank path, how long it will take."""
+    if not i.low_rank:
+        return NOT_RUN_MESSAGE
+    minutes = mc_seconds(i.problem, samples) / 60
+    # short: it stands beside the progress bar in the tab's job line (at 1280 px a longer one ran off the screen)
+    return f"Waits for 'Run Monte-Carlo': {samples:,} refits, about {max(minutes, 0.1):.2g} CPU minutes."
+
+
+def solution_of(key: tuple, problem: paths.Problem, v: float, hooks: Hooks | None = None) -> replica.ReplicaSolution:
+    """ADATAP of ``problem`` (cache key ``key``) at S = v·N, from the cache the sessions share or solved."""
+    options = {"hooks": hooks} if paths.is_low_rank(problem) and hooks is not None else {}  # stops a superseded job
+    return _SOLUTIONS.get_or_compute((key, round(v, 12)), lambda: paths.solve(problem, v * problem.n, **options))
+
+
+def holdout_theory_of(key: tuple, problem: paths.Problem, v: float) -> HoldoutTheory:
+    """The theory's bootstrap mean and variance at the held-out inputs (eq. 48), cached."""
+    return _HOLDOUT_THEORY.get_or_compute(
+        (key, v), lambda: stages.holdout_theory(problem, v, solution=solution_of(key, problem, v)))
+
+
+def holdout_ij_of(key: tuple, problem: paths.Problem, v: float):
+    """The first-order infinitesimal-jackknife mean and variance at the held-out inputs, cached."""
+    return _HOLDOUT_IJ.get_or_compute((key, v), lambda: stages.holdout_linear_response(problem, v))
+
+
+def _distribution(i: JobInputs, executor, job: Job) -> experiments.DistributionComparison:
+    return experiments.distribution_comparison(i.problem, i.s_over_n, i.mc_samples,
+                                               bin_width=scaled_bin_width(i.problem.y), rng=i.seed, executor=executor,
+                                               hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+
+
+def _holdout(i: JobInputs, executor, job: Job) -> experiments.HoldoutComparison:
+    return experiments.holdout_comparison(i.problem, i.s_over_n, i.mc_samples, rng=i.seed, executor=executor,
+                                          hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+
+
+#: The jobs of the GP tabs. The Monte-Carlo ones wait for Run unless ``auto_mc`` is on and are the ones Cancel
+#: stops; partial redraws through HoloViews share the server's loop and are spaced by the gate, the learning curve's
+#: are patched in place (views.common.patching, ~15 ms) and drawn at once.
+JOBS = (
+    # the low-rank problem's features Φ (Nyström: 0.5 s at N = 53,940, m = 256), off the event loop; a dense problem
+    # is built in the refresh (its K: 0.06 s at 1,000 rows)
+    JobSpec("problem", None, _PROBLEMS, key=_needed("problem", lambda i: i.build[0]),
+            compute=lambda state, i, job: i.build[1](job), cancellable=False),
+    # dense: solved on the session's thread in ~0.1 s (the refresh fills the cache, so this shows it at once);
+    # low-rank: seconds, off the event loop
+    JobSpec("solution", "solution", _SOLUTIONS, key=_needed("solution", lambda i: (i.key, round(i.s_over_n, 12))),
+            compute=lambda state, i, job: _solve(i, job), cancellable=False),
+    JobSpec("holdout_theory", "holdout_theory", _HOLDOUT_THEORY,
+            key=_needed("holdout_theory", lambda i: (i.key, i.s_over_n)),
+            compute=lambda state, i, job: holdout_theory_of(i.key, i.problem, i.s_over_n), cancellable=False),
+    JobSpec("holdout_ij", "holdout_ij", _HOLDOUT_IJ, key=_needed("holdout_ij", lambda i: (i.key, i.s_over_n)),
+            compute=lambda state, i, job: stages.holdout_linear_response(i.problem, i.s_over_n), cancellable=False),
+    JobSpec("theory", "theory_curve", _THEORY, key=_needed("theory", lambda i: (i.key, i.loss_key)),
+            compute=lambda state, i, job: _theory_curve(i.problem, i.key, i.loss, i.loss_params, job),
+            cancellable=False),
+    # ε_IJ and the LOO limit along THEORY_GRID: one factorisation per S/N, yet 15 of them take 0.45-0.9 s on boston
+    # (N = 506, one core), so a job of their own, off the event loop, drawn when done
+    JobSpec("linear_response", "linear_response", _LINEAR_RESPONSE,
+            key=_needed("linear_response", lambda i: (i.key, i.loss_key)),
+            compute=lambda state, i, job: stages.linear_response_curve(i.problem, theory_grid(i.problem), loss=i.loss,
+                                                                       loss_params=i.loss_params, ij=not i.low_rank),
+            cancellable=False),
+    JobSpec("curve", "curve_mc", _CURVES,
+            key=_needed("curve", lambda i: (i.key, i.loss_key, mc_grid(i.problem), i.curve_samples, i.seed)),
+            compute=lambda state, i, job: _mc_curve(i.problem, mc_grid(i.problem), i.curve_samples, i.loss,
+                                                    i.loss_params, i.seed, job, state.executor),
+            optional=True, not_run=lambda i: _not_run(i, i.curve_samples * len(mc_grid(i.problem)))),
+    JobSpec("distribution", "distribution", _DISTRIBUTIONS,
+            key=_needed("distribution", lambda i: (i.key, i.s_over_n, i.mc_samples, i.seed)),
+            compute=lambda state, i, job: _distribution(i, state.executor, job), optional=True, gated=True,
+            not_run=lambda i: _not_run(i, i.mc_samples)),
+    JobSpec("holdout", "holdout_mc", _HOLDOUTS,
+            key=_needed("holdout", lambda i: (i.key, i.s_over_n, i.mc_samples, i.seed)),
+            compute=lambda state, i, job: _holdout(i, state.executor, job), optional=True, gated=True,
+            not_run=lambda i: _not_run(i, i.mc_samples)),
+    JobSpec("evidence", "evidence", _EVIDENCE, key=_needed("evidence", lambda i: i.evidence[0]),
+            compute=lambda state, i, job: _evidence_fit(i.evidence[1], job, ard=i.evidence[2], rank=i.evidence[3]),
+            cancellable=False),
+)
+
+
+
+def _evidence_fit(data: datasets.Dataset, job: Job, *, ard: bool = False, rank: int | None = None):
+    """The evidence maximum on at most EVIDENCE_ROWS rows of ``data`` (a random subsample when it has more), with one
+    lengthscale per input column if ``ard``: the core's :func:`~explorer.gp_bootstrap.evidence.fit_to_data`, which the
+    command line calls too; with a ``rank`` (large data), the evidence of the rank-m Nyström GP on all rows
+    (:func:`~explorer.gp_bootstrap.evidence_lowrank.maximum_evidence_lowrank`, landmarks drawn with SUBSAMPLE_SEED),
+    as ``explorer learning-curve --rank M --seed 0`` fits it."""
+    hooks = Hooks(progress=job.report, should_stop=job.should_stop)
+    if rank is not None:
+        return evidence_lowrank.maximum_evidence_lowrank(data.inputs, data.targets, rank=rank, rng=SUBSAMPLE_SEED,
+                                                         ard=ard, hooks=hooks)
+    return gp_evidence.fit_to_data(data.inputs, data.targets, ard=ard, max_rows=EVIDENCE_ROWS, seed=SUBSAMPLE_SEED,
+                                   hooks=Hooks(progress=job.report, should_stop=job.should_stop))
+
+
+
+
+#: The caches the state's data and problems use (the others are the jobs' own).
+PROBLEMS, DATA, EVIDENCE = _PROBLEMS, _DATA, _EVIDENCE
