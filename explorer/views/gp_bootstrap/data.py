@@ -18,7 +18,7 @@ import numpy as np
 
 from explorer import datasets
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.views.common.uploads import UPLOAD, Upload
+from explorer.views.common.uploads import UPLOAD, Upload, csv_columns, read_upload
 from explorer.views.gp_bootstrap.jobs import DATA
 from explorer.views.gp_bootstrap.settings import (
     CSV_PREFIX,
@@ -41,6 +41,24 @@ class GPData:
     def __init__(self, state):
         self.state = state
         self.columns: dict[str, list[str]] = {}  # the header of each CSV seen (dataset value → column names)
+
+    def upload(self, filename: str, content: bytes | str) -> None:
+        """Use an uploaded CSV (the state's ``upload_csv``): refused with its reason over the figures, or the dataset
+        with its last column as the target, starting from its evidence maximum."""
+        s = self.state
+        try:
+            upload = read_upload(filename, content)  # an empty file is refused there, with a message
+            columns = csv_columns(upload, "inputs and a target")
+        except ValueError as err:
+            s.refuse(str(err))  # no figure of the previous data under a message about this file
+            return
+        s.hyper.pending = True
+        s.source.upload = upload
+        self.columns[UPLOAD] = columns
+        if UPLOAD not in s.param.dataset.objects:
+            s.param.dataset.objects = [*s.param.dataset.objects, UPLOAD]
+        s.param.update(dataset=UPLOAD, target=columns[-1])
+        s.refresh()  # also when dataset and target did not change (a new file with the same header)
 
     def init_choices(self) -> None:
         """The datasets offered: the shipped and generated ones and the CSV files of the data folder."""

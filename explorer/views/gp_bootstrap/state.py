@@ -21,7 +21,6 @@ import param
 
 from explorer import kernels
 from explorer.bootstrap import replica
-from explorer.chunks import item_generator, root_seed
 from explorer.gp_bootstrap import evidence as gp_evidence
 from explorer.gp_bootstrap import evidence_lowrank, experiments, paths, problems
 from explorer.gp_bootstrap.l1 import scaled_bin_width
@@ -37,21 +36,21 @@ from explorer.gp_bootstrap.stages import (
 )
 from explorer.views.common import controls, errors
 from explorer.views.common.data_source import DataSourced
-from explorer.views.common.jobs import BackgroundJobs, Job, output
-from explorer.views.common.uploads import UPLOAD, csv_columns, read_upload
+from explorer.views.common.jobs import BackgroundJobs, output
+from explorer.views.common.uploads import UPLOAD
 from explorer.views.common.values import CheckedState
-from explorer.views.gp_bootstrap.data import GPData, check_holdout, subsample_rows
+from explorer.views.gp_bootstrap.data import GPData, subsample_rows
 from explorer.views.gp_bootstrap.hyperparameters import Hyperparameters
 from explorer.views.gp_bootstrap.jobs import (
     JOBS,
     NOT_RUN_MESSAGE,
-    PROBLEMS,
     JobInputs,
     holdout_ij_of,
     holdout_theory_of,
     mc_grid,
     solution_of,
 )
+from explorer.views.gp_bootstrap.problem import GPProblems
 from explorer.views.gp_bootstrap.settings import (
     APPROXIMATIONS,
     BIN_WIDTH,
@@ -114,8 +113,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     reports each job ("theory", "linear_response" and ``MC_KINDS``).
     """
 
-    #: What a link carries (:func:`~explorer.views.common.links.link_parameters`): the URL's controls but ``tab``
-    #: (the page's ``tab`` says it).
+    #: What a link carries (``links.link_parameters``): the URL's controls but ``tab`` (the page's ``tab`` says it).
     LINK_PARAMETERS = tuple(name for name in URL_PARAMETERS if name != "tab")
     job_specs = JOBS
     outputs = OUTPUTS
@@ -221,6 +219,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         super().__init__(**params)
         self._init_jobs()
         self.data = GPData(self)
+        self.problems = GPProblems(self)
         self.data.init_choices()
         if dataset is not None:
             self.dataset = dataset
@@ -261,13 +260,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
 
     @property
     def mapped_inputs(self) -> np.ndarray | None:
-        """The training inputs the distribution and L1 pages cover when the problem has more than
-        ``experiments.MAP_ALL_ROWS`` (a random sample of ``experiments.MAP_INPUTS``, drawn from ``seed`` as the
-        Monte-Carlo draws them); None when they cover every input."""
-        problem = self.problem
-        if problem is None or problem.n <= experiments.MAP_ALL_ROWS:
-            return None
-        return experiments.map_inputs(problem.n, item_generator(root_seed(int(self.seed)), 2, 0))
+        """The training inputs the distribution and L1 pages cover on large data (a random sample drawn from ``seed``
+        as the Monte-Carlo draws them); None when they cover every input (:meth:`GPProblems.mapped_inputs`)."""
+        return self.problems.mapped_inputs()
 
     @property
     def mc_grid(self) -> tuple[float, ...]:
@@ -289,19 +284,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
 
         A file that cannot be read clears the figures and says why in ``error``; a readable one starts from the
         hyperparameters of largest evidence on it (``evidence``)."""
-        try:
-            upload = read_upload(filename, content)  # an empty file is refused there, with a message
-            columns = csv_columns(upload, "inputs and a target")
-        except ValueError as err:
-            self.refuse(str(err))  # no figure of the previous data under a message about this file
-            return
-        self.hyper.pending = True
-        self.source.upload = upload
-        self.data.columns[UPLOAD] = columns
-        if UPLOAD not in self.param.dataset.objects:
-            self.param.dataset.objects = [*self.param.dataset.objects, UPLOAD]
-        self.param.update(dataset=UPLOAD, target=columns[-1])
-        self.refresh()  # also when dataset and target did not change (a new file with the same header)
+        self.data.upload(filename, content)
 
     def apply_url(self, values: dict) -> None:
         """Apply link parameters one by one, skipping (and reporting) those that are invalid."""
@@ -350,8 +333,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         return self.data.file()
 
     def data_label(self) -> str:
-        """The data in a few words, for file names
-        (:meth:`explorer.views.gp_bootstrap.data.GPData.label`)."""
+        """The data in a few words, for file names (``GPData.label``)."""
         return self.data.label()
 
     def _on_problem_built(self, event) -> None:
@@ -359,22 +341,8 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
             self.refresh()  # the low-rank problem is in the cache: compute with it
 
     def _on_problem_error(self, event) -> None:
-        if event.new:  # the features or the theory failed (seconds off the event loop on large data): say why over the
-            # figure, as any error of the settings
+        if event.new:  # the features or the theory (a job on large data) failed: say why over the figure
             self.refuse(event.new)
-
-    # ----------------------------------------------------------------------------- settings → keys
-
-    def _kernel_key(self) -> tuple:
-        if self.kernel == "paper":
-            return ("paper", float(self.l2))
-        extra = {"rq": (("alpha", float(self.alpha)),), "periodic": (("period", float(self.period)),)}
-        ell = tuple(self.ard_lengthscales) if self.ard_lengthscales is not None else float(self.lengthscale)
-        return (self.kernel, ell, float(self.signal_var), *extra.get(self.kernel, ()))
-
-    def _problem_key(self, holdout: int) -> tuple:
-        rank = int(self.rank) if self.data.large() else None  # the rank matters on the low-rank path only
-        return (self.data.key(), self._kernel_key(), float(self.noise_var), int(holdout), rank)
 
     def _loss_key(self) -> tuple:
         return ("square",) if self.loss == "square" else (self.loss, float(self.eps), float(self.beta))
@@ -388,61 +356,6 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     def current_theory_error(self) -> float | None:
         """Theory ε at the current S/N from ``solution`` (eq. 45 or 46); None without a solution."""
         return None if self.solution is None else theory_error(self.solution, self.loss, self.loss_params)
-
-    def _kernel(self, X: np.ndarray) -> kernels.Kernel:
-        if self.kernel == "paper":
-            return kernels.paper_rbf(X, l2=self.l2, scale="sd")
-        ell = self.ard_lengthscales if self.ard_lengthscales is not None else self.lengthscale
-        hyper = {"lengthscale": ell, "signal_var": self.signal_var}
-        hyper.update({"rq": {"alpha": self.alpha}, "periodic": {"period": self.period}}.get(self.kernel, {}))
-        return kernels.make_kernel(self.kernel, X.shape[1], **hyper)
-
-    def _build_problem(self, holdout: int) -> paths.Problem:
-        data = self.data.load()
-        check_holdout(data, holdout)
-        return problems.regression_problem(data, self._kernel(data.inputs[holdout:]), self.noise_var, holdout=holdout)
-
-    def _warn_holdout(self, holdout: int, rows: int, name: str) -> None:
-        """Warn when at least half of the ``rows`` are held out (the bootstrap then trains on the smaller part)."""
-        text = ""
-        if 2 * holdout >= rows:
-            text = (f"Held-out rows: {holdout} of the {rows} rows of {name} are held out, so the bootstrap trains "
-                    f"on N = {rows - holdout} only. Lower 'Held-out rows' below {(rows + 1) // 2} to train on the "
-                    "larger part.")
-        self.tell("holdout", text)
-
-    def _problem(self, holdout: int = 0) -> tuple[tuple, paths.Problem | None]:
-        """The problem of the current settings and its key; None for a low-rank problem not built yet (the "problem"
-        job builds it, :meth:`_building`)."""
-        key = self._problem_key(holdout)
-        if key[-1] is not None:  # low-rank
-            return key, PROBLEMS.get(key)
-        return key, PROBLEMS.get_or_compute(key, lambda: self._build_problem(holdout))
-
-    def _building(self, key: tuple, holdout: int) -> JobInputs:
-        """Show nothing while the "problem" job builds the low-rank features; what it reads is taken now."""
-        for name in OUTPUTS:
-            self._assign(name, None)
-        build = self._problem_builder(holdout)
-        return JobInputs(self.tab, build=(key, build))
-
-    def _problem_builder(self, holdout: int):
-        """``build(job)``: the low-rank problem of the current settings (read now, on the session's thread)."""
-        data, rank, noise_var = self.data.load(), int(self.rank), float(self.noise_var)
-        check_holdout(data, holdout)
-        if rank > data.n - holdout:
-            raise ValueError(f"Rank m = {rank} is above the {data.n - holdout:,} training rows ({data.n:,} rows, "
-                             f"{holdout} held out): lower 'Rank m (large data)' to at most {data.n - holdout:,}, or "
-                             "lower 'Held-out rows'.")
-        kernel = self._kernel(data.inputs[holdout:])
-
-        def build(job: Job) -> problems.LowRankRegressionProblem:
-            job.report(0.0, f"building the low-rank kernel K ≈ ΦΦᵀ ({rank} Nyström landmarks of {data.n - holdout:,} "
-                            "rows)")
-            return problems.low_rank_problem(data, kernel, noise_var, rank=rank, rng=SUBSAMPLE_SEED, holdout=holdout)
-        return build
-
-    # ----------------------------------------------------------------------------- refresh
 
     def _on_change(self, *events) -> None:
         """Every change of a control refreshes, also before the first :meth:`refresh` (a link, a notebook)."""
@@ -464,9 +377,9 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                           int(self.curve_mc_samples), int(self.mc_samples), int(self.seed))
 
     def _prepare_training(self) -> JobInputs:
-        key, problem = self._problem(0)
+        key, problem = self.problems.get(0)
         if problem is None:
-            return self._building(key, 0)
+            return self.problems.building(key, 0)
         self.param.input_index.bounds = (0, problem.n - 1)
         if self.input_index > problem.n - 1:
             self._assign("input_index", problem.n - 1)
@@ -474,29 +387,16 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         if not paths.is_low_rank(problem):  # ~0.1 s: now, so that the "solution" job shows it in this refresh
             solution_of(key, problem, float(self.s_over_n))
         if self.tab != "curve":
-            self._check_mc_size(problem.n)
+            self.problems.check_mc_size(problem.n)
         return self._inputs(key, problem)
 
-    def _check_mc_size(self, n: int) -> None:
-        """ValueError before a Monte-Carlo job whose (B, N) arrays would exceed MAX_MC_VALUES numbers (N: the inputs
-        kept, ``experiments.MAP_INPUTS`` of a larger problem)."""
-        n = n if n <= experiments.MAP_ALL_ROWS else experiments.MAP_INPUTS
-        samples = int(self.mc_samples)
-        if samples * n > MAX_MC_VALUES:
-            raise ValueError(f"{samples:,} Monte-Carlo samples at N = {n:,} inputs would keep {samples * n:,} "
-                             f"numbers twice (occupations and predictions); the server keeps at most "
-                             f"{MAX_MC_VALUES:,}. Lower 'MC samples (distribution, test inputs)' to at most "
-                             f"{MAX_MC_VALUES // n:,}.")
-
     def _prepare_holdout(self) -> JobInputs:
-        key, problem = self._problem(int(self.holdout))
+        key, problem = self.problems.get(int(self.holdout))
         if problem is None:
-            return self._building(key, int(self.holdout))
-        self._warn_holdout(int(self.holdout), problem.n + int(self.holdout), problem.name)
-        self._check_mc_size(problem.n)
+            return self.problems.building(key, int(self.holdout))
+        self.problems.warn_holdout(int(self.holdout), problem.n + int(self.holdout), problem.name)
+        self.problems.check_mc_size(problem.n)
         v = float(self.s_over_n)
-        if not paths.is_low_rank(problem):  # dense: now (the jobs show them in this refresh); low-rank: the jobs
-            holdout_theory_of(key, problem, v)
-            # one factorisation (30-40 ms on boston, N = 456): on the session's thread, as eq. (48) is
-            holdout_ij_of(key, problem, v)
+        if not paths.is_low_rank(problem):  # dense, 30-40 ms on boston: now (the jobs show them in this refresh)
+            holdout_theory_of(key, problem, v), holdout_ij_of(key, problem, v)
         return self._inputs(key, problem)

@@ -115,7 +115,7 @@ def test_status_says_while_ij_is_computing(square):
 
 def test_test_inputs_show_the_ij_mean_and_variance_of_the_core():
     s = computed_state(tab="holdout", holdout=10, s_over_n=1.5)
-    p = s._problem(10)[1]
+    p = s.problems.get(10)[1]
     core = linear_response.linear_response_moments(p.K, p.y, p.noise_var, 1.5 * p.n, p.cross(p.X_test))
     np.testing.assert_allclose(s.holdout_ij.mean, core.mean, rtol=1e-12)
     np.testing.assert_allclose(s.holdout_ij.var, core.var, rtol=1e-12)

@@ -32,7 +32,7 @@ def test_the_learning_curve_is_the_core_stages():
 
 def test_the_holdout_theory_is_the_core_stage():
     state = finished(tab="holdout", holdout=10, s_over_n=1.5)
-    expected = stages.holdout_theory(state._problem(10)[1], 1.5)
+    expected = stages.holdout_theory(state.problems.get(10)[1], 1.5)
     np.testing.assert_array_equal(state.holdout_theory.mean, expected.mean)
     np.testing.assert_array_equal(state.holdout_theory.var, expected.var)
     assert state.holdout_theory.n_train == expected.n_train == 54

@@ -1,0 +1,123 @@
+"""The regression problem of the Gaussian-process pages' settings: its cache key, the kernel of the controls, the
+dense problem (built at once) and the builder of the low-rank one (built by a job), the held-out warning and the
+bound on the Monte-Carlo's arrays.
+
+:class:`GPProblems` is a component of :class:`~explorer.views.gp_bootstrap.state.GPBootstrapState`: it reads the
+state's controls and its data (:class:`~explorer.views.gp_bootstrap.data.GPData`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from explorer import kernels
+from explorer.chunks import item_generator, root_seed
+from explorer.gp_bootstrap import experiments, paths, problems
+from explorer.views.common.jobs import Job
+from explorer.views.gp_bootstrap.data import check_holdout
+from explorer.views.gp_bootstrap.jobs import PROBLEMS, JobInputs
+from explorer.views.gp_bootstrap.settings import MAX_MC_VALUES, OUTPUTS, SUBSAMPLE_SEED
+
+__all__ = ["GPProblems"]
+
+
+class GPProblems:
+    """The problems of one GP state's (``state``) settings."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def kernel_key(self) -> tuple:
+        """The kernel's part of a problem's key: its name and every value."""
+        s = self.state
+        if s.kernel == "paper":
+            return ("paper", float(s.l2))
+        extra = {"rq": (("alpha", float(s.alpha)),), "periodic": (("period", float(s.period)),)}
+        ell = tuple(s.ard_lengthscales) if s.ard_lengthscales is not None else float(s.lengthscale)
+        return (s.kernel, ell, float(s.signal_var), *extra.get(s.kernel, ()))
+
+    def key(self, holdout: int) -> tuple:
+        """The problem's cache key: data, kernel, σ², held-out rows and (low-rank path) the rank."""
+        s = self.state
+        rank = int(s.rank) if s.data.large() else None  # the rank matters on the low-rank path only
+        return (s.data.key(), self.kernel_key(), float(s.noise_var), int(holdout), rank)
+
+    def covariance(self, X: np.ndarray) -> kernels.Kernel:
+        """The kernel of the current controls for training inputs ``X`` (the paper's scales with their sd)."""
+        s = self.state
+        if s.kernel == "paper":
+            return kernels.paper_rbf(X, l2=s.l2, scale="sd")
+        ell = s.ard_lengthscales if s.ard_lengthscales is not None else s.lengthscale
+        hyper = {"lengthscale": ell, "signal_var": s.signal_var}
+        hyper.update({"rq": {"alpha": s.alpha}, "periodic": {"period": s.period}}.get(s.kernel, {}))
+        return kernels.make_kernel(s.kernel, X.shape[1], **hyper)
+
+    def _dense(self, holdout: int) -> problems.RegressionProblem:
+        """The dense problem (its N × N kernel matrix: 0.06 s at 1,000 rows, on the session's thread)."""
+        s = self.state
+        data = s.data.load()
+        check_holdout(data, holdout)
+        return problems.regression_problem(data, self.covariance(data.inputs[holdout:]), s.noise_var, holdout=holdout)
+
+    def warn_holdout(self, holdout: int, rows: int, name: str) -> None:
+        """Warn when at least half of the ``rows`` are held out (the bootstrap then trains on the smaller part)."""
+        s = self.state
+        text = ""
+        if 2 * holdout >= rows:
+            text = (f"Held-out rows: {holdout} of the {rows} rows of {name} are held out, so the bootstrap trains "
+                    f"on N = {rows - holdout} only. Lower 'Held-out rows' below {(rows + 1) // 2} to train on the "
+                    "larger part.")
+        s.tell("holdout", text)
+
+    def get(self, holdout: int = 0) -> tuple[tuple, paths.Problem | None]:
+        """The problem of the current settings and its key; None for a low-rank problem not built yet (the "problem"
+        job builds it from :meth:`builder`)."""
+        key = self.key(holdout)
+        if key[-1] is not None:  # low-rank
+            return key, PROBLEMS.get(key)
+        return key, PROBLEMS.get_or_compute(key, lambda: self._dense(holdout))
+
+    def builder(self, holdout: int):
+        """``build(job)``: the low-rank problem of the current settings (read now, on the session's thread)."""
+        s = self.state
+        data, rank, noise_var = s.data.load(), int(s.rank), float(s.noise_var)
+        check_holdout(data, holdout)
+        if rank > data.n - holdout:
+            raise ValueError(f"Rank m = {rank} is above the {data.n - holdout:,} training rows ({data.n:,} rows, "
+                             f"{holdout} held out): lower 'Rank m (large data)' to at most {data.n - holdout:,}, or "
+                             "lower 'Held-out rows'.")
+        kernel = self.covariance(data.inputs[holdout:])
+
+        def build(job: Job) -> problems.LowRankRegressionProblem:
+            job.report(0.0, f"building the low-rank kernel K ≈ ΦΦᵀ ({rank} Nyström landmarks of {data.n - holdout:,} "
+                            "rows)")
+            return problems.low_rank_problem(data, kernel, noise_var, rank=rank, rng=SUBSAMPLE_SEED, holdout=holdout)
+        return build
+
+    def check_mc_size(self, n: int) -> None:
+        """ValueError before a Monte-Carlo job whose (B, N) arrays would exceed MAX_MC_VALUES numbers (N: the inputs
+        kept, ``experiments.MAP_INPUTS`` of a larger problem)."""
+        s = self.state
+        n = n if n <= experiments.MAP_ALL_ROWS else experiments.MAP_INPUTS
+        samples = int(s.mc_samples)
+        if samples * n > MAX_MC_VALUES:
+            raise ValueError(f"{samples:,} Monte-Carlo samples at N = {n:,} inputs would keep {samples * n:,} "
+                             f"numbers twice (occupations and predictions); the server keeps at most "
+                             f"{MAX_MC_VALUES:,}. Lower 'MC samples (distribution, test inputs)' to at most "
+                             f"{MAX_MC_VALUES // n:,}.")
+
+    def building(self, key: tuple, holdout: int) -> JobInputs:
+        """Show nothing while the "problem" job builds the low-rank features; what it reads is taken now."""
+        s = self.state
+        for name in OUTPUTS:
+            s._assign(name, None)
+        return JobInputs(s.tab, build=(key, self.builder(holdout)))
+
+    def mapped_inputs(self) -> np.ndarray | None:
+        """The training inputs the distribution and L1 pages cover when the problem has more than
+        ``experiments.MAP_ALL_ROWS`` rows (a random sample of ``experiments.MAP_INPUTS``, drawn from ``seed`` as
+        the Monte-Carlo draws them, ``experiments.distribution_comparison``); None when they cover every input."""
+        problem = self.state.problem
+        if problem is None or problem.n <= experiments.MAP_ALL_ROWS:
+            return None
+        return experiments.map_inputs(problem.n, item_generator(root_seed(int(self.state.seed)), 2, 0))
