@@ -18,6 +18,7 @@ from explorer.gp_bootstrap import mean_field as MF
 from explorer.gp_bootstrap import variational as VG
 
 from .exact_bootstrap import correlated_problem
+from .test_variational import free_energy_1  # F₁ of (VG-0), as the page writes it, with a dense K⁻¹
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "derivations" / "vg_mf.md"
 NOISE = 0.01
@@ -33,15 +34,6 @@ def test_every_numbered_equation_of_the_page_is_checked_here():
 
 
 # ----------------------------------------------------------------------------- §1 variational Gaussian
-
-def free_energy_1(m, V, W, K, y, s2, nu):
-    """F₁ of (VG-0), exactly as the page writes it, with J = K⁻¹ formed densely."""
-    J = np.linalg.inv(K)
-    vd, wd, r = np.diag(V), np.diag(W), (m - y) ** 2
-    return (0.5 * (np.trace(J @ (V + W + np.outer(m, m))) - len(y) - np.linalg.slogdet(J @ V)[1]
-                   - np.trace(np.linalg.solve(V, W)))
-            + nu * np.sum(0.5 * np.log(1 + vd / s2) + (r + wd) / (2 * (s2 + vd))))
-
 
 @pytest.fixture
 def vg(rng):
