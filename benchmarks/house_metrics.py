@@ -95,7 +95,11 @@ def _root(node: ast.AST) -> str | None:
 
 
 def _functions(tree: ast.Module) -> set[str]:
-    return {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    """The names a bare ``f`` can refer to as a function of the module: its functions and nested functions, not the
+    methods of its classes (reached as ``self.f``; a local variable of a method's name is no function)."""
+    methods = {id(item) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for item in node.body}
+    return {node.name for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) not in methods}
 
 
 #: Public settings a function may be given (documented parameters, not methods): Panel's ``FileDownload.callback``,

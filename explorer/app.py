@@ -1,7 +1,8 @@
 """The served Resampling Explorer: one Panel page (FastListTemplate) per browser session.
 
 ``explorer serve`` calls :func:`serve`; ``panel serve explorer/app.py`` runs this file, which then marks
-the page servable. Either way :func:`create_app` builds the page of one session, so that every session
+the page servable (give it ``--keep-alive 0`` for the keep-alive :func:`serve` sets,
+:data:`~explorer.views.common.session.KEEP_ALIVE`). Either way :func:`create_app` builds the page of one session, so that every session
 has its own state, widgets and background jobs. The page holds every page of the registry
 (:data:`explorer.views.pages.PAGES`) in tab-bar order; this module names none of them.
 
@@ -25,6 +26,7 @@ import panel as pn
 from tornado.ioloop import IOLoop
 
 from explorer import engine as dask_engine
+from explorer.compat import load_only_bundles
 from explorer.views.common import caches
 from explorer.views.common.engine_status import engine_status
 from explorer.views.common.glossary import Glossary
@@ -32,7 +34,7 @@ from explorer.views.common.links import link_page
 from explorer.views.common.page import PageContext
 from explorer.views.common.presentation import PRESENTATION_CSS, TAB_BAR_CSS, presentation_switch
 from explorer.views.common.presets import PresetMenu
-from explorer.views.common.session import bind_to_session
+from explorer.views.common.session import KEEP_ALIVE, bind_to_session
 from explorer.views.common.widgets import LazyTabs
 from explorer.views.pages import MENU_NAMES, PAGES, PRESETS, STATE_LABELS
 from explorer.views.warmup import WarmUp, draw_every_tab, on_loop, warm_up_note
@@ -345,8 +347,8 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
 
     try:
         server = pn.serve(app, port=port, address=address, websocket_origin=origins, show=show, title=TITLE,
-                          start=False, **kwargs)
-        _load_only_needed_bundles(server)
+                          start=False, **{**KEEP_ALIVE, **kwargs})
+        load_only_bundles(server, SERVED_BOKEH_BUNDLES)
         _stop_on_signals(server)
         server.start()
         served.append(server)
@@ -377,22 +379,6 @@ def _check_address(address: str, port: int) -> None:
                       "machine (127.0.0.1, 0.0.0.0) and a free port (e.g. --port 5007).") from None
     for sock in sockets:
         sock.close()
-
-
-def _load_only_needed_bundles(server) -> None:
-    """Pages of ``server`` load the BokehJS bundles of :data:`SERVED_BOKEH_BUNDLES` only.
-
-    Bokeh's server application (``server._tornado``, a ``BokehTornado``) makes the resources of every page; Panel
-    then drops MathJax only from a page without text. The wrapper replaces its ``resources`` on this one server.
-    """
-    application = server._tornado
-    resources = application.resources
-
-    def needed_bundles(absolute_url=None):
-        every = resources(absolute_url)
-        return every.clone(components=[c for c in every.components if c in SERVED_BOKEH_BUNDLES])
-
-    application.resources = needed_bundles
 
 
 def _stop_on_signals(server) -> None:

@@ -27,6 +27,7 @@ import atexit
 import ctypes
 import ctypes.util
 import gc
+import math
 import os
 import threading
 import time
@@ -41,7 +42,7 @@ from explorer.progress import Cancelled, Hooks, Progress
 
 __all__ = ["EngineError", "Engine", "DaskExecutor", "connect", "local_workers", "shared_engine", "SCHEDULER_ENV",
            "use_single_threaded_blas", "job_order", "return_freed_memory", "forget_finished_spans",
-           "forget_finished_computations", "job_id", "task_key"]
+           "SPANS_SETTLE_SECONDS", "forget_finished_computations", "job_id", "task_key"]
 
 SCHEDULER_ENV = "EXPLORER_SCHEDULER"
 """Environment variable with the address of an existing Dask scheduler (``tcp://host:8786``)."""
@@ -302,14 +303,15 @@ class Engine:
         freed goes back to the system instead of staying in the workers' heaps. Returns how many workers ran it."""
         return len(self.client.run(return_freed_memory))
 
-    def forget_finished_jobs(self) -> int:
+    def forget_finished_jobs(self, settle: float | None = None) -> int:
         """In the scheduler of a local cluster (in this process), let go of what it still records of finished jobs:
-        their spans (:func:`forget_finished_spans`) and their task groups in its history of computations
-        (:func:`forget_finished_computations`); return how many records went. A shared scheduler's are left alone
-        (0): its dashboard shows other people's jobs too."""
+        their spans (:func:`forget_finished_spans`, ``settle`` its seconds, default :data:`SPANS_SETTLE_SECONDS`) and
+        their task groups in its history of computations (:func:`forget_finished_computations`); return how many
+        records went. A shared scheduler's are left alone (0): its dashboard shows other people's jobs too."""
         if self.cluster is None:
             return 0
-        return self.client.run_on_scheduler(_forget_finished_jobs)  # one round trip to the scheduler's event loop
+        settle = SPANS_SETTLE_SECONDS if settle is None else settle
+        return self.client.run_on_scheduler(_forget_finished_jobs, settle=settle)  # one round trip to its loop
 
     def close(self) -> None:
         """Close the client and the local cluster (idempotent)."""
@@ -333,23 +335,34 @@ def return_freed_memory() -> None:
         _LIBC.malloc_trim(0)
 
 
-def forget_finished_spans(dask_scheduler) -> int:
+#: Seconds after a job's last task ended, and before every worker has reported to the scheduler since, that its spans
+#: are kept. A worker sends the metrics of a finished task with its next heartbeat (about every second); metrics of a
+#: span the scheduler no longer records fail the heartbeat (``KeyError`` in Dask's ``SpansSchedulerExtension``), and
+#: the worker then closes itself ("Unexpected exception during heartbeat"), cancelling the next job's tasks.
+SPANS_SETTLE_SECONDS = 10.0
+
+
+def forget_finished_spans(dask_scheduler, settle: float = SPANS_SETTLE_SECONDS) -> int:
     """Remove from Dask's span records (``distributed.spans``: what the dashboard's "spans" show) every tree of spans
-    all of whose task groups the scheduler has forgotten; return how many spans went. Run on the scheduler
-    (``Client.run_on_scheduler``).
+    all of whose task groups the scheduler has forgotten and whose metrics every worker has sent (each reported more
+    than ``settle`` seconds after the tree's last task ended, :data:`SPANS_SETTLE_SECONDS`); return how many spans
+    went. Run on the scheduler (``Client.run_on_scheduler``).
 
     Each job outside a running one opens a span of its own, which keeps its task groups (a few dicts and sets each)
-    for as long as the scheduler lives: about 30 small objects a job, scattered through the memory of the process
-    that holds the scheduler, the server for a local cluster. A span none of whose groups the scheduler still knows
-    can no longer get a task (a new task of a group makes that group anew): removing it changes no computation.
+    for as long as the scheduler lives (Dask has no setting to forget finished spans): about 30 small objects a job,
+    scattered through the memory of the process that holds the scheduler, the server for a local cluster. A span
+    none of whose groups the scheduler still knows can no longer get a task (a new task of a group makes that group
+    anew), and one whose metrics have all arrived gets none either: removing it changes no computation. A tree that
+    has not settled yet goes at a later call.
     """
     spans = dask_scheduler.extensions.get("spans")
     if spans is None:
         return 0
-    _ignore_metrics_of_forgotten_spans(spans)
     known = dask_scheduler.task_groups
+    reported = min((worker.last_seen for worker in dask_scheduler.workers.values()), default=math.inf)
     finished = [root for root in spans.root_spans
-                if all(known.get(group.name) is not group for group in root.traverse_groups())]
+                if all(known.get(group.name) is not group for group in root.traverse_groups())
+                and root.stop + settle < reported]
     gone = {id(span) for root in finished for span in root.traverse_spans()}
     if not gone:
         return 0
@@ -364,25 +377,8 @@ def forget_finished_spans(dask_scheduler) -> int:
     return len(gone)
 
 
-def _forget_finished_jobs(dask_scheduler) -> int:
-    return forget_finished_spans(dask_scheduler) + forget_finished_computations(dask_scheduler)
-
-
-def _ignore_metrics_of_forgotten_spans(spans) -> None:
-    """Let the scheduler's span records (``spans``, its ``SpansSchedulerExtension``) take a worker's heartbeat that
-    still carries metrics of a span :func:`forget_finished_spans` removed: those metrics are dropped. Without this,
-    a worker whose last task of a job ended just before its span went sent them with its next heartbeat, the
-    scheduler failed to find the span (``KeyError``), and the worker closed itself ("Unexpected exception during
-    heartbeat"): the next job's tasks were cancelled ("already forgotten"). Once per scheduler."""
-    if getattr(spans, "_ignores_forgotten_spans", False):
-        return
-    heartbeat = spans.heartbeat
-
-    def tolerant(ws, data) -> None:
-        heartbeat(ws, {key: value for key, value in data.items() if key[1] in spans.spans})
-
-    spans.heartbeat = tolerant
-    spans._ignores_forgotten_spans = True
+def _forget_finished_jobs(dask_scheduler, settle: float) -> int:
+    return forget_finished_spans(dask_scheduler, settle) + forget_finished_computations(dask_scheduler)
 
 
 def forget_finished_computations(dask_scheduler) -> int:

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -133,9 +134,16 @@ def add_seed_option(g, what: str = "seed of the random generator") -> None:
     g.add_argument("--seed", type=SEED, default=0, help=f"{what}, {SEED} (default 0)")
 
 
+class ArgumentGroup(Protocol):
+    """What ``ArgumentParser.add_argument_group`` returns (argparse gives its class no public name): a group that
+    takes options."""
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action: ...
+
+
 def add_data_source(p: argparse.ArgumentParser, *, dataset_help: str, target_help: str, dataset_default=None,
                     required: bool = False, csv_help: str = "a CSV file of your own (one header row); needs --target",
-                    series_csv_help: str | None = None) -> argparse._ArgumentGroup:
+                    series_csv_help: str | None = None) -> ArgumentGroup:
     """The ``data (choose one source)`` group: ``--dataset NAME`` or ``--csv PATH`` (or, given its help,
     ``--series-csv PATH``), and ``--target COLUMN``. Returns the group, for a command's further data options.
     """

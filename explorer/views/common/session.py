@@ -5,14 +5,16 @@ In a served app that is the session's event loop (:func:`session_dispatcher`); i
 it is the thread that made the state, when it calls ``wait`` (:func:`script_dispatcher`).
 
 A served session that ends (its page closed) takes its objects with it: its states are closed (their jobs stop),
-the links Panel keeps for its widgets are dropped (:class:`SessionLinks`), and a closing websocket is left to Bokeh's
-own ``on_close`` (:func:`ping_open_connections`, :func:`quiet_closed_writes`, :func:`quiet_closed_dispatch`): the
-server's log shows no traceback when a page closes. These fixes of Panel's, Bokeh's and tornado's code are installed
-when this module is imported, before any session starts.
+the links Panel keeps for its widgets are dropped (:func:`release_session_links`, with the registry of
+:func:`explorer.compat.release_links_by_session`), and a write to a page that closed logs no traceback
+(:func:`quiet_closed_websockets`, on the event loop's exception handler). Bokeh's keep-alive job, which detached the
+session of a closing websocket (bokeh/bokeh#13654), is off in :func:`explorer.app.serve`, whose
+websockets Tornado pings instead (:data:`KEEP_ALIVE`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 import threading
@@ -22,20 +24,29 @@ from collections.abc import Callable
 from functools import partial
 
 import panel as pn
-import panel.io.document as panel_document
-from bokeh.server.tornado import BokehTornado
 from panel.io.state import set_curdoc
 from panel.links import Callback
 from tornado.ioloop import IOLoop
-from tornado.websocket import WebSocketClosedError, WebSocketProtocol13
+from tornado.websocket import WebSocketClosedError
 
+from explorer.compat import SessionLinks, release_links_by_session
 from explorer.engine import return_freed_memory
 
-__all__ = ["bind_to_session", "release_session_links", "SessionLinks", "ping_open_connections", "quiet_closed_writes",
-           "quiet_closed_dispatch", "session_dispatcher", "kernel_dispatcher",
-           "script_dispatcher", "default_dispatcher", "NOTEBOOK_LOCK"]
+__all__ = ["bind_to_session", "release_session_links", "SessionLinks", "KEEP_ALIVE", "quiet_closed_websockets",
+           "session_dispatcher", "kernel_dispatcher", "script_dispatcher", "default_dispatcher", "NOTEBOOK_LOCK"]
 
 log = logging.getLogger(__name__)
+
+#: The server settings (``pn.serve`` passes them to Bokeh's server and Tornado's application) that keep an idle
+#: page's websocket open through proxies (nginx closes one after 60 s without traffic) and never detach a session
+#: before its websocket's ``on_close``: Bokeh's keep-alive job off (``keep_alive_milliseconds=0``), Tornado's own ping
+#: every 37 s instead (Bokeh's period), not closing a websocket whose pong is late (as Bokeh's job did not).
+#:
+#: Bokeh's job calls ``client_lost`` when a ping meets a closing websocket (bokeh/bokeh#13654, its fix #13655).
+#: Tornado then still hands on the messages the page sent before it closed (a slider's last values) and calls
+#: ``on_close``; both ask the detached connection for its session and fail (``AssertionError`` in bokeh's
+#: ``connection.py``, a traceback each: 82 in a 12-minute soak). Tornado's ping stops with its websocket.
+KEEP_ALIVE = {"keep_alive_milliseconds": 0, "websocket_ping_interval": 37, "websocket_ping_timeout": 0}
 
 
 def bind_to_session(state) -> None:
@@ -46,15 +57,16 @@ def bind_to_session(state) -> None:
     if doc is not None and doc.session_context is not None and getattr(state, "_session_doc", None) is not doc:
         state._session_doc = doc  # bound once (the app binds a state before a tab made later binds it again)
         state.dispatch = session_dispatcher(doc)
-        pn.state.on_session_destroyed(partial(_end_session, weakref.ref(state)))
+        quiet_closed_websockets(IOLoop.current().asyncio_loop)
+        pn.state.on_session_destroyed(partial(_end_session, weakref.ref(state), weakref.ref(doc)))
 
 
-def _end_session(state: weakref.ref, context) -> None:
+def _end_session(state: weakref.ref, doc: weakref.ref, context) -> None:
     """The session ended: close its state (if it still exists) and drop the links Panel kept for its widgets; once
     its objects are freed, give their memory back to the system."""
     if (alive := state()) is not None:
         alive.close()
-    if release_session_links(context._document):  # once per session (the first of its states)
+    if release_session_links(doc()):  # once per session (the first of its states)
         IOLoop.current().call_later(RETURN_MEMORY_AFTER, return_freed_memory)
 
 
@@ -63,106 +75,39 @@ def _end_session(state: weakref.ref, context) -> None:
 RETURN_MEMORY_AFTER = 10.0
 
 
-class SessionLinks(weakref.WeakKeyDictionary):
-    """Panel's registry of the JavaScript links and callbacks of widgets (``panel.links.Callback.registry``) that also
-    remembers the served document for which each widget registered one, so that :func:`release_session_links` can
-    drop a session's entries when it ends.
-
-    Panel keys that registry weakly by the widget, but an entry's value holds the widget's other parts: an
-    ``EditableFloatSlider`` registers its text box with ``args={'slider': its slider}``, the slider's watcher holds
-    the ``EditableFloatSlider``, which holds the text box. The key never dies, and through the widgets' watchers the
-    session's states, views and figures stayed in the server for good (about 5 MB per page closed in the soak).
-    """
-
-    def __init__(self, entries=()):
-        self.documents: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # widget → weakref to its document
-        super().__init__(entries)
-
-    def __setitem__(self, source, links) -> None:
-        doc = pn.state.curdoc
-        if doc is not None:  # a served session's, or one the server draws without a browser (the warm-up's)
-            self.documents[source] = weakref.ref(doc)
-        super().__setitem__(source, links)
-
-    def release(self, doc) -> int:
-        """Drop the entries registered for ``doc``; return how many."""
-        sources = [source for source, owner in list(self.documents.items()) if owner() in (doc, None)]
-        for source in sources:
-            self.pop(source, None)
-            self.documents.pop(source, None)
-        return len(sources)
-
-
 def release_session_links(doc) -> int:
     """Drop the JavaScript links Panel registered for the widgets of the document ``doc`` (a session that ended, or
     the page the warm-up drew); return how many widgets had some."""
     registry = Callback.registry
-    return registry.release(doc) if isinstance(registry, SessionLinks) else 0
+    return registry.release(doc) if isinstance(registry, SessionLinks) and doc is not None else 0
 
 
-def ping_open_connections(server: BokehTornado) -> None:
-    """Bokeh's keep-alive job (``BokehTornado._keep_alive``, every 37 s), without detaching a session from a
-    websocket whose ping fails.
+def quiet_closed_websockets(loop: asyncio.AbstractEventLoop) -> None:
+    """Let ``loop``'s handler of failures nobody retrieved (asyncio's "Task exception was never retrieved") take a
+    ``WebSocketClosedError`` as handled; any other failure goes to the handler as before. Once per loop.
 
-    Bokeh's own job calls ``client_lost`` when a ping meets a closing websocket. Tornado then still hands on the
-    messages the page sent before it closed (a slider's last values) and calls ``on_close``; both ask the detached
-    connection for its session and fail (``AssertionError`` in bokeh's ``connection.py``, a traceback each: 82 in a
-    12-minute soak, where the busy event loop let pages close between a ping and their ``on_close``). Here a failed
-    ping changes nothing: the websocket's ``on_close``, due on the same loop, detaches the session after its last
-    message.
+    Panel writes a document's held messages in a task nobody awaits, and cancels the writes of a session's document
+    when the session ends, too late for a write that had already failed because the page closed: each logged a
+    traceback (holoviz/panel#3341). The page is gone: nobody is left to tell.
     """
-    for connection in list(server._clients):
-        try:
-            connection.send_ping()
-        except WebSocketClosedError:
-            pass  # closing: on_close follows and ends the connection in order
+    previous = loop.get_exception_handler()
+    if getattr(previous, "quiets_closed_websockets", False):
+        return
 
-
-def quiet_closed_writes(write_message):
-    """Tornado's ``WebSocketProtocol13.write_message`` (under every write to a websocket), whose failure on a websocket
-    that closed meanwhile is taken as handled.
-
-    Panel waits for its writes, but cancels those of a session's document when the session ends; a write that had
-    already failed because the page closed then reached asyncio's "Task exception was never retrieved" with a
-    ``WebSocketClosedError`` traceback. The page is gone: nobody is left to tell.
-    """
-    def write(protocol: WebSocketProtocol13, message, binary: bool = False):
-        future = write_message(protocol, message, binary)
-        future.add_done_callback(partial(_retrieve_if_closed, protocol))
-        return future
-
-    write.quiets_closed = True
-    return write
-
-
-def _retrieve_if_closed(protocol: WebSocketProtocol13, future) -> None:
-    if not future.cancelled() and protocol.is_closing():
-        future.exception()  # marks the failure as seen
-
-
-def quiet_closed_dispatch(dispatch_msgs):
-    """Panel's ``_dispatch_msgs`` (it writes a document's held messages to its websockets, as a task nobody awaits),
-    whose ``WebSocketClosedError`` from a page that closed between two of its writes is taken as handled, as Panel's
-    own awaited writes do (asyncio logged it as "Task exception was never retrieved", with a traceback)."""
-    async def dispatch(doc) -> None:
-        try:
-            await dispatch_msgs(doc)
-        except WebSocketClosedError:
+    def handler(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        if isinstance(context.get("exception"), WebSocketClosedError):
             log.debug("a page closed while its messages were written")
+        elif previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
 
-    dispatch.quiets_closed = True
-    return dispatch
+    handler.quiets_closed_websockets = True
+    loop.set_exception_handler(handler)
 
 
-# Once per process, when the views are first imported, before any session starts (a server binds its keep-alive
-# job when it starts). Links registered before, by no served session, are kept as they were.
-if not isinstance(Callback.registry, SessionLinks):
-    Callback.registry = SessionLinks(Callback.registry)
-BokehTornado._keep_alive = ping_open_connections
-if not getattr(panel_document._dispatch_msgs, "quiets_closed", False):
-    panel_document._dispatch_msgs = quiet_closed_dispatch(panel_document._dispatch_msgs)
-if not getattr(WebSocketProtocol13.write_message, "quiets_closed", False):
-    WebSocketProtocol13.write_message = quiet_closed_writes(WebSocketProtocol13.write_message)
+# Once per process, when the views are first imported, before any session starts.
+release_links_by_session()
 
 
 def session_dispatcher(doc) -> Callable[[Callable[[], None]], None]:
