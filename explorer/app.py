@@ -26,7 +26,6 @@ import panel as pn
 from tornado.ioloop import IOLoop
 
 from explorer import engine as dask_engine
-from explorer.compat import load_only_bundles
 from explorer.views.common import caches
 from explorer.views.common.engine_status import engine_status
 from explorer.views.common.glossary import Glossary
@@ -36,6 +35,7 @@ from explorer.views.common.presentation import PRESENTATION_CSS, TAB_BAR_CSS, pr
 from explorer.views.common.presets import PresetMenu
 from explorer.views.common.session import KEEP_ALIVE, bind_to_session
 from explorer.views.common.widgets import LazyTabs
+from explorer.views.compat import load_only_bundles
 from explorer.views.pages import MENU_NAMES, PAGES, PRESETS, STATE_LABELS
 from explorer.views.warmup import WarmUp, draw_every_tab, on_loop, warm_up_note
 

@@ -1,4 +1,4 @@
-"""The workarounds of :mod:`explorer.compat`: per workaround, the upstream behaviour it works around (a test that fails
+"""The workarounds of :mod:`explorer.views.compat`: per workaround, the upstream behaviour it works around (a test that fails
 when upstream changes: the workaround is then deleted), and what the workaround does instead; the tested versions
 agree with ``pyproject.toml``'s bounds and a version outside them gets no workaround."""
 from __future__ import annotations
@@ -25,7 +25,7 @@ from panel.io.state import set_curdoc  # noqa: E402
 from panel.links import Callback  # noqa: E402
 from panel.viewable import MimeRenderMixin  # noqa: E402
 
-from explorer import compat  # noqa: E402
+from explorer.views import compat  # noqa: E402
 from explorer.views.common.session import NOTEBOOK_LOCK, release_session_links  # noqa: E402
 from explorer.views.notebook import extension  # noqa: E402
 from tests.conftest import free_port  # noqa: E402
@@ -62,7 +62,7 @@ def test_every_dependency_of_the_ui_and_the_engine_has_an_upper_bound():
 def test_a_version_outside_the_tested_range_gets_no_workaround(monkeypatch, caplog):
     monkeypatch.setitem(compat.TESTED, "bokeh", ((0,), (1,)))
     server = pn.serve({"/": lambda: pn.pane.Markdown("x")}, port=free_port(), show=False, start=False)
-    with caplog.at_level(logging.WARNING, logger="explorer.compat"):
+    with caplog.at_level(logging.WARNING, logger="explorer.views.compat"):
         compat.load_only_bundles(server, ("bokeh",))
     assert "bokeh-gl" in server._tornado.resources().components
     assert "outside the range" in caplog.text and "tests/test_compat.py" in caplog.text

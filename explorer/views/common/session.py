@@ -6,7 +6,7 @@ it is the thread that made the state, when it calls ``wait`` (:func:`script_disp
 
 A served session that ends (its page closed) takes its objects with it: its states are closed (their jobs stop),
 the links Panel keeps for its widgets are dropped (:func:`release_session_links`, with the registry of
-:func:`explorer.compat.release_links_by_session`), and a write to a page that closed logs no traceback
+:func:`explorer.views.compat.release_links_by_session`), and a write to a page that closed logs no traceback
 (:func:`quiet_closed_websockets`, on the event loop's exception handler). Bokeh's keep-alive job, which detached the
 session of a closing websocket (bokeh/bokeh#13654), is off in :func:`explorer.app.serve`, whose
 websockets Tornado pings instead (:data:`KEEP_ALIVE`).
@@ -29,8 +29,8 @@ from panel.links import Callback
 from tornado.ioloop import IOLoop
 from tornado.websocket import WebSocketClosedError
 
-from explorer.compat import SessionLinks, release_links_by_session
 from explorer.engine import return_freed_memory
+from explorer.views.compat import SessionLinks, release_links_by_session
 
 __all__ = ["bind_to_session", "release_session_links", "SessionLinks", "KEEP_ALIVE", "quiet_closed_websockets",
            "session_dispatcher", "kernel_dispatcher", "script_dispatcher", "default_dispatcher", "NOTEBOOK_LOCK"]
