@@ -398,5 +398,6 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         self.problems.check_mc_size(problem.n)
         v = float(self.s_over_n)
         if not paths.is_low_rank(problem):  # dense, 30-40 ms on boston: now (the jobs show them in this refresh)
-            holdout_theory_of(key, problem, v), holdout_ij_of(key, problem, v)
+            holdout_theory_of(key, problem, v)
+            holdout_ij_of(key, problem, v)
         return self._inputs(key, problem)
