@@ -24,6 +24,8 @@ from urllib.parse import urlencode
 import panel as pn
 import param
 
+from explorer.views.common import declarations
+
 __all__ = ["LEADING", "Linked", "PageLink", "link_parameters", "linked_states", "query_of", "short_search",
            "apply_query", "link_page"]
 
@@ -59,11 +61,14 @@ class Linked:
 
 
 def link_parameters(state: param.Parameterized) -> tuple[str, ...]:
-    """The controls of ``state`` a link carries: the state's own list ``LINK_PARAMETERS`` if it declares one,
+    """The controls of ``state`` a link carries: its own list ``LINK_PARAMETERS`` if it has one, else those its
+    declarations say (``link``, :func:`explorer.views.common.declarations.link_names`) if it declares its controls,
     else every parameter shown to the user (precedence not negative) but no action button."""
-    declared = getattr(state, "LINK_PARAMETERS", None)
-    if declared is not None:
-        return tuple(declared)
+    listed = getattr(state, "LINK_PARAMETERS", None)
+    if listed is not None:
+        return tuple(listed)
+    if declarations.declarations(state):
+        return declarations.link_names(state)
     return tuple(name for name, p in state.param.objects("existing").items()
                  if name != "name" and (p.precedence is None or p.precedence >= 0)
                  and not isinstance(p, param.Action))

@@ -15,11 +15,13 @@ import holoviews as hv
 import panel as pn
 import param
 
+from explorer.views.common import declarations
 from explorer.views.common.file_input import CSVFileInput
 from explorer.views.common.jobs import JobStatus
 from explorer.views.common.values import rejection
 
 __all__ = ["JobIndicators", "job_indicators", "WIDGET_KINDS", "widget_kind", "param_widget", "param_widgets",
+           "declared_widgets", "declared_sidebar", "show_applicable",
            "respond_at_once", "checked_input",
            "csv_upload", "message_alert", "Revision", "layers", "live", "LazyTabs", "terms_line", "BOOTSTRAP_TERMS",
            "REPLICATION_TERMS"]
@@ -151,6 +153,48 @@ def param_widgets(state, names: Iterable[str] | Mapping[str, type[pn.widgets.Wid
     a mapping, of ``names``) for that name, else the parameter type's (:func:`widget_kind`)."""
     kinds = names if isinstance(names, Mapping) else kinds or {}
     return {name: param_widget(state, name, kinds.get(name), prefix) for name in names}
+
+
+def declared_widgets(state, prefix: str, names: Iterable[str] | None = None) -> dict[str, pn.widgets.Widget]:
+    """:func:`param_widget` for every declared control of ``state`` in a sidebar group (or of ``names``), of the
+    widget class and options its declaration names (:mod:`~explorer.views.common.declarations`)."""
+    found = declarations.declarations(state)
+    names = [n for n, d in found.items() if d.group is not None] if names is None else list(names)
+    widgets = {}
+    for name in names:
+        d = found[name]
+        kind = getattr(pn.widgets, d.widget) if d.widget else None
+        widgets[name] = param_widget(state, name, kind, prefix, **d.widget_options)
+    return widgets
+
+
+def show_applicable(state, widgets: Mapping[str, pn.viewable.Viewable]) -> Callable[..., None]:
+    """Keeps each of ``widgets`` visible only while its control applies (its declaration's ``applies``), checked
+    after every change of a declared control; returns the check (a page may call it after changes of its own)."""
+
+    def check(*events) -> None:
+        for name, widget in widgets.items():
+            widget.visible = declarations.applies(state, name)
+
+    state.param.watch(check, list(declarations.control_names(state)))
+    check()
+    return check
+
+
+def declared_sidebar(state, widgets: Mapping[str, pn.viewable.Viewable], *,
+                     inserts: Mapping[str, Iterable[pn.viewable.Viewable]] | None = None,
+                     **column_options) -> pn.Column:
+    """The sidebar of ``state``: a heading "### <group>" per declared group, each followed by the widgets of its
+    controls in the order of their declarations; ``inserts[name]`` go right after the widget of ``name`` (e.g. an
+    upload after the dataset)."""
+    inserts = inserts or {}
+    items: list = []
+    for group, names in declarations.groups(state).items():
+        items.append(f"### {group}")
+        for name in names:
+            if name in widgets:
+                items += [widgets[name], *inserts.get(name, ())]
+    return pn.Column(*items, **column_options)
 
 
 def csv_upload(css_class: str, on_file: Callable[[str, bytes], None], *,
