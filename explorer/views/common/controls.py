@@ -18,26 +18,30 @@ MAX_MC_SAMPLES = 100_000
 MONTE_CARLO_SEED = "Seed of the Monte-Carlo random generator; same settings and seed, same numbers."
 
 
-def seed(doc: str = MONTE_CARLO_SEED) -> param.Integer:
-    """A page's ``seed``: a whole number from 0 to :data:`MAX_SEED`, 0 by default; ``doc`` says what it seeds."""
-    return param.Integer(default=0, bounds=(0, MAX_SEED), label="Seed", doc=doc)
+def seed(doc: str = MONTE_CARLO_SEED, *, metadata: dict | None = None) -> param.Integer:
+    """A page's ``seed``: a whole number from 0 to :data:`MAX_SEED`, 0 by default; ``doc`` says what it seeds;
+    ``metadata`` is the state's declaration of it (``declarations.control(...)``)."""
+    return param.Integer(default=0, bounds=(0, MAX_SEED), label="Seed", doc=doc, metadata=metadata)
 
 
-def mc_samples(default: int, softbounds: tuple[int, int], label: str, doc: str, *, minimum: int = 2) -> param.Integer:
-    """A number of Monte-Carlo bootstrap samples, from ``minimum`` to :data:`MAX_MC_SAMPLES`."""
+def mc_samples(default: int, softbounds: tuple[int, int], label: str, doc: str, *, minimum: int = 2,
+               metadata: dict | None = None) -> param.Integer:
+    """A number of Monte-Carlo bootstrap samples, from ``minimum`` to :data:`MAX_MC_SAMPLES`; ``metadata`` is the
+    state's declaration of it."""
     return param.Integer(default=default, bounds=(minimum, MAX_MC_SAMPLES), softbounds=softbounds, label=label,
-                         doc=doc)
+                         doc=doc, metadata=metadata)
 
 
-def target(column: str) -> param.Selector:
-    """A CSV's ``target`` column, None until a CSV is chosen; ``column`` says which, after "Column of"."""
+def target(column: str, *, metadata: dict | None = None) -> param.Selector:
+    """A CSV's ``target`` column, None until a CSV is chosen; ``column`` says which, after "Column of";
+    ``metadata`` is the state's declaration of it."""
     return param.Selector(default=None, objects=[], allow_None=True, label="Target column",
-                          doc=f"Column of {column}; every other column is an input.")
+                          doc=f"Column of {column}; every other column is an input.", metadata=metadata)
 
 
-def standardize(statistics: str, advice: str) -> param.Boolean:
+def standardize(statistics: str, advice: str, *, metadata: dict | None = None) -> param.Boolean:
     """``standardize``, off by default: ``statistics`` says whose mean and sd (and the CLI's twin), ``advice`` when
-    to tick it."""
+    to tick it; ``metadata`` is the state's declaration of it."""
     return param.Boolean(default=False, label="Standardise inputs and target",
                          doc=f"Scale every input column and the target to mean 0 and sample sd 1 {statistics}. "
-                             f"{advice}")
+                             f"{advice}", metadata=metadata)

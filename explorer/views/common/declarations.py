@@ -32,7 +32,7 @@ from typing import Any
 import param
 
 __all__ = ["Declaration", "control", "declarations", "control_names", "groups", "link_names", "invalidating",
-           "applies", "settings_of", "json_value"]
+           "view_options", "applies", "settings_of", "json_value"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,12 @@ def invalidating(state, *stages: str) -> tuple[str, ...]:
     wanted = set(stages)
     return tuple(name for name, d in declarations(state).items()
                  if d.invalidates and (not wanted or wanted & set(d.invalidates)))
+
+
+def view_options(state) -> tuple[str, ...]:
+    """The declared controls that make nothing stale (no ``invalidates``): they only change what is shown (a test
+    input, a point i), so a tab redraws for them and computes nothing."""
+    return tuple(name for name, d in declarations(state).items() if not d.invalidates)
 
 
 def applies(state, name: str) -> bool:

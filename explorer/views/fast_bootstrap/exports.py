@@ -5,6 +5,7 @@ settings sidecar."""
 from __future__ import annotations
 
 from explorer.views.common import exports as common
+from explorer.views.common.declarations import invalidating, settings_of
 from explorer.views.common.exports import Export, download_name, export
 from explorer.views.common.uploads import file_settings
 from explorer.views.fast_bootstrap.state import SERIES, FastBootstrapState
@@ -12,20 +13,25 @@ from explorer.views.fast_bootstrap.tables import curve_frame
 
 __all__ = ["csv_text", "json_text", "settings", "EXPORTS"]
 
+#: The controls ``<grid>_start``, ``_stop`` and ``_step`` of a grid, written as one list ``<grid>_grid``.
+_GRID_PARTS = ("start", "stop", "step")
+
 
 def settings(state: FastBootstrapState) -> dict:
-    """The controls behind the result, for the exports."""
-    out = {"dataset": state.dataset, "model": state.model, **state.model_options(), "seed": int(state.seed),
-           "full_grid": [state.full_start, state.full_stop, state.full_step],
-           "full_replications": int(state.full_replications),
-           "fast_grid": [state.fast_start, state.fast_stop, state.fast_step],
-           "fast_replications": int(state.fast_replications), "log_complexity": bool(state.log_complexity),
-           "kappa0": int(state.kappa0), "kappa1": int(state.kappa1)}
-    if state.dataset in ("toy", "teacher"):
-        out["n_points"] = int(state.n_points)
+    """The controls behind the result, for the exports: those a change of which makes the fast bootstrap stale and
+    that apply (:func:`~explorer.views.common.declarations.settings_of`), in the order of their declarations, with
+    each grid's start, stop and step as one list ``<grid>_grid`` and the model's options as the core takes them
+    (:meth:`~FastBootstrapState.model_options`: an automatic kernel width is None); for a time series, also the
+    file's name and SHA-256."""
+    out: dict = {}
+    for name, value in {**settings_of(state, invalidating(state, "fast")), **state.model_options()}.items():
+        grid, _, part = name.rpartition("_")
+        if part in _GRID_PARTS:
+            out.setdefault(f"{grid}_grid", []).append(value)
+        else:
+            out[name] = value
     if state.dataset == SERIES:
-        out.update(series_csv=state.series_csv, **file_settings(state.series_file), series_column=state.series_column,
-                   lags=int(state.lags))
+        out.update(file_settings(state.series_file))
     return out
 
 

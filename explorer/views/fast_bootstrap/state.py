@@ -63,12 +63,13 @@ from explorer.progress import Cancelled, Hooks, Progress
 from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
+from explorer.views.common.declarations import applies, control, groups, invalidating
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
 from explorer.views.common.server_files import DATA_DIR_HELP
 from explorer.views.common.uploads import Upload, use_uploaded_file
 from explorer.views.common.values import CheckedState
 
-__all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "JOB_KINDS", "JOB_NAMES",
+__all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "GRIDS", "JOB_KINDS", "JOB_NAMES",
            "MAX_GRID_POINTS", "MAX_JOB_SECONDS", "MAX_POINTS", "MODEL_LABELS", "RUN_LABELS", "SERIES",
            "FastBootstrapState", "ReplicaRun", "describe_error", "progress_sentence"]
 
@@ -92,11 +93,21 @@ MAX_JOB_SECONDS = 3600.0
 COMPLEXITY = {"ls-svm": LSSVM.complexity, "rbfn": RBFN.complexity, "mlp": MLP.complexity}
 #: How the summary and the messages name each model.
 MODEL_LABELS = {"ls-svm": "LS-SVM", "rbfn": "RBFN", "mlp": "MLP"}
-#: Controls that change what has to be computed.
-_COMPUTE_PARAMETERS = ("dataset", "n_points", "series_csv", "series_column", "lags", "model", "full_start",
-                       "full_stop", "full_step", "full_replications", "fast_start", "fast_stop", "fast_step",
-                       "fast_replications", "log_complexity", "kappa0", "kappa1", "lengthscale", "wsf",
-                       "max_epochs", "n_init", "with_full", "with_replica", "replica_points", "auto_run", "seed")
+#: The data drawn at random (of ``n_points`` points, from ``seed``).
+_DRAWN = ("toy", "teacher")
+
+# What the controls invalidate (``declarations.control(..., invalidates=...)``): the data, the model's options
+# (:meth:`FastBootstrapState.model_options`: the controls that invalidate "options" and apply) and the results of
+# the jobs "fast", "full" and "replica". The settings JSON holds the controls that invalidate "fast".
+#: The data and every job's result.
+_EVERYTHING = ("data", "fast", "full", "replica")
+#: Every job's result.
+_RESULTS = ("fast", "full", "replica")
+#: The fast and the full bootstrap's results.
+_BOOTSTRAPS = ("fast", "full")
+#: The sidebar headings (``declarations.control(group, ...)``), in the sidebar's order; :data:`GRIDS` and
+#: :data:`F_TEST` hold the values "Reset to paper values" sets (:meth:`FastBootstrapState.reset_to_paper`).
+DATA, MODEL, GRIDS, F_TEST, RUNS = "Data", "Model", "Grids (Tables 1-2)", "F test, eq. (11)", "Runs"
 
 #: How the messages name each job.
 JOB_NAMES = {"fast": "Fast bootstrap", "full": "Full bootstrap", "replica": "Replica theory"}
@@ -258,12 +269,57 @@ _JOBS = (
 JOB_KINDS = tuple(spec.kind for spec in _JOBS)
 
 
+# ------------------------------------------------------------------------------------ checks of the settings
+
+
+def _checked_grid(state, which: str) -> tuple[float, float, float]:
+    """(start, stop, step) of the full or reduced grid (``which``: "full" or "fast") of ``state``, with a message
+    for each way it can be wrong."""
+    start, stop, step = (float(getattr(state, f"{which}_{p}")) for p in ("start", "stop", "step"))
+    name = "full grid" if which == "full" else "reduced grid (fast bootstrap)"
+    if step <= 0:
+        raise ValueError(f"The {name}'s step must be positive, got {step:g}. Set a step > 0.")
+    if stop < start:
+        raise ValueError(f"The {name} is empty: start {start:g} is above stop {stop:g}. Set start ≤ stop.")
+    points = math.floor((stop - start) / step + 1e-9) + 1
+    if points > MAX_GRID_POINTS:
+        raise ValueError(f"The {name} has {points} complexities; at most {MAX_GRID_POINTS} are allowed. "
+                         "Raise its step or narrow its range.")
+    return start, stop, step
+
+
+def _checked_setting(state, n: int) -> Setting:
+    """The grids of ``state`` as a :class:`Setting`, with a message for each way they do not fit the model or the
+    ``n`` data points."""
+    setting = Setting(_checked_grid(state, "full"), int(state.full_replications), _checked_grid(state, "fast"),
+                      int(state.fast_replications), bool(state.log_complexity))
+    grids = setting.grids()
+    grid, sample = grids.full, grids.fast
+    both = np.concatenate([grid, sample])
+    check_f_test(sample.size, int(state.kappa0), int(state.kappa1))
+    if (state.model == "ls-svm" or state.log_complexity) and both.min() <= 0:
+        what = "γ" if state.model == "ls-svm" else "log complexity"
+        raise ValueError(f"The complexities must be positive for {what}; the grids start at {both.min():g}. "
+                         "Set the grid starts above 0.")
+    if state.model != "ls-svm":
+        if np.any(both != np.round(both)) or both.min() < 1:
+            raise ValueError(f"The {MODEL_LABELS[state.model]}'s complexity is a {COMPLEXITY[state.model]}: the "
+                             "grids must hold whole numbers ≥ 1. Use whole starts and steps.")
+        if both.max() > n // 2:
+            raise ValueError(f"{MODEL_LABELS[state.model]} with up to {both.max():g} units on N = {n} points: a "
+                             f"bootstrap sample holds about 63% distinct points, so keep the grids ≤ N/2 = "
+                             f"{n // 2}.")
+    return setting
+
+
 # ------------------------------------------------------------------------------------ the state
 
 
 def _grid_controls(label: str, step: tuple[float, float], replications: tuple[int, int, str],
-                   docs: tuple[str, str, str, str]) -> tuple[param.Number, param.Number, param.Number, param.Integer]:
-    """Start, stop and step of a complexity grid (Tables 1-2) and its bootstrap replications per complexity.
+                   docs: tuple[str, str, str, str], invalidates: tuple[str, ...],
+                   ) -> tuple[param.Number, param.Number, param.Number, param.Integer]:
+    """Start, stop and step of a complexity grid (Tables 1-2) and its bootstrap replications per complexity, under
+    the sidebar heading :data:`GRIDS`; a change makes the computations ``invalidates`` stale.
 
     The numbers are labelled "<label>: start" and so on: start 5 and stop 50 by default (soft range 0-200), the step
     ``step = (default, soft maximum)``, all within [0, 1e9]. ``replications = (default, soft maximum, label)``, within
@@ -271,13 +327,31 @@ def _grid_controls(label: str, step: tuple[float, float], replications: tuple[in
     """
     def number(default: float, softmax: float, part: str, doc: str) -> param.Number:
         return param.Number(default=default, bounds=(0.0, 1e9), softbounds=(0.0, softmax), label=f"{label}: {part}",
-                            doc=doc)
+                            doc=doc, metadata=control(GRIDS, invalidates=invalidates))
 
     count, count_softmax, count_label = replications
     return (number(5.0, 200.0, "start", docs[0]), number(50.0, 200.0, "stop", docs[1]),
             number(*step, "step", docs[2]),
             param.Integer(default=count, bounds=(1, 10_000), softbounds=(2, count_softmax), label=count_label,
-                          doc=docs[3]))
+                          doc=docs[3], metadata=control(GRIDS, invalidates=invalidates)))
+
+
+def _is_series(state) -> bool:
+    """Whether the data is a time series CSV (its file, column and lags apply)."""
+    return state.dataset == SERIES
+
+
+def _for_model(model: str):
+    """``applies`` of a control of the model ``model`` only."""
+    return lambda state: state.model == model
+
+
+def _plain(parameter: param.Parameter, value):
+    """``value`` of ``parameter`` as the Python type the core and the JSON take (bool, int or float)."""
+    for ptype, kind in ((param.Boolean, bool), (param.Integer, int), (param.Number, float)):
+        if isinstance(parameter, ptype):
+            return kind(value)
+    return value
 
 
 class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
@@ -294,34 +368,44 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
 
     # --- data
     dataset = param.Selector(default="toy", objects=list(FASTBOOT_DATASETS), label="Dataset",
+                             metadata=control(DATA, invalidates=_EVERYTHING),
                              doc="toy: y = sin(5x) + sin(15x) + sin(25x) + U(−0.5, 0.5) noise, eq. (19) (Table 1); "
                                  "teacher: 1-D GP draws; boston: Boston housing (standardised); crabs, pima, "
                                  "wisconsin are classification sets and are refused; time series CSV: a column of "
                                  "a CSV embedded as NAR(lags), e.g. the Santa Fe laser (Table 2).")
     n_points = param.Integer(default=200, bounds=(10, MAX_POINTS), softbounds=(20, 1000),
                              label="Points N (toy, teacher)",
+                             metadata=control(DATA, invalidates=_EVERYTHING, applies=lambda s: s.dataset in _DRAWN),
                              doc="Data points drawn for the toy function (the paper: 200) or the GP teacher.")
     series_csv = param.Selector(default="", objects=[""], label="Time series CSV (data folder)",
+                                metadata=control(DATA, invalidates=_EVERYTHING, applies=_is_series),
                                 doc="A CSV whose rows are in time order, e.g. santafe_laser_A.csv (columns t, value). "
                                     + DATA_DIR_HELP + " Leave it empty to use the uploaded CSV.")
     series_column = param.String(default="value", label="Series column",
+                                 metadata=control(DATA, invalidates=_EVERYTHING, applies=_is_series),
                                  doc="The column of the CSV holding the series x(t).")
     lags = param.Integer(default=6, bounds=(1, 50), softbounds=(1, 12), label="Lags (NAR order)",
+                         metadata=control(DATA, invalidates=_EVERYTHING, applies=_is_series),
                          doc="Predict x(t+1) from x(t), ..., x(t−lags+1), eq. (20); the paper uses 6.")
     # --- model
     model = param.Selector(default="ls-svm", objects=list(MODELS), label="Model",
+                           metadata=control(MODEL, invalidates=_RESULTS),
                            doc="ls-svm: complexity γ (regularization); rbfn: number of Gaussian kernels P (eq. 14); "
                                "mlp: number of tanh hidden units P (eq. 13), Levenberg–Marquardt.")
     lengthscale = param.Number(default=0.0, bounds=(0.0, 1e4), softbounds=(0.0, 5.0), step=0.005,
                                label="LS-SVM kernel width ℓ (0: automatic)",
+                               metadata=control(MODEL, invalidates=("options", *_RESULTS), applies=_for_model("ls-svm")),
                                doc=f"Width of the Gaussian kernel; 0 picks {TOY_LENGTHSCALE} on the toy data (the "
                                    "maximum-evidence value) and the median distance between standardised inputs "
                                    "otherwise.")
     wsf = param.Number(default=8.0, bounds=(1e-3, 1e3), softbounds=(0.5, 20.0), step=0.5, label="RBFN width factor WSF",
+                       metadata=control(MODEL, invalidates=("options", *_BOOTSTRAPS), applies=_for_model("rbfn")),
                        doc="Width scaling factor of the RBFN kernels, eq. (14).")
     max_epochs = param.Integer(default=200, bounds=(1, 10_000), softbounds=(10, 500), label="MLP epochs",
+                               metadata=control(MODEL, invalidates=("options", *_BOOTSTRAPS), applies=_for_model("mlp")),
                                doc="Levenberg–Marquardt iterations per MLP training.")
     n_init = param.Integer(default=3, bounds=(1, 50), softbounds=(1, 10), label="MLP restarts",
+                           metadata=control(MODEL, invalidates=("options", *_BOOTSTRAPS), applies=_for_model("mlp")),
                            doc="Random initialisations per MLP training; the best fit is kept.")
     # --- grids (Tables 1-2)
     full_start, full_stop, full_step, full_replications = _grid_controls(
@@ -329,13 +413,14 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
             "Smallest complexity of the full bootstrap (and of eq. 8's curves).",
             "Largest complexity of the full grid (included when on the grid).",
             "Step of the full grid; must be positive (whole numbers for RBFN and MLP).",
-            "Bootstrap replications per complexity of the full bootstrap (Table 1: 100)."))
+            "Bootstrap replications per complexity of the full bootstrap (Table 1: 100)."), _RESULTS)
     fast_start, fast_stop, fast_step, fast_replications = _grid_controls(
         "Reduced grid", (5.0, 50.0), (10, 100, "Fast bootstrap: replications"), (
             "Smallest complexity of the fast bootstrap's reduced grid.", "Largest complexity of the reduced grid.",
             "Step of the reduced grid; the F test needs at least κ1 + 2 points on it.",
-            "Bootstrap replications per complexity of the fast bootstrap (Table 1: 10)."))
+            "Bootstrap replications per complexity of the fast bootstrap (Table 1: 10)."), _BOOTSTRAPS)
     log_complexity = param.Boolean(default=True, label="Log complexity",
+                                   metadata=control(GRIDS, invalidates=_BOOTSTRAPS),
                                    doc="Fit the optimism polynomial in log q and draw log x-axes (the paper does "
                                        "this for the LS-SVM's γ).")
     paper_values = param.Action(lambda state: state.reset_to_paper(), label="Reset to paper values",
@@ -343,23 +428,30 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                                     "for a time series) for the chosen model.")
     # --- F test, eq. (11)
     kappa0 = param.Integer(default=1, bounds=(0, 10), label="κ0 (order under H0)",
+                           metadata=control(F_TEST, invalidates=_BOOTSTRAPS),
                            doc="Polynomial order of the optimism under H0 of the F test of eq. (11); the paper: 1.")
     kappa1 = param.Integer(default=2, bounds=(1, 11), label="κ1 (order under H1)",
+                           metadata=control(F_TEST, invalidates=_BOOTSTRAPS),
                            doc="Polynomial order under H1 (κ1 > κ0); the paper: 2.")
     # --- what runs
     with_full = param.Boolean(default=True, label="Run the full bootstrap",
+                              metadata=control(RUNS, invalidates=("full",)),
                               doc="Compare with the full bootstrap of §3 (every complexity, J replications).")
     with_replica = param.Boolean(default=True, label="Replica theory (LS-SVM)",
+                                 metadata=control(RUNS, invalidates=("replica",), applies=_for_model("ls-svm")),
                                  doc="Also show the replica theory's bootstrap optimism of the LS-SVM, without refits "
                                      "(seed 000).")
     replica_points = param.Integer(default=46, bounds=(2, 500), softbounds=(5, 100), label="Replica: values of γ",
+                                   metadata=control(RUNS, invalidates=("replica",), applies=_for_model("ls-svm")),
                                    doc="Values of γ (evenly spread over the full grid) of the replica theory.")
     auto_run = param.Boolean(default=True, label="Run automatically when cheap",
+                             metadata=control(RUNS, invalidates=("full", "replica")),
                              doc=f"Start the full bootstrap and the replica theory by themselves when they should "
                                  f"take ≤ {AUTO_SECONDS:g} s on one core (LS-SVM and RBFN at Table 1); otherwise "
                                  "press their Run buttons. The fast bootstrap always runs.")
     seed = controls.seed("Seed of the toy/teacher draw, the bootstrap resamples and the network initialisations; "
-                         "same settings and seed, same numbers (as `explorer fast-bootstrap --seed`).")
+                         "same settings and seed, same numbers (as `explorer fast-bootstrap --seed`).",
+                         metadata=control(RUNS, invalidates=_EVERYTHING))
     data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
                             doc="Folder whose *.csv files are offered as time series (explorer serve --data-dir).")
 
@@ -385,7 +477,7 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
             status.param.watch(partial(self._say, kind), "message")
         if (self.model, self.dataset) != ("ls-svm", "toy"):  # the defaults are Table 1's LS-SVM values
             self.param.update({k: v for k, v in self._paper_values().items() if k not in given})
-        self.param.watch(self._on_settings, list(_COMPUTE_PARAMETERS))
+        self.param.watch(self._on_settings, list(invalidating(self)))
 
     # ----------------------------------------------------------------------------- public API
 
@@ -438,12 +530,12 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     # ----------------------------------------------------------------------------- settings
 
     def _paper_values(self) -> dict:
+        """The controls under :data:`GRIDS` and :data:`F_TEST`, in the order of their declarations: the full grid, J,
+        the reduced grid, its replications, log complexity (the paper's setting), then κ0 = 1, κ1 = 2."""
         s = self.paper_setting()
-        return {"full_start": float(s.full_grid[0]), "full_stop": float(s.full_grid[1]),
-                "full_step": float(s.full_grid[2]), "full_replications": int(s.full_replications),
-                "fast_start": float(s.fast_grid[0]), "fast_stop": float(s.fast_grid[1]),
-                "fast_step": float(s.fast_grid[2]), "fast_replications": int(s.fast_replications),
-                "log_complexity": bool(s.log_complexity), "kappa0": 1, "kappa1": 2}
+        values = (*s.full_grid, s.full_replications, *s.fast_grid, s.fast_replications, s.log_complexity, 1, 2)
+        names = (*groups(self)[GRIDS], *groups(self)[F_TEST])
+        return {name: _plain(self.param[name], value) for name, value in zip(names, values, strict=True)}
 
     def _on_settings(self, *events) -> None:
         if not self.started:
@@ -499,48 +591,11 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
                                             name=Path(key[2]).stem)
         return key, _DATA.get_or_compute(key, load)
 
-    def _grid(self, which: str) -> tuple[float, float, float]:
-        """(start, stop, step) of the full or reduced grid, with a message for each way it can be wrong."""
-        start, stop, step = (float(getattr(self, f"{which}_{p}")) for p in ("start", "stop", "step"))
-        name = "full grid" if which == "full" else "reduced grid (fast bootstrap)"
-        if step <= 0:
-            raise ValueError(f"The {name}'s step must be positive, got {step:g}. Set a step > 0.")
-        if stop < start:
-            raise ValueError(f"The {name} is empty: start {start:g} is above stop {stop:g}. Set start ≤ stop.")
-        points = math.floor((stop - start) / step + 1e-9) + 1
-        if points > MAX_GRID_POINTS:
-            raise ValueError(f"The {name} has {points} complexities; at most {MAX_GRID_POINTS} are allowed. "
-                             "Raise its step or narrow its range.")
-        return start, stop, step
-
-    def _setting(self, n: int) -> Setting:
-        setting = Setting(self._grid("full"), int(self.full_replications), self._grid("fast"),
-                             int(self.fast_replications), bool(self.log_complexity))
-        grids = setting.grids()
-        grid, sample = grids.full, grids.fast
-        both = np.concatenate([grid, sample])
-        check_f_test(sample.size, int(self.kappa0), int(self.kappa1))
-        if (self.model == "ls-svm" or self.log_complexity) and both.min() <= 0:
-            what = "γ" if self.model == "ls-svm" else "log complexity"
-            raise ValueError(f"The complexities must be positive for {what}; the grids start at {both.min():g}. "
-                             "Set the grid starts above 0.")
-        if self.model != "ls-svm":
-            if np.any(both != np.round(both)) or both.min() < 1:
-                raise ValueError(f"The {MODEL_LABELS[self.model]}'s complexity is a {COMPLEXITY[self.model]}: the "
-                                 "grids must hold whole numbers ≥ 1. Use whole starts and steps.")
-            if both.max() > n // 2:
-                raise ValueError(f"{MODEL_LABELS[self.model]} with up to {both.max():g} units on N = {n} points: a "
-                                 f"bootstrap sample holds about 63% distinct points, so keep the grids ≤ N/2 = "
-                                 f"{n // 2}.")
-        return setting
-
     def model_options(self) -> dict:
-        """The ``model_options`` of ``compare_bootstraps`` for the chosen model (its own controls only)."""
-        if self.model == "ls-svm":
-            return {"lengthscale": float(self.lengthscale) if self.lengthscale > 0 else None}
-        if self.model == "rbfn":
-            return {"wsf": float(self.wsf)}
-        return {"max_epochs": int(self.max_epochs), "n_init": int(self.n_init)}
+        """The ``model_options`` of ``compare_bootstraps`` for the chosen model: its own controls (those that
+        invalidate "options" and apply), by name; a kernel width of 0 ("automatic") is None."""
+        return {name: _plain(self.param[name], getattr(self, name)) or None
+                for name in invalidating(self, "options") if applies(self, name)}
 
     # ----------------------------------------------------------------------------- refresh
 
@@ -551,7 +606,7 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
             raise ValueError(f"{data.name} has {X.shape[0]} examples; the fast bootstrap here takes at most "
                              f"{MAX_POINTS} (an N × N kernel matrix per replication). Use a shorter series.")
         self._assign("data", data)
-        setting = self._setting(X.shape[0])
+        setting = _checked_setting(self, X.shape[0])
         model, options, seed = self.model, self.model_options(), int(self.seed)
         kappa = (int(self.kappa0), int(self.kappa1))
         fast_only = replace(setting, full_grid=setting.fast_grid, full_replications=setting.fast_replications)

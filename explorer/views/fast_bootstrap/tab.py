@@ -7,13 +7,14 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from explorer.views.common.declarations import applies, control_names, groups
 from explorer.views.common.exports import Export
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
-from explorer.views.common.widgets import REPLICATION_TERMS, csv_upload
+from explorer.views.common.widgets import REPLICATION_TERMS, csv_upload, declared_sidebar, declared_widgets
 from explorer.views.fast_bootstrap.exports import EXPORTS
 from explorer.views.fast_bootstrap.figures import generalization_plot, optimism_plot
-from explorer.views.fast_bootstrap.state import RUN_LABELS, SERIES, FastBootstrapState
+from explorer.views.fast_bootstrap.state import GRIDS, JOB_KINDS, RUN_LABELS, SERIES, FastBootstrapState
 from explorer.views.fast_bootstrap.tables import summary, summary_display
 
 __all__ = ["FastBootstrapTab"]
@@ -21,6 +22,11 @@ __all__ = ["FastBootstrapTab"]
 _FIGURES = {"optimism": optimism_plot, "generalization": generalization_plot}
 #: The main figure: first, as high as the screen allows.
 _MAIN = "generalization"
+
+
+def _offers_choice(widget: pn.widgets.Widget) -> bool:
+    """False for a selection with a single option (nothing to choose, e.g. no data folder), else True."""
+    return not isinstance(widget, pn.widgets.Select) or len(widget.options) > 1
 
 
 class FastBootstrapTab(JobTab):
@@ -39,10 +45,6 @@ class FastBootstrapTab(JobTab):
                                 doc="The fast-bootstrap session state the tab shows.")
 
     css_prefix = "explorer-fastboot"
-    control_names = ("dataset", "n_points", "series_csv", "series_column", "lags", "model", "lengthscale", "wsf",
-                     "max_epochs", "n_init", "full_start", "full_stop", "full_step", "full_replications", "fast_start",
-                     "fast_stop", "fast_step", "fast_replications", "log_complexity", "kappa0", "kappa1", "with_full",
-                     "with_replica", "replica_points", "auto_run", "seed")
     progress_width = 140
     label_messages = False  # the job messages name their job ("Full bootstrap: 3 of 100 replications done.")
 
@@ -52,6 +54,7 @@ class FastBootstrapTab(JobTab):
         super().__init__(**params)
         s = self.state
         bind_to_session(s)
+        self.widgets = declared_widgets(s, self.css_prefix)  # the sidebar's controls, as the state declares them
         self.upload = csv_upload(self._css("upload"), s.upload_series, on_refused=s.refuse)
         self.reset = pn.widgets.Button(label=s.param.paper_values.label, color="light", sizing_mode="stretch_width",
                                        css_classes=[self._css("reset")])
@@ -65,30 +68,27 @@ class FastBootstrapTab(JobTab):
         self.plots[_MAIN] = self.main_figure(self.styled(_FIGURES[_MAIN](s), fill=True), self._css(f"plot-{_MAIN}"))
         self.table = pn.pane.DataFrame(summary_display(s), sizing_mode="stretch_width",
                                        css_classes=[self._css("summary")])
-        s.param.watch(self._on_results, ["data", "fast", "full", "replica"])
-        s.param.watch(self._on_visibility, ["dataset", "model"])
+        s.param.watch(self._on_results, list(s.outputs))
+        s.param.watch(self._on_visibility, list(control_names(s)))
         self._on_results()
         self._on_visibility()
 
     def run_buttons(self) -> dict[str, tuple[str, str | None]]:
-        return {f"run-{kind}": (RUN_LABELS[kind], kind) for kind in ("fast", "full", "replica")}
+        return {f"run-{kind}": (RUN_LABELS[kind], kind) for kind in JOB_KINDS}
 
     def exports(self) -> tuple[Export, ...]:
         return EXPORTS
 
     # --- updates
     def _on_visibility(self, *events) -> None:
-        """Show the controls of the chosen data source and model, and nothing else."""
-        s, w = self.state, self.widgets
-        w["n_points"].visible = s.dataset in ("toy", "teacher")
-        for name in ("series_column", "lags"):
-            w[name].visible = s.dataset == SERIES
-        w["series_csv"].visible = s.dataset == SERIES and len(s.param.series_csv.objects) > 1  # a data folder's files
+        """Show the controls that apply to the chosen data source and model (their declarations' ``applies``) and
+        offer a choice (the data folder's files: none without a folder), the upload for a time series and the
+        replica theory's Run button for the LS-SVM, and nothing else."""
+        s = self.state
+        for name, widget in self.widgets.items():
+            widget.visible = applies(s, name) and _offers_choice(widget)
         self.upload.visible = s.dataset == SERIES
-        w["lengthscale"].visible = w["with_replica"].visible = w["replica_points"].visible = s.model == "ls-svm"
         self.runs["run-replica"].visible = s.model == "ls-svm"
-        w["wsf"].visible = s.model == "rbfn"
-        w["max_epochs"].visible = w["n_init"].visible = s.model == "mlp"
 
     def _on_results(self, *events) -> None:
         for what, figure in _FIGURES.items():
@@ -100,16 +100,11 @@ class FastBootstrapTab(JobTab):
         self._on_results()
 
     def control_column(self) -> pn.Column:
-        w = self.widgets
-        return pn.Column(
-            "### Data", w["dataset"], w["n_points"], self.upload, w["series_csv"], w["series_column"], w["lags"],
-            "### Model", w["model"], w["lengthscale"], w["wsf"], w["max_epochs"], w["n_init"],
-            "### Grids (Tables 1-2)", w["full_start"], w["full_stop"], w["full_step"], w["full_replications"],
-            w["fast_start"], w["fast_stop"], w["fast_step"], w["fast_replications"], w["log_complexity"],
-            self.reset,
-            "### F test, eq. (11)", w["kappa0"], w["kappa1"],
-            "### Runs", w["with_full"], w["with_replica"], w["replica_points"], w["auto_run"], w["seed"],
-            sizing_mode="stretch_width", css_classes=[self._css("controls")])
+        """The declared sidebar (groups and controls in the order of their declarations), with the upload after the
+        number of points and "Reset to paper values" after the last control it resets."""
+        inserts = {"n_points": [self.upload], groups(self.state)[GRIDS][-1]: [self.reset]}
+        return declared_sidebar(self.state, self.widgets, inserts=inserts, sizing_mode="stretch_width",
+                                css_classes=[self._css("controls")])
 
     def content(self) -> pn.Column:
         return self.figure_frame(self.plots[_MAIN], self.status, self.plots["optimism"],

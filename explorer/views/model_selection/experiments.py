@@ -21,21 +21,24 @@ import param
 from explorer import datasets
 from explorer.model_selection import experiments as sx
 from explorer.model_selection.criterion import CRITERIA, CRITERION_LABELS
-from explorer.views.common import controls
+from explorer.views.common import controls, declarations
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
+from explorer.views.common.declarations import control
 from explorer.views.common.exports import Export, csv_table, json_text
 from explorer.views.common.jobs import Job, JobSpec, output
 from explorer.views.common.server_files import DATA_DIR_HELP
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
 from explorer.views.common.uploads import Upload, file_settings, use_uploaded_file
-from explorer.views.common.widgets import csv_upload
+from explorer.views.common.widgets import csv_upload, declared_sidebar, declared_widgets, show_applicable
 from explorer.views.model_selection.figures import (
     CRITERION_COLORS,
     FIGURE_SIZE,
     LEGEND,
     NORM_DIM,
+    PARAMETER_COLUMN,
+    SELECT_BY_COLUMN,
     normalise,
     param_label,
 )
@@ -110,6 +113,31 @@ def _parse_temperature(text: str) -> datasets.Dataset:
 
 # ------------------------------------------------------------------------------------ the state
 
+#: The sidebar's headings of the sub-panel, in order.
+_EXPERIMENT_GROUP, _REPETITIONS_GROUP = "Experiment", "Repetitions and criteria"
+#: What every control invalidates: the experiment's result.
+_RESULT = ("result",)
+
+
+def _runs(*kinds: str, teacher_data: bool = False):
+    """``applies`` of a control that only the experiments ``kinds`` use (with ``teacher_data``: only on teacher
+    draws, not on the temperature series)."""
+    return lambda s: s.experiment in kinds and not (teacher_data and s._uses_temperature())
+
+
+def _not_beta(state) -> bool:
+    return state.experiment != "beta"
+
+
+def _offers_files(state) -> bool:
+    """The temperature CSV of the data folder: shown when the temperature series is used and the folder has one."""
+    return state._uses_temperature() and len(state.param.temperature_csv.objects) > 1
+
+
+def _control(group: str, applies=None) -> dict:
+    """The declaration of a control of the sub-panel: every one invalidates the result and goes into links."""
+    return control(group, invalidates=_RESULT, applies=applies)
+
 
 class SelectionExperimentState(SelectionJobs, DataSourced):
     """The thesis experiments of seed 001 (as ``explorer select-experiment``) at small repetition counts.
@@ -123,48 +151,61 @@ class SelectionExperimentState(SelectionJobs, DataSourced):
     experiment = param.Selector(default="hyperparameters", objects=list(EXPERIMENTS), label="Experiment",
                                 doc="curves: Experiment 2; hyperparameters: Experiments 3 and 4; functional-forms: "
                                     "Experiments 6-8; beta: Experiment 10 (the choices of `explorer "
-                                    "select-experiment`).")
+                                    "select-experiment`).", metadata=_control(_EXPERIMENT_GROUP))
     data = param.Selector(default="teacher", objects=list(EXPERIMENT_DATA), label="Data",
                           doc="teacher: fresh GP teacher draws per repetition (x ~ N(0, 1), ℓ = 1, σ_f = 1); "
                               "temperature: random 64/301 splits of the day-of-year temperature series "
-                              "(Experiments 4 and 8; curves and beta always use teacher draws).")
+                              "(Experiments 4 and 8; curves and beta always use teacher draws).",
+                          metadata=_control(_EXPERIMENT_GROUP, _runs(*TEMPERATURE_EXPERIMENTS)))
     temperature_csv = param.Selector(default="", objects=[""], label="Temperature CSV (data folder)",
                                      doc="A CSV with the columns day_of_year and mean_anomaly_by_file_doy (Berkeley "
                                          "Earth's daily anomaly averaged per day of the year). " + DATA_DIR_HELP
-                                         + " Leave it empty to use the uploaded file.")
+                                         + " Leave it empty to use the uploaded file.",
+                                     metadata=_control(_EXPERIMENT_GROUP, _offers_files))
     teacher = param.Selector(default="squared_exponential", objects=list(sx.TEACHERS), label="Teacher",
                              doc="Covariance function of the teacher (hyperparameters, beta); the student has "
-                                 "the same form.")
+                                 "the same form.",
+                             metadata=_control(_EXPERIMENT_GROUP, _runs("hyperparameters", "beta", teacher_data=True)))
     teachers = param.ListSelector(default=list(sx.TEACHERS), objects=list(sx.TEACHERS), label="Teachers",
                                   doc="Functional forms: the teachers whose draws the four students (se, rq, "
-                                      "exponential, periodic) are ranked on, one block of repetitions each.")
+                                      "exponential, periodic) are ranked on, one block of repetitions each.",
+                                  metadata=_control(_EXPERIMENT_GROUP, _runs("functional-forms", teacher_data=True)))
     repetitions = param.Integer(default=2, bounds=(1, 256), softbounds=(1, 16), label="Repetitions",
                                 doc="Data sets drawn (or random splits of the temperature series) per teacher; "
-                                    "the thesis uses 256 (16 to 64 for the slower experiments).")
+                                    "the thesis uses 256 (16 to 64 for the slower experiments).",
+                                metadata=_control(_REPETITIONS_GROUP))
     criteria = param.ListSelector(default=list(sx.SYNTHETIC_CRITERIA), objects=list(CRITERIA), label="Criteria",
                                   doc="The criteria compared (curves, hyperparameters) or ranking the functional "
-                                      "forms; the thesis compares evidence, LOO-CV and the three ASC variants.")
+                                      "forms; the thesis compares evidence, LOO-CV and the three ASC variants.",
+                                  metadata=_control(_REPETITIONS_GROUP, _not_beta))
     parameter = param.Selector(default="lengthscale", objects=["lengthscale", "signal_std", "noise_std"],
                                label="Hyperparameter swept",
                                doc="Curves: the hyperparameter varied over a factor 10 either side of the "
-                                   "teacher's value (32 points), the others fixed at the teacher's.")
+                                   "teacher's value (32 points), the others fixed at the teacher's.",
+                               metadata=_control(_EXPERIMENT_GROUP, _runs("curves")))
     select_by = param.Selector(default="loo", objects=list(CRITERIA), label="Select by",
                                doc="Functional forms: the criterion that optimises each student (loo: Experiment "
-                                   "6; evidence: Experiment 7).")
+                                   "6; evidence: Experiment 7).",
+                               metadata=_control(_EXPERIMENT_GROUP, _runs("functional-forms")))
     noise_std = param.Number(default=0.1, bounds=(1e-3, 10.0), softbounds=(0.01, 1.0), step=0.01,
                              label="Teacher noise σ_n",
                              doc="Hyperparameters on teacher data: the noise standard deviation of the draws "
-                                 "(the thesis: 0.1).")
+                                 "(the thesis: 0.1).",
+                             metadata=_control(_EXPERIMENT_GROUP, _runs("hyperparameters", teacher_data=True)))
     n_partitions = asc_partitions((1, 64), "Random partitions J per ASC evaluation (the thesis: 32; beta uses one, "
-                                           "'one drawn objective function').")
+                                           "'one drawn objective function').",
+                                  _control(_REPETITIONS_GROUP, _not_beta))
     n_objects = param.Integer(default=4, bounds=(1, 32), softbounds=(2, 16), label="ASC: objects M",
                               doc="Objects M per subset of an ASC partition (L = 2; the thesis: 4 for "
-                                  "Experiment 3, 8 for the others).")
-    entropy = asc_entropy("Entropy term of ASC (eq. 4.2): zero (eq. 3.3), or the prior entropy.")
-    n_restarts = lbfgs_restarts(4, "L-BFGS runs from Cauchy-distributed starts per optimisation (the thesis: 16).")
-    max_iter = lbfgs_iterations("Maximum L-BFGS iterations per run (the thesis: 16).")
+                                  "Experiment 3, 8 for the others).", metadata=_control(_REPETITIONS_GROUP))
+    entropy = asc_entropy("Entropy term of ASC (eq. 4.2): zero (eq. 3.3), or the prior entropy.",
+                          _control(_REPETITIONS_GROUP))
+    n_restarts = lbfgs_restarts(4, "L-BFGS runs from Cauchy-distributed starts per optimisation (the thesis: 16).",
+                                _control(_REPETITIONS_GROUP, _runs(*TEMPERATURE_EXPERIMENTS)))
+    max_iter = lbfgs_iterations("Maximum L-BFGS iterations per run (the thesis: 16).",
+                                _control(_REPETITIONS_GROUP, _runs(*TEMPERATURE_EXPERIMENTS)))
     seed = controls.seed("Seed of the teacher draws or splits, the partitions and the restarts (the CLI's --seed): "
-                         "same settings and seed, same numbers.")
+                         "same settings and seed, same numbers.", metadata=_control(_REPETITIONS_GROUP))
 
     result = output(_EXPERIMENT_TYPES, "Result", "the experiment's result for the current settings.")
 
@@ -181,8 +222,7 @@ class SelectionExperimentState(SelectionJobs, DataSourced):
         self.param.temperature_csv.objects = ["", *self.source.files()]
         self.temperature_csv = temperature_csv
         self._init_jobs()
-        self.param.watch(self._on_change, [n for n, p in self.param.objects().items()
-                                           if n != "name" and p.precedence is None])
+        self.param.watch(self._on_change, list(declarations.invalidating(self)))
 
     def upload_temperature(self, filename: str, content: bytes | str) -> None:
         """Use an uploaded CSV as the temperature series (clears the path, switches the data to it). The message
@@ -270,10 +310,10 @@ def _run_experiment(settings: dict, data: datasets.Dataset | None, executor, job
 
 #: Columns of the experiment tables (and CSV exports), per experiment; functional forms add one column per student.
 EXPERIMENT_COLUMNS = {
-    "curves": ["criterion", "parameter", "true_value", "argmin_q25", "argmin_median", "argmin_q75"],
+    "curves": ["criterion", PARAMETER_COLUMN, "true_value", "argmin_q25", "argmin_median", "argmin_q75"],
     "hyperparameters": ["criterion", "smse_q25", "smse_median", "smse_q75", "msll_q25", "msll_median", "msll_q75",
                         "wins_smse"],
-    "functional-forms": ["setting", "ranked_by", "select_by", "hit_rate"],
+    "functional-forms": ["setting", "ranked_by", SELECT_BY_COLUMN, "hit_rate"],
     "beta": ["teacher", "repetitions", "n_failed", "beta_star_q25", "beta_star_median", "beta_star_q75",
              "beta_at_max_of_mean"],
 }
@@ -292,7 +332,7 @@ def experiment_frame(state: SelectionExperimentState) -> pd.DataFrame:
         return pd.DataFrame(columns=EXPERIMENT_COLUMNS[state.experiment])
     d = res.as_dict()
     if isinstance(res, sx.CurvesExperiment):
-        rows = [{"criterion": c, "parameter": d["parameter"], "true_value": d["true_value"],
+        rows = [{"criterion": c, PARAMETER_COLUMN: d["parameter"], "true_value": d["true_value"],
                  **_quartiles("argmin", d["argmin_summary"][c])} for c in d["criteria"]]
         return pd.DataFrame(rows, columns=EXPERIMENT_COLUMNS["curves"])
     if isinstance(res, sx.HyperparameterExperiment):
@@ -300,7 +340,7 @@ def experiment_frame(state: SelectionExperimentState) -> pd.DataFrame:
                  "wins_smse": d["wins_smse"][c]} for c in d["criteria"]]
         return pd.DataFrame(rows, columns=EXPERIMENT_COLUMNS["hyperparameters"])
     if isinstance(res, sx.FunctionalFormExperiment):
-        rows = [{"setting": setting, "ranked_by": key, "select_by": d["select_by"],
+        rows = [{"setting": setting, "ranked_by": key, SELECT_BY_COLUMN: d["select_by"],
                  **{f"mean_rank_{student}": d["mean_rank"][s][k][j] for j, student in enumerate(d["students"])},
                  "hit_rate": d["hit_rate"][s][k]}
                 for s, setting in enumerate(d["settings"]) for k, key in enumerate(d["keys"])]
@@ -425,9 +465,6 @@ class SelectionExperimentsPanel(JobTab):
                                 doc="The experiments state the panel shows.")
 
     css_prefix = "explorer-experiment"
-    control_names = ("experiment", "data", "temperature_csv", "teacher", "teachers", "repetitions", "criteria",
-                     "parameter", "select_by", "noise_std", "n_partitions", "n_objects", "entropy", "n_restarts",
-                     "max_iter", "seed")
     run_label = "Run experiment"
     tab_css = "panel"
 
@@ -437,6 +474,7 @@ class SelectionExperimentsPanel(JobTab):
         super().__init__(**params)
         s = self.state
         bind_to_session(s)
+        self.widgets = declared_widgets(s, self.css_prefix)
         self.upload = csv_upload(self._css("upload"), s.upload_temperature, on_refused=s.refuse)
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=[self._css("status")])
         self.plot = pn.pane.HoloViews(experiment_plot(s), sizing_mode="stretch_width", min_height=430,
@@ -444,7 +482,8 @@ class SelectionExperimentsPanel(JobTab):
         self.table = pn.pane.DataFrame(experiment_frame(s), index=False, sizing_mode="stretch_width",
                                        css_classes=[self._css("table")])
         s.param.watch(self._on_result, "result")
-        s.param.watch(self._on_settings, list(self.widgets))
+        show_applicable(s, self.widgets)  # only the controls the chosen experiment uses
+        s.param.watch(self._on_settings, list(declarations.control_names(s)))
         self._on_result()
         self._on_settings()
 
@@ -456,14 +495,8 @@ class SelectionExperimentsPanel(JobTab):
         return EXPERIMENT_EXPORTS
 
     def _on_settings(self, *events) -> None:
-        """Show the controls the chosen experiment uses, and nothing else."""
+        """Show the upload while the temperature series is used, and what the experiment does."""
         s = self.state
-        used = set(s.settings()) | {"experiment"}
-        if s.experiment not in TEMPERATURE_EXPERIMENTS:
-            used.discard("data")
-        for name, widget in self.widgets.items():
-            widget.visible = name in used or (name == "temperature_csv" and s._uses_temperature()
-                                              and len(s.param.temperature_csv.objects) > 1)  # a data folder's files
         self.upload.visible = s._uses_temperature()
         self.status.object = experiment_summary(s)
 
@@ -473,13 +506,9 @@ class SelectionExperimentsPanel(JobTab):
         self.status.object = experiment_summary(self.state)
 
     def control_column(self) -> pn.Column:
-        w = self.widgets
-        return pn.Column(
-            "### Experiment", w["experiment"], w["data"], w["temperature_csv"], self.upload,
-            w["teacher"], w["teachers"], w["parameter"], w["select_by"], w["noise_std"],
-            "### Repetitions and criteria", w["repetitions"], w["criteria"], w["n_partitions"], w["n_objects"],
-            w["entropy"], w["n_restarts"], w["max_iter"], w["seed"],
-            sizing_mode="stretch_width", css_classes=[self._css("controls")])
+        """The declared controls by group (:func:`declared_sidebar`), the upload after the data folder's CSV."""
+        return declared_sidebar(self.state, self.widgets, inserts={"temperature_csv": [self.upload]},
+                                sizing_mode="stretch_width", css_classes=[self._css("controls")])
 
     def content(self) -> pn.Column:
         return self.frame(self.status, self.plot, self.table)

@@ -23,6 +23,7 @@ from explorer import regression
 from explorer.model_selection.criterion import CRITERIA
 from explorer.model_selection.optimisation import SelectionResult
 from explorer.model_selection.problem import SelectionProblem
+from explorer.views.common.declarations import invalidating, settings_of
 from explorer.views.common.exports import csv_table, data_name, download_name, html_page, settings_json
 from explorer.views.common.uploads import UPLOAD, file_settings
 from explorer.views.model_selection.state import SelectionState
@@ -32,14 +33,20 @@ __all__ = [
     "criteria_plot", "prediction_plot", "curve_frame", "optima_frame", "ranking_frame", "settings", "settings_line",
     "settings_text", "csv_text", "html_text", "summary", "hyperparameter_text", "unranked", "FIGURES", "LEGEND",
     "EXPORT_NAMES", "export_filename", "NOT_RANKED",
+    "KERNEL_COLUMN", "SELECT_BY_COLUMN", "PARAMETER_COLUMN",
 ]
 
+#: The columns of the tables and CSV exports (also the experiments') that hold a row's covariance function, the
+#: criterion that selected its hyperparameters and the hyperparameter swept.
+KERNEL_COLUMN = "kernel"
+SELECT_BY_COLUMN = "select_by"
+PARAMETER_COLUMN = "parameter"
 #: Columns of the CSV exports (all in long format, one row per criterion and point / kernel).
 EXPORT_COLUMNS = {
-    "curves": ["criterion", "parameter", "parameter_value", "criterion_value", "normalised", "is_minimum"],
+    "curves": ["criterion", PARAMETER_COLUMN, "parameter_value", "criterion_value", "normalised", "is_minimum"],
     "optima": ["criterion", "value", "hyperparameters", "converged", "n_restarts", "n_failed", "n_iter",
                "n_evaluations", "n_excluded", "test_smse", "test_msll"],
-    "ranking": ["kernel", "select_by", "hyperparameters", "criterion", "value", "rank"],
+    "ranking": [KERNEL_COLUMN, SELECT_BY_COLUMN, "hyperparameters", "criterion", "value", "rank"],
 }
 
 NORM_DIM = hv.Dimension("normalised", label="criterion, normalised to [0, 1] (lower is better)", range=(-0.05, 1.05))
@@ -189,7 +196,7 @@ def curve_frame(state: SelectionState) -> pd.DataFrame:
     rows = []
     for c in (state.curves.curves if state.curves is not None else ()):
         for x, v, nv in zip(c.grid, c.values, normalise(c.values)):
-            rows.append({"criterion": c.criterion, "parameter": c.parameter, "parameter_value": x,
+            rows.append({"criterion": c.criterion, PARAMETER_COLUMN: c.parameter, "parameter_value": x,
                          "criterion_value": v, "normalised": nv, "is_minimum": bool(x == c.best)})
     return pd.DataFrame(rows, columns=EXPORT_COLUMNS["curves"])
 
@@ -240,13 +247,13 @@ def ranking_frame(state: SelectionState) -> pd.DataFrame:
     select_by = ranking.select_by if ranking is not None else state.select_by
     hyper = f"hyperparameters (selected by {select_by})"
     if ranking is None:
-        return pd.DataFrame(columns=["kernel", hyper])
+        return pd.DataFrame(columns=[KERNEL_COLUMN, hyper])
     keys = _rank_keys(ranking)
     order = sorted(ranking.rows, key=lambda r: (r.ranks.get(ranking.select_by) is None,
                                                 r.ranks.get(ranking.select_by) or 0))
-    rows = [{"kernel": r.kernel_name, **{f"{c}: rank (value)": _rank_cell(r, c) for c in keys},
+    rows = [{KERNEL_COLUMN: r.kernel_name, **{f"{c}: rank (value)": _rank_cell(r, c) for c in keys},
              hyper: hyperparameter_text(r.selection.hyperparameters)} for r in order]
-    return pd.DataFrame(rows, columns=["kernel", *[f"{c}: rank (value)" for c in keys], hyper])
+    return pd.DataFrame(rows, columns=[KERNEL_COLUMN, *[f"{c}: rank (value)" for c in keys], hyper])
 
 
 def unranked(state: SelectionState) -> list[tuple[str, str]]:
@@ -264,7 +271,7 @@ def _ranking_long(state: SelectionState) -> pd.DataFrame:
     for r in (ranking.rows if ranking is not None else ()):
         for c, v in r.values.items():
             rank = r.ranks.get(c)
-            rows.append({"kernel": r.kernel_name, "select_by": ranking.select_by,
+            rows.append({KERNEL_COLUMN: r.kernel_name, SELECT_BY_COLUMN: ranking.select_by,
                          "hyperparameters": _hyper_json(r.selection.hyperparameters), "criterion": c, "value": v,
                          "rank": np.nan if rank is None else rank})
     return pd.DataFrame(rows, columns=EXPORT_COLUMNS["ranking"])
@@ -289,17 +296,11 @@ def export_filename(state: SelectionState, what: str, ext: str) -> str:
 
 
 def settings(state: SelectionState) -> dict:
-    """The controls behind the figures and tables, for the JSON sidecar of the CSV exports."""
-    out = {"dataset": state.dataset, "n_points": int(state.n_points), "n_test": int(state.n_test),
-           "standardize": bool(state.standardize), "kernel": state.kernel, "parameter": state.parameter,
-           "criteria": list(state.criteria), "curve_points": int(state.curve_points),
-           "curve_decades": float(state.curve_decades), "n_folds": int(state.n_folds),
-           "n_partitions": int(state.n_partitions), "n_objects": int(state.n_objects), "entropy": state.entropy,
-           "n_restarts": int(state.n_restarts), "max_iter": int(state.max_iter),
-           "rank_kernels": list(state.rank_kernels), "select_by": state.select_by, "seed": int(state.seed)}
-    if state.dataset == UPLOAD:
-        out.update(target=state.target, **file_settings(state.uploaded_file))
-    return out
+    """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: every control that
+    changes a result and applies now (:func:`~explorer.views.common.declarations.settings_of`; the target column
+    only for an upload), then the uploaded file's name and SHA-256."""
+    files = file_settings(state.uploaded_file) if state.dataset == UPLOAD else {}
+    return {**settings_of(state, invalidating(state)), **files}
 
 
 def settings_line(state: SelectionState) -> str:

@@ -12,7 +12,7 @@ kernels) and lands in a result cache shared by the sessions. The state computes 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +36,7 @@ from explorer.progress import Hooks
 from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
+from explorer.views.common.declarations import control, invalidating
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
@@ -53,11 +54,13 @@ SELECTION_DATASETS = ("teacher", "toy", "boston")
 #: ``dataset`` value of a CSV uploaded in the page.
 #: Every hyperparameter a curve can sweep (the kernel decides which of them exist).
 CURVE_PARAMETERS = ("lengthscale", "signal_std", "noise_std", "alpha", "period")
-#: Controls that change what has to be computed.
-_COMPUTE_PARAMETERS = ("dataset", "target", "n_points", "n_test", "standardize", "kernel", "parameter", "criteria",
-                       "curve_points", "curve_decades", "n_folds", "n_partitions", "n_objects", "entropy",
-                       "n_restarts", "max_iter", "rank_kernels", "select_by", "seed", "auto_run")
 _OUTPUTS = ("problem", "curves", "optima", "ranking")
+#: What the controls invalidate (their declarations' ``invalidates``): the problem (the data as split and scaled)
+#: and the jobs, by their kinds; a job's key is the problem's and the values of the controls that invalidate it.
+_PROBLEM_STAGE = "problem"
+_CURVES_JOB, _OPTIMA_JOB, _RANKING_JOB = "curves", "optima", "ranking"
+#: The criteria's options and the seed enter every job.
+_EVERY_JOB = (_CURVES_JOB, _OPTIMA_JOB, _RANKING_JOB)
 
 #: Errors a user can cause with the controls; they become a message, never a traceback.
 EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError, OSError,
@@ -124,9 +127,9 @@ def _ranking(problem, kernels, select_by, rank_by, options, restarts, max_iter, 
 @dataclass(frozen=True)
 class _JobInputs:
     """What the jobs of one refresh read, taken on the session's thread (``options`` are the criteria's options,
-    ``options_key`` the same as a key)."""
+    ``keys`` each job's key by its kind)."""
 
-    data_key: tuple
+    keys: Mapping[str, tuple]
     problem: SelectionProblem
     kernel: str
     parameter: str
@@ -134,7 +137,6 @@ class _JobInputs:
     decades: float
     criteria: tuple[str, ...]
     options: dict
-    options_key: tuple
     restarts: int
     max_iter: int
     seed: int
@@ -142,21 +144,22 @@ class _JobInputs:
     select_by: str
 
 
+def _key_of(kind: str) -> Callable[[_JobInputs], tuple]:
+    """The key of the job ``kind`` in the inputs of a refresh."""
+    return lambda inputs: inputs.keys[kind]
+
+
 #: The jobs of the Explore sub-panel: the curves start by themselves, the optima and the ranking when ``auto_run``
 #: is on.
 _JOBS = (
-    JobSpec("curves", "curves", _CURVES,
-            key=lambda i: (i.data_key, i.kernel, i.parameter, i.points, i.decades, i.criteria, i.options_key, i.seed),
+    JobSpec(_CURVES_JOB, "curves", _CURVES, key=_key_of(_CURVES_JOB),
             compute=lambda state, i, job: _curves(i.problem, i.kernel, i.parameter, i.points, i.decades, i.criteria,
                                                   i.options, i.seed, job, state.executor)),
-    JobSpec("optima", "optima", _OPTIMA,
-            key=lambda i: (i.data_key, i.kernel, i.criteria, i.options_key, i.restarts, i.max_iter, i.seed),
+    JobSpec(_OPTIMA_JOB, "optima", _OPTIMA, key=_key_of(_OPTIMA_JOB),
             compute=lambda state, i, job: _optima(i.problem, i.kernel, i.criteria, i.options, i.restarts,
                                                   i.max_iter, i.seed, job, state.executor),
             optional=True),
-    JobSpec("ranking", "ranking", _RANKINGS,
-            key=lambda i: (i.data_key, i.kernels, i.select_by, i.criteria, i.options_key, i.restarts, i.max_iter,
-                           i.seed),
+    JobSpec(_RANKING_JOB, "ranking", _RANKINGS, key=_key_of(_RANKING_JOB),
             compute=lambda state, i, job: _ranking(i.problem, i.kernels, i.select_by, i.criteria, i.options,
                                                    i.restarts, i.max_iter, i.seed, job, state.executor),
             optional=True),
@@ -168,24 +171,28 @@ JOB_KINDS = tuple(spec.kind for spec in _JOBS)
 # ------------------------------------------------------------------------------------ controls of both panels
 
 
-def asc_partitions(softbounds: tuple[int, int], doc: str) -> param.Integer:
-    """The ASC partitions J of a seed-001 panel (8 by default, 1 to 1000)."""
-    return param.Integer(default=8, bounds=(1, 1000), softbounds=softbounds, label="ASC: partitions J", doc=doc)
+def asc_partitions(softbounds: tuple[int, int], doc: str, metadata: dict) -> param.Integer:
+    """The ASC partitions J of a seed-001 panel (8 by default, 1 to 1000); ``metadata``: its declaration."""
+    return param.Integer(default=8, bounds=(1, 1000), softbounds=softbounds, label="ASC: partitions J", doc=doc,
+                         metadata=metadata)
 
 
-def asc_entropy(doc: str) -> param.Selector:
+def asc_entropy(doc: str, metadata: dict) -> param.Selector:
     """The entropy term h(τ) of ASC, eq. (4.2), of a seed-001 panel ("zero" by default)."""
-    return param.Selector(default="zero", objects=list(asc.ENTROPIES), label="ASC: h(τ)", doc=doc)
+    return param.Selector(default="zero", objects=list(asc.ENTROPIES), label="ASC: h(τ)", doc=doc,
+                          metadata=metadata)
 
 
-def lbfgs_restarts(default: int, doc: str) -> param.Integer:
+def lbfgs_restarts(default: int, doc: str, metadata: dict) -> param.Integer:
     """The L-BFGS restarts of a seed-001 panel (1 to 200)."""
-    return param.Integer(default=default, bounds=(1, 200), softbounds=(1, 32), label="Restarts", doc=doc)
+    return param.Integer(default=default, bounds=(1, 200), softbounds=(1, 32), label="Restarts", doc=doc,
+                         metadata=metadata)
 
 
-def lbfgs_iterations(doc: str) -> param.Integer:
+def lbfgs_iterations(doc: str, metadata: dict) -> param.Integer:
     """The L-BFGS iterations per run of a seed-001 panel (16 by default, the thesis' count)."""
-    return param.Integer(default=16, bounds=(1, 1000), softbounds=(4, 100), label="Iterations per run", doc=doc)
+    return param.Integer(default=16, bounds=(1, 1000), softbounds=(4, 100), label="Iterations per run", doc=doc,
+                         metadata=metadata)
 
 
 # ------------------------------------------------------------------------------------ the state
@@ -197,6 +204,11 @@ class SelectionJobs(BackgroundJobs):
 
     expected_errors = EXPECTED_ERRORS
     error_wording = "selection"
+
+
+#: The sidebar's headings, in order; each control's declaration names its own.
+_DATA, _MODEL, _CURVES_GROUP, _RANDOM, _OPTIMISATION = ("Data", "Model and criteria", "Curves", "Random parts",
+                                                        "Optimisation and ranking")
 
 
 class SelectionState(CheckedState, SelectionJobs, DataSourced):
@@ -211,60 +223,82 @@ class SelectionState(CheckedState, SelectionJobs, DataSourced):
     dataset = param.Selector(default="teacher", objects=list(SELECTION_DATASETS), label="Dataset",
                              doc="teacher: 1-D draws from the GP teacher of seed 001 (squared exponential, ℓ = 1, "
                                  "σ_f = 1, σ_n = 0.1, the thesis setting); toy: sin(5x) + sin(15x) + sin(25x) "
-                                 "plus noise; boston: Boston housing (13 inputs); or an uploaded CSV.")
-    target = controls.target("an uploaded CSV holding the real-valued target")
+                                 "plus noise; boston: Boston housing (13 inputs); or an uploaded CSV.",
+                             metadata=control(_DATA, invalidates=(_PROBLEM_STAGE,)))
+    target = controls.target("an uploaded CSV holding the real-valued target",
+                             metadata=control(_DATA, invalidates=(_PROBLEM_STAGE,),
+                                              applies=lambda s: s.dataset == UPLOAD))
     n_points = param.Integer(default=64, bounds=(8, 2000), softbounds=(16, 500), label="Training cases N",
                              doc="Training cases: drawn from the teacher (the thesis uses N = 64), or a random "
-                                 "subset (by the seed) of the rows of the other datasets.")
+                                 "subset (by the seed) of the rows of the other datasets.",
+                             metadata=control(_DATA, invalidates=(_PROBLEM_STAGE,)))
     n_test = param.Integer(default=256, bounds=(0, 20_000), softbounds=(0, 2048), label="Test cases",
                            doc="Test cases for SMSE (eq. 5.1) and MSLL of each selected model: further teacher "
-                               "draws, or the rows not used for training (0: no test errors).")
+                               "draws, or the rows not used for training (0: no test errors).",
+                           metadata=control(_DATA, invalidates=(_PROBLEM_STAGE,)))
     standardize = controls.standardize(
         "(by the training rows, as `explorer select --standardize`)",
-        "Recommended for boston and most CSVs; the teacher is already on that scale.")
+        "Recommended for boston and most CSVs; the teacher is already on that scale.",
+        metadata=control(_DATA, invalidates=(_PROBLEM_STAGE,)))
     # --- model
     kernel = param.Selector(default="se", objects=list(KERNEL_NAMES), label="Covariance function",
                             doc="Kernel whose hyperparameters the criteria select: squared exponential (se), "
-                                "rational quadratic (rq), exponential, Matérn 3/2 and 5/2, periodic.")
+                                "rational quadratic (rq), exponential, Matérn 3/2 and 5/2, periodic.",
+                            metadata=control(_MODEL, invalidates=(_CURVES_JOB, _OPTIMA_JOB)))
     criteria = param.ListSelector(default=["evidence", "loo", "kfold", "asc-beta-noise", "bootstrap632"],
                                   objects=list(CRITERIA), label="Criteria",
                                   doc="Model-selection criteria (lower is better): negative log evidence, LOO-CV, "
-                                      "K-fold CV, the three ASC variants (−I) and the bootstrap .632 error.")
+                                      "K-fold CV, the three ASC variants (−I) and the bootstrap .632 error.",
+                                  metadata=control(_MODEL, invalidates=_EVERY_JOB))
     # --- curves (Fig. 5.3-5.5)
     parameter = param.Selector(default="lengthscale", objects=list(CURVE_PARAMETERS), label="Hyperparameter swept",
                                doc="The curves vary this hyperparameter (standard deviations for signal and noise) "
                                    "with the others fixed: the teacher's values on teacher data, else a "
-                                   "data-scaled start.")
+                                   "data-scaled start.",
+                               metadata=control(_CURVES_GROUP, invalidates=(_CURVES_JOB,)))
     curve_points = param.Integer(default=15, bounds=(3, 200), softbounds=(5, 60), label="Curve points",
-                                 doc="Grid points of each curve (log-spaced).")
+                                 doc="Grid points of each curve (log-spaced).",
+                                 metadata=control(_CURVES_GROUP, invalidates=(_CURVES_JOB,)))
     curve_decades = param.Number(default=1.0, bounds=(0.1, 4.0), softbounds=(0.3, 2.0), step=0.1,
                                  label="Curve range (decades each side)",
-                                 doc="The grid spans the fixed value × 10^(± this).")
+                                 doc="The grid spans the fixed value × 10^(± this).",
+                                 metadata=control(_CURVES_GROUP, invalidates=(_CURVES_JOB,)))
     # --- random parts of the criteria
     n_folds = param.Integer(default=5, bounds=(2, 1000), softbounds=(2, 20), label="K-fold: K",
-                            doc="Folds K of K-fold CV (capped at N; K = N is leave-one-out).")
-    n_partitions = asc_partitions((2, 64), "Random partitions J of ASC (Algorithm 2; the thesis uses 32).")
+                            doc="Folds K of K-fold CV (capped at N; K = N is leave-one-out).",
+                            metadata=control(_RANDOM, invalidates=_EVERY_JOB))
+    n_partitions = asc_partitions((2, 64), "Random partitions J of ASC (Algorithm 2; the thesis uses 32).",
+                                  control(_RANDOM, invalidates=_EVERY_JOB))
     n_objects = param.Integer(default=8, bounds=(1, 1000), softbounds=(2, 32), label="ASC: objects M",
-                              doc="Objects M per subset of an ASC partition (L = 2 subsets; thesis: 4 or 8).")
-    entropy = asc_entropy("Entropy term of ASC (eq. 4.2): zero, or the prior entropy.")
+                              doc="Objects M per subset of an ASC partition (L = 2 subsets; thesis: 4 or 8).",
+                              metadata=control(_RANDOM, invalidates=_EVERY_JOB))
+    entropy = asc_entropy("Entropy term of ASC (eq. 4.2): zero, or the prior entropy.",
+                          control(_RANDOM, invalidates=_EVERY_JOB))
     # --- optimisation
-    n_restarts = lbfgs_restarts(3, "L-BFGS runs per criterion from Cauchy-distributed starts (the thesis uses 16).")
-    max_iter = lbfgs_iterations("Maximum L-BFGS iterations per run (the thesis uses 16).")
+    n_restarts = lbfgs_restarts(3, "L-BFGS runs per criterion from Cauchy-distributed starts (the thesis uses 16).",
+                                control(_OPTIMISATION, invalidates=(_OPTIMA_JOB, _RANKING_JOB)))
+    max_iter = lbfgs_iterations("Maximum L-BFGS iterations per run (the thesis uses 16).",
+                                control(_OPTIMISATION, invalidates=(_OPTIMA_JOB, _RANKING_JOB)))
     rank_kernels = param.ListSelector(default=["se", "rq", "exponential", "periodic"], objects=list(KERNEL_NAMES),
                                       label="Functional forms ranked",
                                       doc="Covariance functions compared (§5.3): each is optimised by the "
-                                          "'select by' criterion, then ranked by every chosen criterion.")
+                                          "'select by' criterion, then ranked by every chosen criterion.",
+                                      metadata=control(_OPTIMISATION, invalidates=(_RANKING_JOB,)))
     select_by = param.Selector(default="loo", objects=list(CRITERIA), label="Select by",
-                               doc="Criterion that optimises the hyperparameters of each functional form.")
+                               doc="Criterion that optimises the hyperparameters of each functional form.",
+                               metadata=control(_OPTIMISATION, invalidates=(_RANKING_JOB,)))
     seed = controls.seed("Seed of the teacher draw / row subset, the folds and partitions and the restarts; "
-                         "same settings and seed, same numbers.")
+                         "same settings and seed, same numbers.",
+                         metadata=control(_OPTIMISATION, invalidates=(_PROBLEM_STAGE, *_EVERY_JOB)))
     auto_run = param.Boolean(default=True, label="Run automatically",
                              doc="Start the optimisation and the ranking whenever the settings change (else press "
-                                 "Run); the curves always run.")
+                                 "Run); the curves always run.",
+                             metadata=control(_OPTIMISATION))  # how the jobs start, not what they compute
 
     # --- view
     subpanel = param.Selector(default="explore", objects=["explore", "experiments"], label="Sub-panel",
-                              doc="The sub-panel shown: Explore (these controls) or Experiments (the thesis runs).")
+                              doc="The sub-panel shown: Explore (these controls) or Experiments (the thesis runs).",
+                              metadata=control(None))  # not in the sidebar; a link names it
 
     # --- outputs
     problem = output(SelectionProblem, "Problem", "training and test rows as used.")
@@ -279,7 +313,7 @@ class SelectionState(CheckedState, SelectionJobs, DataSourced):
     def __init__(self, **params):
         super().__init__(**params)
         self._init_jobs()
-        self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
+        self.param.watch(self._on_change, [*invalidating(self), self.auto_run_parameter])
 
     # ----------------------------------------------------------------------------- public API
 
@@ -303,9 +337,22 @@ class SelectionState(CheckedState, SelectionJobs, DataSourced):
 
     # ----------------------------------------------------------------------------- settings → problem
 
+    def _key_value(self, name: str):
+        """The value of the control ``name`` as a key holds it: a list as a tuple in the order of its choices (the
+        same criteria in another order are the same computation)."""
+        value = getattr(self, name)
+        return tuple(o for o in self.param[name].objects if o in value) if isinstance(value, list) else value
+
+    def _key(self, stage: str, **values) -> tuple:
+        """The values (``values`` where given, else :meth:`_key_value`) of the controls that invalidate
+        ``stage``, in the order of their declarations."""
+        return tuple(values[n] if n in values else self._key_value(n) for n in invalidating(self, stage))
+
     def _data_key(self) -> tuple:
-        source = self.source.key(self.target) if self.dataset == UPLOAD else ("shipped", self.dataset)
-        return source + (int(self.n_points), int(self.n_test), bool(self.standardize), int(self.seed))
+        """The problem's key: the uploaded file's (its hash and target) or the shipped dataset's, then the
+        controls that invalidate the problem."""
+        source = self.source.key(self.target) if self.dataset == UPLOAD else ("shipped",)
+        return source + self._key(_PROBLEM_STAGE)
 
     def _load(self) -> datasets.Dataset:
         if self.dataset == "teacher":
@@ -347,7 +394,7 @@ class SelectionState(CheckedState, SelectionJobs, DataSourced):
             raise ValueError(f"ASC needs 2 subsets of M = {self.n_objects} objects, more than the N = {problem.n} "
                              "training cases: lower 'ASC: objects M' or raise N.")
         self._assign("problem", problem)
-        opts = self._options()
-        return _JobInputs(data_key, problem, self.kernel, parameter, int(self.curve_points), float(self.curve_decades),
-                          criteria, opts, tuple(sorted(opts.items())), int(self.n_restarts), int(self.max_iter),
-                          int(self.seed), kernels, self.select_by)
+        keys = {kind: (data_key, *self._key(kind, parameter=parameter)) for kind in JOB_KINDS}
+        return _JobInputs(keys, problem, self.kernel, parameter, int(self.curve_points), float(self.curve_decades),
+                          criteria, self._options(), int(self.n_restarts), int(self.max_iter), int(self.seed),
+                          kernels, self.select_by)

@@ -13,8 +13,15 @@ import param
 from explorer.views.common.exports import Export
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
-from explorer.views.common.uploads import UPLOAD
-from explorer.views.common.widgets import Revision, csv_upload, layers, live
+from explorer.views.common.widgets import (
+    Revision,
+    csv_upload,
+    declared_sidebar,
+    declared_widgets,
+    layers,
+    live,
+    show_applicable,
+)
 from explorer.views.model_selection.experiments import (
     SelectionExperimentsPanel,
     SelectionExperimentState,
@@ -45,9 +52,6 @@ class SelectionTab(JobTab):
                                       doc="The thesis-experiments state of the 'Experiments' sub-panel.")
 
     css_prefix = "explorer-selection"
-    control_names = ("dataset", "target", "n_points", "n_test", "standardize", "kernel", "criteria", "parameter",
-                     "curve_points", "curve_decades", "n_folds", "n_partitions", "n_objects", "entropy", "n_restarts",
-                     "max_iter", "rank_kernels", "select_by", "seed", "auto_run")
     run_label = "Run"
 
     def __init__(self, **params):
@@ -59,8 +63,8 @@ class SelectionTab(JobTab):
         self.experiments_panel = SelectionExperimentsPanel(state=self.experiments)
         s = self.state
         bind_to_session(s)
-        self.widgets["target"].visible = s.dataset == UPLOAD
-        s.param.watch(lambda e: setattr(self.widgets["target"], "visible", e.new == UPLOAD), "dataset")
+        self.widgets = declared_widgets(s, self.css_prefix)  # the sidebar's controls, as the state declares them
+        show_applicable(s, self.widgets)  # e.g. the target column only for an uploaded CSV
         self.upload = csv_upload(self._css("upload"), s.upload_csv, on_refused=s.refuse)
         self._figures: dict[str, hv.Overlay] = {}   # the newest figure of each plot, as drawn
         self.streams: dict[str, Revision] = {}
@@ -124,18 +128,12 @@ class SelectionTab(JobTab):
         self._on_results()
 
     def control_column(self) -> pn.Column:
-        """The controls of the Explore sub-panel, then (hidden until that sub-panel is open) the Experiments'."""
-        w = self.widgets
-        explore = pn.Column(
-            "### Data", w["dataset"], pn.pane.Markdown("Upload a regression CSV (header row, numeric columns):",
-                                                       margin=(0, 10)),
-            self.upload, w["target"], w["n_points"], w["n_test"], w["standardize"],
-            "### Model and criteria", w["kernel"], w["criteria"],
-            "### Curves", w["parameter"], w["curve_points"], w["curve_decades"],
-            "### Random parts", w["n_folds"], w["n_partitions"], w["n_objects"], w["entropy"],
-            "### Optimisation and ranking", w["n_restarts"], w["max_iter"], w["rank_kernels"], w["select_by"],
-            w["seed"], w["auto_run"],
-            sizing_mode="stretch_width", css_classes=[self._css("controls")])
+        """The controls of the Explore sub-panel (the state's declared groups, the upload after the dataset), then
+        (hidden until that sub-panel is open) the Experiments'."""
+        upload = [pn.pane.Markdown("Upload a regression CSV (header row, numeric columns):", margin=(0, 10)),
+                  self.upload]
+        explore = declared_sidebar(self.state, self.widgets, inserts={"dataset": upload}, sizing_mode="stretch_width",
+                                   css_classes=[self._css("controls")])
         experiments = self.experiments_panel.controls
         experiments.visible = False
         return pn.Column(explore, experiments, sizing_mode="stretch_width")

@@ -32,6 +32,7 @@ def test_what_invalidates_what():
     assert declarations.invalidating(_Toy, "theory") == ("noise", "loss", "eps")
     assert declarations.invalidating(_Toy, "data", "mc") == ("dataset", "s_over_n")
     assert declarations.invalidating(_Toy) == ("dataset", "noise", "loss", "eps", "s_over_n")
+    assert declarations.view_options(_Toy) == ("index", "tab")  # every other control, computing nothing
 
 
 def test_links_and_settings_follow_the_declarations():
