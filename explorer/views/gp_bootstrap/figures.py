@@ -18,8 +18,10 @@ from scipy import stats
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import paths
 from explorer.gp_bootstrap.l1 import histogram_edges
+from explorer.views.common.declarations import invalidating, settings_of
 from explorer.views.common.exports import csv_table, download_name, html_page, settings_json
 from explorer.views.common.patching import Layer, overlay
+from explorer.views.gp_bootstrap.settings import COMPUTED_STAGES, HOLDOUT_TAB
 from explorer.views.gp_bootstrap.state import (
     APPROXIMATIONS,
     CSV_PREFIX,
@@ -40,7 +42,12 @@ __all__ = [
     "EXPORT_COLUMNS", "GAP_COLUMNS", "L1_REFERENCES",
 ]
 
-S_DIM = hv.Dimension("s_over_n", label="S/N")
+#: Columns of the tables and exports named like controls (what they hold is not the control): S/N of a row, the
+#: Monte-Carlo samples behind it, the target y of an input.
+S_COLUMN = "s_over_n"
+MC_SAMPLES_COLUMN = "mc_samples"
+TARGET_COLUMN = "target"
+S_DIM = hv.Dimension(S_COLUMN, label="S/N")
 ERR_DIM = hv.Dimension("error", label="bootstrap test error ε(S)")
 TEST_DIM = hv.Dimension("test_points", label="expected test points N·e^(−S/N)")
 H_DIM = hv.Dimension("h", label="predictor f_i(D)")
@@ -66,10 +73,10 @@ CURVE_METHODS = {**METHODS, **APPROXIMATIONS}
 GAP_COLUMNS = [f"gap_{unit}_{method}" for method in CURVE_METHODS for unit in ("pct", "se")]
 #: Columns of the CSV export of each tab.
 EXPORT_COLUMNS = {
-    "curve": ["s_over_n", *CURVE_METHODS, "expected_test_points", "mc_mean", "mc_se", "mc_samples", *GAP_COLUMNS],
-    "distribution": ["input", "h_left", "h_right", "theory_probability", "mc_probability", "mc_samples"],
-    "l1": ["input", "target", "theory_mean", "mc_mean", "l1", "l1_noise_floor"],
-    "holdout": ["test_input", "target", "theory_mean", "ij_mean", "mc_mean", "mc_mean_se", "theory_var", "ij_var",
+    "curve": [S_COLUMN, *CURVE_METHODS, "expected_test_points", "mc_mean", "mc_se", MC_SAMPLES_COLUMN, *GAP_COLUMNS],
+    "distribution": ["input", "h_left", "h_right", "theory_probability", "mc_probability", MC_SAMPLES_COLUMN],
+    "l1": ["input", TARGET_COLUMN, "theory_mean", "mc_mean", "l1", "l1_noise_floor"],
+    HOLDOUT_TAB: ["test_input", TARGET_COLUMN, "theory_mean", "ij_mean", "mc_mean", "mc_mean_se", "theory_var", "ij_var",
                 "mc_var", "mc_var_se"],
 }
 
@@ -77,7 +84,7 @@ EXPORT_COLUMNS = {
 _EMPTY = np.array([])
 #: What each tab's downloads hold, the first part of their file names (:func:`csv_filename`).
 TAB_NAMES = {"curve": "learning curve", "distribution": "predictive distribution", "l1": "L1 map",
-             "holdout": "test inputs"}
+             HOLDOUT_TAB: "test inputs"}
 
 
 def _framewise(*elements):
@@ -157,7 +164,7 @@ def learning_curve_layers(state: GPBootstrapState) -> list[Layer]:
               mc_label, dict(color=MC_COLOR, line_width=1.5, **muted)),
         Layer(hv.Scatter, (S_DIM,), (ERR_DIM,), (ms, mean), mc_label, dict(color=MC_COLOR, size=8, **muted)),
         Layer(hv.Scatter, (S_DIM,), (ERR_DIM,),
-              (flagged["s_over_n"].to_numpy(float), flagged["mc_mean"].to_numpy(float)),
+              (flagged[S_COLUMN].to_numpy(float), flagged["mc_mean"].to_numpy(float)),
               f"ADATAP − MC > {GAP_THRESHOLD:g} s.e.",
               dict(color=FLAG_COLOR, marker="circle", size=18, fill_alpha=0, line_width=2, **muted)),
         Layer(hv.Curve, (S_DIM,), (TEST_DIM,), (s, tp), "test points N·e^(−S/N)",
@@ -194,11 +201,11 @@ def gap_frame(state: GPBootstrapState) -> pd.DataFrame:
     defined for the loss (VG, MF, IJ off the square loss), not computed yet or an S/N off its grid.
     """
     mc, curves = state.curve_mc, curve_values(state)
-    columns = ["s_over_n", "mc_mean", "mc_se", *GAP_COLUMNS]
+    columns = [S_COLUMN, "mc_mean", "mc_se", *GAP_COLUMNS]
     points = mc.points if mc is not None else ()
     rows = []
     for p in points:
-        row = {"s_over_n": p.s_over_n, "mc_mean": p.mc_mean, "mc_se": p.mc_se}
+        row = {S_COLUMN: p.s_over_n, "mc_mean": p.mc_mean, "mc_se": p.mc_se}
         for method, (grid, values) in curves.items():
             j = np.flatnonzero(np.isclose(grid, p.s_over_n, rtol=0, atol=1e-9))
             if not j.size:
@@ -223,10 +230,10 @@ def gap_sentence(state: GPBootstrapState, threshold: float = GAP_THRESHOLD) -> s
     flagged = large_gaps(state, threshold)
     if flagged.empty:
         return ""
-    where = ", ".join(f"{v:g} ({g:+.1f} s.e.)" for v, g in zip(flagged["s_over_n"], flagged["gap_se_theory"]))
+    where = ", ".join(f"{v:g} ({g:+.1f} s.e.)" for v, g in zip(flagged[S_COLUMN], flagged["gap_se_theory"]))
     text = (f"⚠ ADATAP theory and Monte-Carlo differ by more than {threshold:g} standard errors at S/N = {where} "
             "(circled in the figure).")
-    if min(flagged["s_over_n"]) < 1:
+    if min(flagged[S_COLUMN]) < 1:
         text += (" At small S/N a bootstrap sample holds few distinct points (N(1 − e^(−S/N)) of them) and the "
                  "theory's Gaussian approximation is at its roughest; the paper's Fig. 1 shows theory and simulation "
                  "agreeing by eye over the whole curve, at a scale where a few standard errors do not show (seed 000, "
@@ -300,8 +307,8 @@ def curve_frame(state: GPBootstrapState) -> pd.DataFrame:
     for p in (mc.points if mc is not None else ()):
         rows.setdefault(round(p.s_over_n, 12), {}).update(mc_mean=p.mc_mean, mc_se=p.mc_se, mc_samples=p.mc_samples)
     for _, gap in gap_frame(state).iterrows():
-        rows[round(gap["s_over_n"], 12)].update({c: gap[c] for c in GAP_COLUMNS})
-    return pd.DataFrame([{"s_over_n": v, **r} for v, r in sorted(rows.items())], columns=EXPORT_COLUMNS["curve"])
+        rows[round(gap[S_COLUMN], 12)].update({c: gap[c] for c in GAP_COLUMNS})
+    return pd.DataFrame([{S_COLUMN: v, **r} for v, r in sorted(rows.items())], columns=EXPORT_COLUMNS["curve"])
 
 
 # ---------------------------------------------------------------------------------------- Fig. 3-4
@@ -409,7 +416,7 @@ def distribution_frame(state: GPBootstrapState) -> pd.DataFrame:
         return pd.DataFrame(columns=EXPORT_COLUMNS["distribution"])
     edges, theory, mc = _bins(sol, i, samples, state.bin_width)
     return pd.DataFrame({"input": i, "h_left": edges[:-1], "h_right": edges[1:], "theory_probability": theory,
-                         "mc_probability": mc, "mc_samples": samples.size if samples is not None else 0},
+                         "mc_probability": mc, MC_SAMPLES_COLUMN: samples.size if samples is not None else 0},
                         columns=EXPORT_COLUMNS["distribution"])
 
 
@@ -502,7 +509,7 @@ def l1_frame(state: GPBootstrapState) -> pd.DataFrame:
     dist, problem = state.distribution, state.problem
     if dist is None or problem is None or problem.n != dist.n:
         return pd.DataFrame(columns=EXPORT_COLUMNS["l1"])
-    return pd.DataFrame({"input": dist.inputs, "target": problem.y[dist.inputs], "theory_mean": dist.solution.m,
+    return pd.DataFrame({"input": dist.inputs, TARGET_COLUMN: problem.y[dist.inputs], "theory_mean": dist.solution.m,
                          "mc_mean": dist.samples.mean(axis=0), "l1": dist.l1.l1,
                          "l1_noise_floor": dist.noise_floor.l1}, columns=EXPORT_COLUMNS["l1"])
 
@@ -562,23 +569,23 @@ def holdout_frame(state: GPBootstrapState) -> pd.DataFrame:
     input."""
     theory, mc, ij = state.holdout_theory, state.holdout_mc, state.holdout_ij
     if theory is None:
-        return pd.DataFrame(columns=EXPORT_COLUMNS["holdout"])
+        return pd.DataFrame(columns=EXPORT_COLUMNS[HOLDOUT_TAB])
     nan = np.full(theory.mean.size, np.nan)
     ij_ok = ij is not None and ij.mean.size == theory.mean.size
     return pd.DataFrame({
-        "test_input": np.arange(theory.mean.size), "target": theory.y_test, "theory_mean": theory.mean,
+        "test_input": np.arange(theory.mean.size), TARGET_COLUMN: theory.y_test, "theory_mean": theory.mean,
         "ij_mean": ij.mean if ij_ok else nan,
         "mc_mean": mc.mc_mean if mc is not None else nan, "mc_mean_se": mc.mc_mean_se if mc is not None else nan,
         "theory_var": theory.var, "ij_var": ij.var if ij_ok else nan,
         "mc_var": mc.mc_var if mc is not None else nan,
-        "mc_var_se": mc.mc_var_se if mc is not None else nan}, columns=EXPORT_COLUMNS["holdout"])
+        "mc_var_se": mc.mc_var_se if mc is not None else nan}, columns=EXPORT_COLUMNS[HOLDOUT_TAB])
 
 
 # ---------------------------------------------------------------------------------------- export
 
 _FIGURES = {"curve": learning_curve_plot, "distribution": distribution_plot, "l1": l1_plot,
-            "holdout": holdout_plot}
-_FRAMES = {"curve": curve_frame, "distribution": distribution_frame, "l1": l1_frame, "holdout": holdout_frame}
+            HOLDOUT_TAB: holdout_plot}
+_FRAMES = {"curve": curve_frame, "distribution": distribution_frame, "l1": l1_frame, HOLDOUT_TAB: holdout_frame}
 
 
 def figure(state: GPBootstrapState, tab: str):
@@ -618,20 +625,17 @@ def settings_filename(state: GPBootstrapState, tab: str) -> str:
 
 
 def settings(state: GPBootstrapState) -> dict:
-    """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: the data (a CSV's file
-    name and the SHA-256 of its text, the random subsample if one is used), the kernel and every hyperparameter
-    (also the per-input lengthscales of the paper kernel, and where the values come from), the noise, S/N, the
-    test loss, the histograms' bin width, the Monte-Carlo sizes and the seed."""
-    out = {"dataset": state.dataset, "standardize": bool(state.standardize), "holdout": int(state.holdout),
-           "kernel": state.kernel, **_kernel_settings(state), "noise_var": float(state.noise_var),
-           "s_over_n": float(state.s_over_n), "loss": state.loss, "curve_mc_samples": int(state.curve_mc_samples),
-           "mc_samples": int(state.mc_samples), "input_index": int(state.index), "seed": int(state.seed)}
-    if state.target:
-        out["target"] = state.target
-    if state.low_rank:
-        out["rank"] = int(state.rank)
-    if state.loss != "square":
-        out.update(eps=float(state.eps), beta=float(state.beta))
+    """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: every control declared
+    to make the problem, the theory or the Monte-Carlo stale that applies now (``declarations.settings_of``: the
+    data, the kernel and its values, the noise, S/N, the test loss, the Monte-Carlo sizes and the seed), the input
+    shown, the data (a CSV's file name and the SHA-256 of its text, the random subsample if one is used), the
+    per-input lengthscales (ARD) and where the values come from, the histograms' bin width."""
+    chosen = settings_of(state, invalidating(state, *COMPUTED_STAGES))
+    out = {name: value for name, value in chosen.items() if value is not None}  # a CSV's target once known
+    out["input_index"] = int(state.index)  # the input shown, within the rows of the problem
+    ells = state.ard_lengthscales  # ARD: one ℓ per input column, the kernel's (``lengthscale`` their geometric mean)
+    if ells is not None:
+        out["ard_lengthscales"] = [float(v) for v in ells]
     return {**out, **_data_settings(state), **_model_settings(state)}
 
 
@@ -652,9 +656,8 @@ def _model_settings(state: GPBootstrapState) -> dict:
     out: dict = {"hyperparameters": state.hyperparameter_source}
     if state.hyperparameter_source == "evidence" and state.evidence is not None:
         fit = state.evidence
-        out["evidence"] = {"log_evidence": fit.log_evidence, "rows": fit.n,
-                           "lengthscale": np.asarray(fit.lengthscale).tolist(),  # one per input with ARD
-                           "signal_var": fit.signal_var, "noise_var": fit.noise_var,
+        values = {name: np.asarray(v).tolist() for name, v in state.hyper.fitted(fit).items()}  # ARD: ℓ per input
+        out["evidence"] = {"log_evidence": fit.log_evidence, "rows": fit.n, **values,
                            "ard": bool(np.ndim(fit.lengthscale) > 0)}
     if state.problem is not None:
         out["kernel_parameters"] = {name: np.asarray(v).tolist() for name, v in state.problem.kernel.params.items()}
@@ -663,16 +666,6 @@ def _model_settings(state: GPBootstrapState) -> dict:
         # what rebuilds ΦΦᵀ on the low-rank path (method, rank, landmarks, jitter), as the command line's JSON has it
         out["low_rank"] = paths.low_rank_record(state.problem)
     return out
-
-
-def _kernel_settings(state: GPBootstrapState) -> dict:
-    """The hyperparameters of the chosen kernel (the paper's kernel has l² only)."""
-    if state.kernel == "paper":
-        return {"l2": float(state.l2)}
-    extra = {"rq": {"alpha": float(state.alpha)}, "periodic": {"period": float(state.period)}}.get(state.kernel, {})
-    ells = state.ard_lengthscales  # ARD: one ℓ per input column, the kernel's (``lengthscale`` their geometric mean)
-    ard = {} if ells is None else {"ard_lengthscales": [float(v) for v in ells]}
-    return {"lengthscale": float(state.lengthscale), "signal_var": float(state.signal_var), **extra, **ard}
 
 
 def settings_text(state: GPBootstrapState, tab: str) -> str:
@@ -692,10 +685,10 @@ def html_text(state: GPBootstrapState, tab: str) -> str:
 def _gap_element(state: GPBootstrapState) -> hv.Table:
     """The theory − Monte-Carlo table for the HTML export: the gap columns of the methods of the loss."""
     gaps = gap_frame(state)
-    keep = ["s_over_n", *(f"gap_{u}_{m}" for m in _curve_names(state) for u in ("pct", "se"))]
+    keep = [S_COLUMN, *(f"gap_{u}_{m}" for m in _curve_names(state) for u in ("pct", "se"))]
     title = "Method − Monte-Carlo: gap_pct = 100 (method − MC)/MC, gap_se = (method − MC)/se"
     note = vg_mf_note(state)
-    return hv.Table(gaps[keep].round(3), kdims=["s_over_n"]).opts(
+    return hv.Table(gaps[keep].round(3), kdims=[S_COLUMN]).opts(
         title=f"{title}. {note}" if note else title, width=1000, height=260)
 
 

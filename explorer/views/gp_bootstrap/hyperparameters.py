@@ -10,11 +10,13 @@ lengthscales per input (ARD).
 from __future__ import annotations
 
 import numpy as np
+import param
 
 from explorer.gp_bootstrap import evidence as gp_evidence
 from explorer.gp_bootstrap import evidence_lowrank
+from explorer.views.common.declarations import invalidating
 from explorer.views.gp_bootstrap.jobs import EVIDENCE
-from explorer.views.gp_bootstrap.settings import EXPECTED_ERRORS, HYPER_PARAMETERS, OUTPUTS, SUBSAMPLE_SEED
+from explorer.views.gp_bootstrap.settings import EXPECTED_ERRORS, OUTPUTS, SUBSAMPLE_SEED
 
 __all__ = ["Hyperparameters"]
 
@@ -49,9 +51,17 @@ class Hyperparameters:
         their evidence (the maximum is always an se kernel)."""
         return bool(self.state.ard) and self.state.data.fits_evidence()
 
+    def fitted(self, fit) -> dict:
+        """The values the evidence maximum ``fit`` holds for the numbers among the controls of the kernel's and the
+        noise's values (those declared to make the hyperparameters stale): ℓ (one per input with ARD), σ_f² and σ²,
+        by name (the fit's ``kernel`` is its kernel function, not a name)."""
+        s = self.state
+        names = [n for n in invalidating(s, "hyperparameters") if isinstance(s.param[n], param.Number)]
+        return {name: getattr(fit, name) for name in names if hasattr(fit, name)}
+
     def linked(self, names: set[str]) -> None:
         """A link or a preset set ``names``: hyperparameters among them stay (no evidence search replaces them)."""
-        if names & set(HYPER_PARAMETERS):
+        if names & set(invalidating(self.state, "hyperparameters")):
             self.pending = False
 
     def on_kernel(self, *events) -> None:
@@ -126,7 +136,7 @@ class Hyperparameters:
         self.ard = np.asarray(fit.lengthscale, dtype=float) if ard else None
         # ARD: the control shows the geometric mean of the ℓ_j (the kernel uses each ℓ_j; the note lists them)
         ell = float(np.exp(np.mean(np.log(fit.lengthscale)))) if ard else float(fit.lengthscale)
-        values = {"lengthscale": ell, "signal_var": fit.signal_var, "noise_var": fit.noise_var}
+        values = {**self.fitted(fit), "lengthscale": ell}
         clipped = {name: float(np.clip(v, *s.param[name].bounds)) for name, v in values.items()}
         self.pending, self.applying = False, True
         try:

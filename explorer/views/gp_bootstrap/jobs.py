@@ -24,6 +24,7 @@ from explorer.views.common.caches import lru
 from explorer.views.common.jobs import Job, JobSpec
 from explorer.views.gp_bootstrap.settings import (
     EVIDENCE_ROWS,
+    HOLDOUT_TAB,
     LOW_RANK_GRID,
     MC_GRID,
     SUBSAMPLE_SEED,
@@ -131,7 +132,7 @@ def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed
 
 #: The jobs each tab needs (the others' jobs are left as they are: a running one goes on, its result is cached).
 _TAB_JOBS = {"curve": ("solution", "theory", "linear_response", "curve"), "distribution": ("solution", "distribution"),
-             "l1": ("solution", "distribution"), "holdout": ("holdout_theory", "holdout_ij", "holdout")}
+             "l1": ("solution", "distribution"), HOLDOUT_TAB: ("holdout_theory", "holdout_ij", HOLDOUT_TAB)}
 
 
 @dataclass(frozen=True)
@@ -253,8 +254,8 @@ JOBS = (
             key=_needed("distribution", lambda i: (i.key, i.s_over_n, i.mc_samples, i.seed)),
             compute=lambda state, i, job: _distribution(i, state.executor, job), optional=True, gated=True,
             not_run=lambda i: _not_run(i, i.mc_samples)),
-    JobSpec("holdout", "holdout_mc", _HOLDOUTS,
-            key=_needed("holdout", lambda i: (i.key, i.s_over_n, i.mc_samples, i.seed)),
+    JobSpec(HOLDOUT_TAB, "holdout_mc", _HOLDOUTS,
+            key=_needed(HOLDOUT_TAB, lambda i: (i.key, i.s_over_n, i.mc_samples, i.seed)),
             compute=lambda state, i, job: _holdout(i, state.executor, job), optional=True, gated=True,
             not_run=lambda i: _not_run(i, i.mc_samples)),
     JobSpec("evidence", "evidence", _EVIDENCE, key=_needed("evidence", lambda i: i.evidence[0]),

@@ -13,9 +13,10 @@ import numpy as np
 from explorer import kernels
 from explorer.chunks import item_generator, root_seed
 from explorer.gp_bootstrap import experiments, paths, problems
+from explorer.views.common.declarations import applies, invalidating
 from explorer.views.common.jobs import Job
 from explorer.views.gp_bootstrap.data import check_holdout
-from explorer.views.gp_bootstrap.jobs import PROBLEMS, JobInputs
+from explorer.views.gp_bootstrap.jobs import PROBLEMS, JobInputs, holdout_ij_of, holdout_theory_of, solution_of
 from explorer.views.gp_bootstrap.settings import MAX_MC_VALUES, OUTPUTS, SUBSAMPLE_SEED
 
 __all__ = ["GPProblems"]
@@ -27,14 +28,21 @@ class GPProblems:
     def __init__(self, state):
         self.state = state
 
+    def kernel_values(self) -> dict:
+        """The values of the kernel function of the current controls, by name: the controls declared to make the
+        kernel stale that apply to the chosen kernel (l² of the paper kernel; ℓ, σ_f², and α of rq or the period
+        of the periodic kernel), with ℓ_1..ℓ_d in place of ℓ while one lengthscale per input (ARD) is used."""
+        s = self.state
+        values = {name: getattr(s, name) for name in invalidating(s, "kernel function") if applies(s, name)}
+        if s.ard_lengthscales is not None:
+            values["lengthscale"] = s.ard_lengthscales
+        return values
+
     def kernel_key(self) -> tuple:
         """The kernel's part of a problem's key: its name and every value."""
-        s = self.state
-        if s.kernel == "paper":
-            return ("paper", float(s.l2))
-        extra = {"rq": (("alpha", float(s.alpha)),), "periodic": (("period", float(s.period)),)}
-        ell = tuple(s.ard_lengthscales) if s.ard_lengthscales is not None else float(s.lengthscale)
-        return (s.kernel, ell, float(s.signal_var), *extra.get(s.kernel, ()))
+        values = self.kernel_values().items()
+        return (self.state.kernel, *((name, tuple(np.atleast_1d(np.asarray(v, dtype=float)).tolist()))
+                                     for name, v in values))
 
     def key(self, holdout: int) -> tuple:
         """The problem's cache key: data, kernel, σ², held-out rows and (low-rank path) the rank."""
@@ -44,13 +52,10 @@ class GPProblems:
 
     def covariance(self, X: np.ndarray) -> kernels.Kernel:
         """The kernel of the current controls for training inputs ``X`` (the paper's scales with their sd)."""
-        s = self.state
+        s, values = self.state, self.kernel_values()
         if s.kernel == "paper":
-            return kernels.paper_rbf(X, l2=s.l2, scale="sd")
-        ell = s.ard_lengthscales if s.ard_lengthscales is not None else s.lengthscale
-        hyper = {"lengthscale": ell, "signal_var": s.signal_var}
-        hyper.update({"rq": {"alpha": s.alpha}, "periodic": {"period": s.period}}.get(s.kernel, {}))
-        return kernels.make_kernel(s.kernel, X.shape[1], **hyper)
+            return kernels.paper_rbf(X, scale="sd", **values)
+        return kernels.make_kernel(s.kernel, X.shape[1], **values)
 
     def _dense(self, holdout: int) -> problems.RegressionProblem:
         """The dense problem (its N × N kernel matrix: 0.06 s at 1,000 rows, on the session's thread)."""
@@ -105,6 +110,45 @@ class GPProblems:
                              f"numbers twice (occupations and predictions); the server keeps at most "
                              f"{MAX_MC_VALUES:,}. Lower 'MC samples (distribution, test inputs)' to at most "
                              f"{MAX_MC_VALUES // n:,}.")
+
+    def inputs(self, key: tuple, problem: paths.Problem) -> JobInputs:
+        """What the jobs of a refresh read for ``problem`` (cache key ``key``), taken now on the session's thread."""
+        s = self.state
+        return JobInputs(s.tab, key, problem, float(s.s_over_n), s.loss, s.loss_params, s._loss_key(),
+                         int(s.curve_mc_samples), int(s.mc_samples), int(s.seed))
+
+    def prepare_training(self) -> JobInputs:
+        """The training problem (no row held out) shown and its theory at S/N solved now when dense; the jobs'
+        inputs (or the low-rank problem's builder)."""
+        s = self.state
+        key, problem = self.get(0)
+        if problem is None:
+            return self.building(key, 0)
+        s.param.input_index.bounds = (0, problem.n - 1)
+        if s.input_index > problem.n - 1:
+            s._assign("input_index", problem.n - 1)
+        s._assign("problem", problem)
+        if not paths.is_low_rank(problem):  # ~0.1 s: now, so that the "solution" job shows it in this refresh
+            solution_of(key, problem, float(s.s_over_n))
+        if s.tab != "curve":
+            self.check_mc_size(problem.n)
+        return self.inputs(key, problem)
+
+    def prepare_holdout(self) -> JobInputs:
+        """The problem of the 'Test inputs' tab (``holdout`` rows held out), its dense theory at the held-out inputs
+        computed now; the jobs' inputs (or the low-rank problem's builder)."""
+        s = self.state
+        holdout = int(s.holdout)
+        key, problem = self.get(holdout)
+        if problem is None:
+            return self.building(key, holdout)
+        self.warn_holdout(holdout, problem.n + holdout, problem.name)
+        self.check_mc_size(problem.n)
+        v = float(s.s_over_n)
+        if not paths.is_low_rank(problem):  # dense, 30-40 ms on boston: now (the jobs show them in this refresh)
+            holdout_theory_of(key, problem, v)
+            holdout_ij_of(key, problem, v)
+        return self.inputs(key, problem)
 
     def building(self, key: tuple, holdout: int) -> JobInputs:
         """Show nothing while the "problem" job builds the low-rank features; what it reads is taken now."""

@@ -1,5 +1,7 @@
 """What the settings of the Gaussian-process pages may be: the data sets, kernels, losses and tabs, the grids of S/N,
-the row and rank bounds of the dense and low-rank modes, the controls a link carries, the errors a user can cause.
+the row and rank bounds of the dense and low-rank modes, the computations a control's change makes stale and when a
+control applies (what the state's declarations of its controls say, :mod:`explorer.views.common.declarations`), the
+errors a user can cause.
 
 Shared by the state (:mod:`~explorer.views.gp_bootstrap.state`), its jobs, data and hyperparameters; no widget,
 no computation.
@@ -18,8 +20,9 @@ __all__ = [
     "REGRESSION_DATASETS", "FITTED_DATASETS", "CSV_PREFIX", "KERNELS", "LOSSES", "GP_TABS", "MC_KINDS", "METHODS",
     "APPROXIMATIONS", "IJ_LOSSES", "MC_GRID", "THEORY_GRID", "BIN_WIDTH", "MAX_ROWS", "LOW_RANK_ROWS",
     "DATA_DIR_LIMITS", "RANK_BOUNDS", "LOW_RANK_GRID", "MAX_COLUMNS", "MAX_MC_VALUES", "SUBSAMPLE_SEED",
-    "EVIDENCE_ROWS", "HYPERPARAMETERS", "DATA_SEED", "URL_PARAMETERS", "COMPUTE_PARAMETERS", "OUTPUTS",
-    "HYPER_PARAMETERS", "EXPECTED_ERRORS",
+    "EVIDENCE_ROWS", "HYPERPARAMETERS", "DATA_SEED", "OUTPUTS", "EXPECTED_ERRORS", "HOLDOUT_TAB", "DATA_STAGES",
+    "PROBLEM_STAGES", "KERNEL_STAGES", "THEORY_STAGES", "REFRESH_STAGES", "COMPUTED_STAGES", "is_csv", "fits_ard", "kernel_is",
+    "kernel_is_not", "loss_is",
 ]
 
 #: The shipped or generated regression datasets offered in the app (the others are classification sets).
@@ -32,9 +35,12 @@ CSV_PREFIX = "file: "
 #: ``paper`` is seed 000's preset (RBF with l² = 73.54 on the sd-scaled inputs, eq. (1) of §5).
 KERNELS = ("paper", *kernels.KERNEL_NAMES)
 LOSSES = ("square", "eps-insensitive")
-GP_TABS = ("curve", "distribution", "l1", "holdout")
+#: The tab of the held-out test inputs (and its Monte-Carlo job), named like the control ``holdout`` (the rows it
+#: holds out), written once here.
+HOLDOUT_TAB = "holdout"
+GP_TABS = ("curve", "distribution", "l1", HOLDOUT_TAB)
 #: Jobs that run the Monte-Carlo bootstrap (cancellable); "theory" is the ADATAP learning curve.
-MC_KINDS = ("curve", "distribution", "holdout")
+MC_KINDS = ("curve", "distribution", HOLDOUT_TAB)
 #: Theory curves of the learning-curve tab (``TheoryCurve`` fields) and their labels; VG and MF: square loss only.
 METHODS = {"theory": "ADATAP", "theory_approx": "approx. ADATAP", "theory_vg": "VG", "theory_mf": "MF"}
 #: The no-refit approximations beside them (``LinearResponseCurve`` fields, docs/linear_response.md) and their
@@ -84,20 +90,55 @@ EVIDENCE_ROWS = gp_evidence.EVIDENCE_ROWS
 HYPERPARAMETERS = ("set", "evidence", "evidence pending")
 #: Seed of the generated datasets (toy, teacher), so that a link always shows the same data.
 DATA_SEED = datasets.GENERATED_DATA_SEED
-#: Controls that the page URL carries (``pn.state.location.sync``).
-URL_PARAMETERS = (
-    "dataset", "target", "subsample", "standardize", "ard", "rank", "kernel", "l2", "lengthscale", "signal_var", "alpha", "period",
-    "noise_var",
-    "s_over_n", "loss", "eps", "beta", "curve_mc_samples", "mc_samples", "seed", "auto_mc", "holdout",
-    "input_index", "show_components", "tab",
-)
-#: Controls that change what has to be computed (everything but the pure view options).
-COMPUTE_PARAMETERS = tuple(p for p in URL_PARAMETERS if p not in ("input_index", "show_components"))
 OUTPUTS = ("problem", "solution", "theory_curve", "linear_response", "curve_mc", "distribution", "holdout_theory",
             "holdout_ij", "holdout_mc")
-#: The controls that hold the kernel's and the noise's values: set by hand, a link or a preset, they replace the
-#: hyperparameters chosen by maximum evidence.
-HYPER_PARAMETERS = ("kernel", "l2", "lengthscale", "signal_var", "alpha", "period", "noise_var")
+
+# --- what a control's change makes stale (its declaration's ``invalidates``), by the names of the page's stages:
+# "evidence": the data the evidence maximum is found on (new data wait for theirs); "kernel start": a new kernel's
+# start from the data's scale (a kernel chosen alone starts there, one set with ℓ or σ_f² keeps them);
+# "hyperparameters": the values of the kernel and the noise (set by hand, a link or a preset, they replace those of
+# the evidence maximum); "kernel function": the values of the kernel function (``GPProblems.kernel_values``);
+# "loss parameters": the parameters of the test loss (``loss_params``); "problem", "theory", "mc": the regression
+# problem, its theory and its Monte-Carlo; "jobs": which jobs run (the open tab, Monte-Carlo by itself); "figures",
+# "<tab> figure": the figures of every tab or of one (a redraw, nothing computed).
+#: A change of the data makes everything stale, the evidence maximum the data start from included.
+DATA_STAGES = ("evidence", "problem", "theory", "mc")
+#: A change of the problem (kernel, noise, held-out rows, rank) makes its theory and Monte-Carlo stale.
+PROBLEM_STAGES = ("problem", "theory", "mc")
+#: A change of a value of the kernel function makes the problem stale, and the hyperparameters chosen by evidence.
+KERNEL_STAGES = ("kernel function", "hyperparameters", *PROBLEM_STAGES)
+#: A change of S/N or of the loss makes the theory and the Monte-Carlo stale.
+THEORY_STAGES = ("theory", "mc")
+#: The stages a refresh computes (the state watches the controls of these to refresh).
+REFRESH_STAGES = (*PROBLEM_STAGES, "jobs")
+#: The stages whose controls are behind the numbers of the exports (their settings JSON).
+COMPUTED_STAGES = PROBLEM_STAGES
+
+
+def is_csv(state) -> bool:
+    """Whether the data are a CSV (an upload or a file of the data directory): a target to pick, a subsample."""
+    return state.dataset not in REGRESSION_DATASETS
+
+
+def fits_ard(state) -> bool:
+    """Whether ``ard`` applies: data that start from their evidence maximum (a CSV, diamonds), an se kernel."""
+    return (is_csv(state) or state.dataset in FITTED_DATASETS) and state.kernel == "se"
+
+
+def kernel_is(name: str):
+    """``applies`` of a value of the kernel ``name`` only (l² of the paper kernel, α of rq, ...)."""
+    return lambda state: state.kernel == name
+
+
+def kernel_is_not(name: str):
+    """``applies`` of a value of every kernel but ``name`` (ℓ and σ_f² of every kernel but the paper's)."""
+    return lambda state: state.kernel != name
+
+
+def loss_is(name: str):
+    """``applies`` of a parameter of the loss ``name`` only (ε and β of the ε-insensitive loss)."""
+    return lambda state: state.loss == name
+
 
 #: Errors a user can cause with the controls; they become a message in the page, never a traceback.
 EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError,

@@ -22,7 +22,7 @@ import param
 from explorer import kernels
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import evidence_lowrank, experiments, paths, problems
+from explorer.gp_bootstrap import evidence_lowrank, experiments, problems
 from explorer.gp_bootstrap.l1 import scaled_bin_width
 from explorer.gp_bootstrap.linear_response import LinearResponseMoments
 from explorer.gp_bootstrap.stages import (
@@ -36,6 +36,7 @@ from explorer.gp_bootstrap.stages import (
 )
 from explorer.views.common import controls, errors
 from explorer.views.common.data_source import DataSourced
+from explorer.views.common.declarations import applies, control, control_names, invalidating
 from explorer.views.common.jobs import BackgroundJobs, output
 from explorer.views.common.uploads import UPLOAD
 from explorer.views.common.values import CheckedState
@@ -45,22 +46,18 @@ from explorer.views.gp_bootstrap.jobs import (
     JOBS,
     NOT_RUN_MESSAGE,
     JobInputs,
-    holdout_ij_of,
-    holdout_theory_of,
     mc_grid,
-    solution_of,
 )
 from explorer.views.gp_bootstrap.problem import GPProblems
 from explorer.views.gp_bootstrap.settings import (
     APPROXIMATIONS,
     BIN_WIDTH,
-    COMPUTE_PARAMETERS,
     CSV_PREFIX,
     EVIDENCE_ROWS,
     EXPECTED_ERRORS,
     FITTED_DATASETS,
     GP_TABS,
-    HYPER_PARAMETERS,
+    HOLDOUT_TAB,
     HYPERPARAMETERS,
     IJ_LOSSES,
     KERNELS,
@@ -75,11 +72,20 @@ from explorer.views.gp_bootstrap.settings import (
     METHODS,
     OUTPUTS,
     RANK_BOUNDS,
+    REFRESH_STAGES,
     REGRESSION_DATASETS,
     SUBSAMPLE_SEED,
     THEORY_GRID,
-    URL_PARAMETERS,
+    fits_ard,
+    is_csv,
+    kernel_is,
+    kernel_is_not,
+    loss_is,
 )
+from explorer.views.gp_bootstrap.settings import DATA_STAGES as DATA
+from explorer.views.gp_bootstrap.settings import KERNEL_STAGES as KERNEL
+from explorer.views.gp_bootstrap.settings import PROBLEM_STAGES as PROBLEM
+from explorer.views.gp_bootstrap.settings import THEORY_STAGES as THEORY
 
 __all__ = [
     "GPBootstrapState", "TheoryCurve", "METHODS", "APPROXIMATIONS", "IJ_LOSSES", "VG_MF_LOSSES", "CurvePoint",
@@ -87,15 +93,13 @@ __all__ = [
     "MC_KINDS", "MC_GRID", "THEORY_GRID", "BIN_WIDTH", "URL_PARAMETERS", "describe_error", "theory_error",
     "MAX_ROWS", "MAX_COLUMNS", "MAX_MC_VALUES", "SUBSAMPLE_SEED", "EVIDENCE_ROWS", "HYPERPARAMETERS",
     "LOW_RANK_ROWS", "LOW_RANK_GRID", "RANK_BOUNDS", "FITTED_DATASETS", "subsample_rows", "LinearResponseCurve",
+    "HOLDOUT_TAB",
 ]
 
 
 def describe_error(err: BaseException) -> str:
     """A readable one-paragraph message for an error of the compute core or the data."""
     return errors.describe_error(err, "gp")
-
-
-# ------------------------------------------------------------------------------------ the state
 
 
 # ------------------------------------------------------------------------------------ the state
@@ -113,8 +117,6 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     reports each job ("theory", "linear_response" and ``MC_KINDS``).
     """
 
-    #: What a link carries (``links.link_parameters``): the URL's controls but ``tab`` (the page's ``tab`` says it).
-    LINK_PARAMETERS = tuple(name for name in URL_PARAMETERS if name != "tab")
     job_specs = JOBS
     outputs = OUTPUTS
     auto_run_parameter = "auto_mc"
@@ -122,77 +124,100 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     expected_errors = EXPECTED_ERRORS
     error_wording = "gp"
 
-    # --- data
+    # --- data (each control declares its sidebar group, what its change makes stale and when it applies)
     dataset = param.Selector(default="boston", objects=list(REGRESSION_DATASETS), label="Dataset",
                              doc="Regression data: shipped boston (seed 000 §5), generated toy (seed 002 eq. 19), "
                                  "teacher (GP teacher, seed 001) or diamonds (53,940 rows, low-rank kernel), a CSV "
-                                 "of the data directory, or an upload.")
-    target = controls.target("a CSV dataset to predict")
+                                 "of the data directory, or an upload.", metadata=control("Data", invalidates=DATA))
+    target = controls.target("a CSV dataset to predict", metadata=control("Data", invalidates=DATA, applies=is_csv))
     subsample = param.Boolean(default=False, label=f"Use a random subsample of {MAX_ROWS:,} rows",
                               doc=f"An uploaded CSV with more than {MAX_ROWS:,} rows is refused (the theory solves "
                                   f"an N × N system on the server at every change), a CSV of the data folder uses the "
                                   f"low-rank kernel (Rank m); ticked, the pages use {MAX_ROWS:,} of its rows drawn at "
-                                  f"random (seed {SUBSAMPLE_SEED}, kept in their file order) and the exact kernel.")
-    holdout = param.Integer(default=50, bounds=(1, 1000), softbounds=(1, 200), label="Held-out rows",
-                            doc="The first rows kept out as test inputs in the 'Test inputs' tab (Fig. 2: 50); "
-                                "the bootstrap resamples the rest.")
-    standardize = controls.standardize(
-        "over all rows (datasets.standardization, as `explorer learning-curve --standardize`)",
-        "The paper kernel scales the inputs itself; the other kernels need it on raw data such as boston.")
-    ard = param.Boolean(default=False, label="One lengthscale per input (ARD)",
-                        doc="For a CSV with the se kernel: choose one lengthscale ℓ_j per input column by maximum "
-                            "evidence (automatic relevance determination); the theory and Monte-Carlo use that "
-                            "kernel, and the note lists ℓ_j (a large ℓ_j: input j hardly matters).")
+                                  f"random (seed {SUBSAMPLE_SEED}, kept in their file order) and the exact kernel.",
+                              metadata=control("Data", invalidates=DATA, applies=is_csv))
     rank = param.Integer(default=256, bounds=RANK_BOUNDS, label="Rank m (large data)",
                          doc=f"Data of more than {MAX_ROWS:,} rows from the server (diamonds, a CSV of the data "
                              "folder) use a low-rank kernel K ≈ ΦΦᵀ built from m of their rows (Nyström landmarks "
                              f"drawn with seed {SUBSAMPLE_SEED}): a larger m is closer to the exact kernel and slower "
                              "(the time grows as N·m²). Theory and Monte-Carlo both use this kernel. "
-                             "docs/derivations/low_rank.md")
+                             "docs/derivations/low_rank.md",
+                         metadata=control("Data", invalidates=PROBLEM, applies=lambda s: s.low_rank))
+    standardize = controls.standardize(
+        "over all rows (datasets.standardization, as `explorer learning-curve --standardize`)",
+        "The paper kernel scales the inputs itself; the other kernels need it on raw data such as boston.",
+        metadata=control("Data", invalidates=DATA))
+    holdout = param.Integer(default=50, bounds=(1, 1000), softbounds=(1, 200), label="Held-out rows",
+                            doc="The first rows kept out as test inputs in the 'Test inputs' tab (Fig. 2: 50); "
+                                "the bootstrap resamples the rest.", metadata=control("Data", invalidates=PROBLEM))
     # --- model
     kernel = param.Selector(default="paper", objects=list(KERNELS), label="Kernel",
                             doc="Covariance function: 'paper' is seed 000's RBF exp(−Σ_j (x_j−x'_j)²/(v_j l²)) "
                                 "with v_j the sd of input j; or squared exponential (se), rational quadratic "
-                                "(rq), exponential, Matérn 3/2, Matérn 5/2, periodic.")
+                                "(rq), exponential, Matérn 3/2, Matérn 5/2, periodic.",
+                            metadata=control("Model", invalidates=("kernel start", "hyperparameters", *PROBLEM)))
+    ard = param.Boolean(default=False, label="One lengthscale per input (ARD)",
+                        doc="For a CSV with the se kernel: choose one lengthscale ℓ_j per input column by maximum "
+                            "evidence (automatic relevance determination); the theory and Monte-Carlo use that "
+                            "kernel, and the note lists ℓ_j (a large ℓ_j: input j hardly matters).",
+                        metadata=control("Model", invalidates=DATA, applies=fits_ard))
     l2 = param.Number(default=problems.PAPER_L2, bounds=(1e-3, 1e6), softbounds=(1.0, 500.0),
-                      label="l² (paper kernel)", doc="Squared global lengthscale l² of the paper kernel (73.54).")
+                      label="l² (paper kernel)", doc="Squared global lengthscale l² of the paper kernel (73.54).",
+                      metadata=control("Model", invalidates=KERNEL, applies=kernel_is("paper")))
     lengthscale = param.Number(default=1.0, bounds=(1e-6, 1e9), softbounds=(0.01, 100.0), label="Lengthscale",
-                               doc="Lengthscale ℓ of the chosen kernel, in the units of the inputs.")
+                               doc="Lengthscale ℓ of the chosen kernel, in the units of the inputs.",
+                               metadata=control("Model", invalidates=("kernel start", *KERNEL),
+                                                applies=kernel_is_not("paper")))
     signal_var = param.Number(default=1.0, bounds=(1e-9, 1e12), softbounds=(0.01, 100.0),
-                              label="Signal variance", doc="Prior variance of the latent function, k(x, x).")
+                              label="Signal variance", doc="Prior variance of the latent function, k(x, x).",
+                              metadata=control("Model", invalidates=("kernel start", *KERNEL),
+                                               applies=kernel_is_not("paper")))
     alpha = param.Number(default=1.0, bounds=(1e-3, 1e3), softbounds=(0.1, 10.0), label="α (rq)",
-                         doc="Shape parameter α of the rational quadratic kernel.")
+                         doc="Shape parameter α of the rational quadratic kernel.",
+                         metadata=control("Model", invalidates=KERNEL, applies=kernel_is("rq")))
     period = param.Number(default=1.0, bounds=(1e-4, 1e6), softbounds=(0.1, 10.0), label="Period",
-                          doc="Period of the periodic kernel, in the units of the inputs.")
+                          doc="Period of the periodic kernel, in the units of the inputs.",
+                          metadata=control("Model", invalidates=KERNEL, applies=kernel_is("periodic")))
     noise_var = param.Number(default=problems.PAPER_NOISE_VAR, bounds=(1e-8, 1e8), softbounds=(1e-4, 1.0),
-                             label="Noise σ²", doc="Noise variance σ² of the GP, eq. (50) (seed 000: 0.01).")
+                             label="Noise σ²", doc="Noise variance σ² of the GP, eq. (50) (seed 000: 0.01).",
+                             metadata=control("Model", invalidates=("hyperparameters", *PROBLEM)))
     # --- bootstrap
     s_over_n = param.Number(default=1.0, bounds=(0.05, 5.0), step=0.05, label="Bootstrap size S/N",
                             doc="How large each bootstrap sample is: it draws S of the N training points with "
                                 "replacement (some twice, about N·e^(−S/N) not at all); S/N = 1 is Efron's classical "
-                                "bootstrap. Seed 000 §3, eq. (11).")
+                                "bootstrap. Seed 000 §3, eq. (11).",
+                            metadata=control("Bootstrap", invalidates=THEORY, widget="EditableFloatSlider",
+                                             throttled=True, format="0.00"))  # never 1.8500000000000003
     loss = param.Selector(default="square", objects=list(LOSSES), label="Test loss",
-                          doc="Loss of the learning curve: square (eq. 45) or smoothed ε-insensitive (eq. 46).")
+                          doc="Loss of the learning curve: square (eq. 45) or smoothed ε-insensitive (eq. 46).",
+                          metadata=control("Bootstrap", invalidates=(*THEORY, "curve figure")))
     eps = param.Number(default=0.1, bounds=(1e-4, 1e3), softbounds=(0.01, 2.0), label="ε",
-                       doc="Half-width ε of the insensitive tube of the ε-insensitive loss (seed 000: 0.1).")
+                       doc="Half-width ε of the insensitive tube of the ε-insensitive loss (seed 000: 0.1).",
+                       metadata=control("Bootstrap", invalidates=("loss parameters", *THEORY), applies=loss_is("eps-insensitive")))
     beta = param.Number(default=0.1, bounds=(0.01, 1.0), label="β",
-                        doc="Relative width β of the quadratic zone of the ε-insensitive loss (seed 000: 0.1).")
+                        doc="Relative width β of the quadratic zone of the ε-insensitive loss (seed 000: 0.1).",
+                        metadata=control("Bootstrap", invalidates=("loss parameters", *THEORY), applies=loss_is("eps-insensitive")))
     curve_mc_samples = controls.mc_samples(500, (50, 5000), "MC samples per S (learning curve)",
-                                           f"Monte-Carlo bootstrap samples at each S/N of {MC_GRID}.")
+                                           f"Monte-Carlo bootstrap samples at each S/N of {MC_GRID}.",
+                                           metadata=control("Bootstrap", invalidates=("mc",)))
     mc_samples = controls.mc_samples(5000, (500, 50_000), "MC samples (distribution, test inputs)",
                                      "Monte-Carlo bootstrap samples for the predictive distribution, the L1 map and "
-                                     "the test inputs.")
-    seed = controls.seed()
+                                     "the test inputs.", metadata=control("Bootstrap", invalidates=("mc",)))
+    seed = controls.seed(metadata=control("Bootstrap", invalidates=("mc",)))
     auto_mc = param.Boolean(default=True, label="Run Monte-Carlo automatically",
-                            doc="Start the Monte-Carlo bootstrap of the active tab whenever the settings change.")
-    # --- view
-    tab = param.Selector(default="curve", objects=list(GP_TABS), label="Tab",
-                         doc="The active view: learning curve, predictive distribution, L1 map or test inputs.")
+                            doc="Start the Monte-Carlo bootstrap of the active tab whenever the settings change.",
+                            metadata=control("Bootstrap", invalidates=("jobs",)))
+    # --- view: in a tab, not in the sidebar; the page's own ``tab`` carries the open tab in a link
     input_index = param.Integer(default=0, bounds=(0, 100_000), label="Input index i",
-                                doc="Training input whose bootstrap distribution is shown (0-based row of D0).")
+                                doc="Training input whose bootstrap distribution is shown (0-based row of D0).",
+                                metadata=control(None, invalidates=("distribution figure",)))
     show_components = param.Boolean(default=False, label="Show Poisson components",
                                     doc="Draw the components of the eq. (60) mixture: k copies of input i "
-                                        "in the sample, k = 0, 1, 2, ...")
+                                        "in the sample, k = 0, 1, 2, ...",
+                                    metadata=control(None, invalidates=("distribution figure",)))
+    tab = param.Selector(default="curve", objects=list(GP_TABS), label="Tab",
+                         doc="The active view: learning curve, predictive distribution, L1 map or test inputs.",
+                         metadata=control(None, invalidates=("jobs", "figures"), link=False))
     data_dir = param.String(default=None, allow_None=True, constant=True, precedence=-1, label="Data directory",
                             doc="Folder whose *.csv files are offered as datasets (EXPLORER_DATA_DIR).")
 
@@ -224,12 +249,13 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         if dataset is not None:
             self.dataset = dataset
         # a CSV starts from the hyperparameters of largest evidence unless the caller set them
-        self.hyper = Hyperparameters(self, self.data.fits_evidence() and not set(params) & set(HYPER_PARAMETERS))
+        hyper = invalidating(self, "hyperparameters")  # the kernel's and the noise's values
+        self.hyper = Hyperparameters(self, self.data.fits_evidence() and not set(params) & set(hyper))
         # registered before the refresh: they run first: the new kernel computes with its new start
-        self.param.watch(self.hyper.on_kernel, ["kernel", "lengthscale", "signal_var"])
-        self.param.watch(self.hyper.on_data, ["dataset", "target", "standardize", "subsample", "ard"])
-        self.param.watch(self.hyper.on_hyperparameter, list(HYPER_PARAMETERS))
-        self.param.watch(self._on_change, list(COMPUTE_PARAMETERS))
+        self.param.watch(self.hyper.on_kernel, list(invalidating(self, "kernel start")))
+        self.param.watch(self.hyper.on_data, list(invalidating(self, "evidence")))
+        self.param.watch(self.hyper.on_hyperparameter, list(hyper))
+        self.param.watch(self._on_change, list(invalidating(self, *REFRESH_STAGES)))
         self._long_mc = False  # the current problem's Monte-Carlo waits for its button (low-rank path)
         self.param.watch(self.hyper.on_evidence, ["evidence"])
         self.jobs["evidence"].param.watch(self.hyper.on_evidence_error, ["error"])
@@ -276,8 +302,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     @property
     def mc_kind(self) -> str:
         """The Monte-Carlo job the active tab shows."""
-        return {"curve": "curve", "distribution": "distribution", "l1": "distribution",
-                "holdout": "holdout"}[self.tab]
+        return "distribution" if self.tab == "l1" else self.tab  # the L1 map shows the distribution's
 
     def upload_csv(self, filename: str, content: bytes | str) -> None:
         """Use an uploaded CSV as the dataset; its last column becomes the target until another is picked.
@@ -345,12 +370,13 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
             self.refuse(event.new)
 
     def _loss_key(self) -> tuple:
-        return ("square",) if self.loss == "square" else (self.loss, float(self.eps), float(self.beta))
+        return (self.loss, *self.loss_params.values())
 
     @property
     def loss_params(self) -> dict:
-        """Parameters of the chosen loss for ``losses.get_loss``."""
-        return {} if self.loss == "square" else {"eps": float(self.eps), "beta": float(self.beta)}
+        """Parameters of the chosen loss for ``losses.get_loss``: its declared parameters (ε and β of the
+        ε-insensitive loss; none of the square loss)."""
+        return {name: float(getattr(self, name)) for name in invalidating(self, "loss parameters") if applies(self, name)}
 
     @property
     def current_theory_error(self) -> float | None:
@@ -366,38 +392,15 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         evidence = self.hyper.choose() if self.hyper.pending else None
         if evidence is not None:
             return JobInputs(self.tab, evidence=evidence)
-        if self.tab == "holdout":
-            return self._prepare_holdout()
-        self.tell("holdout")  # the held-out rows matter in the 'Test inputs' tab only
-        return self._prepare_training()
+        if self.tab == HOLDOUT_TAB:
+            inputs = self.problems.prepare_holdout()
+        else:
+            self.tell("holdout")  # the held-out rows matter in the 'Test inputs' tab only
+            inputs = self.problems.prepare_training()
+        if inputs.problem is not None:
+            self._long_mc = inputs.low_rank
+        return inputs
 
-    def _inputs(self, key, problem) -> JobInputs:
-        self._long_mc = paths.is_low_rank(problem)
-        return JobInputs(self.tab, key, problem, float(self.s_over_n), self.loss, self.loss_params, self._loss_key(),
-                          int(self.curve_mc_samples), int(self.mc_samples), int(self.seed))
-
-    def _prepare_training(self) -> JobInputs:
-        key, problem = self.problems.get(0)
-        if problem is None:
-            return self.problems.building(key, 0)
-        self.param.input_index.bounds = (0, problem.n - 1)
-        if self.input_index > problem.n - 1:
-            self._assign("input_index", problem.n - 1)
-        self._assign("problem", problem)
-        if not paths.is_low_rank(problem):  # ~0.1 s: now, so that the "solution" job shows it in this refresh
-            solution_of(key, problem, float(self.s_over_n))
-        if self.tab != "curve":
-            self.problems.check_mc_size(problem.n)
-        return self._inputs(key, problem)
-
-    def _prepare_holdout(self) -> JobInputs:
-        key, problem = self.problems.get(int(self.holdout))
-        if problem is None:
-            return self.problems.building(key, int(self.holdout))
-        self.problems.warn_holdout(int(self.holdout), problem.n + int(self.holdout), problem.name)
-        self.problems.check_mc_size(problem.n)
-        v = float(self.s_over_n)
-        if not paths.is_low_rank(problem):  # dense, 30-40 ms on boston: now (the jobs show them in this refresh)
-            holdout_theory_of(key, problem, v)
-            holdout_ij_of(key, problem, v)
-        return self._inputs(key, problem)
+#: Every declared control of the state: what a link carries (``declarations.link_names``) and ``tab``, which the
+#: page's own ``tab`` carries in a link.
+URL_PARAMETERS = control_names(GPBootstrapState)

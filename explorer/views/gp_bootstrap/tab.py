@@ -17,6 +17,7 @@ import panel as pn
 import param
 
 from explorer.gp_bootstrap.l1 import BOSTON_TARGET_SD
+from explorer.views.common.declarations import applies, control_names, invalidating
 from explorer.views.common.exports import Export
 from explorer.views.common.patching import forget_frames, patch_overlay
 from explorer.views.common.presentation import FIGURE_HEIGHT
@@ -26,19 +27,21 @@ from explorer.views.common.widgets import (
     LazyTabs,
     Revision,
     csv_upload,
+    declared_sidebar,
+    declared_widgets,
     live,
     param_widget,
     respond_at_once,
+    show_applicable,
 )
 from explorer.views.gp_bootstrap import exports as gp_exports
 from explorer.views.gp_bootstrap import figures
-from explorer.views.gp_bootstrap.state import FITTED_DATASETS, GP_TABS, REGRESSION_DATASETS, GPBootstrapState
+from explorer.views.gp_bootstrap.state import GP_TABS, HOLDOUT_TAB, GPBootstrapState
 
 __all__ = ["GPControls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "GPBootstrapView",
            "GP_TAB_TITLES", "GP_CSS"]
 
-GP_TAB_TITLES = {"curve": "Learning curve", "distribution": "Predictive distribution", "l1": "L1 map",
-              "holdout": "Test inputs"}
+GP_TAB_TITLES = dict(zip(GP_TABS, ("Learning curve", "Predictive distribution", "L1 map", "Test inputs")))
 
 #: The stable CSS classes of the Gaussian-process part of the page, for browser tests and the tour ({tab}: curve,
 #: distribution, l1, holdout; {name}: a parameter of GPBootstrapState with "_" written "-", e.g. explorer-s-over-n). Panel renders
@@ -90,45 +93,25 @@ class GPControls(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         s = self.state
-        w = {name: _widget(s, name, pn.widgets.Select) for name in ("dataset", "target", "kernel", "loss")}
-        for name in ("l2", "lengthscale", "signal_var", "alpha", "period", "noise_var", "eps", "beta"):
-            w[name] = _widget(s, name, pn.widgets.FloatInput)
-        for name in ("holdout", "rank", "curve_mc_samples", "mc_samples", "seed"):
-            w[name] = _widget(s, name, pn.widgets.IntInput)
-        w["s_over_n"] = respond_at_once(_widget(s, "s_over_n", pn.widgets.EditableFloatSlider, throttled=True,
-                                                   format="0.00"))  # never 1.8500000000000003
-        w["auto_mc"] = _widget(s, "auto_mc", pn.widgets.Checkbox)
-        w["standardize"] = _widget(s, "standardize", pn.widgets.Checkbox)
-        w["subsample"] = _widget(s, "subsample", pn.widgets.Checkbox)
-        w["ard"] = _widget(s, "ard", pn.widgets.Checkbox)
+        # the widgets, groups, order and visibility rules are the state's declarations of its controls
+        w = declared_widgets(s, "explorer")
+        respond_at_once(w["s_over_n"])
         self.upload = csv_upload("explorer-upload", s.upload_csv, on_refused=s.refuse)
         self.widgets = w
-        s.param.watch(self._update_visibility, ["dataset", "kernel", "loss", "ard", "subsample", "target", "error"])
+        # each visible while it applies (its declaration); the lengthscale also hides for ARD (_update_visibility)
+        self._applicable = show_applicable(s, {name: x for name, x in w.items() if name != "lengthscale"})
+        s.param.watch(self._update_visibility, [*control_names(s), "error"])  # rank: the data as loaded
         self._update_visibility()
-        self._column = pn.Column(
-            "### Data", w["dataset"], pn.pane.Markdown("Upload a CSV (header row, numeric columns):", margin=(0, 10)),
-            self.upload, w["target"], w["subsample"], w["rank"], w["standardize"], w["holdout"],
-            "### Model", w["kernel"], w["ard"], w["l2"], w["lengthscale"], w["signal_var"], w["alpha"], w["period"],
-            w["noise_var"],
-            "### Bootstrap", w["s_over_n"], w["loss"], w["eps"], w["beta"], w["curve_mc_samples"],
-            w["mc_samples"], w["seed"], w["auto_mc"],
-            css_classes=["explorer-controls"], sizing_mode="stretch_width",
-        )
+        upload = [pn.pane.Markdown("Upload a CSV (header row, numeric columns):", margin=(0, 10)), self.upload]
+        self._column = declared_sidebar(s, w, inserts={"dataset": upload}, css_classes=["explorer-controls"],
+                                        sizing_mode="stretch_width")
 
     def _update_visibility(self, *events) -> None:
+        """Each control visible while it applies (its declaration, also after a change of the data's ``error``);
+        with ARD the kernel has one ℓ per input (the note lists them): no single lengthscale to set."""
         s, w = self.state, self.widgets
-        csv = s.dataset not in REGRESSION_DATASETS
-        w["target"].visible = w["subsample"].visible = csv
-        w["rank"].visible = s.low_rank  # data of more than MAX_ROWS rows from the server
-        # the evidence maximum of a CSV (and of diamonds) is an se kernel
-        w["ard"].visible = (csv or s.dataset in FITTED_DATASETS) and s.kernel == "se"
-        w["l2"].visible = s.kernel == "paper"
-        w["signal_var"].visible = s.kernel != "paper"
-        # with ARD the kernel has one ℓ per input (the note lists them): no single lengthscale to set
-        w["lengthscale"].visible = s.kernel != "paper" and not (w["ard"].visible and s.ard)
-        w["alpha"].visible = s.kernel == "rq"
-        w["period"].visible = s.kernel == "periodic"
-        w["eps"].visible = w["beta"].visible = s.loss == "eps-insensitive"
+        self._applicable()
+        w["lengthscale"].visible = applies(s, "lengthscale") and not (w["ard"].visible and s.ard)
 
     def __panel__(self):
         return self._column
@@ -145,7 +128,7 @@ class _Tab(JobTab):
 
     tab: ClassVar[str]
     kind: ClassVar[str]                       # the Monte-Carlo job kind the tab shows
-    redraw_on: ClassVar[tuple[str, ...]]      # state parameters the figure depends on
+    redraw_on: ClassVar[tuple[str, ...]]      # outputs of the state the figure depends on (controls: "<tab> figure")
     progress_width = 220
     label_messages = False
     owns_state = False                        # the view (or the app) starts the shared state
@@ -168,7 +151,9 @@ class _Tab(JobTab):
         self.status_line = pn.pane.Markdown("", css_classes=[f"explorer-status-{t}"], sizing_mode="stretch_width")
         self.revision_line = pn.pane.HTML("", css_classes=[f"explorer-revision-{t}"], styles={"color": "#888"})
         self.csv, self.html, self.json = self.downloads
-        self.state.param.watch(self._on_state, list(self.redraw_on) + ["tab"])
+        # and the controls declared to change the figures of every tab or of this one (e.g. the input shown)
+        self.state.param.watch(self._on_state, [*self.redraw_on,
+                                                *invalidating(self.state, "figures", f"{t} figure")])
         self.redraw()
 
     def plot_pane(self) -> pn.viewable.Viewable:
@@ -272,7 +257,7 @@ class LearningCurveTab(_Tab):
     method's gap to Monte-Carlo at the Monte-Carlo points."""
 
     tab, kind = "curve", "curve"
-    redraw_on = ("theory_curve", "linear_response", "curve_mc", "solution", "problem", "loss")
+    redraw_on = ("theory_curve", "linear_response", "curve_mc", "solution", "problem")
     theory_jobs = ("evidence", "problem", "solution", "theory")
 
     def __init__(self, **params):
@@ -340,7 +325,7 @@ class DistributionTab(_Tab):
     """Bootstrap distribution of the prediction at one input: MC histogram vs eq. (60) (Fig. 3-4)."""
 
     tab, kind = "distribution", "distribution"
-    redraw_on = ("solution", "distribution", "input_index", "show_components", "problem")
+    redraw_on = ("solution", "distribution", "problem")
 
     def __init__(self, **params):
         self._points_stream, self._ring_stream = Revision(), Revision()
@@ -438,7 +423,7 @@ class HoldoutTab(_Tab):
     """Bootstrap mean and variance at held-out inputs, theory (eq. 48) and linear response (IJ) vs Monte-Carlo
     (Fig. 2)."""
 
-    tab, kind = "holdout", "holdout"
+    tab = kind = HOLDOUT_TAB
     redraw_on = ("holdout_theory", "holdout_ij", "holdout_mc")
     theory_jobs = ("evidence", "problem", "holdout_theory", "holdout_ij")
 
@@ -481,8 +466,8 @@ class GPBootstrapView(pn.viewable.Viewer):
         super().__init__(**params)
         s = self.state
         self.controls = GPControls(state=s)
-        self.tab_views = {"curve": LearningCurveTab(state=s), "distribution": DistributionTab(state=s),
-                          "l1": L1Tab(state=s), "holdout": HoldoutTab(state=s)}
+        self.tab_views = {view.tab: view for view in (LearningCurveTab(state=s), DistributionTab(state=s),
+                                                      L1Tab(state=s), HoldoutTab(state=s))}
         self._tabs = None
 
     @property

@@ -26,8 +26,12 @@ import param
 from explorer import datasets, kernels
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import experiments, steps
+from explorer.views.common import controls
+from explorer.views.common.declarations import control, invalidating
 from explorer.views.common.jobs import BackgroundJobs
 from explorer.views.common.values import CheckedState
+from explorer.views.step_by_step import sentences
+from explorer.views.step_by_step.sentences import CLEAR_GAP_SE, MIN_RESAMPLES_TO_COMPARE
 
 __all__ = ["StepState", "DATASETS", "DRAWS", "KEEP_CURVES", "GRID_POINTS", "KEEP_SETTINGS", "KEEP_RESAMPLES",
            "CLEAR_GAP_SE", "MIN_RESAMPLES_TO_COMPARE"]
@@ -45,12 +49,9 @@ KEEP_SETTINGS = 6
 #: Most resamples kept over those earlier settings together: beyond it the oldest settings' resamples are dropped
 #: (the settings just left always stay; with N = 30 points 20,000 resamples take about 10 MB).
 KEEP_RESAMPLES = 20_000
-#: A theory and Efron's estimate differ clearly when they are more than this many standard errors apart.
-CLEAR_GAP_SE = 2.0
-#: Resamples after which the sentence compares the theory with Efron's estimate (fewer: the estimate still moves).
-MIN_RESAMPLES_TO_COMPARE = 100
-_SETTINGS = ("dataset", "n_points", "kernel", "lengthscale", "signal_var", "alpha", "period", "noise_var",
-             "s_over_n", "seed")
+#: The names the controls give the computations their change makes stale (:func:`control`'s ``invalidates``): the
+#: problem (data, kernel, noise), the theory at S/N and the resamples (a new set, those drawn kept for coming back).
+_PROBLEM = ("problem", "theory", "resamples")
 
 
 @dataclass(frozen=True)
@@ -94,9 +95,12 @@ class StepState(CheckedState, BackgroundJobs):
 
     Outputs: ``problem``, ``solution`` (ADATAP at S/N), ``approx_solution`` and ``n_drawn`` (changes on every
     draw; the arrays are ``occupations``, ``train``, ``curves`` and the running estimate ``running``).
+
+    Each control is declared once (:func:`~explorer.views.common.declarations.control`): its sidebar group (none
+    for S/N, the tab's slider), what it makes stale (the settings the resamples are kept under are those that make
+    them stale) and, for α and the period, the kernel it applies to. Every control goes into the link.
     """
 
-    LINK_PARAMETERS = (*_SETTINGS, "input_index")
     outputs = ("problem", "solution", "approx_solution")
     error_wording = "gp"
     expected_errors = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError,
@@ -104,32 +108,42 @@ class StepState(CheckedState, BackgroundJobs):
 
     dataset = param.Selector(default="toy", objects=list(DATASETS), label="Dataset",
                              doc="Generated 1-D regression data: toy (seed 002 eq. 19) or teacher (a GP teacher, "
-                                 "seed 001); the page uses its last N rows.")
+                                 "seed 001); the page uses its last N rows.",
+                             metadata=control("Data", invalidates=_PROBLEM))
     n_points = param.Integer(default=30, bounds=(10, 200), label="Points N",
-                             doc="Number N of training points: the last N rows of the data set (teacher has 64).")
+                             doc="Number N of training points: the last N rows of the data set (teacher has 64).",
+                             metadata=control("Data", invalidates=_PROBLEM))
     kernel = param.Selector(default="se", objects=list(kernels.KERNEL_NAMES), label="Kernel",
                             doc="Covariance function of the GP: squared exponential (se), rational quadratic (rq), "
-                                "exponential, Matérn 3/2, Matérn 5/2, periodic.")
+                                "exponential, Matérn 3/2, Matérn 5/2, periodic.",
+                            metadata=control("Kernel and noise", invalidates=_PROBLEM))
     lengthscale = param.Number(default=0.1, bounds=(1e-4, 1e4), softbounds=(0.01, 1.0), label="Lengthscale",
-                               doc="Lengthscale ℓ of the kernel, in the units of x.")
+                               doc="Lengthscale ℓ of the kernel, in the units of x.",
+                               metadata=control("Kernel and noise", invalidates=_PROBLEM))
     signal_var = param.Number(default=1.0, bounds=(1e-6, 1e6), softbounds=(0.01, 10.0), label="Signal variance",
-                              doc="Prior variance of the latent function, k(x, x).")
+                              doc="Prior variance of the latent function, k(x, x).",
+                              metadata=control("Kernel and noise", invalidates=_PROBLEM))
     alpha = param.Number(default=1.0, bounds=(1e-3, 1e3), softbounds=(0.1, 10.0), label="α (rq)",
-                         doc="Shape parameter α of the rational quadratic kernel.")
+                         doc="Shape parameter α of the rational quadratic kernel.",
+                         metadata=control("Kernel and noise", invalidates=_PROBLEM, applies=lambda s: s.kernel == "rq"))
     period = param.Number(default=1.0, bounds=(1e-4, 1e4), softbounds=(0.1, 10.0), label="Period",
-                          doc="Period of the periodic kernel, in the units of x.")
+                          doc="Period of the periodic kernel, in the units of x.",
+                          metadata=control("Kernel and noise", invalidates=_PROBLEM,
+                                           applies=lambda s: s.kernel == "periodic"))
     noise_var = param.Number(default=0.1, bounds=(1e-6, 1e4), softbounds=(1e-3, 1.0), label="Noise σ²",
                              doc="Noise variance σ² of the GP, eq. (50); s copies of a point act as one point of "
-                                 "noise σ²/s.")
+                                 "noise σ²/s.",
+                             metadata=control("Kernel and noise", invalidates=_PROBLEM))
     s_over_n = param.Number(default=1.0, bounds=(0.05, 5.0), step=0.05, label="Bootstrap size S/N",
                             doc="Mean size S of a resample over N: each point comes s_i ~ Poisson(S/N) times "
-                                "(S/N = 1 is Efron's classical bootstrap).")
-    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), label="Seed",
-                         doc="Seed of the resamples: resample j of seed s is sample j of `explorer learning-curve "
-                             "--seed s` at this S/N.")
+                                "(S/N = 1 is Efron's classical bootstrap).",
+                            metadata=control(None, invalidates=("theory", "resamples")))
+    seed = controls.seed("Seed of the resamples: resample j of seed s is sample j of `explorer learning-curve "
+                         "--seed s` at this S/N.", metadata=control("Resamples", invalidates=("resamples",)))
     input_index = param.Integer(default=0, bounds=(0, 199), label="Point i",
                                 doc="The training point whose bootstrapped prediction f_i is shown (0-based, in the "
-                                    "order of the data; click a point to pick it).")
+                                    "order of the data; click a point to pick it).",
+                                metadata=control("Resamples"))
     playing = param.Boolean(default=False, precedence=-1, label="Playing",
                             doc="Draw one resample at a time (the page's Play/Pause).")
 
@@ -156,7 +170,7 @@ class StepState(CheckedState, BackgroundJobs):
         self._draw_done.set()
         self._kept: dict[tuple, _Kept] = {}            # resamples of earlier settings, the oldest first
         self._drawn_key: tuple | None = None           # the settings the resamples shown were drawn at
-        self.param.watch(self._on_change, list(_SETTINGS))
+        self.param.watch(self._on_change, list(invalidating(self)))
 
     # ----------------------------------------------------------------------------- actions
 
@@ -292,71 +306,24 @@ class StepState(CheckedState, BackgroundJobs):
     def kept_s_over_n(self) -> dict[float, int]:
         """The resamples kept at other S/N values with the other settings as now: {S/N: number of resamples}."""
         now = self._settings_key()
-        at = _SETTINGS.index("s_over_n")
+        at = invalidating(self).index(self.param.s_over_n.name)
         return {key[at]: kept.n_drawn for key, kept in self._kept.items()
                 if key[:at] + key[at + 1:] == now[:at] + now[at + 1:]}
 
     def sentence(self) -> str:
         """What a bootstrap sample is, what has been drawn and, once it is clear, why the theories and Efron's
-        estimate differ (plain words first, the paper's symbols second)."""
-        n = self.problem.n if self.problem is not None else self.n_points
-        v = float(self.s_over_n)
-        text = (f"A bootstrap sample (a resample) draws S = {v * n:.3g} points on average at random, with "
-                f"replacement, from the N = {n} data points (bootstrap size S/N = {v:.2f}): a point can come several "
-                f"times (its count s_i) or not at all, and about N·e^(−S/N) ≈ {self.expected_left_out:.1f} points "
-                "are left out of each resample.")
-        if self.drawing >= 100:
-            text += f" Drawing {self.drawing:,} more resamples…"
-        if self.n_drawn == 0:
-            text += "" if self.drawing else " No resample drawn yet: press Draw, then click a point."
-            return text + self._kept_sentence()
-        out = int(np.count_nonzero(self.occupations[-1] == 0))
-        text += (f" {_resamples(self.n_drawn)}; the last left out {out} "
-                 f"{'point' if out == 1 else 'points'} (N·e^(−S/N) ≈ {self.expected_left_out:.0f}).")
-        return text + self.comparison_sentence()
-
-    def _kept_sentence(self) -> str:
-        kept = self.kept_s_over_n()
-        if kept:
-            shown = ", ".join(f"{_resamples(b)} at S/N = {value:.2f}" for value, b in kept.items())
-            return f" The resamples drawn before are kept ({shown}): set S/N back to see them again."
-        if self._kept:
-            return " The resamples drawn at earlier settings are kept: going back to them shows them again."
-        return ""
+        estimate differ (plain words first, the paper's symbols second: :func:`.sentences.sentence`)."""
+        return sentences.sentence(self, kept_before=bool(self._kept))
 
     def comparison_sentence(self) -> str:
-        """Why ADATAP and Efron's estimate differ, once they differ clearly (more than :data:`CLEAR_GAP_SE`
-        standard errors after at least :data:`MIN_RESAMPLES_TO_COMPARE` resamples), and why the approximate
-        ADATAP then lands nearer when it does ("" otherwise).
-
-        ADATAP approximates the effect of the other points on point i by a Gaussian (seed 000, eqs. 20-21), an
-        approximation that improves as N grows. The approximate ADATAP (seed 000 §5) takes one Δλ for every point
-        (the start value of App. A.2) instead of iterating eqs. (54)-(55): where it lands nearer, its own shift
-        from ADATAP offsets ADATAP's error (the two numbers are printed)."""
-        theory, r = self.theory, self.running
-        if self.n_drawn < MIN_RESAMPLES_TO_COMPARE or not theory or not r.value.size:
-            return ""
-        efron, se = float(r.value[-1]), float(r.se[-1])
-        adatap, approx = theory["ADATAP"], theory["approx. ADATAP"]
-        if not (np.isfinite(efron) and np.isfinite(se)) or abs(adatap - efron) <= CLEAR_GAP_SE * se:
-            return ""
-        text = (f" Efron's estimate from these resamples ({efron:.3f} ± {se:.3f}) and the ADATAP theory "
-                f"({adatap:.3f}) differ by more than {CLEAR_GAP_SE:g} standard errors: the theory never draws a "
-                "resample, it replaces the pull of the other points on each point by a bell-shaped (Gaussian) "
-                f"average (seed 000, eq. 21), an approximation that gets better as N grows; with N = "
-                f"{self.problem.n} points it is off by {_signed(adatap - efron)}.")
-        shift, error = approx - adatap, adatap - efron
-        if abs(approx - efron) < abs(error) and shift * error < 0:
-            text += (f" The approximate ADATAP ({approx:.3f}) is a cheaper shortcut, not a better theory: it uses "
-                     "one shared value for all points instead of solving the theory's equations point by point "
-                     f"(seed 000 §5, App. A.2); it lands nearer here only because its own shift from ADATAP "
-                     f"({_signed(shift)}) goes the other way from ADATAP's error ({_signed(error)}).")
-        return text
+        """Why ADATAP and Efron's estimate differ, once they differ clearly ("" otherwise:
+        :func:`.sentences.comparison_sentence`)."""
+        return sentences.comparison_sentence(self)
 
     # ----------------------------------------------------------------------------- settings → problem
 
     def _settings_key(self) -> tuple:
-        return tuple(getattr(self, name) for name in _SETTINGS)
+        return tuple(getattr(self, name) for name in invalidating(self))
 
     def _keep_drawn(self) -> None:
         """Keep the resamples shown (under the settings they were drawn at), dropping the oldest kept beyond
@@ -407,9 +374,9 @@ class StepState(CheckedState, BackgroundJobs):
             self._assign(name, value)
 
     def _kernel(self) -> kernels.Kernel:
-        hyper = {"lengthscale": self.lengthscale, "signal_var": self.signal_var}
-        hyper.update({"rq": {"alpha": self.alpha}, "periodic": {"period": self.period}}.get(self.kernel, {}))
-        return kernels.make_kernel(self.kernel, 1, **hyper)
+        """The kernel named ``kernel`` with the controls of the same names as its hyperparameters."""
+        names = kernels.make_kernel(self.kernel, 1).params  # the hyperparameters of that kernel
+        return kernels.make_kernel(self.kernel, 1, **{name: getattr(self, name) for name in names})
 
     def _clear(self, n: int | None = None) -> None:
         n = n if n is not None else (self.problem.n if self.problem is not None else 0)
@@ -420,12 +387,3 @@ class StepState(CheckedState, BackgroundJobs):
         if not hasattr(self, "_grid"):
             self._grid, self._K_grid = np.zeros(GRID_POINTS), None
 
-
-def _resamples(n: int) -> str:
-    """"1 resample", "1,111 resamples"."""
-    return "1 resample" if n == 1 else f"{n:,} resamples"
-
-
-def _signed(value: float) -> str:
-    """"+0.051", "−0.034" (a minus sign, not a hyphen)."""
-    return f"{value:+.3f}".replace("-", "−")

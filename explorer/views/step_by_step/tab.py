@@ -17,11 +17,12 @@ import panel as pn
 import param
 from panel.io.callbacks import PeriodicCallback
 
+from explorer.views.common.declarations import view_options
 from explorer.views.common.patching import forget_frames, patch_layers
 from explorer.views.common.presentation import FIGURE_HEIGHT
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import MAIN_FIGURE_CSS, JobTab
-from explorer.views.common.widgets import Revision, live, param_widgets
+from explorer.views.common.widgets import Revision, declared_sidebar, declared_widgets, live, show_applicable
 from explorer.views.step_by_step import figures
 from explorer.views.step_by_step.state import DRAWS, StepState
 
@@ -52,13 +53,9 @@ class StepTab(JobTab):
         super().__init__(**params)
         s = self.state
         bind_to_session(s)
-        self.widgets = param_widgets(s, {
-            "dataset": pn.widgets.Select, "n_points": pn.widgets.IntInput, "kernel": pn.widgets.Select,
-            "lengthscale": pn.widgets.FloatInput, "signal_var": pn.widgets.FloatInput,
-            "alpha": pn.widgets.FloatInput, "period": pn.widgets.FloatInput, "noise_var": pn.widgets.FloatInput,
-            "seed": pn.widgets.IntInput, "input_index": pn.widgets.IntInput}, self.css_prefix)
-        self._show_kernel_fields()
-        s.param.watch(self._show_kernel_fields, "kernel")
+        # the sidebar's controls as the state declares them; α and the period only for their kernels
+        self.widgets = declared_widgets(s, self.css_prefix)
+        show_applicable(s, self.widgets)
         self.slider = pn.widgets.FloatSlider.from_param(s.param.s_over_n, value_throttled=s.s_over_n,
                                                         css_classes=[self._css("s-over-n")], width=230,
                                                         format="0.00")
@@ -88,7 +85,8 @@ class StepTab(JobTab):
         self._played = (time.monotonic(), 0)
         s.param.watch(self._redraw, ["problem", "solution"])
         s.param.watch(self._on_draw, ["n_drawn", "drawing"])
-        s.param.watch(self._on_index, ["input_index"])
+        # a control that computes nothing (point i) only updates the figures that show it
+        s.param.watch(self._on_index, list(view_options(s)))
         self._redraw()
 
     def run_buttons(self) -> dict:
@@ -179,18 +177,10 @@ class StepTab(JobTab):
         self._played = (started, asked + n) if due <= PLAY_CATCH_UP else (time.monotonic(), 0)
         self.state.request_draws(n)
 
-    def _show_kernel_fields(self, *events) -> None:
-        """α only for the rational quadratic kernel, the period only for the periodic one."""
-        self.widgets["alpha"].visible = self.state.kernel == "rq"
-        self.widgets["period"].visible = self.state.kernel == "periodic"
-
     # --- layout
     def control_column(self) -> pn.Column:
-        w = self.widgets
-        return pn.Column(
-            "### Data", w["dataset"], w["n_points"], "### Kernel and noise", w["kernel"], w["lengthscale"],
-            w["signal_var"], w["alpha"], w["period"], w["noise_var"], "### Resamples", w["seed"], w["input_index"],
-            sizing_mode="stretch_width", css_classes=[self._css("controls")])
+        return declared_sidebar(self.state, self.widgets, sizing_mode="stretch_width",
+                                css_classes=[self._css("controls")])
 
     def content(self) -> pn.Column:
         buttons = pn.FlexBox(*self.draws, self.play, self.reset, self.slider, flex_wrap="wrap",

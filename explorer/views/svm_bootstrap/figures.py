@@ -13,17 +13,19 @@ import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used below)
 import numpy as np
 import pandas as pd
+import param
 
+from explorer.views.common.declarations import link_names, settings_of
 from explorer.views.common.exports import csv_table, data_name, download_name, html_page, settings_json
 from explorer.views.common.uploads import UPLOAD, file_settings
-from explorer.views.svm_bootstrap.state import EXPORT_COLUMNS, SVMState
+from explorer.views.svm_bootstrap.state import EXPORT_COLUMNS, S_OVER_N_COLUMN, SAMPLES_COLUMN, SVMState
 
 __all__ = ["learning_curve_plot", "field_plot", "large_gaps", "GAP_THRESHOLD", "SVMGap", "curve_frame", "field_frame",
            "curve_summary", "field_summary", "csv_text", "html_text", "settings", "settings_text", "settings_line",
            "export_filename", "FIGURES", "EXPORT_NAMES"]
 
 
-S_DIM = hv.Dimension("s_over_n", label="S/N")
+S_DIM = hv.Dimension(S_OVER_N_COLUMN, label="S/N")
 ERR_DIM = hv.Dimension("error", label="bootstrap classification error ε(S)")
 H_DIM = hv.Dimension("h", label="internal field f(x) at the test input")
 DENSITY_DIM = hv.Dimension("density", label="density")
@@ -208,7 +210,7 @@ def curve_frame(state: SVMState) -> pd.DataFrame:
         rows.setdefault(round(p.s_over_n, 12), {}).update(mc_mean=p.mc_mean, mc_se=p.mc_se, mc_samples=p.mc_samples)
     levels = {"loo_approximate": theory.loo_approximate if theory else None,
               "loo_exact": theory.loo_exact if theory else None}
-    return pd.DataFrame([{"s_over_n": v, **r, **levels} for v, r in sorted(rows.items())],
+    return pd.DataFrame([{S_OVER_N_COLUMN: v, **r, **levels} for v, r in sorted(rows.items())],
                         columns=EXPORT_COLUMNS["curve"])
 
 
@@ -223,7 +225,7 @@ def field_frame(state: SVMState) -> pd.DataFrame:
         "test_input": np.arange(m), "y_test": f.y_test if f.y_test is not None else np.full(m, np.nan),
         "theory_mean": f.theory_mean, "theory_var": f.theory_var, "theory_p_negative": f.theory_p_negative,
         "mc_mean": f.mc_fields.mean(axis=0), "mc_var": f.mc_fields.var(axis=0, ddof=1) if B > 1 else np.nan,
-        "mc_p_negative": f.mc_p_negative, "mc_p_negative_se": f.mc_p_negative_se, "mc_samples": B,
+        "mc_p_negative": f.mc_p_negative, "mc_p_negative_se": f.mc_p_negative_se, SAMPLES_COLUMN: B,
     }, columns=EXPORT_COLUMNS["field"])
 
 
@@ -244,16 +246,28 @@ def export_filename(state: SVMState, what: str, ext: str) -> str:
                                                                  else []), ext=ext)
 
 
+def _typed(state: SVMState, name: str, value):
+    """``value`` of the control ``name`` as its parameter's type says: a whole number for an ``Integer``, a float
+    for another ``Number`` (a lengthscale of 2 is written 2.0)."""
+    parameter = state.param[name]
+    if isinstance(parameter, param.Integer):
+        return int(value)
+    return float(value) if isinstance(parameter, param.Number) else value
+
+
 def settings(state: SVMState) -> dict:
-    """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: the data, the
-    kernel K(x, x') = exp(−‖x − x'‖²/(2L²)) and its lengthscale, the S/N values, the Monte-Carlo sizes and the
-    seed."""
-    out = {"dataset": state.dataset, "kernel": "squared_exponential", "lengthscale": float(state.lengthscale),
-           "curve_grid": sorted(float(v) for v in state.curve_grid), "curve_mc_samples": int(state.curve_mc_samples),
-           "s_over_n": float(state.s_over_n), "mc_samples": int(state.mc_samples), "holdout": int(state.holdout),
-           "test_index": int(state.index), "seed": int(state.seed)}
+    """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: every control the
+    link carries (:func:`~explorer.views.common.declarations.settings_of`: the target only for an upload) but
+    the state's ``auto_run_parameter`` (when the Monte-Carlo runs, not what it computes), the S/N values sorted
+    and the test input shown; the data first, then the kernel K(x, x') = exp(−‖x − x'‖²/(2L²)); for an upload,
+    its file name and SHA-256."""
+    names = [name for name in link_names(state) if name != state.auto_run_parameter]
+    values = {name: _typed(state, name, value) for name, value in settings_of(state, names).items()}
+    values.update(curve_grid=sorted(float(v) for v in state.curve_grid), test_index=int(state.index))
+    first, *rest = values.items()
+    out = dict([first, ("kernel", "squared_exponential"), *rest])
     if state.dataset == UPLOAD:
-        out.update(target=state.target, **file_settings(state.uploaded_file))
+        out.update(file_settings(state.uploaded_file))
     return out
 
 

@@ -28,12 +28,13 @@ from explorer.svm_bootstrap.stages import SVMCurveMC, SVMCurvePoint, SVMTheoryCu
 from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
+from explorer.views.common.declarations import control, invalidating
 from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
 
 __all__ = ["SVMState", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD", "MAX_ROWS",
-           "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "describe_error"]
+           "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "S_OVER_N_COLUMN", "SAMPLES_COLUMN", "describe_error"]
 
 
 
@@ -44,21 +45,25 @@ SVM_DATASETS = ("crabs", "wisconsin", "pima")
 MAX_ROWS = 1000
 #: The S/N values offered for the learning curve (theory and Monte-Carlo at each).
 SVM_GRID = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
-#: Controls that change what has to be computed (``test_index`` only picks what is shown).
-_COMPUTE_PARAMETERS = ("dataset", "target", "lengthscale", "curve_grid", "curve_mc_samples", "s_over_n",
-                       "mc_samples", "holdout", "seed", "auto_mc")
 _OUTPUTS = ("problem", "test_problem", "theory_curve", "curve_mc", "field")
+
+#: What a change of the data or the kernel makes stale (``invalidates`` of the controls): the problems and every job.
+_EVERY_JOB = ("problem", "theory", "curve", "field")
 
 #: Errors a user can cause with the controls; they become a message, never a traceback.
 EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError, OSError,
                    IndexError)
 
+#: The CSV column of the S/N of a point of the learning curve (a result, not the control of the same name).
+S_OVER_N_COLUMN = "s_over_n"
+#: The CSV column of the number of Monte-Carlo samples behind a row (not the control of the same name).
+SAMPLES_COLUMN = "mc_samples"
 #: Columns of the CSV exports.
 EXPORT_COLUMNS = {
-    "curve": ["s_over_n", "S", "theory", "converged", "n_iter", "residual", "mc_mean", "mc_se", "mc_samples",
+    "curve": [S_OVER_N_COLUMN, "S", "theory", "converged", "n_iter", "residual", "mc_mean", "mc_se", SAMPLES_COLUMN,
               "loo_approximate", "loo_exact"],
     "field": ["test_input", "y_test", "theory_mean", "theory_var", "theory_p_negative", "mc_mean", "mc_var",
-              "mc_p_negative", "mc_p_negative_se", "mc_samples"],
+              "mc_p_negative", "mc_p_negative_se", SAMPLES_COLUMN],
 }
 
 
@@ -149,40 +154,56 @@ class SVMState(CheckedState, BackgroundJobs, DataSourced):
     for the background jobs. Outputs: ``problem`` (D0 for the learning curve), ``test_problem`` (D0
     without the first ``holdout`` rows, which become test inputs), ``theory_curve``, ``curve_mc``,
     ``field`` and ``error``; ``jobs[kind]`` reports each job (kinds ``JOB_KINDS``).
+
+    Each control declares (:func:`~explorer.views.common.declarations.control`) its sidebar group and the jobs its
+    change makes stale: ``problem`` (every job: the data and kernel), ``theory`` and ``curve`` (the learning curve's
+    theory and Monte-Carlo) and ``field``; ``test_index`` only picks the test input shown. Every control goes into
+    the link; the settings JSON leaves out ``auto_mc`` (when the Monte-Carlo runs, not what it computes).
     """
 
     # --- data
     dataset = param.Selector(default="crabs", objects=list(SVM_DATASETS), label="Dataset",
                              doc="Two-class data of seed 004: crabs (species B/O, 200 rows), wisconsin (683), "
-                                 "pima (532), or an uploaded CSV (e.g. sonar). Inputs are standardised.")
-    target = controls.target("an uploaded CSV holding the two class labels")
+                                 "pima (532), or an uploaded CSV (e.g. sonar). Inputs are standardised.",
+                             metadata=control("Data", invalidates=_EVERY_JOB))
+    target = controls.target("an uploaded CSV holding the two class labels",
+                             metadata=control("Data", invalidates=_EVERY_JOB,
+                                              applies=lambda s: s.dataset == UPLOAD))
     # --- model
     lengthscale = param.Number(default=BROAD_LENGTHSCALE, bounds=(1e-3, 1e4),
                                softbounds=(0.3, 10.0), step=0.1, label="Lengthscale L",
                                doc="L of the kernel K(x, x') = exp(−|x − x'|²/(2L²)) on standardised inputs. "
-                                   "Broad kernels (L ≈ 3) suit the theory; narrow ones (L < 1) degrade it.")
+                                   "Broad kernels (L ≈ 3) suit the theory; narrow ones (L < 1) degrade it.",
+                               metadata=control("Kernel", invalidates=_EVERY_JOB))
     # --- learning curve (Fig. 1 left)
     curve_grid = param.ListSelector(default=[0.5, 1.0, 2.0], objects=list(SVM_GRID), label="S/N values",
-                                    doc="Bootstrap sizes S/N of the learning curve: theory and Monte-Carlo at each.")
+                                    doc="Bootstrap sizes S/N of the learning curve: theory and Monte-Carlo at each.",
+                                    metadata=control("Learning curve", invalidates=("theory", "curve")))
     curve_mc_samples = controls.mc_samples(200, (20, 5000), "MC samples per S (curve)",
                                            "Monte-Carlo bootstrap samples at each S/N; every sample is one "
-                                           "hard-margin SVM training (a quadratic programme).", minimum=1)
+                                           "hard-margin SVM training (a quadratic programme).", minimum=1,
+                                           metadata=control("Learning curve", invalidates=("curve",)))
     # --- field at a test input (Fig. 1 right)
     s_over_n = param.Number(default=1.0, bounds=(0.05, 10.0), softbounds=(0.1, 4.0), step=0.05,
                             label="S/N (field distribution)",
                             doc="How large each bootstrap sample of the field distribution is: S of the N rows "
-                                "drawn with replacement (about N·e^(−S/N) left out). Seed 004 Fig. 1 right: S = N.")
+                                "drawn with replacement (about N·e^(−S/N) left out). Seed 004 Fig. 1 right: S = N.",
+                            metadata=control("Field at a test input", invalidates=("field",)))
     mc_samples = controls.mc_samples(1000, (100, 20_000), "MC samples (field)",
-                                     "Monte-Carlo bootstrap samples for the field distribution and p(−1|x).")
+                                     "Monte-Carlo bootstrap samples for the field distribution and p(−1|x).",
+                                     metadata=control("Field at a test input", invalidates=("field",)))
     holdout = param.Integer(default=10, bounds=(1, 1000), softbounds=(1, 50), label="Held-out test inputs",
                             doc="The first rows are kept out of D0 as test inputs x ∉ D0 for the field "
-                                "distribution; the learning curve uses all rows.")
+                                "distribution; the learning curve uses all rows.",
+                            metadata=control("Field at a test input", invalidates=("field",)))
     test_index = param.Integer(default=0, bounds=(0, 999), label="Test input",
                                doc="Which held-out test input (0-based, among the first 'Held-out test inputs' "
-                                   "rows) the field distribution shows.")
-    seed = controls.seed()
+                                   "rows) the field distribution shows.",
+                               metadata=control("Field at a test input"))
+    seed = controls.seed(metadata=control("Monte-Carlo", invalidates=("curve", "field")))
     auto_mc = param.Boolean(default=True, label="Run Monte-Carlo automatically",
-                            doc="Start the Monte-Carlo bootstrap whenever the settings change (else press Run).")
+                            doc="Start the Monte-Carlo bootstrap whenever the settings change (else press Run).",
+                            metadata=control("Monte-Carlo", invalidates=("curve", "field")))
 
     # --- outputs
     problem = output(SVMProblem, "Problem", "D0 (all rows), kernel and merged sites of the curve.")
@@ -202,7 +223,7 @@ class SVMState(CheckedState, BackgroundJobs, DataSourced):
     def __init__(self, **params):
         super().__init__(**params)
         self._init_jobs()
-        self.param.watch(self._on_change, list(_COMPUTE_PARAMETERS))
+        self.param.watch(self._on_change, list(invalidating(self)))
 
     # ----------------------------------------------------------------------------- public API
 

@@ -6,11 +6,19 @@ import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used
 import panel as pn
 import param
 
+from explorer.views.common.declarations import view_options
 from explorer.views.common.exports import Export
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
-from explorer.views.common.uploads import UPLOAD
-from explorer.views.common.widgets import BOOTSTRAP_TERMS, Revision, csv_upload, live
+from explorer.views.common.widgets import (
+    BOOTSTRAP_TERMS,
+    Revision,
+    csv_upload,
+    declared_sidebar,
+    declared_widgets,
+    live,
+    show_applicable,
+)
 from explorer.views.svm_bootstrap.exports import EXPORTS
 from explorer.views.svm_bootstrap.figures import FIGURES, curve_summary, field_summary
 from explorer.views.svm_bootstrap.state import SVMState
@@ -29,8 +37,6 @@ class SVMTab(JobTab):
     state = param.ClassSelector(class_=SVMState, label="State", doc="The SVM session state the tab shows.")
 
     css_prefix = "explorer-svm"
-    control_names = ("dataset", "target", "lengthscale", "curve_grid", "curve_mc_samples", "s_over_n", "mc_samples",
-                     "holdout", "test_index", "seed", "auto_mc")
 
     def __init__(self, **params):
         if params.get("state") is None:
@@ -38,8 +44,10 @@ class SVMTab(JobTab):
         super().__init__(**params)
         s = self.state
         bind_to_session(s)
-        self.widgets["target"].visible = s.dataset == UPLOAD
-        s.param.watch(lambda e: setattr(self.widgets["target"], "visible", e.new == UPLOAD), "dataset")
+        # the controls as the state declares them (sidebar group, widget), each shown while it applies (the target
+        # column only for an uploaded CSV)
+        self.widgets = declared_widgets(s, self.css_prefix)
+        show_applicable(s, self.widgets)
         self.upload = csv_upload("explorer-svm-upload", s.upload_csv, on_refused=s.refuse)
         self.streams = {"curve": Revision(), "field": Revision()}
         # the learning curve is the main figure: first, as high as the screen allows; the field under it (whose frame
@@ -53,7 +61,8 @@ class SVMTab(JobTab):
         self.status = {what: pn.pane.Markdown("", css_classes=[f"explorer-svm-status-{what}"],
                                               sizing_mode="stretch_width") for what in ("curve", "field")}
         s.param.watch(self._on_curve, ["theory_curve", "curve_mc", "problem"])
-        s.param.watch(self._on_field, ["field", "test_index", "test_problem"])
+        # the field figure redraws for a new field or test problem and for a control that only picks what it shows
+        s.param.watch(self._on_field, ["field", "test_problem", *view_options(s)])
         self._on_curve()
         self._on_field()
 
@@ -79,15 +88,9 @@ class SVMTab(JobTab):
         self._on_field()
 
     def control_column(self) -> pn.Column:
-        w = self.widgets
-        return pn.Column(
-            "### Data", w["dataset"], pn.pane.Markdown("Upload a two-class CSV (header row, numeric inputs):",
-                                                       margin=(0, 10)),
-            self.upload, w["target"], "### Kernel", w["lengthscale"],
-            "### Learning curve", w["curve_grid"], w["curve_mc_samples"],
-            "### Field at a test input", w["s_over_n"], w["mc_samples"], w["holdout"], w["test_index"],
-            "### Monte-Carlo", w["seed"], w["auto_mc"],
-            sizing_mode="stretch_width", css_classes=["explorer-svm-controls"])
+        upload = [pn.pane.Markdown("Upload a two-class CSV (header row, numeric inputs):", margin=(0, 10)), self.upload]
+        return declared_sidebar(self.state, self.widgets, inserts={self.state.param.dataset.name: upload},
+                                sizing_mode="stretch_width", css_classes=["explorer-svm-controls"])
 
     def content(self) -> pn.Column:
         # one figure above the other: each gets the whole width and its legend beside the data
