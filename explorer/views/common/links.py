@@ -61,12 +61,9 @@ class Linked:
 
 
 def link_parameters(state: param.Parameterized) -> tuple[str, ...]:
-    """The controls of ``state`` a link carries: its own list ``LINK_PARAMETERS`` if it has one, else those its
-    declarations say (``link``, :func:`explorer.views.common.declarations.link_names`) if it declares its controls,
-    else every parameter shown to the user (precedence not negative) but no action button."""
-    listed = getattr(state, "LINK_PARAMETERS", None)
-    if listed is not None:
-        return tuple(listed)
+    """The controls of ``state`` a link carries: those its declarations say (``link``,
+    :func:`explorer.views.common.declarations.link_names`) if it declares its controls (every page's state does), else
+    every parameter shown to the user (precedence not negative) but no action button (the page's own ``PageLink``)."""
     if declarations.declarations(state):
         return declarations.link_names(state)
     return tuple(name for name, p in state.param.objects("existing").items()
