@@ -1,6 +1,6 @@
 """What every page says when its core or its data fails: one table of wordings, one function that picks one.
 
-A job or a control that meets an expected error (:attr:`~explorer.views.common.jobs.BackgroundJobs.expected_errors`)
+A job or a control that meets an expected error (:attr:`~explorer.views.common.jobs.JobHooks.expected_errors`)
 shows a sentence, never a traceback. :data:`WORDING` holds every such sentence: per page (its key in the registry,
 :mod:`explorer.views.pages`), the errors it words in its own vocabulary (the advice names that page's controls),
 then what every page says (:data:`COMMON`). ``{err}`` stands for the error's own message.

@@ -2,10 +2,12 @@
 
 A :class:`Job` runs on a daemon thread of its own, checks a stop flag between Monte-Carlo batches
 (``should_stop``), reports throttled progress and partial results through callbacks, and marks itself
-done; its session shows it through a :class:`JobStatus`. :class:`BackgroundJobs` is the machinery every
-tab's state mixes in to run its jobs (lookup in a shared :class:`~explorer.views.common.caches.LRU`,
-start, deferred start, cancel, progress, results handed to the session's event loop in order). A state declares
-its jobs once, as :class:`JobSpec` rows of ``job_specs``; refresh, run and cancel follow the declaration.
+done; its session shows it through a :class:`JobStatus`. :class:`JobRunner` is the machinery every tab's state
+holds as a component (``state.job_runner``) to run its jobs (lookup in a shared
+:class:`~explorer.views.common.caches.LRU`, start, deferred start, cancel, progress, results handed to the session's
+event loop in order); it reads from its state only what :class:`JobHooks` declares. :class:`HasJobs` is the small
+mixin that gives a state the parameters its page shows and the public API (forwarders to the runner). A state
+declares its jobs once, as :class:`JobSpec` rows of ``job_specs``; refresh, run and cancel follow the declaration.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from explorer.views.common import errors
 from explorer.views.common.caches import LRU
 from explorer.views.common.session import default_dispatcher
 
-__all__ = ["Job", "JobSpec", "JobStatus", "BackgroundJobs", "RedrawGate", "call_now", "output"]
+__all__ = ["Job", "JobSpec", "JobStatus", "JobHooks", "JobRunner", "HasJobs", "RedrawGate", "call_now", "output",
+           "engine_of"]
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +181,7 @@ def call_now(callback: Callable[[], None]) -> None:
 class JobSpec:
     """One kind of background job of a state, declared once in its ``job_specs``.
 
-    Every refresh, :class:`BackgroundJobs` asks the state's ``_prepare_jobs()`` for its ``inputs`` (a snapshot of
+    Every refresh, the :class:`JobRunner` asks the state's ``_prepare_jobs()`` for its ``inputs`` (a snapshot of
     what the jobs read, taken on the session's thread) and, per spec, shows the result cached under
     ``key(inputs)`` or starts a :class:`Job` that runs ``compute(state, inputs, job)`` on a thread of its own
     (it reads the settings from ``inputs`` only; from ``state`` only what no control changes, its ``executor``).
@@ -198,12 +201,12 @@ class JobSpec:
         ``compute(state, inputs, job)``: the result, on the job's thread (progress, partial results and stop
         checks through ``job``).
     optional : bool or callable
-        The job waits for :meth:`BackgroundJobs.run` (a Run button) unless the state's ``auto_run_parameter`` is
+        The job waits for :meth:`JobRunner.run` (a Run button) unless the state's ``auto_run_parameter`` is
         on; a callable ``optional(inputs)`` decides per settings (e.g. only a long job waits).
     gated : bool
         Its partial results are spaced by :data:`PARTIAL_GATE` (costly redraws); else drawn at once.
     cancellable : bool
-        :meth:`BackgroundJobs.cancel` without a kind stops it.
+        :meth:`JobRunner.cancel` without a kind stops it.
     off : callable or None
         ``off(inputs)``: why the job is switched off for these settings (its job stops, its output is cleared
         and its status says why), or None when it is not.
@@ -226,78 +229,43 @@ class JobSpec:
     rerun_with_any: bool = False
 
 
-class BackgroundJobs(param.Parameterized):
-    """Background jobs of a session state (the base of the :class:`param.Parameterized` states of the tabs).
+def engine_of(client) -> dask_engine.Engine:
+    """The :class:`explorer.engine.Engine` of a state's ``client``: an Engine as it is, a ``distributed.Client``
+    wrapped, None the process's shared engine."""
+    if client is None:
+        return dask_engine.shared_engine()
+    if isinstance(client, dask_engine.Engine):
+        return client
+    return dask_engine.Engine(client, None, f"Dask scheduler {client.scheduler.address}")
 
-    Each job kind shows its result from a cache shared by the sessions or computes it in a :class:`Job`
-    (progress, cancel between steps); :meth:`refresh` changes the outputs together in one ``param.update``.
-    A state declares its jobs in ``job_specs`` (:class:`JobSpec`) and its ``outputs``, calls :meth:`_init_jobs`
-    in ``__init__`` and implements ``_prepare_jobs``: check the settings (an expected error there stops every job
-    before any starts), set the outputs that need no job, and return the ``inputs`` the specs read.
 
-    Worker threads never touch the session: they hand their updates to ``dispatch``, which applies them in order
-    where the session lives (:func:`explorer.views.common.session.default_dispatcher`: in a notebook on the
-    kernel's event loop, in a script on the thread that made the state when it calls :meth:`wait`; a served
-    session points it at its event loop,
-    :func:`explorer.views.common.session.bind_to_session`). Jobs run elsewhere (e.g. on Dask workers) report
-    through the same ``Job`` methods, so their updates take the same way.
+class JobHooks:
+    """What a :class:`JobRunner` reads from the state that holds it: the protocol, with its defaults.
 
-    The Monte-Carlo of a job runs on Dask (:attr:`executor`): the job's thread only submits seeded chunks and
-    waits for them, so the server's event loop and the job threads never compute Monte-Carlo.
+    A state declares its jobs in ``job_specs`` (:class:`JobSpec`) and its ``outputs`` and implements
+    :meth:`_prepare_jobs`: check the settings (an expected error there stops every job before any starts), set the
+    outputs that need no job (:meth:`JobRunner.assign`, ``_assign`` of :class:`HasJobs`) and return the ``inputs``
+    the specs read. It may override the other attributes and hooks below. Besides them the runner uses the state's
+    parameters (the outputs and ``error``, set together in one ``param.update``) and nothing else; a
+    :class:`JobSpec`'s ``compute`` gets the state itself.
     """
-
-    client = param.Parameter(default=None, precedence=-1, label="Dask engine",
-                             doc="Where the Monte-Carlo runs: an explorer.engine.Engine, a distributed.Client, "
-                                 "or None for the engine this process shares (a local cluster of worker "
-                                 "processes, started at first use; $EXPLORER_SCHEDULER if set).")
-
-    error = param.String(default="", precedence=-1, label="Error",
-                         doc="Output: why the current settings cannot be computed; empty when they can.")
-    notice = param.String(default="", precedence=-1, label="Notice",
-                          doc="Output: why a typed value was refused, a link parameter ignored, or another warning "
-                              "that does not stop the computation; empty when none.")
-
-    #: What a closed state says when it is asked to compute.
-    _closed_message = ("This state was closed (state.close()): it computes nothing more. Create a new state to go "
-                       "on computing.")
 
     #: The state's jobs, in the order of their statuses (``jobs``).
     job_specs: ClassVar[tuple[JobSpec, ...]] = ()
     #: Every output a refresh sets (the jobs' and the others): cleared together when the settings cannot be computed.
     outputs: ClassVar[tuple[str, ...]] = ()
-    #: The Boolean parameter that starts the optional jobs by themselves when on (None: they wait for :meth:`run`).
+    #: The Boolean parameter that starts the optional jobs by themselves when on (None: they wait for ``run``).
     auto_run_parameter: ClassVar[str | None] = None
     #: What an optional job that waits for its button says.
     not_run_message: ClassVar[str] = "not run yet: press 'Run'."
-    #: What a job says while jobs are deferred (:meth:`defer_jobs`).
+    #: What a job says while jobs are deferred (``defer_jobs``).
     deferred_message: ClassVar[str] = "starts once the page has loaded"
     #: Errors a user can cause with the controls: shown as :meth:`describe_error` says, never as a traceback.
     expected_errors: tuple[type[BaseException], ...] = (ValueError, OSError, FloatingPointError,
                                                          dask_engine.EngineError)
-
     #: The page whose wordings :meth:`describe_error` uses (a key of :data:`explorer.views.common.errors.WORDING`;
     #: None: the wordings every page shares).
     error_wording: ClassVar[str | None] = None
-
-    @classmethod
-    def describe_error(cls, err: BaseException) -> str:
-        """The message shown for an expected error, in the state's page's words (:mod:`~explorer.views.common.errors`)."""
-        return errors.describe_error(err, cls.error_wording)
-
-    @property
-    def engine(self) -> dask_engine.Engine:
-        """The :class:`explorer.engine.Engine` of ``client`` (the process's shared engine if it is None)."""
-        client = self.client
-        if client is None:
-            return dask_engine.shared_engine()
-        if isinstance(client, dask_engine.Engine):
-            return client
-        return dask_engine.Engine(client, None, f"Dask scheduler {client.scheduler.address}")
-
-    @property
-    def executor(self) -> Executor:
-        """The executor the jobs hand their Monte-Carlo chunks to (Dask workers of :attr:`engine`)."""
-        return self.engine.executor
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -306,33 +274,67 @@ class BackgroundJobs(param.Parameterized):
             raise TypeError(f"{cls.__name__}.job_specs declares a job kind twice: {kinds}. Give each job a kind of "
                             "its own.")
 
-    def _init_jobs(self) -> None:
+    @classmethod
+    def describe_error(cls, err: BaseException) -> str:
+        """The message shown for an expected error, in the state's page's words (:mod:`~explorer.views.common.errors`)."""
+        return errors.describe_error(err, cls.error_wording)
+
+    def _prepare_jobs(self) -> object:
+        """Check the settings, set the outputs that need no job and return the ``inputs`` the :class:`JobSpec` rows
+        read (an expected error shows instead of every result)."""
+        return None
+
+    def _cancelled_message(self, kind: str, stop: Cancelled) -> str:
+        """What the status of a job of ``kind`` says once ``stop`` ended it (a state may write its own sentence from
+        ``stop.done``, ``stop.total`` and ``stop.unit``)."""
+        return f"cancelled after {stop.done} of {stop.total}"
+
+    def _auto_run(self) -> bool:
+        """Whether optional jobs start by themselves when the settings change (else on ``run``)."""
+        return bool(self.auto_run_parameter) and bool(getattr(self, self.auto_run_parameter))
+
+
+class JobRunner:
+    """The background jobs of one session state: the component a state holds (``state.job_runner``).
+
+    Each job kind shows its result from a cache shared by the sessions or computes it in a :class:`Job`
+    (progress, cancel between steps); :meth:`refresh` changes the state's outputs together in one ``param.update``.
+    The runner talks to its ``state`` only through :class:`JobHooks` (what the jobs are, the ``inputs`` snapshot of
+    ``_prepare_jobs``, the auto-run switch, the messages, how an expected error reads) and the state's output
+    parameters and ``error``.
+
+    Worker threads never touch the session: they hand their updates to :attr:`dispatch`, which applies them in order
+    where the session lives (:func:`explorer.views.common.session.default_dispatcher`: in a notebook on the
+    kernel's event loop, in a script on the thread that made the runner when it calls :meth:`wait`; a served
+    session points it at its event loop, :func:`explorer.views.common.session.bind_to_session`, through the state's
+    ``dispatch``). Jobs run elsewhere (e.g. on Dask workers) report through the same ``Job`` methods, so their
+    updates take the same way.
+    """
+
+    #: What a closed state says when it is asked to compute.
+    closed_message = ("This state was closed (state.close()): it computes nothing more. Create a new state to go "
+                      "on computing.")
+
+    def __init__(self, state: JobHooks):
+        self.state = state
         self.dispatch: Callable[[Callable[[], None]], None] = default_dispatcher()
-        self._specs = {spec.kind: spec for spec in self.job_specs}
-        self.jobs = {kind: JobStatus(name=kind) for kind in self._specs}
+        self.specs = {spec.kind: spec for spec in state.job_specs}
+        self.statuses = {kind: JobStatus(name=kind) for kind in self.specs}
+        self.started = self.closed = False
         self._jobs: dict[str, Job] = {}
         self._wanted: dict[str, object] = {}
-        self._started = self._refreshing = self._dirty = self._closed = self._forced = self._deferred = False
+        self._refreshing = self._dirty = self._forced = self._deferred = False
         self._forced_kind: str | None = None
         self._pending: dict | None = None
 
-    def _auto_run(self) -> bool:
-        """Whether optional jobs start by themselves when the settings change (else on :meth:`run`)."""
-        return bool(self.auto_run_parameter) and bool(getattr(self, self.auto_run_parameter))
-
-    @property
-    def started(self) -> bool:
-        """True once :meth:`refresh` has run (before that, changing a control computes nothing)."""
-        return self._started
-
     def refresh(self) -> None:
-        """Start (or show from the cache) everything the current settings need (a closed state says that it is
-        closed in its ``error``)."""
-        if self._closed:
-            if self.error != self._closed_message:
-                self.error = self._closed_message
+        """Start (or show from the cache) everything the current settings need (a closed runner says that it is
+        closed in the state's ``error``)."""
+        if self.closed:
+            if self.state.error != self.closed_message:
+                self.state.error = self.closed_message
             return
-        self._started = True
+        self.started = True
         if self._refreshing:
             self._dirty = True
             return
@@ -360,12 +362,12 @@ class BackgroundJobs(param.Parameterized):
     def cancel(self, kind: str | None = None) -> None:
         """Stop the running job of ``kind`` (default: every cancellable kind) at its next step; partial results
         stay."""
-        kinds = [kind] if kind else [spec.kind for spec in self._specs.values() if spec.cancellable]
+        kinds = [kind] if kind else [spec.kind for spec in self.specs.values() if spec.cancellable]
         for k in kinds:
             job = self._jobs.get(k)
             if job is not None and job.alive:
                 job.stop.set()
-                self.jobs[k].message = "cancelling…"
+                self.statuses[k].message = "cancelling…"
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the background jobs finish; True if they did within ``timeout`` seconds. The updates
@@ -388,49 +390,49 @@ class BackgroundJobs(param.Parameterized):
             if all(job in jobs or not job.alive for job in self._jobs.values()):
                 return True
 
-    def defer_jobs(self) -> None:
-        """Start no background job until :meth:`start_jobs` (results already cached are still shown).
-
-        For a caller that sets several things before anything should compute (e.g. a preset applied to a state
-        whose values are checked, not computed).
-        """
+    def defer(self) -> None:
+        """Start no background job until :meth:`start` (results already cached are still shown)."""
         self._deferred = True
 
-    def start_jobs(self) -> None:
+    def start(self) -> None:
         """Start the jobs the current settings need and show every result that is ready by now."""
         self._deferred = False
         self.refresh()
 
     def close(self) -> None:
         """Cancel every job and drop their updates (the session ended)."""
-        self._closed = True
+        self.closed = True
         for job in self._jobs.values():
             job.stop.set()
 
-    def _on_change(self, *events) -> None:
-        if self._started:
-            self.refresh()
+    def assign(self, name: str, value) -> None:
+        """Set an output of the state; during a refresh the outputs are set together at its end (one redraw)."""
+        if self._pending is not None:
+            self._pending[name] = value
+        elif getattr(self.state, name) is not value:
+            setattr(self.state, name, value)
+
+    def refuse(self, message: str) -> None:
+        """Show ``message`` and no result (e.g. a refused upload): nothing of the earlier data stays on screen."""
+        self._clear_outputs()
+        self.state.error = message
 
     def _refresh_once(self) -> None:
+        state = self.state
         self._pending = {}
         try:
             self._refresh_jobs()
             error = ""
-        except self.expected_errors as err:
+        except state.expected_errors as err:
             self._clear_outputs()
-            error = self.describe_error(err)
-        changed = {k: v for k, v in self._pending.items() if getattr(self, k) is not v}
+            error = state.describe_error(err)
+        changed = {k: v for k, v in self._pending.items() if getattr(state, k) is not v}
         self._pending = None
-        self.param.update(**changed, error=error)
-
-    def _prepare_jobs(self) -> object:
-        """Check the settings, set the outputs that need no job (:meth:`_assign`) and return the ``inputs`` the
-        :class:`JobSpec` rows read (a state overrides it; an expected error shows instead of every result)."""
-        return None
+        state.param.update(**changed, error=error)
 
     def _refresh_jobs(self) -> None:
-        inputs = self._prepare_jobs()
-        for spec in self.job_specs:
+        inputs = self.state._prepare_jobs()
+        for spec in self.specs.values():
             reason = spec.off(inputs) if spec.off is not None else None
             if reason is not None:
                 self._switch_off(spec, reason)
@@ -446,20 +448,8 @@ class BackgroundJobs(param.Parameterized):
             job.stop.set()
         self._wanted.pop(spec.kind, None)
         if spec.output is not None:
-            self._assign(spec.output, None)
-        self.jobs[spec.kind].param.update(running=False, progress=0.0, message=reason, error="")
-
-    def _assign(self, name: str, value) -> None:
-        """Set an output; during a refresh the outputs are set together at its end (one redraw)."""
-        if self._pending is not None:
-            self._pending[name] = value
-        elif getattr(self, name) is not value:
-            setattr(self, name, value)
-
-    def refuse(self, message: str) -> None:
-        """Show ``message`` and no result (e.g. a refused upload): nothing of the earlier data stays on screen."""
-        self._clear_outputs()
-        self.error = message
+            self.assign(spec.output, None)
+        self.statuses[spec.kind].param.update(running=False, progress=0.0, message=reason, error="")
 
     def _clear_outputs(self) -> None:
         """The settings cannot be computed: show nothing rather than results of other settings."""
@@ -467,9 +457,9 @@ class BackgroundJobs(param.Parameterized):
             job.stop.set()
         self._jobs.clear()
         self._wanted.clear()
-        for name in self.outputs:
-            self._assign(name, None)
-        for status in self.jobs.values():
+        for name in self.state.outputs:
+            self.assign(name, None)
+        for status in self.statuses.values():
             status.param.update(running=False, progress=0.0, message="", error="")
 
     def _is_forced(self, spec: JobSpec) -> bool:
@@ -479,7 +469,7 @@ class BackgroundJobs(param.Parameterized):
     def _waits(self, spec: JobSpec, inputs) -> bool:
         """Whether the job of ``spec`` waits for :meth:`run` (an optional job while nothing starts it)."""
         optional = spec.optional(inputs) if callable(spec.optional) else spec.optional
-        return optional and not (self._auto_run() or self._is_forced(spec))
+        return optional and not (self.state._auto_run() or self._is_forced(spec))
 
     def _request(self, spec: JobSpec, key, inputs) -> None:
         """Show the cached result for ``key``, or start (or keep) the job of ``spec`` computing it.
@@ -487,11 +477,11 @@ class BackgroundJobs(param.Parameterized):
         A job for the same settings that is running, was cancelled or failed is left alone (its partial
         result and message stay) unless :meth:`run` forces a new start. A finished job's result is shown from
         the cache even if the job's own final update never arrived. While jobs are deferred
-        (:meth:`defer_jobs`) nothing starts.
+        (:meth:`defer`) nothing starts.
         """
         kind, attr, cache = spec.kind, spec.output, spec.cache
         self._wanted[kind] = key
-        status, job = self.jobs[kind], self._jobs.get(kind)
+        status, job = self.statuses[kind], self._jobs.get(kind)
         hit = cache.get(key)
         if hit is None and job is not None and job.key == key and (job.alive or not self._is_forced(spec)):
             return
@@ -502,37 +492,38 @@ class BackgroundJobs(param.Parameterized):
             # our own job computed it (its final update may still be on its way, or have been lost): "done"
             own = job is not None and job.key == key and not job.alive
             if attr is not None:
-                self._assign(attr, hit)
+                self.assign(attr, hit)
             status.param.update(running=False, progress=1.0, message="done" if own else "done (cached)", error="")
             return
         if attr is not None:
-            self._assign(attr, None)
+            self.assign(attr, None)
         if self._waits(spec, inputs):
-            message = spec.not_run(inputs) if spec.not_run is not None else self.not_run_message
+            message = spec.not_run(inputs) if spec.not_run is not None else self.state.not_run_message
             status.param.update(running=False, progress=0.0, error="", message=message)
             return
         if self._deferred:
-            status.param.update(running=False, progress=0.0, error="", message=self.deferred_message)
+            status.param.update(running=False, progress=0.0, error="", message=self.state.deferred_message)
             return
         job = Job(kind, key, attr, status=status, post=self._post, publish=self._publish,
                   gate=PARTIAL_GATE if spec.gated else None)
         self._jobs[kind] = job
         status.param.update(running=True, progress=0.0, message="starting…", error="")
-        job.start(partial(self._execute, job, cache, partial(spec.compute, self, inputs)))
+        job.start(partial(self._execute, job, cache, partial(spec.compute, self.state, inputs)))
 
     def _execute(self, job: Job, cache: LRU, work: Callable[[Job], object]) -> None:
         """Worker thread: run ``work``, cache its result and hand the outcome to the session."""
+        state = self.state
         try:
             result = work(job)
         except Cancelled as stop:
             why = (f"Stopped after {stop.done} of {stop.total}: a job of the app computes for at most "
                    f"{MAX_JOB_SECONDS / 60:g} minutes, so that no one holds the workers the others share. Lower the "
                    "sample counts (or repetitions), or run it from the command line.") if job.timed_out else ""
-            self._post(job, partial(self._finish, job, None, self._cancelled_message(job.kind, stop), why))
-        except self.expected_errors as err:
-            self._post(job, partial(self._finish, job, None, "failed", self.describe_error(err)))
+            self._post(job, partial(self._finish, job, None, state._cancelled_message(job.kind, stop), why))
+        except state.expected_errors as err:
+            self._post(job, partial(self._finish, job, None, "failed", state.describe_error(err)))
         except Exception as err:  # noqa: BLE001 - a bug must not kill the session; log it, show it
-            log.exception("background job %s of %s failed", job.kind, type(self).__name__)
+            log.exception("background job %s of %s failed", job.kind, type(state).__name__)
             self._post(job, partial(self._finish, job, None, "failed",
                                     f"Unexpected error ({type(err).__name__}: {err}); see the server log."))
         else:
@@ -540,26 +531,110 @@ class BackgroundJobs(param.Parameterized):
             job.result_posted = True
             self._post(job, partial(self._finish, job, result, "done", ""))
 
-    def _cancelled_message(self, kind: str, stop: Cancelled) -> str:
-        """What the status of a job of ``kind`` says once ``stop`` ended it (a state may write its own sentence from
-        ``stop.done``, ``stop.total`` and ``stop.unit``)."""
-        return f"cancelled after {stop.done} of {stop.total}"
-
     def _post(self, job: Job, callback: Callable[[], None]) -> None:
         """Run ``callback`` in the session's context, unless ``job`` has been superseded meanwhile."""
         def guarded():
-            if not self._closed and self._jobs.get(job.kind) is job:
+            if not self.closed and self._jobs.get(job.kind) is job:
                 callback()
-        if not self._closed:
+        if not self.closed:
             self.dispatch(guarded)
 
     def _publish(self, job: Job, value) -> None:
         if job.attr is not None and self._wanted.get(job.kind) == job.key:
-            self._assign(job.attr, value)
+            self.assign(job.attr, value)
 
     def _finish(self, job: Job, result, message: str, error: str) -> None:
         if result is not None:
             self._publish(job, result)
-        status = self.jobs[job.kind]
+        status = self.statuses[job.kind]
         status.param.update(running=False, progress=1.0 if result is not None else status.progress,
                             message=message, error=error)
+
+
+class HasJobs(JobHooks, param.Parameterized):
+    """A small mixin, not the machinery: the three parameters a page shows and the public API (forwarders) of the
+    :class:`JobRunner` a state holds, ``self.job_runner = JobRunner(self)`` in its ``__init__``. A job's Monte-Carlo
+    runs on Dask (:attr:`executor`): the job's thread only submits seeded chunks and waits for them."""
+
+    client = param.Parameter(default=None, precedence=-1, label="Dask engine",
+                             doc="Where the Monte-Carlo runs: an explorer.engine.Engine, a distributed.Client, "
+                                 "or None for the engine this process shares (a local cluster of worker "
+                                 "processes, started at first use; $EXPLORER_SCHEDULER if set).")
+    error = param.String(default="", precedence=-1, label="Error",
+                         doc="Output: why the current settings cannot be computed; empty when they can.")
+    notice = param.String(default="", precedence=-1, label="Notice",
+                          doc="Output: why a typed value was refused, a link parameter ignored, or another warning "
+                              "that does not stop the computation; empty when none.")
+
+    job_runner: JobRunner
+
+    @property
+    def jobs(self) -> dict[str, JobStatus]:
+        """The status of each job kind, in the order of ``job_specs``."""
+        return self.job_runner.statuses
+
+    @property
+    def dispatch(self) -> Callable[[Callable[[], None]], None]:
+        """Where the jobs' updates are applied (:attr:`JobRunner.dispatch`); a session assigns its own."""
+        return self.job_runner.dispatch
+
+    @dispatch.setter
+    def dispatch(self, dispatch: Callable[[Callable[[], None]], None]) -> None:
+        self.job_runner.dispatch = dispatch
+
+    @property
+    def started(self) -> bool:
+        """True once :meth:`refresh` has run (before that, changing a control computes nothing)."""
+        return self.job_runner.started
+
+    #: ``started``, settable (a test marks a state started without computing): the runner's flag.
+    _started = started.setter(lambda self, value: setattr(self.job_runner, "started", bool(value)))
+
+    @property
+    def engine(self) -> dask_engine.Engine:
+        """The :class:`explorer.engine.Engine` of ``client`` (the process's shared engine if it is None)."""
+        return engine_of(self.client)
+
+    @property
+    def executor(self) -> Executor:
+        """The executor the jobs hand their Monte-Carlo chunks to (Dask workers of :attr:`engine`)."""
+        return self.engine.executor
+
+    def refresh(self) -> None:
+        """Start (or show from the cache) what the settings need (:meth:`JobRunner.refresh`)."""
+        self.job_runner.refresh()
+
+    def run(self, kind: str | None = None) -> None:
+        """Start the jobs of ``kind`` (default: every kind) that wait for a button (:meth:`JobRunner.run`)."""
+        self.job_runner.run(kind)
+
+    def cancel(self, kind: str | None = None) -> None:
+        """Stop the running job of ``kind`` (default: every cancellable kind) at its next step."""
+        self.job_runner.cancel(kind)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the jobs finish; True if they did within ``timeout`` s (:meth:`JobRunner.wait`)."""
+        return self.job_runner.wait(timeout)
+
+    def defer_jobs(self) -> None:
+        """Start no background job until :meth:`start_jobs` (results already cached are still shown)."""
+        self.job_runner.defer()
+
+    def start_jobs(self) -> None:
+        """Start the jobs the current settings need and show every result that is ready by now."""
+        self.job_runner.start()
+
+    def close(self) -> None:
+        """Cancel every job and drop their updates (the session ended)."""
+        self.job_runner.close()
+
+    def refuse(self, message: str) -> None:
+        """Show ``message`` and no result (e.g. a refused upload): nothing of the earlier data stays on screen."""
+        self.job_runner.refuse(message)
+
+    def _assign(self, name: str, value) -> None:
+        self.job_runner.assign(name, value)
+
+    def _on_change(self, *events) -> None:
+        if self.started:
+            self.refresh()

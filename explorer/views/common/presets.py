@@ -78,7 +78,7 @@ class Preset:
 
     ``settings`` maps a state prefix (a key of a page's ``states``) to the values it sets; ``tab`` is the tab opened
     (a key of a page's ``tabs``); ``run`` the prefixes whose waiting jobs are started
-    (:meth:`~explorer.views.common.jobs.BackgroundJobs.run`); ``seconds`` the time its jobs took here (caches
+    (:meth:`~explorer.views.common.jobs.HasJobs.run`); ``seconds`` the time its jobs took here (caches
     empty, 2 cores shared with other work; None: not measured yet); ``numbers`` the paper's printed numbers, empty when the figure prints none (the description
     then says so).
     """

@@ -31,9 +31,9 @@ _WRAP = ":host pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; 
 
 
 class JobTab(pn.viewable.Viewer):
-    """Base of the tabs: a ``state`` (a :class:`~explorer.views.common.jobs.BackgroundJobs` state) shown with
-    Run and Cancel buttons, a :class:`~explorer.views.common.widgets.JobIndicators` per job, the state's
-    ``error`` (if ``shows_error``) and download buttons.
+    """Base of the tabs: a ``state`` (a :class:`~explorer.views.common.jobs.HasJobs` state, whose ``job_runner``
+    runs its jobs) shown with Run and Cancel buttons, a :class:`~explorer.views.common.widgets.JobIndicators` per
+    job, the state's ``error`` (if ``shows_error``) and download buttons.
 
     A subclass declares a ``state`` parameter, sets ``css_prefix`` and ``control_names`` (its controls' widgets
     are then in ``widgets``) and may override :meth:`shown_jobs` (name → job kind; default every job),

@@ -5,7 +5,7 @@ shipped regression sets, or a time-series CSV embedded as NAR(lags), e.g. the Sa
 family (LS-SVM, RBFN, MLP), the full and reduced complexity grids with their replication counts (Tables 1-2
 by default), κ0/κ1 of the F test of eq. (11) — and, as output parameters, what
 :func:`explorer.fast_bootstrap.experiments.compare_bootstraps` returns for them. Three background jobs of the
-other tabs' kind (:class:`~explorer.views.common.jobs.BackgroundJobs`: progress, cancel, a result
+other tabs' kind (:class:`~explorer.views.common.jobs.JobRunner`: progress, cancel, a result
 cache shared by the sessions):
 
 ``fast``
@@ -64,7 +64,7 @@ from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
 from explorer.views.common.declarations import applies, control, groups, invalidating
-from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
+from explorer.views.common.jobs import HasJobs, Job, JobRunner, JobSpec, output
 from explorer.views.common.server_files import DATA_DIR_HELP
 from explorer.views.common.uploads import Upload, use_uploaded_file
 from explorer.views.common.values import CheckedState
@@ -170,7 +170,7 @@ def _status_sentence(kind: str, message: str) -> str | None:
     return {"done": f"{job} done.", "done (cached)": f"{job} done (shown from the cache).",
             "starting…": f"{job} starting…", "cancelling…": f"{job}: cancelling…",
             "failed": f"{job} failed; the reason is below.",
-            BackgroundJobs.deferred_message: f"{job} starts once the page has loaded."}.get(message)
+            HasJobs.deferred_message: f"{job} starts once the page has loaded."}.get(message)
 
 
 # ------------------------------------------------------------------------------------ caches
@@ -354,7 +354,7 @@ def _plain(parameter: param.Parameter, value):
     return value
 
 
-class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
+class FastBootstrapState(CheckedState, HasJobs, DataSourced):
     """Controls of the fast-bootstrap view and the core results for them, for one session (or notebook).
 
     Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait` for the
@@ -472,7 +472,7 @@ class FastBootstrapState(CheckedState, BackgroundJobs, DataSourced):
         super().__init__(**params)
         self.param.series_csv.objects = ["", *self.source.files()]
         self.series_csv = series_csv
-        self._init_jobs()
+        self.job_runner = JobRunner(self)
         for kind, status in self.jobs.items():
             status.param.watch(partial(self._say, kind), "message")
         if (self.model, self.dataset) != ("ls-svm", "toy"):  # the defaults are Table 1's LS-SVM values

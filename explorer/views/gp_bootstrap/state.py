@@ -11,7 +11,7 @@ its concerns as components in modules of their own: what the settings may be
 (:mod:`explorer.views.gp_bootstrap.settings`), the jobs, caches and computations
 (:mod:`explorer.views.gp_bootstrap.jobs`), the data (:class:`explorer.views.gp_bootstrap.data.GPData`) and where the
 kernel's values come from (:class:`explorer.views.gp_bootstrap.hyperparameters.Hyperparameters`). The jobs run on the machinery every tab shares
-(:class:`~explorer.views.common.jobs.BackgroundJobs`).
+(:class:`~explorer.views.common.jobs.JobRunner`, the component ``job_runner``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from explorer.gp_bootstrap.stages import (
 from explorer.views.common import controls, errors
 from explorer.views.common.data_source import DataSourced
 from explorer.views.common.declarations import applies, control, control_names, invalidating
-from explorer.views.common.jobs import BackgroundJobs, output
+from explorer.views.common.jobs import HasJobs, JobRunner, output
 from explorer.views.common.uploads import UPLOAD
 from explorer.views.common.values import CheckedState
 from explorer.views.gp_bootstrap.data import GPData, subsample_rows
@@ -105,7 +105,7 @@ def describe_error(err: BaseException) -> str:
 # ------------------------------------------------------------------------------------ the state
 
 
-class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
+class GPBootstrapState(CheckedState, HasJobs, DataSourced):
     """Controls of the Gaussian-process bootstrap tabs (seed 000) and the core results for them, for one
     session (or notebook).
 
@@ -242,7 +242,7 @@ class GPBootstrapState(CheckedState, BackgroundJobs, DataSourced):
     def __init__(self, **params):
         dataset = params.pop("dataset", None)  # may name a file of data_dir: set once the choices are known
         super().__init__(**params)
-        self._init_jobs()
+        self.job_runner = JobRunner(self)
         self.data = GPData(self)
         self.problems = GPProblems(self)
         self.data.init_choices()

@@ -26,7 +26,7 @@ from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
 from explorer.views.common.declarations import control
 from explorer.views.common.exports import Export, csv_table, json_text
-from explorer.views.common.jobs import Job, JobSpec, output
+from explorer.views.common.jobs import Job, JobRunner, JobSpec, output
 from explorer.views.common.server_files import DATA_DIR_HELP
 from explorer.views.common.session import bind_to_session
 from explorer.views.common.tab import JobTab
@@ -221,7 +221,7 @@ class SelectionExperimentState(SelectionJobs, DataSourced):
         super().__init__(**params)
         self.param.temperature_csv.objects = ["", *self.source.files()]
         self.temperature_csv = temperature_csv
-        self._init_jobs()
+        self.job_runner = JobRunner(self)
         self.param.watch(self._on_change, list(declarations.invalidating(self)))
 
     def upload_temperature(self, filename: str, content: bytes | str) -> None:

@@ -37,7 +37,7 @@ from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
 from explorer.views.common.declarations import control, invalidating
-from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
+from explorer.views.common.jobs import HasJobs, Job, JobRunner, JobSpec, output
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
 
@@ -198,8 +198,8 @@ def lbfgs_iterations(doc: str, metadata: dict) -> param.Integer:
 # ------------------------------------------------------------------------------------ the state
 
 
-class SelectionJobs(BackgroundJobs):
-    """The job machinery of :mod:`explorer.views.common.jobs` with the model-selection error vocabulary
+class SelectionJobs(HasJobs):
+    """The jobs' public API (:class:`~explorer.views.common.jobs.HasJobs`) with the model-selection error vocabulary
     (:func:`describe_error`); the Explore and the Experiments states share it."""
 
     expected_errors = EXPECTED_ERRORS
@@ -312,7 +312,7 @@ class SelectionState(CheckedState, SelectionJobs, DataSourced):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._init_jobs()
+        self.job_runner = JobRunner(self)
         self.param.watch(self._on_change, [*invalidating(self), self.auto_run_parameter])
 
     # ----------------------------------------------------------------------------- public API

@@ -28,7 +28,7 @@ from explorer.bootstrap import replica
 from explorer.gp_bootstrap import experiments, steps
 from explorer.views.common import controls
 from explorer.views.common.declarations import control, invalidating
-from explorer.views.common.jobs import BackgroundJobs
+from explorer.views.common.jobs import HasJobs, JobRunner
 from explorer.views.common.values import CheckedState
 from explorer.views.step_by_step import sentences
 from explorer.views.step_by_step.sentences import CLEAR_GAP_SE, MIN_RESAMPLES_TO_COMPARE
@@ -90,7 +90,7 @@ class _DrawInputs:
     n: int
 
 
-class StepState(CheckedState, BackgroundJobs):
+class StepState(CheckedState, HasJobs):
     """Settings of the step-by-step page, the resamples drawn so far and the theory, for one session (or notebook).
 
     Outputs: ``problem``, ``solution`` (ADATAP at S/N), ``approx_solution`` and ``n_drawn`` (changes on every
@@ -161,7 +161,7 @@ class StepState(CheckedState, BackgroundJobs):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._init_jobs()
+        self.job_runner = JobRunner(self)
         self._clear()
         self._queued = 0                               # resamples requested while a draw runs
         self._generation = 0                           # a reset or new settings: draws under way are dropped
@@ -183,14 +183,14 @@ class StepState(CheckedState, BackgroundJobs):
     def request_draws(self, n: int = 1) -> None:
         """Draw ``n`` more resamples on a background thread (what the page's buttons do): they appear, with the
         figures, when ready; requests made meanwhile are drawn together next. ``wait`` waits for them."""
-        if self.problem is None or self._closed:
+        if self.problem is None or self.job_runner.closed:
             return
         self._queued += int(n)
         if not self._busy:
             self._start_draw()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the background jobs and draws (see :meth:`BackgroundJobs.wait`)."""
+        """Wait for the background jobs and draws (see :meth:`~explorer.views.common.jobs.JobRunner.wait`)."""
         if not super().wait(timeout):
             return False
         flush = getattr(self.dispatch, "flush", None)
@@ -251,7 +251,7 @@ class StepState(CheckedState, BackgroundJobs):
         """Session side of a background draw: append it (unless reset meanwhile), then start the next one."""
         self._busy = False
         self.drawing = 0
-        if self._closed:
+        if self.job_runner.closed:
             return
         if error:
             self._queued = 0

@@ -29,7 +29,7 @@ from explorer.views.common import controls, errors
 from explorer.views.common.caches import lru
 from explorer.views.common.data_source import DataSourced
 from explorer.views.common.declarations import control, invalidating
-from explorer.views.common.jobs import BackgroundJobs, Job, JobSpec, output
+from explorer.views.common.jobs import HasJobs, Job, JobRunner, JobSpec, output
 from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.values import CheckedState
 
@@ -147,7 +147,7 @@ JOB_KINDS = tuple(spec.kind for spec in _JOBS)
 # ------------------------------------------------------------------------------------ the state
 
 
-class SVMState(CheckedState, BackgroundJobs, DataSourced):
+class SVMState(CheckedState, HasJobs, DataSourced):
     """Controls of the SVM bootstrap view and the core results for them, for one session (or notebook).
 
     Set the controls, call :meth:`refresh` (later changes refresh by themselves), then :meth:`wait`
@@ -222,7 +222,7 @@ class SVMState(CheckedState, BackgroundJobs, DataSourced):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._init_jobs()
+        self.job_runner = JobRunner(self)
         self.param.watch(self._on_change, list(invalidating(self)))
 
     # ----------------------------------------------------------------------------- public API

@@ -9,7 +9,16 @@ import pytest
 from explorer.progress import Cancelled
 from explorer.views.common import jobs
 from explorer.views.common.caches import LRU
-from explorer.views.common.jobs import REPORT_INTERVAL, BackgroundJobs, Job, JobSpec, JobStatus, RedrawGate
+from explorer.views.common.jobs import (
+    REPORT_INTERVAL,
+    HasJobs,
+    Job,
+    JobHooks,
+    JobRunner,
+    JobSpec,
+    JobStatus,
+    RedrawGate,
+)
 
 
 def _job(gate=None):
@@ -64,7 +73,7 @@ def test_partial_redraws_of_all_jobs_are_spaced_by_the_gate_and_the_newest_value
 def test_a_partial_result_still_waiting_when_the_final_one_is_posted_is_dropped():
     job, queued, shown = _job(RedrawGate(0.0))
     job.partial("partial")
-    job.result_posted = True  # BackgroundJobs._execute posts the final result
+    job.result_posted = True  # JobRunner._execute posts the final result
     queued.pop()()
     assert shown == []
 
@@ -124,7 +133,7 @@ def _tiny_state_class():
     (optional: waits for Run unless ``auto`` is on; gated; not stopped by Cancel without a kind; switched off
     for x = 0). Each class has caches of its own."""
 
-    class Tiny(BackgroundJobs):
+    class Tiny(HasJobs):
         x = param.Integer(default=2, bounds=(None, None), doc="The input; negative values are refused.")
         auto = param.Boolean(default=False, doc="Start the optional job by itself.")
         square = param.Parameter(default=None, precedence=-1, doc="Output of the square job.")
@@ -141,7 +150,7 @@ def _tiny_state_class():
 
         def __init__(self, **params):
             super().__init__(**params)
-            self._init_jobs()
+            self.job_runner = JobRunner(self)
             self.computed, self.hold = [], threading.Event()
             self.hold.set()
             self.param.watch(self._on_change, ["x", "auto"])
@@ -235,14 +244,14 @@ def test_only_the_gated_job_spaces_its_partial_redraws(tiny, monkeypatch):
     def square_with_partial(state, x, job):  # an ungated job that publishes a partial result
         job.partial(0)
         return x * x
-    class Partial(BackgroundJobs):
+    class Partial(HasJobs):
         square = param.Parameter(default=None)
         job_specs = (JobSpec("square", "square", LRU(8), key=lambda x: x, compute=square_with_partial),)
         outputs = ("square",)
 
         def __init__(self, **params):
             super().__init__(**params)
-            self._init_jobs()
+            self.job_runner = JobRunner(self)
 
         def _prepare_jobs(self) -> int:
             return 7
@@ -256,4 +265,88 @@ def test_only_the_gated_job_spaces_its_partial_redraws(tiny, monkeypatch):
 def test_a_state_that_declares_a_job_kind_twice_is_refused():
     spec = JobSpec("a", "out", LRU(1), key=lambda i: i, compute=lambda state, i, job: i)
     with pytest.raises(TypeError, match="declares a job kind twice"):
-        type("Twice", (BackgroundJobs,), {"job_specs": (spec, spec)})
+        type("Twice", (HasJobs,), {"job_specs": (spec, spec)})
+
+
+# --------------------------------------------------------------------------- the runner's protocol (JobHooks)
+
+
+class _Bare(JobHooks, param.Parameterized):
+    """A state that holds a JobRunner without the HasJobs mixin: only the JobHooks protocol, its outputs and
+    ``error``."""
+
+    total = param.Integer(default=3, doc="The input.")
+    double = param.Parameter(default=None, doc="Output: twice the total, from the job.")
+    half = param.Parameter(default=None, doc="Output: half the total, set with no job.")
+    error = param.String(default="", doc="Why the settings cannot be computed.")
+
+    job_specs = (JobSpec("double", "double", LRU(4), key=lambda t: ("double", t), compute=lambda s, t, job: 2 * t),)
+    outputs = ("double", "half")
+    expected_errors = (KeyError,)
+    error_wording = None
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.job_runner = JobRunner(self)
+        self.updates = []
+        self.param.watch(lambda *events: self.updates.append(sorted(e.name for e in events)),
+                         ["double", "half", "error"])
+
+    def _prepare_jobs(self) -> int:
+        if self.total < 0:
+            raise KeyError("total")
+        if self.total > 100:
+            raise ValueError("too large")  # not one of this state's expected errors
+        self.job_runner.assign("half", self.total / 2)
+        return int(self.total)
+
+
+def test_a_runner_needs_only_the_hooks_and_sets_the_outputs_and_error_together():
+    state = _Bare(total=5)
+    runner = state.job_runner
+    runner.refresh()  # a script's dispatcher: the job's updates are applied by ``wait``
+    assert state.updates == [["half"]] and state.double is None
+    assert runner.wait(10) and runner.started
+    assert (state.double, state.half, state.error) == (10, 2.5, "")
+    assert runner.statuses["double"].message == "done" and state.updates == [["half"], ["double"]]
+    state.updates.clear()
+    state.total = -1
+    runner.refresh()  # an expected error of _prepare_jobs: every output cleared, error set, in one update
+    assert (state.double, state.half) == (None, None) and state.error == "KeyError: 'total'"
+    assert state.updates == [["double", "error", "half"]]
+    state.total = 101
+    with pytest.raises(ValueError, match="too large"):  # the state's expected_errors, not the default ones
+        runner.refresh()
+    runner.close()
+    runner.refresh()
+    assert runner.closed and state.error == JobRunner.closed_message
+
+
+def test_the_state_forwards_to_its_runner_and_a_session_may_assign_its_dispatch(tiny):
+    state = tiny(x=3)
+    assert state.jobs is state.job_runner.statuses and not state.started
+    seen = []
+
+    def dispatch(callback):
+        seen.append(callback)
+        callback()
+    state.dispatch = dispatch  # what a session does (session_dispatcher(doc))
+    assert state.job_runner.dispatch is dispatch
+    state.refresh()
+    assert state.started and state.wait(10) and state.square == 9 and seen
+    state.x = 4  # started: a change refreshes by itself
+    assert state.wait(10) and state.square == 16
+    state.close()
+    assert state.job_runner.closed
+    state.x = 5
+    assert state.square == 16 and state.error == JobRunner.closed_message
+
+
+def test_a_state_marked_started_refreshes_on_a_change_without_a_first_refresh(tiny):
+    state = tiny(x=3)
+    state.x = 4  # not started: nothing computes
+    assert state.square is None and state.jobs["square"].message == ""
+    state._started = True
+    assert state.started and state.job_runner.started
+    state.x = 5
+    assert state.wait(10) and state.square == 25
