@@ -23,9 +23,9 @@ from bench_replica import NOISE, best_of, mc_sample_seconds, synthetic_problem
 
 from explorer import datasets
 from explorer.bootstrap import replica
-from explorer.engine import use_single_threaded_blas
 from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
 from explorer.gp_bootstrap.experiments import regression_problem
+from explorer.serving.engine import use_single_threaded_blas
 
 GRID = np.array([0.5, 1.0, 2.0])
 

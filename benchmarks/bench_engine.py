@@ -24,15 +24,16 @@ import os
 import numpy as np
 from timing import best_of
 
-from explorer import datasets, engine
+from explorer import datasets
 from explorer.bootstrap.estimates import efron_error as _efron
 from explorer.chunks import DEFAULT_CHUNK_SIZE
-from explorer.engine import use_single_threaded_blas
 from explorer.gp_bootstrap import experiments, montecarlo
 from explorer.gp_bootstrap.montecarlo import _predict_batch
 from explorer.kernels import paper_rbf
 from explorer.losses import get_loss
 from explorer.resampling import occupation_numbers
+from explorer.serving import engine
+from explorer.serving.engine import use_single_threaded_blas
 
 MC_GRID = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)  # the app's learning-curve grid (explorer.views.gp_bootstrap.state)
 

@@ -16,9 +16,10 @@ import time
 
 import numpy as np
 
-from explorer import datasets, engine
+from explorer import datasets
 from explorer.fast_bootstrap import bootstrap as fastboot
 from explorer.fast_bootstrap.problem import TABLE_1, make_model, prepare_data
+from explorer.serving import engine
 
 
 def timed(fn):

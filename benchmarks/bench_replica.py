@@ -19,8 +19,8 @@ import numpy as np
 
 from explorer import datasets, kernels
 from explorer.bootstrap import replica
-from explorer.engine import use_single_threaded_blas
 from explorer.gp_bootstrap import montecarlo
+from explorer.serving.engine import use_single_threaded_blas
 
 NOISE = 0.01
 

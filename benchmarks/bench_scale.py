@@ -54,11 +54,11 @@ from threadpoolctl import threadpool_info
 from explorer import datasets
 from explorer.bootstrap.lowrank import approximate_replica_lowrank, solve_replica_lowrank
 from explorer.bootstrap.replica import ConvergenceError, bootstrap_test_error, solve_replica
-from explorer.engine import use_single_threaded_blas
 from explorer.gp_bootstrap.evidence_lowrank import maximum_evidence_lowrank
 from explorer.gp_bootstrap.montecarlo_lowrank import bootstrap_learning_curve_lowrank, posterior_weights
 from explorer.kernels import SquaredExponential
 from explorer.lowrank import nystrom_features
+from explorer.serving.engine import use_single_threaded_blas
 
 ROOT = Path(__file__).resolve().parent.parent
 DIAMONDS = "diamonds"

@@ -19,9 +19,9 @@ from bench_replica import NOISE, best_of, mc_sample_seconds, synthetic_problem
 
 from explorer import datasets
 from explorer.bootstrap import replica
-from explorer.engine import use_single_threaded_blas
 from explorer.gp_bootstrap import mean_field, variational
 from explorer.gp_bootstrap.experiments import regression_problem
+from explorer.serving.engine import use_single_threaded_blas
 
 
 def boston_problem():

@@ -44,7 +44,7 @@ def install(path: str) -> None:
             record(self, "revision")
         return write_message(self, message, binary)
 
-    from explorer.views.common.jobs import Job
+    from explorer.views.common.state.jobs import Job
     job_start = Job.start
 
     def traced_job_start(self, target):

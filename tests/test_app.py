@@ -75,8 +75,8 @@ def test_the_sidebar_says_where_monte_carlo_runs_and_links_the_dask_dashboard(ap
 
 
 def test_an_unreachable_scheduler_is_an_alert_on_the_page(monkeypatch):
-    from explorer import engine
-    from explorer.views.common.engine_status import engine_status
+    from explorer.serving import engine
+    from explorer.views.common.layout.engine_status import engine_status
 
     monkeypatch.setenv(engine.SCHEDULER_ENV, "tcp://127.0.0.1:9")
     monkeypatch.setattr(engine, "_SHARED", {})  # no shared engine opened yet in this process
@@ -337,7 +337,7 @@ def test_a_session_that_ends_logs_what_the_result_caches_hold(caplog, monkeypatc
     import numpy as np
 
     from explorer import app as app_module
-    from explorer.views.common import caches
+    from explorer.serving import caches
 
     registry = caches.CacheRegistry(max_bytes=256e6)
     monkeypatch.setattr(caches, "registry", registry)
@@ -355,8 +355,8 @@ def test_an_idle_server_drops_its_sessions_results_and_keeps_the_warm_ups(caplog
 
     import numpy as np
 
-    from explorer import app as app_module
-    from explorer.views.common import caches
+    from explorer.serving import caches
+    from explorer.serving import server as server_module
 
     registry = caches.CacheRegistry(max_bytes=256e6)
     monkeypatch.setattr(caches, "registry", registry)
@@ -364,11 +364,11 @@ def test_an_idle_server_drops_its_sessions_results_and_keeps_the_warm_ups(caplog
     cache.put("warm", np.zeros(125_000))  # 1 MB, computed by the warm-up
     registry.keep_all()
     cache.put("student", np.zeros(375_000))  # 3 MB, a student's
-    assert app_module.release_when_idle(lambda: 1) == 0  # a page is still open
-    assert app_module.release_when_idle(lambda: 0, SimpleNamespace(finished=False)) == 0  # the warm-up computes
+    assert server_module.release_when_idle(lambda: 1) == 0  # a page is still open
+    assert server_module.release_when_idle(lambda: 0, SimpleNamespace(finished=False)) == 0  # the warm-up computes
     assert registry.nbytes == 4_000_000
-    with caplog.at_level(logging.INFO, logger="explorer.app"):
-        assert app_module.release_when_idle(lambda: 0, SimpleNamespace(finished=True)) == 3_000_000
+    with caplog.at_level(logging.INFO, logger="explorer.serving.server"):
+        assert server_module.release_when_idle(lambda: 0, SimpleNamespace(finished=True)) == 3_000_000
     assert cache.get("warm") is not None and cache.get("student") is None
     assert "no page open: dropped 3.0 MB of the sessions' results; the result caches hold 1.0 MB in 1 results" in \
         caplog.text
@@ -379,7 +379,7 @@ def test_an_idle_server_has_its_workers_give_their_freed_memory_back(caplog):
     import threading
     from types import SimpleNamespace
 
-    from explorer import app as app_module
+    from explorer.serving import server as server_module
 
     asked = threading.Event()
 
@@ -396,10 +396,10 @@ def test_an_idle_server_has_its_workers_give_their_freed_memory_back(caplog):
         return 3
 
     engine = SimpleNamespace(return_workers_memory=return_workers_memory, forget_finished_jobs=forget_finished_jobs)
-    app_module.release_when_idle(lambda: 1, None, engine)  # a page is open: the workers keep computing
+    server_module.release_when_idle(lambda: 1, None, engine)  # a page is open: the workers keep computing
     assert not asked.wait(0.3) and not forgot.is_set()
-    with caplog.at_level(logging.INFO, logger="explorer.app"):
-        app_module.release_when_idle(lambda: 0, None, engine)
+    with caplog.at_level(logging.INFO, logger="explorer.serving.server"):
+        server_module.release_when_idle(lambda: 0, None, engine)
         assert asked.wait(10)
         for _ in range(100):
             if "2 workers gave their freed memory back" in caplog.text:
@@ -413,7 +413,7 @@ def test_only_sessions_with_a_page_connected_count_as_open_pages():
     unconnected for ~30 s: the warm-up does not wait for it, nor does the release of an idle server."""
     from types import SimpleNamespace
 
-    from explorer.app import pages_open
+    from explorer.serving.server import pages_open
 
     server = SimpleNamespace(get_sessions=lambda: [SimpleNamespace(connection_count=n) for n in (0, 1, 2, 0)])
     assert pages_open(server) == 2
@@ -424,12 +424,12 @@ def test_only_sessions_with_a_page_connected_count_as_open_pages():
 def test_the_log_level_comes_from_the_environment(monkeypatch, value, level, capsys):
     import logging
 
-    from explorer import app as app_module
+    from explorer.serving import server as server_module
 
     logger = logging.getLogger("explorer")
     before = logger.level
-    monkeypatch.setenv(app_module.LOG_LEVEL_ENV, value)
-    app_module._configure_log()
+    monkeypatch.setenv(server_module.LOG_LEVEL_ENV, value)
+    server_module._configure_log()
     try:
         assert logging.getLevelName(logger.level) == level
         if value == "loud":  # an unknown level is said, once, on stderr
@@ -446,12 +446,12 @@ def test_a_log_line_comes_out_once_when_the_root_logger_has_a_handler(monkeypatc
     import logging
     import sys
 
-    from explorer import app as app_module
+    from explorer.serving import server as server_module
 
     logger, root = logging.getLogger("explorer"), logging.getLogger()
     before = logger.level
-    monkeypatch.setenv(app_module.LOG_LEVEL_ENV, "info")
-    app_module._configure_log()
+    monkeypatch.setenv(server_module.LOG_LEVEL_ENV, "info")
+    server_module._configure_log()
     extra = logging.StreamHandler(sys.stderr)
     root.addHandler(extra)
     try:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from explorer import __version__
 from explorer.cli import app, fast_bootstrap, gp_bootstrap, model_selection, svm_bootstrap
 from explorer.cli.common import OneLineParser
-from explorer.engine import use_single_threaded_blas
+from explorer.serving.engine import use_single_threaded_blas
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> int:
-    """The installed ``explorer`` command: one BLAS thread per process (see explorer.engine), then main."""
+    """The installed ``explorer`` command: one BLAS thread per process (see explorer.serving.engine), then main."""
     use_single_threaded_blas()
     return main()
 

@@ -1,4 +1,4 @@
-"""``serve`` (the interactive explorer, :mod:`explorer.app`) and ``datasets`` (what ``--dataset`` accepts).
+"""``serve`` (the interactive explorer, :mod:`explorer.app`, served by :mod:`explorer.serving.server`) and ``datasets`` (what ``--dataset`` accepts).
 
 ``serve`` imports the UI stack (Panel, HoloViews, Bokeh) only when it runs; every other command stays on the
 numpy/scipy core. ``serve`` runs the Monte-Carlo of every session on a Dask engine opened with the server: a
@@ -23,7 +23,7 @@ from explorer.cli.common import (
     one_line,
     scheduler_address,
 )
-from explorer.engine import SCHEDULER_ENV, EngineError
+from explorer.serving.engine import SCHEDULER_ENV, EngineError
 
 #: Environment variable: ``0`` starts ``explorer serve`` without its warm-up (as ``--no-warm-up``; the tests do).
 WARM_UP_ENV = "EXPLORER_WARM_UP"
@@ -101,7 +101,7 @@ def serve(args) -> int:
         except argparse.ArgumentTypeError as err:
             print(f"explorer: error: ${SCHEDULER_ENV}: {one_line(err)}", file=sys.stderr)
             return 2
-    from explorer.app import serve as serve_app  # the UI stack is imported only for this command
+    from explorer.serving.server import serve as serve_app  # the UI stack is imported only for this command
     try:
         serve_app(port=args.port, address=args.address, warm_up=args.warm_up,
                   allow_websocket_origin=args.allow_websocket_origin,

@@ -80,7 +80,7 @@ def bootstrap_predictions(K: ArrayLike, y: ArrayLike, noise_var: float, S: float
     chunk_size : int
         Samples per chunk, the unit of work of an executor (and of progress and cancellation).
     executor : Executor, optional
-        Where the chunks run: in this process (default) or on Dask workers (``explorer.engine``).
+        Where the chunks run: in this process (default) or on Dask workers (``explorer.serving.engine``).
     hooks : Hooks, optional
         ``report`` after every chunk ("done/total samples"); ``should_stop`` cancels the queued chunks
         (``Cancelled`` counts samples).

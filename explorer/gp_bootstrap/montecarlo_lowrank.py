@@ -89,7 +89,7 @@ def bootstrap_predictions_lowrank(phi: ArrayLike, y: ArrayLike, noise_var: float
     chunk_size : int
         Samples per chunk (it changes no number).
     executor : Executor, optional
-        In this process (default) or on Dask workers (``explorer.engine``); (Φ, y, σ², phi_test) are sent once.
+        In this process (default) or on Dask workers (``explorer.serving.engine``); (Φ, y, σ², phi_test) are sent once.
     hooks : Hooks, optional
         Progress after every chunk and cancellation, as in ``montecarlo.bootstrap_predictions``.
 

@@ -2,15 +2,16 @@
 
 One folder per page, each with the same files (``state``, ``figures``, ``tab``, ``presets``, ``page``):
 ``step_by_step`` ("Bootstrap, step by step", seed 000), ``gp_bootstrap`` (seed 000), ``svm_bootstrap`` (seed 004),
-``model_selection`` (seed 001), ``fast_bootstrap`` (seed 002). Each ``page.PAGE`` declares its page once; :mod:`explorer.views.pages` lists them. ``common`` holds
-what every page shares: the page declaration (``page``), the background jobs (``jobs``), the result caches
-(``caches``), session plumbing (``session``), widgets (``widgets``), downloads (``exports``), uploads
-(``uploads``), links (``links``), the presets' machinery (``presets``) and the base tab (``tab``). The served page
-is assembled in :func:`explorer.app.create_app` from the registry.
+``model_selection`` (seed 001), ``fast_bootstrap`` (seed 002). Each ``page.PAGE`` declares its page once;
+:mod:`explorer.views.pages` lists them. ``common`` holds what every page shares, in folders: ``state`` (controls
+declared once, values, background jobs, data sources, links, presets, error wording), ``layout`` (the page
+declaration, the base tab, widgets, Presentation mode, the glossary), ``files`` (uploads, downloads) and ``drawing``
+(figure style, figures patched in place). The served page is assembled in :func:`explorer.app.create_app` from the
+registry; the server, its sessions, caches and Dask engine are in :mod:`explorer.serving`.
 """
 
-from explorer.views.common.caches import clear_caches
-from explorer.views.common.jobs import JobStatus
+from explorer.serving.caches import clear_caches
+from explorer.views.common.state.jobs import JobStatus
 from explorer.views.gp_bootstrap.state import GP_TABS, URL_PARAMETERS, GPBootstrapState
 from explorer.views.gp_bootstrap.tab import (
     GP_CSS,

@@ -6,15 +6,15 @@ blank. :func:`extension` loads everything inline (the kernel sends it; an export
 shows HoloViews figures through Panel, whose notebook output inlines its stylesheets. Models that Panel builds
 for a later update (a tab opened for the first time, a new dataset) name Panel's stylesheets on its CDN; every
 update the kernel sends to the notebook turns those addresses into ``data:`` URLs of Panel's own files first
-(:func:`explorer.views.compat.inline_notebook_stylesheets`).
+(:func:`explorer.serving.compat.inline_notebook_stylesheets`).
 
 A number typed into an embedded input is applied when Enter is pressed, as in the served app (Chromium does
 not commit a text input in a Bokeh widget's shadow root inside a JupyterLab cell on Enter, only on blur).
 
 Job updates of the views' states reach the notebook on the kernel's event loop
-(:func:`explorer.views.common.session.default_dispatcher`); JupyterLab hands widget messages to a kernel
+(:func:`explorer.serving.sessions.default_dispatcher`); JupyterLab hands widget messages to a kernel
 subshell (another thread), so Panel's comm handler and its ``send`` run holding the same lock as those updates
-(:data:`~explorer.views.common.session.NOTEBOOK_LOCK`, :func:`explorer.views.compat.serialize_notebook_comms`).
+(:data:`~explorer.serving.sessions.NOTEBOOK_LOCK`, :func:`explorer.serving.compat.serialize_notebook_comms`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from __future__ import annotations
 import holoviews as hv
 import panel as pn
 
-from explorer.views.common.session import NOTEBOOK_LOCK
-from explorer.views.compat import inline_notebook_stylesheets, serialize_notebook_comms
+from explorer.serving.compat import inline_notebook_stylesheets, serialize_notebook_comms
+from explorer.serving.sessions import NOTEBOOK_LOCK
 
 __all__ = ["extension"]
 

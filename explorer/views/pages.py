@@ -1,7 +1,7 @@
 """The registry of the app's pages, in the order of the tab bar: the one place a page is listed.
 
 Each paper's views live in one folder of the same shape (``state``, ``figures``, ``tab``, ``presets``, ``page``);
-its ``page.PAGE`` declares the page once (:class:`~explorer.views.common.page.Page`). The app
+its ``page.PAGE`` declares the page once (:class:`~explorer.views.common.layout.page.Page`). The app
 (:func:`explorer.app.create_app`), the links, the "Reproduce a figure" menu and the sidebar iterate over
 :data:`PAGES`. Adding a page: a new folder and one line here.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from explorer.views.common.page import Page
-from explorer.views.common.presets import Preset, PresetError
+from explorer.views.common.layout.page import Page
+from explorer.views.common.state.presets import Preset, PresetError
 from explorer.views.fast_bootstrap.page import PAGE as FAST_BOOTSTRAP
 from explorer.views.gp_bootstrap.page import PAGE as GP_BOOTSTRAP
 from explorer.views.model_selection.page import PAGE as MODEL_SELECTION

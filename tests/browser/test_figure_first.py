@@ -3,7 +3,7 @@ projector, normal and Presentation mode, the main figure of every tab lies wholl
 scrolling and covers at least 40 % of it (issue 23).
 
 The tabs come from the registry (:data:`explorer.views.pages.PAGE_TITLES`), none is named here. A tab's main figure
-is the element of CSS class ``explorer-main-figure`` (:meth:`explorer.views.common.tab.JobTab.main_figure`); a tab
+is the element of CSS class ``explorer-main-figure`` (:meth:`explorer.views.common.layout.tab.JobTab.main_figure`); a tab
 without one is measured by its largest figure and reported as an expected failure until its page marks one. Every
 tab in both modes, and two presets' tabs, take minutes (``@pytest.mark.slow``); the default run measures the tab
 that opens first and the first preset's tab in both modes, and checks that the preset's panel does not move the

@@ -79,7 +79,7 @@ def test_the_fitted_kernel_and_its_values_equal_the_apps_for_the_same_file(capsy
     them, ``clean_number``), so the same ε(S) (ADATAP tolerance 1e-3 and the rounding: rel 1e-5). With 1,200 rows
     the app's 'Use a random subsample of 1,000 rows' is --subsample 1000 at the default seed 0."""
     pytest.importorskip("panel")
-    from explorer.views.common.values import clean_number
+    from explorer.views.common.state.values import clean_number
     from explorer.views.gp_bootstrap import state as gp_views
 
     path = _table(tmp_path / "mine.csv", rows)[0]

@@ -17,8 +17,8 @@ def test_serve_warms_up_by_default_and_not_with_no_warm_up(monkeypatch):
 
 def test_the_page_says_while_the_warm_up_runs_and_not_after(dask_engine):
     from explorer.app import create_app
-    from explorer.views.common.page import PageContext
-    from explorer.views.warmup import WarmUp
+    from explorer.serving.warmup import WarmUp
+    from explorer.views.common.layout.page import PageContext
 
     warm = WarmUp(PageContext(engine=dask_engine), presets=())
     app = create_app(engine=dask_engine, warm_up=warm)

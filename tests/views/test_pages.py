@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("panel")
 
-from explorer.views.common.page import Page, PageContext, PageView  # noqa: E402
+from explorer.views.common.layout.page import Page, PageContext, PageView  # noqa: E402
 from explorer.views.pages import PAGE_TITLES, PAGES, PRESETS, STATE_LABELS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,8 +61,8 @@ def _imported_modules(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("module", ["app.py", "views/common/links.py", "views/common/presets.py",
-                                    "views/common/page.py", "views/common/tab.py"])
+@pytest.mark.parametrize("module", ["app.py", "views/common/state/links.py", "views/common/state/presets.py",
+                                    "views/common/layout/page.py", "views/common/layout/tab.py"])
 def test_the_app_links_and_presets_name_no_paper(module):
     imported = _imported_modules(ROOT / "explorer" / module)
     papers = [m for m in imported if any(f".{paper}" in m for paper in PAPER_PACKAGES)]

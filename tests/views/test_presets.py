@@ -11,9 +11,9 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
+from explorer.serving.caches import clear_caches
 from explorer.views import GPBootstrapState
-from explorer.views.common.caches import clear_caches
-from explorer.views.common.presets import (
+from explorer.views.common.state.presets import (
     MENU_LABEL,
     PENDING,
     PresetError,

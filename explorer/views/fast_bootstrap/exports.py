@@ -4,10 +4,10 @@ settings sidecar."""
 
 from __future__ import annotations
 
-from explorer.views.common import exports as common
-from explorer.views.common.declarations import invalidating, settings_of
-from explorer.views.common.exports import Export, download_name, export
-from explorer.views.common.uploads import file_settings
+from explorer.views.common.files import exports as common
+from explorer.views.common.files.exports import Export, download_name, export
+from explorer.views.common.files.uploads import file_settings
+from explorer.views.common.state.declarations import invalidating, settings_of
 from explorer.views.fast_bootstrap.state import SERIES, FastBootstrapState
 from explorer.views.fast_bootstrap.tables import curve_frame
 
@@ -19,7 +19,7 @@ _GRID_PARTS = ("start", "stop", "step")
 
 def settings(state: FastBootstrapState) -> dict:
     """The controls behind the result, for the exports: those a change of which makes the fast bootstrap stale and
-    that apply (:func:`~explorer.views.common.declarations.settings_of`), in the order of their declarations, with
+    that apply (:func:`~explorer.views.common.state.declarations.settings_of`), in the order of their declarations, with
     each grid's start, stop and step as one list ``<grid>_grid`` and the model's options as the core takes them
     (:meth:`~FastBootstrapState.model_options`: an automatic kernel width is None); for a time series, also the
     file's name and SHA-256."""

@@ -3,7 +3,7 @@ data folder's CSV files."""
 
 from __future__ import annotations
 
-from explorer.views.common.page import DeferredPageView, Page, PageContext, states_settings
+from explorer.views.common.layout.page import DeferredPageView, Page, PageContext, states_settings
 from explorer.views.fast_bootstrap.presets import PRESETS
 from explorer.views.fast_bootstrap.state import FastBootstrapState
 from explorer.views.fast_bootstrap.tab import FastBootstrapTab

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from explorer.views.common.presets import PaperNumber, Preset, States, percent
+from explorer.views.common.state.presets import PaperNumber, Preset, States, percent
 
 _SEED002 = "seed 002 (Lendasse et al., Neurocomputing 2005), §5"
 

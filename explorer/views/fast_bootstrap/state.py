@@ -5,7 +5,7 @@ shipped regression sets, or a time-series CSV embedded as NAR(lags), e.g. the Sa
 family (LS-SVM, RBFN, MLP), the full and reduced complexity grids with their replication counts (Tables 1-2
 by default), κ0/κ1 of the F test of eq. (11) — and, as output parameters, what
 :func:`explorer.fast_bootstrap.experiments.compare_bootstraps` returns for them. Three background jobs of the
-other tabs' kind (:class:`~explorer.views.common.jobs.JobRunner`: progress, cancel, a result
+other tabs' kind (:class:`~explorer.views.common.state.jobs.JobRunner`: progress, cancel, a result
 cache shared by the sessions):
 
 ``fast``
@@ -60,14 +60,14 @@ from explorer.fast_bootstrap.problem import (
 )
 from explorer.fast_bootstrap.stages import ReplicaOptimism, estimated_seconds, replica_grid, replica_optimism
 from explorer.progress import Cancelled, Hooks, Progress
-from explorer.views.common import controls, errors
-from explorer.views.common.caches import lru
-from explorer.views.common.data_source import DataSourced
-from explorer.views.common.declarations import applies, control, groups, invalidating
-from explorer.views.common.jobs import HasJobs, Job, JobRunner, JobSpec, output
-from explorer.views.common.server_files import DATA_DIR_HELP
-from explorer.views.common.uploads import Upload, use_uploaded_file
-from explorer.views.common.values import CheckedState
+from explorer.serving.caches import lru
+from explorer.serving.data_folder import DATA_DIR_HELP
+from explorer.views.common.files.uploads import Upload, use_uploaded_file
+from explorer.views.common.state import controls, errors
+from explorer.views.common.state.data_source import DataSourced
+from explorer.views.common.state.declarations import applies, control, groups, invalidating
+from explorer.views.common.state.jobs import HasJobs, Job, JobRunner, JobSpec, output
+from explorer.views.common.state.values import CheckedState
 
 __all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "GRIDS", "JOB_KINDS", "JOB_NAMES",
            "MAX_GRID_POINTS", "MAX_JOB_SECONDS", "MAX_POINTS", "MODEL_LABELS", "RUN_LABELS", "SERIES",

@@ -1,17 +1,17 @@
 """The fast-bootstrap tab (seed 002): the controls of
 :class:`~explorer.views.fast_bootstrap.state.FastBootstrapState`, its figures and summary, in the frame every
-tab shares (:class:`~explorer.views.common.tab.JobTab`)."""
+tab shares (:class:`~explorer.views.common.layout.tab.JobTab`)."""
 
 from __future__ import annotations
 
 import panel as pn
 import param
 
-from explorer.views.common.declarations import applies, control_names, groups
-from explorer.views.common.exports import Export
-from explorer.views.common.session import bind_to_session
-from explorer.views.common.tab import JobTab
-from explorer.views.common.widgets import REPLICATION_TERMS, csv_upload, declared_sidebar, declared_widgets
+from explorer.serving.sessions import bind_to_session
+from explorer.views.common.files.exports import Export
+from explorer.views.common.layout.tab import JobTab
+from explorer.views.common.layout.widgets import REPLICATION_TERMS, csv_upload, declared_sidebar, declared_widgets
+from explorer.views.common.state.declarations import applies, control_names, groups
 from explorer.views.fast_bootstrap.exports import EXPORTS
 from explorer.views.fast_bootstrap.figures import generalization_plot, optimism_plot
 from explorer.views.fast_bootstrap.state import GRIDS, JOB_KINDS, RUN_LABELS, SERIES, FastBootstrapState

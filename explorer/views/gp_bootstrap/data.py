@@ -18,7 +18,7 @@ import numpy as np
 
 from explorer import datasets
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.views.common.uploads import UPLOAD, Upload, csv_columns, read_upload
+from explorer.views.common.files.uploads import UPLOAD, Upload, csv_columns, read_upload
 from explorer.views.gp_bootstrap.jobs import DATA
 from explorer.views.gp_bootstrap.settings import (
     CSV_PREFIX,

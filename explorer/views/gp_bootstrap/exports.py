@@ -1,9 +1,9 @@
 """The downloads of the Gaussian-process tabs (seed 000), declared once: per tab the data as a plain CSV, the figure
-as a standalone HTML page and the settings behind them as JSON (:class:`~explorer.views.common.exports.Export`)."""
+as a standalone HTML page and the settings behind them as JSON (:class:`~explorer.views.common.files.exports.Export`)."""
 
 from __future__ import annotations
 
-from explorer.views.common.exports import Export, export
+from explorer.views.common.files.exports import Export, export
 from explorer.views.gp_bootstrap import figures
 from explorer.views.gp_bootstrap.state import GP_TABS
 

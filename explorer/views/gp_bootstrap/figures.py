@@ -18,9 +18,9 @@ from scipy import stats
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import paths
 from explorer.gp_bootstrap.l1 import histogram_edges
-from explorer.views.common.declarations import invalidating, settings_of
-from explorer.views.common.exports import csv_table, download_name, html_page, settings_json
-from explorer.views.common.patching import Layer, overlay
+from explorer.views.common.drawing.patching import Layer, overlay
+from explorer.views.common.files.exports import csv_table, download_name, html_page, settings_json
+from explorer.views.common.state.declarations import invalidating, settings_of
 from explorer.views.gp_bootstrap.settings import COMPUTED_STAGES, HOLDOUT_TAB
 from explorer.views.gp_bootstrap.state import (
     APPROXIMATIONS,
@@ -142,7 +142,7 @@ def curve_values(state: GPBootstrapState) -> dict[str, tuple[np.ndarray, np.ndar
 
 
 def learning_curve_layers(state: GPBootstrapState) -> list[Layer]:
-    """The layers of :func:`learning_curve_plot`, in order: its data and styles (see :mod:`~explorer.views.common.patching`)."""
+    """The layers of :func:`learning_curve_plot`, in order: its data and styles (see :mod:`~explorer.views.common.drawing.patching`)."""
     theory, mc, sol = state.theory_curve, state.curve_mc, state.solution
     s, tp = (theory.s_over_n, theory.expected_test_points) if theory is not None else (_EMPTY,) * 2
     values = curve_values(state)

@@ -14,7 +14,7 @@ import param
 
 from explorer.gp_bootstrap import evidence as gp_evidence
 from explorer.gp_bootstrap import evidence_lowrank
-from explorer.views.common.declarations import invalidating
+from explorer.views.common.state.declarations import invalidating
 from explorer.views.gp_bootstrap.jobs import EVIDENCE
 from explorer.views.gp_bootstrap.settings import EXPECTED_ERRORS, OUTPUTS, SUBSAMPLE_SEED
 

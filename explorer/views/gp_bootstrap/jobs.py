@@ -20,8 +20,8 @@ from explorer.gp_bootstrap.l1 import scaled_bin_width
 from explorer.gp_bootstrap.montecarlo_lowrank import SAMPLE_SECONDS_PER_NM2
 from explorer.gp_bootstrap.stages import VG_MF_LOSSES, CurveMC, HoldoutTheory, TheoryCurve
 from explorer.progress import Hooks
-from explorer.views.common.caches import lru
-from explorer.views.common.jobs import Job, JobSpec
+from explorer.serving.caches import lru
+from explorer.views.common.state.jobs import Job, JobSpec
 from explorer.views.gp_bootstrap.settings import (
     EVIDENCE_ROWS,
     HOLDOUT_TAB,

@@ -3,7 +3,7 @@ test inputs) over one state, with one sidebar of controls."""
 
 from __future__ import annotations
 
-from explorer.views.common.page import Page, PageContext, PageView, states_settings
+from explorer.views.common.layout.page import Page, PageContext, PageView, states_settings
 from explorer.views.gp_bootstrap.presets import PRESETS
 from explorer.views.gp_bootstrap.state import GP_TABS, GPBootstrapState
 from explorer.views.gp_bootstrap.tab import GP_TAB_TITLES, GPBootstrapView

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from explorer.views.common.presets import PaperNumber, Preset, States, percent
+from explorer.views.common.state.presets import PaperNumber, Preset, States, percent
 
 _SEED000 = "seed 000 (Malzahn & Opper, JMLR 2005), §5"
 _BOSTON = {"dataset": "boston", "standardize": False, "kernel": "paper", "l2": 73.54, "noise_var": 0.01,

@@ -13,8 +13,8 @@ import numpy as np
 from explorer import kernels
 from explorer.chunks import item_generator, root_seed
 from explorer.gp_bootstrap import experiments, paths, problems
-from explorer.views.common.declarations import applies, invalidating
-from explorer.views.common.jobs import Job
+from explorer.views.common.state.declarations import applies, invalidating
+from explorer.views.common.state.jobs import Job
 from explorer.views.gp_bootstrap.data import check_holdout
 from explorer.views.gp_bootstrap.jobs import PROBLEMS, JobInputs, holdout_ij_of, holdout_theory_of, solution_of
 from explorer.views.gp_bootstrap.settings import MAX_MC_VALUES, OUTPUTS, SUBSAMPLE_SEED

@@ -1,6 +1,6 @@
 """What the settings of the Gaussian-process pages may be: the data sets, kernels, losses and tabs, the grids of S/N,
 the row and rank bounds of the dense and low-rank modes, the computations a control's change makes stale and when a
-control applies (what the state's declarations of its controls say, :mod:`explorer.views.common.declarations`), the
+control applies (what the state's declarations of its controls say, :mod:`explorer.views.common.state.declarations`), the
 errors a user can cause.
 
 Shared by the state (:mod:`~explorer.views.gp_bootstrap.state`), its jobs, data and hyperparameters; no widget,

@@ -11,7 +11,7 @@ its concerns as components in modules of their own: what the settings may be
 (:mod:`explorer.views.gp_bootstrap.settings`), the jobs, caches and computations
 (:mod:`explorer.views.gp_bootstrap.jobs`), the data (:class:`explorer.views.gp_bootstrap.data.GPData`) and where the
 kernel's values come from (:class:`explorer.views.gp_bootstrap.hyperparameters.Hyperparameters`). The jobs run on the machinery every tab shares
-(:class:`~explorer.views.common.jobs.JobRunner`, the component ``job_runner``).
+(:class:`~explorer.views.common.state.jobs.JobRunner`, the component ``job_runner``).
 """
 
 from __future__ import annotations
@@ -34,12 +34,12 @@ from explorer.gp_bootstrap.stages import (
     TheoryCurve,
     theory_error,
 )
-from explorer.views.common import controls, errors
-from explorer.views.common.data_source import DataSourced
-from explorer.views.common.declarations import applies, control, control_names, invalidating
-from explorer.views.common.jobs import HasJobs, JobRunner, output
-from explorer.views.common.uploads import UPLOAD
-from explorer.views.common.values import CheckedState
+from explorer.views.common.files.uploads import UPLOAD
+from explorer.views.common.state import controls, errors
+from explorer.views.common.state.data_source import DataSourced
+from explorer.views.common.state.declarations import applies, control, control_names, invalidating
+from explorer.views.common.state.jobs import HasJobs, JobRunner, output
+from explorer.views.common.state.values import CheckedState
 from explorer.views.gp_bootstrap.data import GPData, subsample_rows
 from explorer.views.gp_bootstrap.hyperparameters import Hyperparameters
 from explorer.views.gp_bootstrap.jobs import (
@@ -113,7 +113,7 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
     ``theory_curve``, ``linear_response``, ``curve_mc``, ``distribution``, ``holdout_theory``, ``holdout_ij``,
     ``holdout_mc``, ``error``) follow for the active ``tab`` (every change refreshes, also before the first
     :meth:`refresh`). Call :meth:`wait` to block until background jobs are done (in a script their results and
-    progress are applied by ``wait``, see :func:`~explorer.views.common.session.script_dispatcher`); ``jobs[kind]``
+    progress are applied by ``wait``, see :func:`~explorer.serving.sessions.script_dispatcher`); ``jobs[kind]``
     reports each job ("theory", "linear_response" and ``MC_KINDS``).
     """
 

@@ -17,12 +17,11 @@ import panel as pn
 import param
 
 from explorer.gp_bootstrap.l1 import BOSTON_TARGET_SD
-from explorer.views.common.declarations import applies, control_names, invalidating
-from explorer.views.common.exports import Export
-from explorer.views.common.patching import forget_frames, patch_overlay
-from explorer.views.common.presentation import FIGURE_HEIGHT
-from explorer.views.common.tab import MAIN_FIGURE_CSS, JobTab
-from explorer.views.common.widgets import (
+from explorer.views.common.drawing.patching import forget_frames, patch_overlay
+from explorer.views.common.files.exports import Export
+from explorer.views.common.layout.presentation import FIGURE_HEIGHT
+from explorer.views.common.layout.tab import MAIN_FIGURE_CSS, JobTab
+from explorer.views.common.layout.widgets import (
     BOOTSTRAP_TERMS,
     LazyTabs,
     Revision,
@@ -34,6 +33,7 @@ from explorer.views.common.widgets import (
     respond_at_once,
     show_applicable,
 )
+from explorer.views.common.state.declarations import applies, control_names, invalidating
 from explorer.views.gp_bootstrap import exports as gp_exports
 from explorer.views.gp_bootstrap import figures
 from explorer.views.gp_bootstrap.state import GP_TABS, HOLDOUT_TAB, GPBootstrapState
@@ -230,7 +230,7 @@ class _Tab(JobTab):
                                      f"data-ms='{1e3 * (time.perf_counter() - t0):.0f}'></span>")
 
     def patch(self) -> bool:
-        """Update the drawn figure in place (see :mod:`~explorer.views.common.patching`); ``False`` when it must
+        """Update the drawn figure in place (see :mod:`~explorer.views.common.drawing.patching`); ``False`` when it must
         be drawn by HoloViews."""
         return False
 

@@ -21,17 +21,17 @@ import param
 from explorer import datasets
 from explorer.model_selection import experiments as sx
 from explorer.model_selection.criterion import CRITERIA, CRITERION_LABELS
-from explorer.views.common import controls, declarations
-from explorer.views.common.caches import lru
-from explorer.views.common.data_source import DataSourced
-from explorer.views.common.declarations import control
-from explorer.views.common.exports import Export, csv_table, json_text
-from explorer.views.common.jobs import Job, JobRunner, JobSpec, output
-from explorer.views.common.server_files import DATA_DIR_HELP
-from explorer.views.common.session import bind_to_session
-from explorer.views.common.tab import JobTab
-from explorer.views.common.uploads import Upload, file_settings, use_uploaded_file
-from explorer.views.common.widgets import csv_upload, declared_sidebar, declared_widgets, show_applicable
+from explorer.serving.caches import lru
+from explorer.serving.data_folder import DATA_DIR_HELP
+from explorer.serving.sessions import bind_to_session
+from explorer.views.common.files.exports import Export, csv_table, json_text
+from explorer.views.common.files.uploads import Upload, file_settings, use_uploaded_file
+from explorer.views.common.layout.tab import JobTab
+from explorer.views.common.layout.widgets import csv_upload, declared_sidebar, declared_widgets, show_applicable
+from explorer.views.common.state import controls, declarations
+from explorer.views.common.state.data_source import DataSourced
+from explorer.views.common.state.declarations import control
+from explorer.views.common.state.jobs import Job, JobRunner, JobSpec, output
 from explorer.views.model_selection.figures import (
     CRITERION_COLORS,
     FIGURE_SIZE,

@@ -23,9 +23,9 @@ from explorer import regression
 from explorer.model_selection.criterion import CRITERIA
 from explorer.model_selection.optimisation import SelectionResult
 from explorer.model_selection.problem import SelectionProblem
-from explorer.views.common.declarations import invalidating, settings_of
-from explorer.views.common.exports import csv_table, data_name, download_name, html_page, settings_json
-from explorer.views.common.uploads import UPLOAD, file_settings
+from explorer.views.common.files.exports import csv_table, data_name, download_name, html_page, settings_json
+from explorer.views.common.files.uploads import UPLOAD, file_settings
+from explorer.views.common.state.declarations import invalidating, settings_of
 from explorer.views.model_selection.state import SelectionState
 
 __all__ = [
@@ -297,7 +297,7 @@ def export_filename(state: SelectionState, what: str, ext: str) -> str:
 
 def settings(state: SelectionState) -> dict:
     """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: every control that
-    changes a result and applies now (:func:`~explorer.views.common.declarations.settings_of`; the target column
+    changes a result and applies now (:func:`~explorer.views.common.state.declarations.settings_of`; the target column
     only for an upload), then the uploaded file's name and SHA-256."""
     files = file_settings(state.uploaded_file) if state.dataset == UPLOAD else {}
     return {**settings_of(state, invalidating(state)), **files}

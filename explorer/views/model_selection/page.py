@@ -3,7 +3,7 @@ first opened; the temperature series of the Experiments are the server's data fo
 
 from __future__ import annotations
 
-from explorer.views.common.page import DeferredPageView, Page, PageContext, states_settings
+from explorer.views.common.layout.page import DeferredPageView, Page, PageContext, states_settings
 from explorer.views.model_selection.experiments import SelectionExperimentState
 from explorer.views.model_selection.presets import PRESETS
 from explorer.views.model_selection.state import SelectionState

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from explorer.views.common.presets import PaperNumber, Preset, States, percent
+from explorer.views.common.state.presets import PaperNumber, Preset, States, percent
 
 _SEED001 = "seed 001 (Fischer, ETH master thesis 2016), §5"
 

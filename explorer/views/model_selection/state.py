@@ -5,7 +5,7 @@ hyperparameter swept on the curves, the sizes of the random parts — and, as ou
 compute core (:mod:`explorer.model_selection.stages`) returns for them: every criterion as a function of one
 hyperparameter with the others fixed (Fig. 5.3-5.5), the hyperparameters selected by optimising each
 criterion (with test errors when test rows exist), and the ranking of functional forms (§5.3). Every
-computation runs as a background :class:`~explorer.views.common.jobs.Job` (progress, cancel between criteria or
+computation runs as a background :class:`~explorer.views.common.state.jobs.Job` (progress, cancel between criteria or
 kernels) and lands in a result cache shared by the sessions. The state computes nothing until
 :meth:`SelectionState.refresh` is first called (the tab calls it when shown).
 """
@@ -33,13 +33,13 @@ from explorer.model_selection.stages import (
     reference_hyperparameters,
 )
 from explorer.progress import Hooks
-from explorer.views.common import controls, errors
-from explorer.views.common.caches import lru
-from explorer.views.common.data_source import DataSourced
-from explorer.views.common.declarations import control, invalidating
-from explorer.views.common.jobs import HasJobs, Job, JobRunner, JobSpec, output
-from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
-from explorer.views.common.values import CheckedState
+from explorer.serving.caches import lru
+from explorer.views.common.files.uploads import UPLOAD, Upload, use_uploaded_table
+from explorer.views.common.state import controls, errors
+from explorer.views.common.state.data_source import DataSourced
+from explorer.views.common.state.declarations import control, invalidating
+from explorer.views.common.state.jobs import HasJobs, Job, JobRunner, JobSpec, output
+from explorer.views.common.state.values import CheckedState
 
 __all__ = [
     "SelectionState", "SelectionJobs", "SelectionProblem", "SelectionCurves", "SelectionFits", "SelectionRanking",
@@ -199,7 +199,7 @@ def lbfgs_iterations(doc: str, metadata: dict) -> param.Integer:
 
 
 class SelectionJobs(HasJobs):
-    """The jobs' public API (:class:`~explorer.views.common.jobs.HasJobs`) with the model-selection error vocabulary
+    """The jobs' public API (:class:`~explorer.views.common.state.jobs.HasJobs`) with the model-selection error vocabulary
     (:func:`describe_error`); the Explore and the Experiments states share it."""
 
     expected_errors = EXPECTED_ERRORS

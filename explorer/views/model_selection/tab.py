@@ -1,6 +1,6 @@
 """The model-selection tab of seed 001: the controls of a :class:`~explorer.views.model_selection.state.SelectionState`
 and its figures and tables (:mod:`explorer.views.model_selection.figures`) on the common frame of
-:class:`~explorer.views.common.tab.JobTab`, with the "Experiments" sub-panel
+:class:`~explorer.views.common.layout.tab.JobTab`, with the "Experiments" sub-panel
 (:class:`~explorer.views.model_selection.experiments.SelectionExperimentsPanel`) beside it.
 """
 
@@ -10,10 +10,10 @@ import holoviews as hv
 import panel as pn
 import param
 
-from explorer.views.common.exports import Export
-from explorer.views.common.session import bind_to_session
-from explorer.views.common.tab import JobTab
-from explorer.views.common.widgets import (
+from explorer.serving.sessions import bind_to_session
+from explorer.views.common.files.exports import Export
+from explorer.views.common.layout.tab import JobTab
+from explorer.views.common.layout.widgets import (
     Revision,
     csv_upload,
     declared_sidebar,

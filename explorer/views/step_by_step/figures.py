@@ -8,9 +8,9 @@ beyond binning what the core returned).
 - :func:`running_plot`: Efron's estimate (eq. 17) ± 1 SE against the number of resamples, with ADATAP and the
   approximate ADATAP as horizontal lines.
 
-Each figure is described once as :class:`~explorer.views.common.patching.Layer` values with its axis ranges
+Each figure is described once as :class:`~explorer.views.common.drawing.patching.Layer` values with its axis ranges
 (``*_layers``): the page draws them once through HoloViews and then, resample after resample, only writes the
-new columns into the drawn figure (:func:`~explorer.views.common.patching.patch_layers`). The layers are the same
+new columns into the drawn figure (:func:`~explorer.views.common.drawing.patching.patch_layers`). The layers are the same
 whatever has been drawn (empty ones stay in place), so every step is such a patch. Only the histogram's y axis
 changes its words: "probability per bin (theory)" before any resample (the theory alone), "resamples per bin" after
 (:attr:`Figure.ylabel`, which the page writes into the patched figure).
@@ -24,7 +24,7 @@ import holoviews as hv
 import numpy as np
 
 from explorer.gp_bootstrap import steps
-from explorer.views.common.patching import Layer, overlay
+from explorer.views.common.drawing.patching import Layer, overlay
 from explorer.views.step_by_step.state import StepState
 
 __all__ = ["K_COLORS", "K_MAX", "Figure", "data_layers", "histogram_layers", "running_layers", "data_plot",

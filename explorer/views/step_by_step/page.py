@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.views.common.page import DeferredPageView, Page, PageContext, states_settings
+from explorer.views.common.layout.page import DeferredPageView, Page, PageContext, states_settings
 from explorer.views.step_by_step.presets import PRESETS
 from explorer.views.step_by_step.state import StepState
 from explorer.views.step_by_step.tab import StepTab

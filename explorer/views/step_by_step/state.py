@@ -26,10 +26,10 @@ import param
 from explorer import datasets, kernels
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import experiments, steps
-from explorer.views.common import controls
-from explorer.views.common.declarations import control, invalidating
-from explorer.views.common.jobs import HasJobs, JobRunner
-from explorer.views.common.values import CheckedState
+from explorer.views.common.state import controls
+from explorer.views.common.state.declarations import control, invalidating
+from explorer.views.common.state.jobs import HasJobs, JobRunner
+from explorer.views.common.state.values import CheckedState
 from explorer.views.step_by_step import sentences
 from explorer.views.step_by_step.sentences import CLEAR_GAP_SE, MIN_RESAMPLES_TO_COMPARE
 
@@ -96,7 +96,7 @@ class StepState(CheckedState, HasJobs):
     Outputs: ``problem``, ``solution`` (ADATAP at S/N), ``approx_solution`` and ``n_drawn`` (changes on every
     draw; the arrays are ``occupations``, ``train``, ``curves`` and the running estimate ``running``).
 
-    Each control is declared once (:func:`~explorer.views.common.declarations.control`): its sidebar group (none
+    Each control is declared once (:func:`~explorer.views.common.state.declarations.control`): its sidebar group (none
     for S/N, the tab's slider), what it makes stale (the settings the resamples are kept under are those that make
     them stale) and, for α and the period, the kernel it applies to. Every control goes into the link.
     """
@@ -190,7 +190,7 @@ class StepState(CheckedState, HasJobs):
             self._start_draw()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the background jobs and draws (see :meth:`~explorer.views.common.jobs.JobRunner.wait`)."""
+        """Wait for the background jobs and draws (see :meth:`~explorer.views.common.state.jobs.JobRunner.wait`)."""
         if not super().wait(timeout):
             return False
         flush = getattr(self.dispatch, "flush", None)

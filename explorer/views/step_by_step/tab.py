@@ -17,12 +17,12 @@ import panel as pn
 import param
 from panel.io.callbacks import PeriodicCallback
 
-from explorer.views.common.declarations import view_options
-from explorer.views.common.patching import forget_frames, patch_layers
-from explorer.views.common.presentation import FIGURE_HEIGHT
-from explorer.views.common.session import bind_to_session
-from explorer.views.common.tab import MAIN_FIGURE_CSS, JobTab
-from explorer.views.common.widgets import Revision, declared_sidebar, declared_widgets, live, show_applicable
+from explorer.serving.sessions import bind_to_session
+from explorer.views.common.drawing.patching import forget_frames, patch_layers
+from explorer.views.common.layout.presentation import FIGURE_HEIGHT
+from explorer.views.common.layout.tab import MAIN_FIGURE_CSS, JobTab
+from explorer.views.common.layout.widgets import Revision, declared_sidebar, declared_widgets, live, show_applicable
+from explorer.views.common.state.declarations import view_options
 from explorer.views.step_by_step import figures
 from explorer.views.step_by_step.state import DRAWS, StepState
 

@@ -1,9 +1,9 @@
 """The downloads of the SVM bootstrap tab (seed 004), declared once: the learning curve and the field as plain CSV and
-as standalone HTML pages, and the settings behind them as JSON (:class:`~explorer.views.common.exports.Export`)."""
+as standalone HTML pages, and the settings behind them as JSON (:class:`~explorer.views.common.files.exports.Export`)."""
 
 from __future__ import annotations
 
-from explorer.views.common.exports import Export, export
+from explorer.views.common.files.exports import Export, export
 from explorer.views.svm_bootstrap.figures import EXPORT_NAMES, csv_text, export_filename, html_text, settings_text
 
 __all__ = ["EXPORTS"]

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import param
 
-from explorer.views.common.declarations import link_names, settings_of
-from explorer.views.common.exports import csv_table, data_name, download_name, html_page, settings_json
-from explorer.views.common.uploads import UPLOAD, file_settings
+from explorer.views.common.files.exports import csv_table, data_name, download_name, html_page, settings_json
+from explorer.views.common.files.uploads import UPLOAD, file_settings
+from explorer.views.common.state.declarations import link_names, settings_of
 from explorer.views.svm_bootstrap.state import EXPORT_COLUMNS, S_OVER_N_COLUMN, SAMPLES_COLUMN, SVMState
 
 __all__ = ["learning_curve_plot", "field_plot", "large_gaps", "GAP_THRESHOLD", "SVMGap", "curve_frame", "field_frame",
@@ -257,7 +257,7 @@ def _typed(state: SVMState, name: str, value):
 
 def settings(state: SVMState) -> dict:
     """The controls behind the figures and tables, for the JSON sidecar of the CSV exports: every control the
-    link carries (:func:`~explorer.views.common.declarations.settings_of`: the target only for an upload) but
+    link carries (:func:`~explorer.views.common.state.declarations.settings_of`: the target only for an upload) but
     the state's ``auto_run_parameter`` (when the Monte-Carlo runs, not what it computes), the S/N values sorted
     and the test input shown; the data first, then the kernel K(x, x') = exp(−‖x − x'‖²/(2L²)); for an upload,
     its file name and SHA-256."""

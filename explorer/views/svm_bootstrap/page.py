@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.views.common.page import DeferredPageView, Page, PageContext, states_settings
+from explorer.views.common.layout.page import DeferredPageView, Page, PageContext, states_settings
 from explorer.views.svm_bootstrap.presets import PRESETS
 from explorer.views.svm_bootstrap.state import SVMState
 from explorer.views.svm_bootstrap.tab import SVMTab

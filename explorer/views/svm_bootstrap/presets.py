@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from explorer.views.common.presets import PaperNumber, Preset, States
+from explorer.views.common.state.presets import PaperNumber, Preset, States
 
 _SEED004 = "seed 004 (Malzahn & Opper, NIPS 2003), §6"
 

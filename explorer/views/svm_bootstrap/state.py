@@ -4,7 +4,7 @@
 core (``explorer.svm_bootstrap.stages`` and ``experiments``) returns for them: the bootstrap learning curve ε(S) of the replica
 theory (eq. 17) and of the Monte-Carlo bootstrap (eq. 6) with the S → ∞ levels (approximate leave-one-out,
 eq. 20, and literal leave-one-out), and the internal-field distribution with p(−1|x) at held-out test inputs
-(eqs. 18-19 vs MC). Every computation runs as a background :class:`~explorer.views.common.jobs.Job` (progress,
+(eqs. 18-19 vs MC). Every computation runs as a background :class:`~explorer.views.common.state.jobs.Job` (progress,
 cancel) and lands in a result cache shared by the sessions, as in :mod:`explorer.views.gp_bootstrap.state`.
 The state computes nothing until :meth:`SVMState.refresh` is first called (the tab calls it when shown).
 """
@@ -20,18 +20,18 @@ import param
 from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.progress import Hooks
+from explorer.serving.caches import lru
 from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import stages as svm_stages
 from explorer.svm_bootstrap.experiments import SVMFieldComparison
 from explorer.svm_bootstrap.problem import BROAD_LENGTHSCALE, SVMProblem, svm_problem
 from explorer.svm_bootstrap.stages import SVMCurveMC, SVMCurvePoint, SVMTheoryCurve
-from explorer.views.common import controls, errors
-from explorer.views.common.caches import lru
-from explorer.views.common.data_source import DataSourced
-from explorer.views.common.declarations import control, invalidating
-from explorer.views.common.jobs import HasJobs, Job, JobRunner, JobSpec, output
-from explorer.views.common.uploads import UPLOAD, Upload, use_uploaded_table
-from explorer.views.common.values import CheckedState
+from explorer.views.common.files.uploads import UPLOAD, Upload, use_uploaded_table
+from explorer.views.common.state import controls, errors
+from explorer.views.common.state.data_source import DataSourced
+from explorer.views.common.state.declarations import control, invalidating
+from explorer.views.common.state.jobs import HasJobs, Job, JobRunner, JobSpec, output
+from explorer.views.common.state.values import CheckedState
 
 __all__ = ["SVMState", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD", "MAX_ROWS",
            "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "S_OVER_N_COLUMN", "SAMPLES_COLUMN", "describe_error"]
@@ -155,7 +155,7 @@ class SVMState(CheckedState, HasJobs, DataSourced):
     without the first ``holdout`` rows, which become test inputs), ``theory_curve``, ``curve_mc``,
     ``field`` and ``error``; ``jobs[kind]`` reports each job (kinds ``JOB_KINDS``).
 
-    Each control declares (:func:`~explorer.views.common.declarations.control`) its sidebar group and the jobs its
+    Each control declares (:func:`~explorer.views.common.state.declarations.control`) its sidebar group and the jobs its
     change makes stale: ``problem`` (every job: the data and kernel), ``theory`` and ``curve`` (the learning curve's
     theory and Monte-Carlo) and ``field``; ``test_index`` only picks the test input shown. Every control goes into
     the link; the settings JSON leaves out ``auto_mc`` (when the Monte-Carlo runs, not what it computes).

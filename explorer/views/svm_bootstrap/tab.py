@@ -6,11 +6,10 @@ import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used
 import panel as pn
 import param
 
-from explorer.views.common.declarations import view_options
-from explorer.views.common.exports import Export
-from explorer.views.common.session import bind_to_session
-from explorer.views.common.tab import JobTab
-from explorer.views.common.widgets import (
+from explorer.serving.sessions import bind_to_session
+from explorer.views.common.files.exports import Export
+from explorer.views.common.layout.tab import JobTab
+from explorer.views.common.layout.widgets import (
     BOOTSTRAP_TERMS,
     Revision,
     csv_upload,
@@ -19,6 +18,7 @@ from explorer.views.common.widgets import (
     live,
     show_applicable,
 )
+from explorer.views.common.state.declarations import view_options
 from explorer.views.svm_bootstrap.exports import EXPORTS
 from explorer.views.svm_bootstrap.figures import FIGURES, curve_summary, field_summary
 from explorer.views.svm_bootstrap.state import SVMState

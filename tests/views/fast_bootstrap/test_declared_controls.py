@@ -10,8 +10,8 @@ import pytest
 
 from explorer.fast_bootstrap.problem import MODELS, TABLE_1, TABLE_2
 from explorer.views import fast_bootstrap as V
-from explorer.views.common import declarations, links
-from explorer.views.common.declarations import control
+from explorer.views.common.state import declarations, links
+from explorer.views.common.state.declarations import control
 from explorer.views.fast_bootstrap import exports
 from explorer.views.fast_bootstrap.state import RUNS
 from tests.views.fast_bootstrap.settings import SMALL

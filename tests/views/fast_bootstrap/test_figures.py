@@ -3,7 +3,7 @@ with click-to-hide, y-axis labels short enough for the plots' height, the better
 import pytest
 
 from explorer.views import fast_bootstrap as V
-from explorer.views.common.presentation import presented
+from explorer.views.common.layout.presentation import presented
 from tests.views.common.figures import right_legend, title_fits, y_label_fits
 from tests.views.fast_bootstrap.settings import small_state
 

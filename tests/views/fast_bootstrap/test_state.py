@@ -13,7 +13,7 @@ from explorer.fast_bootstrap import experiments as fe
 from explorer.fast_bootstrap.problem import MODELS, TABLE_1, TABLE_2, Setting
 from explorer.progress import Progress
 from explorer.views import fast_bootstrap as V
-from explorer.views.common.links import Linked, apply_query
+from explorer.views.common.state.links import Linked, apply_query
 from explorer.views.fast_bootstrap.state import JOB_KINDS, progress_sentence
 from tests.conftest import assert_documented_controls
 from tests.views.fast_bootstrap.settings import SLOW_MLP, SMALL_SETTING, small_state

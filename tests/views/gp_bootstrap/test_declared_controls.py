@@ -13,9 +13,9 @@ import param  # noqa: E402
 
 from explorer import kernels  # noqa: E402
 from explorer.gp_bootstrap import problems  # noqa: E402
-from explorer.views.common import declarations  # noqa: E402
-from explorer.views.common.links import Linked, link_parameters, query_of  # noqa: E402
-from explorer.views.common.widgets import param_widget  # noqa: E402
+from explorer.views.common.layout.widgets import param_widget  # noqa: E402
+from explorer.views.common.state import declarations  # noqa: E402
+from explorer.views.common.state.links import Linked, link_parameters, query_of  # noqa: E402
 from explorer.views.gp_bootstrap import figures  # noqa: E402
 from explorer.views.gp_bootstrap.settings import REFRESH_STAGES  # noqa: E402
 from explorer.views.gp_bootstrap.state import (  # noqa: E402

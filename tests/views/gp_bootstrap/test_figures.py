@@ -8,7 +8,7 @@ import pytest
 
 from explorer.svm_bootstrap.stages import TheoryPoint
 from explorer.views import svm_bootstrap as svm
-from explorer.views.common.presentation import presented
+from explorer.views.common.layout.presentation import presented
 from explorer.views.gp_bootstrap import figures as plots
 from explorer.views.gp_bootstrap.state import CurveMC, CurvePoint, GPBootstrapState
 from explorer.views.gp_bootstrap.tab import LearningCurveTab
@@ -142,7 +142,7 @@ def test_the_axis_text_hook_sizes_a_colour_bar_as_well_as_the_axes(on, caplog):
 
     from bokeh.models import Axis, ColorBar
 
-    from explorer.views.common.presentation import axis_text
+    from explorer.views.common.layout.presentation import axis_text
 
     points = hv.Points(([0.0, 1.0], [0.0, 1.0], [0.1, 0.2]), vdims="l1").opts(color="l1", colorbar=True,
                                                                              hooks=[axis_text(on)])

@@ -14,8 +14,8 @@ pytest.importorskip("panel")
 import holoviews as hv  # noqa: E402
 
 from explorer.gp_bootstrap import mean_field, variational  # noqa: E402
-from explorer.views.common.jobs import call_now  # noqa: E402
-from explorer.views.common.widgets import Revision, live  # noqa: E402
+from explorer.views.common.layout.widgets import Revision, live  # noqa: E402
+from explorer.views.common.state.jobs import call_now  # noqa: E402
 from explorer.views.gp_bootstrap import figures as plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import MC_GRID, METHODS, THEORY_GRID, GPBootstrapState  # noqa: E402
 from explorer.views.gp_bootstrap.tab import LearningCurveTab  # noqa: E402

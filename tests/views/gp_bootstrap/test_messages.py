@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("panel")
 
-from explorer.views.common.errors import OVER_FIGURE_CSS  # noqa: E402
+from explorer.views.common.state.errors import OVER_FIGURE_CSS  # noqa: E402
 from explorer.views.gp_bootstrap.state import GP_TABS, KERNELS, GPBootstrapState  # noqa: E402
 from explorer.views.gp_bootstrap.tab import GPBootstrapView, GPControls  # noqa: E402
 
@@ -35,7 +35,7 @@ def test_a_refused_upload_covers_every_tab_s_figure_with_its_reason():
 
 
 def test_the_page_shows_no_second_copy_of_the_messages_under_the_tabs():
-    from explorer.views.common.page import PageContext
+    from explorer.views.common.layout.page import PageContext
     from explorer.views.gp_bootstrap.page import PAGE
 
     page = PAGE.view(PageContext(settings={"dataset": "toy", "auto_mc": False}))

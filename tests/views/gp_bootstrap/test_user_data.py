@@ -135,7 +135,7 @@ def test_the_paper_kernel_replaces_the_evidence_values_and_its_note():
 def test_a_link_to_a_data_folder_file_keeps_its_hyperparameters_also_the_default_ones(tmp_path):
     """A link carries every control: opened, it shows the view it was taken from, also when its kernel is the
     default paper kernel (no change event) and the data is a CSV, which alone would start from its evidence."""
-    from explorer.views.common.links import Linked, apply_query, link_parameters
+    from explorer.views.common.state.links import Linked, apply_query, link_parameters
 
     (tmp_path / "houses.csv").write_text(table(60)[0])
     state = GPBootstrapState(data_dir=str(tmp_path), auto_mc=False, tab="distribution")

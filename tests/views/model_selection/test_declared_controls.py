@@ -7,9 +7,9 @@ import panel as pn
 import param
 import pytest
 
-from explorer.views.common import declarations
-from explorer.views.common.declarations import control
-from explorer.views.common.links import link_parameters
+from explorer.views.common.state import declarations
+from explorer.views.common.state.declarations import control
+from explorer.views.common.state.links import link_parameters
 from explorer.views.model_selection import figures as F
 from explorer.views.model_selection.experiments import (
     EXPERIMENT_DATA,

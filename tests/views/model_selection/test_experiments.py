@@ -9,8 +9,8 @@ import pytest
 
 from explorer.model_selection import experiments as sx
 from explorer.views import model_selection as V
-from explorer.views.common.jobs import call_now
-from explorer.views.common.presentation import presented
+from explorer.views.common.layout.presentation import presented
+from explorer.views.common.state.jobs import call_now
 from tests.conftest import assert_documented_controls
 from tests.views.common.figures import right_legend
 from tests.views.common.offline import read_plain_csv

@@ -9,7 +9,7 @@ from explorer.model_selection.criterion import CRITERIA
 from explorer.model_selection.optimisation import initial_hyperparameters
 from explorer.model_selection.selection import rank_functional_forms, select_hyperparameters
 from explorer.views import model_selection as V
-from explorer.views.common.jobs import call_now
+from explorer.views.common.state.jobs import call_now
 from tests.conftest import assert_documented_controls
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
@@ -89,7 +89,7 @@ def test_parameter_follows_the_kernel():
 def test_cancel_stops_between_criteria(monkeypatch):
     state = small_state(criteria=["evidence", "loo", "kfold", "asc-beta-noise"], rank_kernels=["se", "rq", "exponential"])
     # in this process: on a worker the whole small job ends before the cancel, relayed every 0.2 s, reaches it
-    # (tests/test_engine.py stops a call on a worker)
+    # (tests/serving/test_engine.py stops a call on a worker)
     monkeypatch.setattr(type(state), "executor", property(lambda self: IN_PROCESS))
 
     cancelled = set()

@@ -46,7 +46,7 @@ def test_a_figure_with_other_layers_is_drawn_anew_and_one_with_the_same_layers_i
     messages, which a browser still building that figure lays out before the legend's view exists ("cannot find a
     view for Legend"): the tab then shows a new figure, and updates the one shown only when the layers stay."""
     pn = pytest.importorskip("panel")
-    from explorer.views.common.widgets import layers
+    from explorer.views.common.layout.widgets import layers
     state = small_state(auto_run=False)
     tab = V.SelectionTab(state=state)
     pn.panel(tab).get_root()

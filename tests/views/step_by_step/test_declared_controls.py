@@ -8,9 +8,9 @@ import pytest
 pn = pytest.importorskip("panel")
 
 from explorer import kernels  # noqa: E402
-from explorer.views.common import declarations  # noqa: E402
-from explorer.views.common.declarations import control  # noqa: E402
-from explorer.views.common.links import link_parameters  # noqa: E402
+from explorer.views.common.state import declarations  # noqa: E402
+from explorer.views.common.state.declarations import control  # noqa: E402
+from explorer.views.common.state.links import link_parameters  # noqa: E402
 from explorer.views.step_by_step import sentences  # noqa: E402
 from explorer.views.step_by_step.state import StepState  # noqa: E402
 from explorer.views.step_by_step.tab import StepTab  # noqa: E402

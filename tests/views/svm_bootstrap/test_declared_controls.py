@@ -9,10 +9,10 @@ import pytest
 pn = pytest.importorskip("panel")
 
 from explorer.views import svm_bootstrap as V  # noqa: E402
-from explorer.views.common import declarations  # noqa: E402
-from explorer.views.common.declarations import control  # noqa: E402
-from explorer.views.common.links import link_parameters  # noqa: E402
-from explorer.views.common.uploads import UPLOAD, file_settings  # noqa: E402
+from explorer.views.common.files.uploads import UPLOAD, file_settings  # noqa: E402
+from explorer.views.common.state import declarations  # noqa: E402
+from explorer.views.common.state.declarations import control  # noqa: E402
+from explorer.views.common.state.links import link_parameters  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("empty_view_caches")
 

@@ -1,0 +1,213 @@
+"""The workarounds of :mod:`explorer.serving.compat`: per workaround, the upstream behaviour it works around (a test that fails
+when upstream changes: the workaround is then deleted), and what the workaround does instead; the tested versions
+agree with ``pyproject.toml``'s bounds and a version outside them gets no workaround."""
+from __future__ import annotations
+
+import gc
+import inspect
+import logging
+import re
+import sys
+import threading
+import weakref
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+pn = pytest.importorskip("panel")
+
+import panel.io.notebook as panel_notebook  # noqa: E402
+from bokeh.document import Document  # noqa: E402
+from bokeh.models import Div, ImportedStyleSheet  # noqa: E402
+from panel.io.resources import CDN_DIST  # noqa: E402
+from panel.io.state import set_curdoc  # noqa: E402
+from panel.links import Callback  # noqa: E402
+from panel.viewable import MimeRenderMixin  # noqa: E402
+
+from explorer.serving import compat  # noqa: E402
+from explorer.serving.sessions import NOTEBOOK_LOCK, release_session_links  # noqa: E402
+from explorer.views.notebook import extension  # noqa: E402
+from tests.conftest import free_port  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# ------------------------------------------------------------------------------------------- tested versions
+
+
+def _upper_bounds() -> dict[str, tuple[int, ...]]:
+    if sys.version_info < (3, 11):
+        pytest.skip("tomllib needs Python 3.11")
+    import tomllib
+
+    bounds = {}
+    for requirement in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]:
+        if match := re.fullmatch(r"([a-z]+)>=([\d.]+),<([\d.]+)", requirement):
+            name, low, high = match.groups()
+            bounds[name] = (tuple(map(int, low.split("."))), tuple(map(int, high.split("."))))
+    return bounds
+
+
+def test_the_tested_ranges_are_pyprojects_bounds_and_hold_the_installed_versions():
+    bounds = _upper_bounds()
+    for package, (low, high) in compat.TESTED.items():
+        assert bounds[package] == (low, high), package
+        assert compat.tested(package), package
+
+
+def test_every_dependency_of_the_ui_and_the_engine_has_an_upper_bound():
+    assert {"bokeh", "panel", "holoviews", "param", "dask", "distributed", "tornado"} <= set(_upper_bounds())
+
+
+def test_a_version_outside_the_tested_range_gets_no_workaround(monkeypatch, caplog):
+    monkeypatch.setitem(compat.TESTED, "bokeh", ((0,), (1,)))
+    server = pn.serve({"/": lambda: pn.pane.Markdown("x")}, port=free_port(), show=False, start=False)
+    with caplog.at_level(logging.WARNING, logger="explorer.serving.compat"):
+        compat.load_only_bundles(server, ("bokeh",))
+    assert "bokeh-gl" in server._tornado.resources().components
+    assert "outside the range" in caplog.text and "tests/serving/test_compat.py" in caplog.text
+
+
+@pytest.mark.parametrize(("text", "numbers"), [("3.9.2", (3, 9, 2)), ("1.10.0rc1", (1, 10, 0)),
+                                               ("2026.8.0", (2026, 8, 0))])
+def test_versions_are_read_as_numbers(text, numbers):
+    assert compat._numbers(text) == numbers
+
+
+# ------------------------------------------------------------------------------------------- Panel: widget links
+
+
+def _registered_slider():
+    slider = pn.widgets.EditableFloatSlider(start=0, end=1, value=0.5)
+    return slider, weakref.ref(slider)
+
+
+def test_panels_link_registry_still_keeps_a_widget_alive():
+    """Upstream: an ``EditableFloatSlider``'s entry in Panel's registry (weakly keyed by the widget) refers back to
+    its key, so the widget never dies. When this fails, delete ``release_links_by_session``."""
+    before = set(map(id, Callback.registry))
+    slider, ref = _registered_slider()
+    new = [key for key in Callback.registry if id(key) not in before]  # its text box, linked to its slider
+    assert len(new) == 1
+    del slider
+    gc.collect()
+    assert ref() is not None  # kept by the registry's own entry
+    Callback.registry.pop(new.pop())
+    gc.collect()
+    assert ref() is None  # nothing else held it
+
+
+def test_a_sessions_links_go_with_the_session():
+    assert isinstance(Callback.registry, compat.SessionLinks)  # installed by the views (session.py)
+    compat.release_links_by_session()  # again: nothing changes
+    registry = Callback.registry
+    compat.release_links_by_session()
+    assert Callback.registry is registry
+    doc = Document()
+    with set_curdoc(doc):
+        slider, ref = _registered_slider()
+    other, other_ref = _registered_slider()  # made by no session: kept
+    del slider
+    assert release_session_links(doc) == 1 and release_session_links(doc) == 0
+    gc.collect()
+    assert ref() is None and other_ref() is other
+
+
+# ------------------------------------------------------------------------------------------- Panel in a notebook
+
+
+class _InterleavingComm:
+    """A comm that records which thread sent each part; the first thread's first part waits until the second
+    thread has sent (at most 2 s)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.second_sent = threading.Event()
+
+    def send(self, data=None, buffers=None) -> None:
+        name = threading.current_thread().name
+        self.parts.append(name)
+        if name == "second":
+            self.second_sent.set()
+        elif len(self.parts) == 1:
+            self.second_sent.wait(2)
+
+
+def _sent_parts(send) -> list[str]:
+    comm = _InterleavingComm()
+    message = SimpleNamespace(header_json="{}", metadata_json="{}", content_json="{}", buffers=[])
+    first = threading.Thread(target=send, args=(comm, message), name="first")
+    second = threading.Thread(target=send, args=(comm, message), name="second")
+    first.start()
+    while not comm.parts:
+        threading.Event().wait(0.01)
+    second.start()
+    first.join(10)
+    second.join(10)
+    return comm.parts
+
+
+def test_panels_notebook_send_still_lets_two_threads_interleave_their_messages():
+    """Upstream: Panel's ``send`` writes a message as several comm messages and takes no lock, so two threads (the
+    kernel's, and the subshell JupyterLab 4.4 hands comm messages to) interleave them. When this fails, delete
+    ``serialize_notebook_comms``."""
+    extension()
+    upstream = inspect.unwrap(panel_notebook.send)
+    assert upstream is not panel_notebook.send  # serialized by extension()
+    parts = _sent_parts(upstream)
+    assert parts[:2] == ["first", "second"], parts  # the second message went between the first's parts
+    assert list(inspect.signature(inspect.unwrap(MimeRenderMixin._on_msg)).parameters) == [
+        "self", "ref", "manager", "msg"]
+
+
+def test_serialized_notebook_sends_do_not_interleave():
+    extension()
+    extension()  # once: not wrapped twice
+    assert inspect.unwrap(panel_notebook.send) is panel_notebook.send.__wrapped__
+    assert _sent_parts(panel_notebook.send) == ["first"] * 3 + ["second"] * 3
+    with NOTEBOOK_LOCK:  # the lock is the session module's (job updates hold it too)
+        assert MimeRenderMixin._on_msg.serialized
+
+
+def _update_adding_a_stylesheet():
+    """A document the browser has, and a held update that adds a stylesheet under Panel's CDN address."""
+    doc, div = Document(), Div(text="a")
+    doc.add_root(div)
+    doc.models.flush_synced()
+    doc.hold()
+    div.stylesheets = [ImportedStyleSheet(url=f"{CDN_DIST}css/loading.css")]
+    return doc
+
+
+def test_panels_notebook_updates_still_name_its_cdn():
+    """Upstream: Panel's ``diff`` (the last step before the comm) sends a new model's stylesheet with its CDN address
+    as it is. When this fails, check whether ``inline_notebook_stylesheets`` is still needed (the browser tests of the
+    notebooks, offline)."""
+    extension()
+    message = inspect.unwrap(panel_notebook.diff)(_update_adding_a_stylesheet(), binary=False)
+    assert CDN_DIST in message.content_json and "data:text/css" not in message.content_json
+
+
+def test_notebook_updates_carry_panels_stylesheets_inline():
+    extension()
+    message = panel_notebook.diff(_update_adding_a_stylesheet(), binary=False)
+    assert f"{CDN_DIST}css/loading.css" not in message.content_json
+    assert "data:text/css;base64," in message.content_json
+
+
+# ------------------------------------------------------------------------------------------- Bokeh: page bundles
+
+
+def test_bokehs_server_still_sends_every_bundle():
+    """Upstream: Bokeh's server gives a page all five BokehJS bundles (2 MB more than ours need), with no setting to
+    choose. When this fails, delete ``load_only_bundles``."""
+    server = pn.serve({"/": lambda: pn.pane.Markdown("x")}, port=free_port(), show=False, start=False)
+    assert server._tornado.resources().components == ["bokeh", "bokeh-gl", "bokeh-widgets", "bokeh-tables",
+                                                      "bokeh-mathjax"]
+
+
+def test_a_server_loads_only_the_bundles_asked_for():
+    server = pn.serve({"/": lambda: pn.pane.Markdown("x")}, port=free_port(), show=False, start=False)
+    compat.load_only_bundles(server, ("bokeh", "bokeh-widgets"))
+    compat.load_only_bundles(server, ("bokeh",))  # once per server: the first call's bundles stay
+    assert server._tornado.resources().components == ["bokeh", "bokeh-widgets"]

@@ -1,0 +1,121 @@
+"""Where job updates go: a notebook's kernel loop (in order, flushed by ``wait``), and a closed state says so."""
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from explorer.serving.sessions import default_dispatcher, kernel_dispatcher
+from explorer.views.gp_bootstrap.state import GPBootstrapState
+
+TIMEOUT = 300  # Dask workers on a busy machine
+
+
+class FakeLoop:
+    """Stands in for the kernel's tornado IOLoop: records the callbacks other threads schedule."""
+
+    def __init__(self):
+        self.scheduled = []
+
+    def add_callback(self, callback):
+        self.scheduled.append(callback)
+
+
+def test_kernel_dispatcher_applies_updates_from_threads_on_its_own_thread_in_order():
+    loop, applied = FakeLoop(), []
+    dispatch = kernel_dispatcher(loop)
+    worker = threading.Thread(target=lambda: [dispatch(lambda i=i: applied.append(i)) for i in range(5)])
+    worker.start()
+    worker.join()
+    assert applied == [] and len(loop.scheduled) == 5  # nothing ran on the worker thread
+
+    other = threading.Thread(target=dispatch.flush)  # a flush off the kernel's thread does nothing
+    other.start()
+    other.join()
+    assert applied == []
+
+    loop.scheduled[0]()  # the first scheduled call applies the whole queue, oldest first
+    assert applied == [0, 1, 2, 3, 4]
+    for callback in loop.scheduled[1:]:
+        callback()
+    assert applied == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.usefixtures("empty_view_caches")  # nothing cached: the job computes
+def test_in_a_script_updates_from_job_threads_wait_for_the_scripts_wait():
+    """Applied on a job's thread, an update could change a figure while the script's thread draws it
+    ("dictionary keys changed during iteration" in HoloViews' get_root): a script's updates wait for ``wait``."""
+    applied = []
+    dispatch = default_dispatcher()
+    dispatch(lambda: applied.append(0))  # from the script's own thread (e.g. a cancel): at once
+    assert applied == [0]
+    worker = threading.Thread(target=lambda: [dispatch(lambda i=i: applied.append(i)) for i in range(1, 4)])
+    worker.start()
+    worker.join()
+    assert applied == [0]
+    state = GPBootstrapState(dataset="toy", tab="curve", curve_mc_samples=10)
+    state.refresh()
+    assert state.curve_mc is None
+    assert state.wait(TIMEOUT) and state.curve_mc is not None and state.curve_mc.complete  # shown by ``wait``
+    assert state.jobs["curve"].message == "done"
+    dispatch.flush()
+    assert applied == [0, 1, 2, 3]
+
+
+@pytest.mark.usefixtures("empty_view_caches")  # nothing cached: the job computes
+def test_a_script_follows_progress_by_waiting_with_a_timeout():
+    state = GPBootstrapState(dataset="toy", tab="distribution", mc_samples=80_000, auto_mc=True)  # within MAX_MC_VALUES
+    state.refresh()
+    seen = set()
+    deadline = time.monotonic() + TIMEOUT
+    while not state.wait(0.2) and time.monotonic() < deadline:
+        seen.add(state.jobs["distribution"].progress)
+        if len(seen - {0.0}) >= 2:
+            break
+    state.cancel()
+    assert state.wait(TIMEOUT)
+    assert len(seen - {0.0}) >= 2 and state.jobs["distribution"].message.startswith("cancelled")
+
+
+def test_a_closed_state_says_so_when_asked_to_compute():
+    state = GPBootstrapState(dataset="toy")
+    state.close()
+    state.refresh()
+    assert "closed" in state.error and "new state" in state.error
+
+
+def test_panel_comm_handling_and_sending_wait_for_the_notebook_lock():
+    """JupyterLab hands comm messages to a kernel subshell thread: Panel's comm handler and ``send`` must not run
+    while a job update applies on the kernel's thread (the lock), or two messages interleave on the comm. (In a
+    process of its own: ``extension()`` changes Panel's notebook functions for the whole process.)"""
+    code = """
+import threading
+import panel.io.notebook as panel_notebook
+from panel.viewable import MimeRenderMixin
+from explorer.serving.sessions import NOTEBOOK_LOCK
+from explorer.views.notebook import extension
+
+extension()
+assert MimeRenderMixin._on_msg.serialized and panel_notebook.send.serialized
+
+class Comm:
+    def __init__(self):
+        self.parts = []
+    def send(self, data=None, buffers=None):
+        self.parts.append(data)
+
+class Message:
+    header_json, metadata_json, content_json, buffers = "h", "m", "c", []
+
+comm, sent = Comm(), threading.Event()
+with NOTEBOOK_LOCK:  # a job update is being applied
+    sender = threading.Thread(target=lambda: (panel_notebook.send(comm, Message()), sent.set()))
+    sender.start()
+    assert not sent.wait(0.3) and comm.parts == []  # the subshell's message waits
+assert sent.wait(5) and comm.parts == ["h", "m", "c"]
+sender.join()
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]

@@ -1,0 +1,44 @@
+"""The glossary: the words of every page in plain words first, the papers' symbols second, in the app's header
+(one header for every page) and its modal."""
+import pytest
+
+pn = pytest.importorskip("panel")
+
+from explorer.views.common.layout.glossary import GLOSSARY, Glossary, glossary_markdown  # noqa: E402
+
+
+def test_the_glossary_explains_the_words_the_issue_names():
+    terms = " ".join(entry.term for entry in GLOSSARY)
+    for word in ("Bootstrap sample", "S/N", "Replica theory", "ADATAP", "Monte-Carlo"):
+        assert word in terms
+    text = glossary_markdown()
+    assert all(f"**{entry.term}**: {entry.meaning}" in text for entry in GLOSSARY)
+    assert len({entry.term for entry in GLOSSARY}) == len(GLOSSARY)
+
+
+def test_the_button_opens_the_templates_modal():
+    opened = []
+
+    class Template(pn.template.FastListTemplate):
+        def open_modal(self) -> None:
+            opened.append(True)
+
+    glossary = Glossary()
+    template = Template(title="t", modal=[glossary], header=[glossary.button])
+    glossary.attach(template)
+    glossary.button.clicks += 1
+    assert opened == [True]
+
+
+def test_every_page_of_the_app_has_the_glossary_in_its_header():
+    from explorer.app import create_app
+
+    app = create_app(tab="steps")
+    try:
+        (button,) = [item for item in app.header.objects if "explorer-glossary-button" in item.css_classes]
+        (shown,) = [item for item in app.modal.objects if "explorer-glossary" in item.css_classes]
+        assert button.label == "Glossary" and shown.object == glossary_markdown()
+    finally:
+        for view in app.pages.values():
+            for state in view.states.values():
+                state.close()
