@@ -7,10 +7,9 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from explorer.serving.sessions import bind_to_session
 from explorer.views.common.files.exports import Export
 from explorer.views.common.layout.tab import JobTab
-from explorer.views.common.layout.widgets import REPLICATION_TERMS, csv_upload, declared_sidebar, declared_widgets
+from explorer.views.common.layout.widgets import REPLICATION_TERMS, csv_upload, declared_sidebar
 from explorer.views.common.state.declarations import applies, control_names, groups
 from explorer.views.fast_bootstrap.exports import EXPORTS
 from explorer.views.fast_bootstrap.figures import generalization_plot, optimism_plot
@@ -45,16 +44,14 @@ class FastBootstrapTab(JobTab):
                                 doc="The fast-bootstrap session state the tab shows.")
 
     css_prefix = "explorer-fastboot"
+    state_class = FastBootstrapState
+    declared_controls = True
     progress_width = 140
     label_messages = False  # the job messages name their job ("Full bootstrap: 3 of 100 replications done.")
 
     def __init__(self, **params):
-        if params.get("state") is None:
-            params["state"] = FastBootstrapState()
         super().__init__(**params)
         s = self.state
-        bind_to_session(s)
-        self.widgets = declared_widgets(s, self.css_prefix)  # the sidebar's controls, as the state declares them
         self.upload = csv_upload(self._css("upload"), s.upload_series, on_refused=s.refuse)
         self.reset = pn.widgets.Button(label=s.param.paper_values.label, color="light", sizing_mode="stretch_width",
                                        css_classes=[self._css("reset")])

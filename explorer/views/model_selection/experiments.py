@@ -23,11 +23,10 @@ from explorer.model_selection import experiments as sx
 from explorer.model_selection.criterion import CRITERIA, CRITERION_LABELS
 from explorer.serving.caches import lru
 from explorer.serving.data_folder import DATA_DIR_HELP
-from explorer.serving.sessions import bind_to_session
 from explorer.views.common.files.exports import Export, csv_table, json_text
 from explorer.views.common.files.uploads import Upload, file_settings, use_uploaded_file
 from explorer.views.common.layout.tab import JobTab
-from explorer.views.common.layout.widgets import csv_upload, declared_sidebar, declared_widgets, show_applicable
+from explorer.views.common.layout.widgets import csv_upload, declared_sidebar, show_applicable
 from explorer.views.common.state import controls, declarations
 from explorer.views.common.state.data_source import DataSourced
 from explorer.views.common.state.declarations import control
@@ -465,16 +464,14 @@ class SelectionExperimentsPanel(JobTab):
                                 doc="The experiments state the panel shows.")
 
     css_prefix = "explorer-experiment"
+    state_class = SelectionExperimentState
+    declared_controls = True
     run_label = "Run experiment"
     tab_css = "panel"
 
     def __init__(self, **params):
-        if params.get("state") is None:
-            params["state"] = SelectionExperimentState()
         super().__init__(**params)
         s = self.state
-        bind_to_session(s)
-        self.widgets = declared_widgets(s, self.css_prefix)
         self.upload = csv_upload(self._css("upload"), s.upload_temperature, on_refused=s.refuse)
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=[self._css("status")])
         self.plot = pn.pane.HoloViews(experiment_plot(s), sizing_mode="stretch_width", min_height=430,

@@ -10,14 +10,12 @@ import holoviews as hv
 import panel as pn
 import param
 
-from explorer.serving.sessions import bind_to_session
 from explorer.views.common.files.exports import Export
 from explorer.views.common.layout.tab import JobTab
 from explorer.views.common.layout.widgets import (
     Revision,
     csv_upload,
     declared_sidebar,
-    declared_widgets,
     layers,
     live,
     show_applicable,
@@ -52,18 +50,16 @@ class SelectionTab(JobTab):
                                       doc="The thesis-experiments state of the 'Experiments' sub-panel.")
 
     css_prefix = "explorer-selection"
+    state_class = SelectionState
+    declared_controls = True
     run_label = "Run"
 
     def __init__(self, **params):
-        if params.get("state") is None:
-            params["state"] = SelectionState()
         if params.get("experiments") is None:
             params["experiments"] = SelectionExperimentState()
         super().__init__(**params)
         self.experiments_panel = SelectionExperimentsPanel(state=self.experiments)
         s = self.state
-        bind_to_session(s)
-        self.widgets = declared_widgets(s, self.css_prefix)  # the sidebar's controls, as the state declares them
         show_applicable(s, self.widgets)  # e.g. the target column only for an uploaded CSV
         self.upload = csv_upload(self._css("upload"), s.upload_csv, on_refused=s.refuse)
         self._figures: dict[str, hv.Overlay] = {}   # the newest figure of each plot, as drawn

@@ -17,11 +17,10 @@ import panel as pn
 import param
 from panel.io.callbacks import PeriodicCallback
 
-from explorer.serving.sessions import bind_to_session
 from explorer.views.common.drawing.patching import forget_frames, patch_layers
 from explorer.views.common.layout.presentation import FIGURE_HEIGHT
 from explorer.views.common.layout.tab import MAIN_FIGURE_CSS, JobTab
-from explorer.views.common.layout.widgets import Revision, declared_sidebar, declared_widgets, live, show_applicable
+from explorer.views.common.layout.widgets import Revision, declared_sidebar, live, show_applicable
 from explorer.views.common.state.declarations import view_options
 from explorer.views.step_by_step import figures
 from explorer.views.step_by_step.state import DRAWS, StepState
@@ -46,16 +45,13 @@ class StepTab(JobTab):
     state = param.ClassSelector(class_=StepState, label="State", doc="The session state the tab shows.")
 
     css_prefix = "explorer-steps"
+    state_class = StepState
+    declared_controls = True
 
     def __init__(self, **params):
-        if params.get("state") is None:
-            params["state"] = StepState()
         super().__init__(**params)
         s = self.state
-        bind_to_session(s)
-        # the sidebar's controls as the state declares them; α and the period only for their kernels
-        self.widgets = declared_widgets(s, self.css_prefix)
-        show_applicable(s, self.widgets)
+        show_applicable(s, self.widgets)  # α and the period only for their kernels
         self.slider = pn.widgets.FloatSlider.from_param(s.param.s_over_n, value_throttled=s.s_over_n,
                                                         css_classes=[self._css("s-over-n")], width=230,
                                                         format="0.00")

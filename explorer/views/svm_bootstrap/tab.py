@@ -6,7 +6,6 @@ import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh options used
 import panel as pn
 import param
 
-from explorer.serving.sessions import bind_to_session
 from explorer.views.common.files.exports import Export
 from explorer.views.common.layout.tab import JobTab
 from explorer.views.common.layout.widgets import (
@@ -14,7 +13,6 @@ from explorer.views.common.layout.widgets import (
     Revision,
     csv_upload,
     declared_sidebar,
-    declared_widgets,
     live,
     show_applicable,
 )
@@ -37,17 +35,13 @@ class SVMTab(JobTab):
     state = param.ClassSelector(class_=SVMState, label="State", doc="The SVM session state the tab shows.")
 
     css_prefix = "explorer-svm"
+    state_class = SVMState
+    declared_controls = True
 
     def __init__(self, **params):
-        if params.get("state") is None:
-            params["state"] = SVMState()
         super().__init__(**params)
         s = self.state
-        bind_to_session(s)
-        # the controls as the state declares them (sidebar group, widget), each shown while it applies (the target
-        # column only for an uploaded CSV)
-        self.widgets = declared_widgets(s, self.css_prefix)
-        show_applicable(s, self.widgets)
+        show_applicable(s, self.widgets)  # the target column only for an uploaded CSV
         self.upload = csv_upload("explorer-svm-upload", s.upload_csv, on_refused=s.refuse)
         self.streams = {"curve": Revision(), "field": Revision()}
         # the learning curve is the main figure: first, as high as the screen allows; the field under it (whose frame
