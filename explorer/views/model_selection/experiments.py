@@ -1,9 +1,11 @@
-"""The "Experiments" sub-panel of the model-selection tab (seed 001): the thesis experiments at small sizes.
+"""The experiments of the model-selection tab's "Experiments" sub-panel (seed 001): the thesis experiments at small
+sizes.
 
 :class:`SelectionExperimentState` runs the experiments of :mod:`explorer.model_selection.experiments` (the CLI's
 ``select-experiment``) as a background job of the same kind as the other tabs'; :func:`experiment_plot`,
 :func:`experiment_frame`, :func:`experiment_csv` and :func:`experiment_json` show and export its result, and
-:class:`SelectionExperimentsPanel` lays them out with the experiment's controls.
+:class:`~explorer.views.model_selection.experiments_tab.SelectionExperimentsPanel` lays them out with the
+experiment's controls.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from dataclasses import dataclass
 import holoviews as hv
 import numpy as np
 import pandas as pd
-import panel as pn
 import param
 
 from explorer import datasets
@@ -23,10 +24,8 @@ from explorer.model_selection import experiments as sx
 from explorer.model_selection.criterion import CRITERIA, CRITERION_LABELS
 from explorer.serving.caches import lru
 from explorer.serving.data_folder import DATA_DIR_HELP
-from explorer.views.common.files.exports import Export, csv_table, json_text
+from explorer.views.common.files.exports import csv_table, json_text
 from explorer.views.common.files.uploads import Upload, file_settings, use_uploaded_file
-from explorer.views.common.layout.tab import JobTab
-from explorer.views.common.layout.widgets import csv_upload, declared_sidebar, show_applicable
 from explorer.views.common.state import controls, declarations
 from explorer.views.common.state.data_source import DataSourced
 from explorer.views.common.state.declarations import control
@@ -51,7 +50,7 @@ from explorer.views.model_selection.state import (
 )
 
 __all__ = [
-    "SelectionExperimentState", "SelectionExperimentsPanel", "EXPERIMENTS", "EXPERIMENT_DATA", "EXPERIMENT_COLUMNS",
+    "SelectionExperimentState", "EXPERIMENTS", "EXPERIMENT_DATA", "EXPERIMENT_COLUMNS",
     "TEMPERATURE_EXPERIMENTS", "TEMPERATURE_COLUMNS", "experiment_frame", "experiment_plot",
     "experiment_csv", "experiment_json", "experiment_summary", "experiment_settings_line",
 ]
@@ -447,68 +446,3 @@ def experiment_json(state: SelectionExperimentState) -> str:
     payload = state.result.as_dict() if state.result is not None else {"experiment": state.experiment}
     files = file_settings(state.temperature_file) if state.settings()["data"] == "temperature" else {}
     return json_text({**payload, "settings": {**state.settings(), **files}})
-
-
-# ------------------------------------------------------------------------------------ the sub-panel
-
-
-class SelectionExperimentsPanel(JobTab):
-    """The thesis experiments as the "Experiments" sub-panel of the model-selection tab: the experiment and its
-    settings (only those it uses are shown), the temperature CSV (path or upload), Run/Cancel with progress, the
-    figure and the table of the result, CSV/JSON exports. CSS classes ``explorer-experiment-…``.
-
-    Nothing is computed until Run is pressed (a cached result for the settings is shown at once).
-    """
-
-    state = param.ClassSelector(class_=SelectionExperimentState, label="State",
-                                doc="The experiments state the panel shows.")
-
-    css_prefix = "explorer-experiment"
-    state_class = SelectionExperimentState
-    declared_controls = True
-    run_label = "Run experiment"
-    tab_css = "panel"
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        s = self.state
-        self.upload = csv_upload(self._css("upload"), s.upload_temperature, on_refused=s.refuse)
-        self.status = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=[self._css("status")])
-        self.plot = pn.pane.HoloViews(experiment_plot(s), sizing_mode="stretch_width", min_height=430,
-                                      linked_axes=False, css_classes=[self._css("plot")])
-        self.table = pn.pane.DataFrame(experiment_frame(s), index=False, sizing_mode="stretch_width",
-                                       css_classes=[self._css("table")])
-        s.param.watch(self._on_result, "result")
-        show_applicable(s, self.widgets)  # only the controls the chosen experiment uses
-        s.param.watch(self._on_settings, list(declarations.control_names(s)))
-        self._on_result()
-        self._on_settings()
-
-    def _job_css(self, what: str, name: str) -> str:
-        return self._css(what)  # one job: explorer-experiment-progress, -job-message, -job-error
-
-    def exports(self) -> tuple[Export, ...]:
-        from explorer.views.model_selection.exports import EXPERIMENT_EXPORTS  # it imports this module's functions
-        return EXPERIMENT_EXPORTS
-
-    def _on_settings(self, *events) -> None:
-        """Show the upload while the temperature series is used, and what the experiment does."""
-        s = self.state
-        self.upload.visible = s._uses_temperature()
-        self.status.object = experiment_summary(s)
-
-    def _on_result(self, *events) -> None:
-        self.plot.object = self.styled(experiment_plot(self.state))
-        self.table.object = experiment_frame(self.state)
-        self.status.object = experiment_summary(self.state)
-
-    def control_column(self) -> pn.Column:
-        """The declared controls by group (:func:`declared_sidebar`), the upload after the data folder's CSV."""
-        return declared_sidebar(self.state, self.widgets, inserts={"temperature_csv": [self.upload]},
-                                sizing_mode="stretch_width", css_classes=[self._css("controls")])
-
-    def content(self) -> pn.Column:
-        return self.frame(self.status, self.plot, self.table)
-
-    def restyle(self) -> None:
-        self._on_result()

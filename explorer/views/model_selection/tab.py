@@ -1,7 +1,7 @@
 """The model-selection tab of seed 001: the controls of a :class:`~explorer.views.model_selection.state.SelectionState`
 and its figures and tables (:mod:`explorer.views.model_selection.figures`) on the common frame of
 :class:`~explorer.views.common.layout.tab.JobTab`, with the "Experiments" sub-panel
-(:class:`~explorer.views.model_selection.experiments.SelectionExperimentsPanel`) beside it.
+(:class:`~explorer.views.model_selection.experiments_tab.SelectionExperimentsPanel`) beside it.
 """
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ from explorer.views.common.layout.widgets import (
     live,
     show_applicable,
 )
-from explorer.views.model_selection.experiments import (
-    SelectionExperimentsPanel,
-    SelectionExperimentState,
-)
+from explorer.views.model_selection.experiments import SelectionExperimentState
+from explorer.views.model_selection.experiments_tab import SelectionExperimentsPanel
 from explorer.views.model_selection.exports import EXPORTS
 from explorer.views.model_selection.figures import FIGURES, optima_frame, ranking_frame, summary
 from explorer.views.model_selection.state import SelectionState

@@ -15,9 +15,9 @@ from explorer.views.model_selection.experiments import (
     EXPERIMENT_DATA,
     EXPERIMENTS,
     TEMPERATURE_EXPERIMENTS,
-    SelectionExperimentsPanel,
     SelectionExperimentState,
 )
+from explorer.views.model_selection.experiments_tab import SelectionExperimentsPanel
 from explorer.views.model_selection.state import JOB_KINDS, UPLOAD, SelectionState
 from explorer.views.model_selection.tab import SelectionTab
 
