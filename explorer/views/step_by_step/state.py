@@ -312,12 +312,13 @@ class StepState(CheckedState, HasJobs):
 
     def sentence(self) -> str:
         """What a bootstrap sample is, what has been drawn and, once it is clear, why the theories and Efron's
-        estimate differ (plain words first, the paper's symbols second: :func:`.sentences.sentence`)."""
+        estimate differ (plain words first, the paper's symbols second:
+        :func:`~explorer.views.step_by_step.sentences.sentence`)."""
         return sentences.sentence(self, kept_before=bool(self._kept))
 
     def comparison_sentence(self) -> str:
         """Why ADATAP and Efron's estimate differ, once they differ clearly ("" otherwise:
-        :func:`.sentences.comparison_sentence`)."""
+        :func:`~explorer.views.step_by_step.sentences.comparison_sentence`)."""
         return sentences.comparison_sentence(self)
 
     # ----------------------------------------------------------------------------- settings → problem

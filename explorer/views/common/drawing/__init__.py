@@ -1,1 +1,3 @@
-"""Drawing: the figures' style (:mod:`.figure_style`) and figures patched in place (:mod:`.patching`)."""
+"""Drawing: the figures' style (:mod:`~explorer.views.common.drawing.figure_style`) and figures patched in place
+(:mod:`~explorer.views.common.drawing.patching`).
+"""

@@ -1,1 +1,3 @@
-"""Files in and out of a page: uploads (:mod:`.uploads`, :mod:`.file_input`) and exports (:mod:`.exports`)."""
+"""Files in and out of a page: uploads (:mod:`~explorer.views.common.files.uploads`,
+:mod:`~explorer.views.common.files.file_input`) and exports (:mod:`~explorer.views.common.files.exports`).
+"""
