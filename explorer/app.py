@@ -18,8 +18,10 @@ import logging
 import os
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import panel as pn
+from bokeh.resources import Resources
 
 from explorer.serving import caches
 from explorer.serving import engine as dask_engine
@@ -34,7 +36,7 @@ from explorer.views.common.state.links import link_page
 from explorer.views.common.state.presets import PresetMenu
 from explorer.views.pages import MENU_NAMES, PAGES, PRESETS, STATE_LABELS
 
-__all__ = ["DATA_DIR_ENV", "TITLE", "Fast", "create_app"]
+__all__ = ["DATA_DIR_ENV", "TITLE", "SERVED_BOKEH_BUNDLES", "Page", "create_app"]
 
 DATA_DIR_ENV = "EXPLORER_DATA_DIR"
 TITLE = "Resampling Explorer"
@@ -43,18 +45,40 @@ log = logging.getLogger(__name__)
 pn.extension("tabulator")
 
 
-class Fast(pn.theme.Fast):
-    """Panel's Fast design without its web font from fonts.googleapis.com (text falls back to a local
-    Open Sans or sans-serif): every resource of the page then comes from the explorer's own server, so the
-    page works offline and the browser console shows no failed request. (The class keeps the name ``Fast``:
-    Panel finds a design's bundled files under the lower-cased class name.)"""
+#: The BokehJS bundles a page loads. Bokeh's server names all five; not these two: ``bokeh-gl`` (no figure draws
+#: with WebGL) and ``bokeh-mathjax`` (1.8 MB; Panel asks for it as soon as a page has a Markdown pane, but no text of
+#: ours is TeX). That is 2 MB of the page's 6.3 MB of JavaScript and CSS that no browser (a student's laptop, a
+#: lecturer's projector machine) has to fetch and parse.
+SERVED_BOKEH_BUNDLES = ("bokeh", "bokeh-widgets", "bokeh-tables")
 
-    _resources = {**pn.theme.Fast._resources, "font": {}}
+
+class Page(pn.template.FastListTemplate):
+    """Panel's FastListTemplate, whose page loads nothing from another site and only the BokehJS bundles of
+    :data:`SERVED_BOKEH_BUNDLES`.
+
+    Bokeh's server gives every page all five bundles and has no setting to choose them (bokeh/bokeh#13101; Panel
+    drops MathJax only from a page without a Markdown pane, holoviz/panel#2796), and Panel's Fast design links its
+    web font from fonts.googleapis.com. A Panel template is a Jinja template: ``page.html`` extends the
+    FastListTemplate's and overrides the blocks that write the bundles' script tags (``js_resources``, as Panel's
+    guide *Build a Custom Template* does) and the template's stylesheets (``postamble``), leaving out the lines of
+    the unused bundles and of another site's stylesheets. ``tests/test_app.py`` checks that Bokeh still names all
+    five bundles and Panel's design the font, and that a page of ours loads three bundles and no font.
+    """
+
+    #: The Jinja file of the page (a template subclass names its file in ``_template``, as Panel's own do).
+    _template = Path(__file__).with_name("page.html")
+
+    def __init__(self, **params) -> None:
+        super().__init__(**params)
+        unused = [name for name in Resources(mode="server").components if name not in SERVED_BOKEH_BUNDLES]
+        # a script's address ends ".../static/js/<bundle>.min.js?v=…" (".js" in Bokeh's dev mode); a variable of
+        # every rendering of the Jinja template (Panel parses the file once, for every page)
+        self.template.globals["unused_bundle_files"] = [f"/{name}." for name in unused]
 
 
 def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine.Engine | None = None,
                tab: str | None = None, warm_up: WarmUp | None = None,
-               on_session_end: Callable[[], None] | None = None, **settings) -> pn.template.FastListTemplate:
+               on_session_end: Callable[[], None] | None = None, **settings) -> Page:
     """The page of one session: a sidebar of controls and the tabs of every page of :data:`~explorer.views.pages.PAGES`;
     the URL carries the controls' state.
 
@@ -114,11 +138,11 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     # under the tabs, never above them (appearing, they would move the figure)
     main = pn.Column(tabs, *messages, presets.panel, sizing_mode="stretch_width")
     glossary = Glossary()  # the header's "Glossary": the words of every page, in the template's modal
-    template = pn.template.FastListTemplate(
+    template = Page(
         # one card in main: no empty one above
         title=TITLE, sidebar=[sidebar, warm_up_note(warm_up), engine_status(engine)], main=[main],
         header=[presets.menu, glossary.button, _presentation_switch(pages.values())], modal=[glossary],
-        sidebar_width=330, accent="#1f77b4", header_background="#1f4e79", design=Fast,
+        sidebar_width=330, accent="#1f77b4", header_background="#1f4e79", design=pn.theme.Fast,
     )
     template.config.raw_css.append(PRESENTATION_CSS)
     glossary.attach(template)

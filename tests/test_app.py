@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.request
 import weakref
+from pathlib import Path
 
 import param
 import pytest
@@ -22,7 +23,7 @@ from bokeh.server.contexts import BokehSessionContext, _RequestProxy  # noqa: E4
 from panel.io.state import set_curdoc  # noqa: E402
 from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine  # noqa: E402
 
-from explorer.app import create_app  # noqa: E402
+from explorer.app import SERVED_BOKEH_BUNDLES, create_app  # noqa: E402
 from explorer.views import GP_TAB_TITLES, URL_PARAMETERS, clear_caches  # noqa: E402
 from tests.conftest import free_port
 
@@ -227,6 +228,47 @@ def test_explorer_serve_answers_on_localhost(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+#: Serves a page of each template class named on the command line (a Markdown pane in it, Panel's Fast design) and
+#: prints, per page, the BokehJS bundles it loads and the addresses of another site it links, as one JSON line.
+_PAGES_RESOURCES = """
+import json, re, sys, threading, urllib.request
+import panel as pn
+from explorer.app import Page
+from tests.conftest import free_port
+
+classes = {"Page": Page, "FastListTemplate": pn.template.FastListTemplate}
+port = free_port()
+apps = {f"/{name}": (lambda cls=classes[name]: cls(title="x", main=[pn.pane.Markdown("hello")], design=pn.theme.Fast))
+        for name in sys.argv[1:]}
+server = pn.serve(apps, port=port, show=False, start=False)
+server.start()
+threading.Thread(target=server.io_loop.start, daemon=True).start()
+for name in sys.argv[1:]:
+    page = urllib.request.urlopen(f"http://127.0.0.1:{port}/{name}", timeout=60).read().decode()
+    print(json.dumps({"bundles": sorted(set(re.findall(r"static/js/([a-z-]+)\\.min\\.js", page))),
+                      "elsewhere": sorted(set(re.findall(r'(?:src|href)="(https?://[^"]+)"', page)))}))
+"""
+
+
+def _pages_resources(*classes: str) -> list[dict]:
+    out = subprocess.run([sys.executable, "-c", _PAGES_RESOURCES, *classes], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0, out.stderr
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+def test_panels_page_loads_every_bundle_and_a_web_font_and_the_explorers_only_what_it_uses():
+    """Upstream: a Panel page served by Bokeh's server loads all five BokehJS bundles (no setting chooses them) and,
+    with the Fast design, a web font from fonts.googleapis.com; the explorer's page (:class:`explorer.app.Page`,
+    whose Jinja template leaves them out) loads the bundles of ``SERVED_BOKEH_BUNDLES`` and nothing from another
+    site. When an upstream assertion fails, Bokeh or Panel has changed: check whether ``page.html`` still needs
+    that part."""
+    upstream, ours = _pages_resources("FastListTemplate", "Page")
+    assert upstream["bundles"] == sorted(["bokeh", "bokeh-gl", "bokeh-widgets", "bokeh-tables", "bokeh-mathjax"])
+    assert [url for url in upstream["elsewhere"] if "fonts.googleapis.com" in url]
+    assert ours == {"bundles": sorted(SERVED_BOKEH_BUNDLES), "elsewhere": []}
 
 
 def test_target_picker_defaults_to_the_last_column_with_the_widget_linked(tmp_path):

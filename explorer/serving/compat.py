@@ -3,8 +3,10 @@
 Everything else uses Panel, Bokeh, Tornado and Dask through their public API and settings (the server's keep-alive
 pings, for instance, are Tornado's ``websocket_ping_interval`` instead of Bokeh's job; a write to a page that closed
 is quieted by the event loop's exception handler; Dask's records of a finished job are forgotten only once every
-worker has sent its metrics, :func:`explorer.serving.engine.forget_finished_spans`). What is left here has no public setting
-yet:
+worker has sent its metrics, :func:`explorer.serving.engine.forget_finished_spans`; the BokehJS bundles a page loads
+are chosen by the page's Jinja template, :class:`explorer.app.Page`; a notebook's cells hold the lock of its comm
+messages through IPython's events, :func:`explorer.serving.sessions.hold_while_cells_run`). What is left here has no
+public setting yet:
 
 =====================================  ===========================================  ==============================
 workaround (function)                  upstream problem                             tested with (:data:`TESTED`)
@@ -14,12 +16,9 @@ workaround (function)                  upstream problem                         
 :func:`serialize_notebook_comms`       JupyterLab ≥ 4.4 sends comm messages to a    panel 1.9, ipykernel 7.4
                                        kernel subshell (jupyterlab#17363); Panel's
                                        comm handler is not thread-safe
-:func:`inline_notebook_stylesheets`    Panel inlines the stylesheets of a notebook  panel 1.9
+:func:`inline_notebook_stylesheets`    Panel inlines the stylesheets of a notebook  panel 1.9, bokeh 3.9
                                        output when first shown, but not those of
                                        every model built for a later update
-:func:`load_only_bundles`              Bokeh's server has no setting for the        bokeh 3.9
-                                       BokehJS bundles of a page (panel#2796,
-                                       bokeh#13101)
 =====================================  ===========================================  ==============================
 
 Each function installs its workaround once (calling it again changes nothing) and only where the installed version
@@ -42,7 +41,7 @@ from functools import cache, wraps
 from importlib import metadata
 
 __all__ = ["TESTED", "tested", "SessionLinks", "release_links_by_session", "serialize_notebook_comms",
-           "inline_notebook_stylesheets", "load_only_bundles"]
+           "inline_notebook_stylesheets", "inline_stylesheets"]
 
 log = logging.getLogger(__name__)
 
@@ -134,21 +133,23 @@ def release_links_by_session() -> None:
 
 
 def serialize_notebook_comms(lock) -> None:
-    """Run Panel's comm handler (``MimeRenderMixin._on_msg``) and its notebook ``send`` holding ``lock``.
+    """Run Panel's comm handler (``MimeRenderMixin._on_msg``: a message of the browser, e.g. a widget the student
+    moved) holding ``lock``.
 
-    JupyterLab 4.4 with ipykernel 7 hands comm messages (a widget the student moved) to a kernel *subshell*, a thread
-    of its own (jupyterlab/jupyterlab#17363), while job updates apply on the kernel's main thread: without the lock
+    JupyterLab 4.4 with ipykernel 7 hands comm messages to a kernel *subshell*, a thread of its own
+    (jupyterlab/jupyterlab#17363), while job updates and the cells run on the kernel's main thread: without the lock
     Panel changed one document from two threads and the parts of two messages interleaved on the comm ("s is not
-    iterable" in the browser's ``_apply_json_patch``, updates lost). Panel 1.5-1.9; ``tests/serving/test_compat.py`` checks
-    that Panel's handler still takes no lock of its own.
+    iterable" in the browser's ``_apply_json_patch``, updates lost). Job updates and cells hold the same lock by
+    public means (:class:`explorer.serving.sessions.kernel_dispatcher`,
+    :func:`explorer.serving.sessions.hold_while_cells_run`); Panel's handler is the one place where the lock must go
+    round a third party's code. Panel 1.5-1.9; ``tests/serving/test_compat.py`` checks that Panel's handler still
+    takes no lock of its own and its ``send`` still lets two threads interleave a message's parts.
     """
-    import panel.io.notebook as panel_notebook
     from panel.viewable import MimeRenderMixin
 
-    if getattr(panel_notebook.send, "serialized", False) or not tested("panel"):
+    if getattr(MimeRenderMixin._on_msg, "serialized", False) or not tested("panel"):
         return
     MimeRenderMixin._on_msg = _holding(lock, MimeRenderMixin._on_msg)
-    panel_notebook.send = _holding(lock, panel_notebook.send)
 
 
 def _holding(lock, function):
@@ -164,62 +165,56 @@ def _holding(lock, function):
 
 
 def inline_notebook_stylesheets() -> None:
-    """Before Panel's notebook ``diff(doc, ...)`` makes the message of an update, turn the CDN addresses of the
-    stylesheets the browser does not know yet into ``data:`` URLs of Panel's own files (:func:`_data_url`).
+    """After Panel's notebook ``diff(doc, ...)`` has made the message of an update, turn the CDN addresses of the
+    stylesheets it sends into ``data:`` URLs of Panel's own files (:func:`_data_url`).
 
     Panel inlines the stylesheets of a notebook output when it is first shown (``patch_inline_stylesheets``; in an
     update only those of a Panel layout's changed children), not those of every model built for a later update (a
     tab opened for the first time, a new dataset: ``tests/browser/test_notebooks.py`` saw their CDN addresses): without
-    internet those parts were unstyled. No upstream issue found. Panel 1.5-1.9; ``tests/serving/test_compat.py`` checks that
-    Panel's ``diff`` still sends a new model's CDN address as it is.
+    internet those parts were unstyled. No upstream issue found. The message's content (Bokeh's ``Message.content``,
+    plain dicts and lists) is changed before it is sent; the models keep their addresses, and a model the browser
+    has already got is sent by reference only, so that what the browser holds never changes behind its back.
+    Panel 1.5-1.9, Bokeh 3.4-3.9; ``tests/serving/test_compat.py`` checks that Panel's ``diff`` still sends a new
+    model's CDN address as it is, and how Bokeh encodes a stylesheet in a message.
     """
     import panel.io.notebook as panel_notebook
 
-    if getattr(panel_notebook.diff, "inlines_stylesheets", False) or not tested("panel"):
+    if getattr(panel_notebook.diff, "inlines_stylesheets", False) or not (tested("panel") and tested("bokeh")):
         return
     panel_notebook.diff = _inlining(panel_notebook.diff)
 
 
 def _inlining(diff):
-    from bokeh.models import ImportedStyleSheet
-    from panel.io.resources import CDN_DIST
-
     @wraps(diff)
     def inlined_diff(doc, *args, **kwargs):
-        synced = doc.models.synced_references
-        for sheet in _new_models(doc.callbacks._held_events, synced):
-            if isinstance(sheet, ImportedStyleSheet) and sheet.url.startswith(CDN_DIST):
-                # set without a change event: the browser gets the new model whole, an event about a model
-                # it does not know yet breaks the patch ("s is not iterable" in _apply_json_patch)
-                sheet._property_values["url"] = _data_url(sheet.url)
-        return diff(doc, *args, **kwargs)
+        message = diff(doc, *args, **kwargs)
+        if message is not None:
+            inline_stylesheets(message.content)
+        return message
 
     inlined_diff.inlines_stylesheets = True
     return inlined_diff
 
 
-def _new_models(events, synced) -> set:
-    """The Bokeh models the ``events`` refer to (new values and the models they reference) that are not in
-    ``synced`` (those the browser has)."""
-    found: set = set()
-    for event in events:
-        for value in (getattr(event, "new", None), getattr(event, "model", None)):
-            for model in _models_in(value):
-                if model not in synced:
-                    found.update(m for m in model.references() if m not in synced)
-    return found
+def inline_stylesheets(content) -> int:
+    """Replace, in ``content`` (a Bokeh message's content: dicts and lists), the address of every stylesheet model
+    (``{"type": "object", "name": "ImportedStyleSheet", "attributes": {"url": ...}}``) under Panel's CDN address by
+    a ``data:`` URL of Panel's own file (:func:`_data_url`); return how many were replaced."""
+    from panel.io.resources import CDN_DIST
 
-
-def _models_in(value) -> list:
-    from bokeh.core.has_props import HasProps
-
-    if isinstance(value, HasProps):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [m for item in value for m in _models_in(item)]
-    if isinstance(value, dict):
-        return [m for item in value.values() for m in _models_in(item)]
-    return []
+    replaced, stack = 0, [content]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            attributes = item.get("attributes")
+            if item.get("name") == "ImportedStyleSheet" and isinstance(attributes, dict):
+                url = attributes.get("url")
+                if isinstance(url, str) and url.startswith(CDN_DIST) and (inline := _data_url(url)) != url:
+                    attributes["url"], replaced = inline, replaced + 1
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return replaced
 
 
 @cache
@@ -232,27 +227,3 @@ def _data_url(url: str) -> str:
     if not path.is_file():
         return url
     return "data:text/css;base64," + base64.b64encode(path.read_bytes()).decode()
-
-
-# ----------------------------------------------------------------------------------------- Bokeh: page bundles
-
-
-def load_only_bundles(server, bundles) -> None:
-    """Pages of the Panel/Bokeh ``server`` load the BokehJS bundles named in ``bundles`` only.
-
-    Bokeh's server application (``server._tornado``, a ``BokehTornado``) makes the resources of every page with all
-    five bundles, and has no setting to choose them (bokeh/bokeh#13101; Panel drops MathJax only from a page without
-    a Markdown pane, holoviz/panel#2796). Bokeh 3.4-3.9; ``tests/serving/test_compat.py`` checks that Bokeh's server still
-    sends all five.
-    """
-    application = server._tornado
-    if getattr(application.resources, "bundles", None) is not None or not tested("bokeh"):
-        return
-    resources = application.resources
-
-    def needed_bundles(absolute_url=None):
-        every = resources(absolute_url)
-        return every.clone(components=[c for c in every.components if c in bundles])
-
-    needed_bundles.bundles = tuple(bundles)
-    application.resources = needed_bundles

@@ -1,8 +1,8 @@
 """The server of the explorer: :func:`serve` (``explorer serve``) serves the page of :func:`explorer.app.create_app`
 to every browser session, with the Dask engine it opens and closes, the keep-alive of the sessions
-(:data:`~explorer.serving.sessions.KEEP_ALIVE`), the BokehJS bundles a page loads (:data:`SERVED_BOKEH_BUNDLES`), the
-warm-up (:mod:`explorer.serving.warmup`), the release of memory once no page is open (:func:`release_when_idle`), the log
-level and the signals that stop it.
+(:data:`~explorer.serving.sessions.KEEP_ALIVE`), the warm-up (:mod:`explorer.serving.warmup`), the release of memory
+once no page is open (:func:`release_when_idle`), the log level and the signals that stop it. (The BokehJS bundles
+a page loads are the page template's: :class:`explorer.app.Page`.)
 """
 
 from __future__ import annotations
@@ -19,16 +19,15 @@ from functools import partial
 import panel as pn
 from tornado.ioloop import IOLoop
 
-from explorer.app import TITLE, create_app
+from explorer.app import TITLE, Page, create_app
 from explorer.serving import caches
 from explorer.serving import engine as dask_engine
-from explorer.serving.compat import load_only_bundles
 from explorer.serving.sessions import KEEP_ALIVE
 from explorer.serving.warmup import WarmUp, draw_every_tab, on_loop
 from explorer.views.common.layout.page import PageContext
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_ADDRESS", "LOG_LEVEL_ENV", "LOG_LEVELS", "IDLE_RELEASE_AFTER",
-           "SERVED_BOKEH_BUNDLES", "pages_open", "release_when_idle", "serve"]
+           "pages_open", "release_when_idle", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -50,14 +49,6 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 #: Seconds after a session ends before a server with no session left drops its sessions' results (Bokeh ends a
 #: closed page's session 15-30 s after the page closed).
 IDLE_RELEASE_AFTER = 30.0
-
-
-#: The BokehJS bundles a page of :func:`serve` loads. Bokeh's server sends all five; not these two:
-#: ``bokeh-gl`` (no figure draws with WebGL) and ``bokeh-mathjax`` (1.8 MB; Panel asks for it as soon as a page has a
-#: Markdown pane, but no text of ours is TeX). That is 2 MB of the page's 6.3 MB of JavaScript and CSS that no
-#: browser (a student's laptop, a lecturer's projector machine) has to fetch and parse.
-SERVED_BOKEH_BUNDLES = ("bokeh", "bokeh-widgets", "bokeh-tables")
-
 
 
 def pages_open(server) -> int:
@@ -174,13 +165,12 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
             loop.remove_timeout(release.pop())
         release.append(loop.call_later(IDLE_RELEASE_AFTER, release_when_idle, open_pages, warm, engine))
 
-    def app() -> pn.template.FastListTemplate:  # a plain function: pn.serve calls it once per session
+    def app() -> Page:  # a plain function: pn.serve calls it once per session
         return create_app(data_dir, engine=engine, warm_up=warm, on_session_end=release_later)
 
     try:
         server = pn.serve(app, port=port, address=address, websocket_origin=origins, show=show, title=TITLE,
                           start=False, **{**KEEP_ALIVE, **kwargs})
-        load_only_bundles(server, SERVED_BOKEH_BUNDLES)
         _stop_on_signals(server)
         server.start()
         served.append(server)

@@ -33,7 +33,8 @@ from explorer.serving.compat import SessionLinks, release_links_by_session
 from explorer.serving.engine import return_freed_memory
 
 __all__ = ["bind_to_session", "release_session_links", "SessionLinks", "KEEP_ALIVE", "quiet_closed_websockets",
-           "session_dispatcher", "kernel_dispatcher", "script_dispatcher", "default_dispatcher", "NOTEBOOK_LOCK"]
+           "session_dispatcher", "kernel_dispatcher", "script_dispatcher", "default_dispatcher", "NOTEBOOK_LOCK",
+           "hold_while_cells_run"]
 
 log = logging.getLogger(__name__)
 
@@ -143,13 +144,41 @@ def session_dispatcher(doc) -> Callable[[Callable[[], None]], None]:
     return dispatch
 
 
-#: Held while a notebook's objects change and while Panel sends a message over a comm. JupyterLab 4.4 with
+#: Held while a notebook's objects change, and so while Panel sends their changes over a comm. JupyterLab 4.4 with
 #: ipykernel 7 hands comm messages (a widget the student moved) to a kernel *subshell*, a thread of its own,
-#: while job updates apply on the kernel's main thread: without this lock Panel changed one document from two
-#: threads and the parts of two messages interleaved on the comm ("s is not iterable" in the browser's
+#: while job updates and cells run on the kernel's main thread: without this lock Panel changed one document from
+#: two threads and the parts of two messages interleaved on the comm ("s is not iterable" in the browser's
 #: ``_apply_json_patch``, updates lost). :func:`explorer.views.notebook.extension` takes it around Panel's comm
-#: handler and its ``send``; :class:`kernel_dispatcher` around the updates it applies.
+#: handler (:func:`explorer.serving.compat.serialize_notebook_comms`) and around every cell
+#: (:func:`hold_while_cells_run`); :class:`kernel_dispatcher` around the updates it applies.
 NOTEBOOK_LOCK = threading.RLock()
+
+
+def hold_while_cells_run(shell, lock=NOTEBOOK_LOCK) -> None:
+    """Hold ``lock`` while a cell of the IPython ``shell`` runs (IPython's ``pre_run_cell`` and ``post_run_cell``
+    events; once per shell and lock).
+
+    A cell that changes a shown object (``view.state.n = 50``) then changes its document and sends the change while
+    no widget message is being applied (:data:`NOTEBOOK_LOCK`). A widget moved while a cell runs takes effect when
+    the cell has finished, as in JupyterLab before 4.4 (comm messages waited for the kernel's one thread then). The
+    cell that installs this (``extension()``) holds nothing; a cell run from a cell holds the lock once more.
+    """
+    if any(getattr(callback, "holds", None) is lock for callback in shell.events.callbacks["pre_run_cell"]):
+        return
+    held = threading.local()  # how many cells this thread runs holding the lock (a cell run from a cell: 2)
+
+    def acquire(info) -> None:
+        lock.acquire()
+        held.cells = getattr(held, "cells", 0) + 1
+
+    def release(result) -> None:
+        if getattr(held, "cells", 0):  # not the cell that registered these callbacks
+            held.cells -= 1
+            lock.release()
+
+    acquire.holds = lock
+    shell.events.register("pre_run_cell", acquire)
+    shell.events.register("post_run_cell", release)
 
 
 class kernel_dispatcher:  # noqa: N801 - used like a function: ``state.dispatch = kernel_dispatcher(loop)``

@@ -13,8 +13,9 @@ not commit a text input in a Bokeh widget's shadow root inside a JupyterLab cell
 
 Job updates of the views' states reach the notebook on the kernel's event loop
 (:func:`explorer.serving.sessions.default_dispatcher`); JupyterLab hands widget messages to a kernel
-subshell (another thread), so Panel's comm handler and its ``send`` run holding the same lock as those updates
-(:data:`~explorer.serving.sessions.NOTEBOOK_LOCK`, :func:`explorer.serving.compat.serialize_notebook_comms`).
+subshell (another thread), so Panel's comm handler and every cell run holding the same lock as those updates
+(:data:`~explorer.serving.sessions.NOTEBOOK_LOCK`, :func:`explorer.serving.compat.serialize_notebook_comms`,
+:func:`explorer.serving.sessions.hold_while_cells_run`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import holoviews as hv
 import panel as pn
 
 from explorer.serving.compat import inline_notebook_stylesheets, serialize_notebook_comms
-from explorer.serving.sessions import NOTEBOOK_LOCK
+from explorer.serving.sessions import NOTEBOOK_LOCK, hold_while_cells_run
 
 __all__ = ["extension"]
 
@@ -49,6 +50,7 @@ def extension(*extensions: str) -> None:
     serialize_notebook_comms(NOTEBOOK_LOCK)  # comm messages: see NOTEBOOK_LOCK
     shell = _shell()
     if shell is not None:
+        hold_while_cells_run(shell, NOTEBOOK_LOCK)
         formatter = shell.display_formatter.mimebundle_formatter
         for kind in _FIGURES:
             formatter.for_type(kind, _figure_bundle)

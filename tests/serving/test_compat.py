@@ -28,7 +28,6 @@ from panel.viewable import MimeRenderMixin  # noqa: E402
 from explorer.serving import compat  # noqa: E402
 from explorer.serving.sessions import NOTEBOOK_LOCK, release_session_links  # noqa: E402
 from explorer.views.notebook import extension  # noqa: E402
-from tests.conftest import free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,11 +59,12 @@ def test_every_dependency_of_the_ui_and_the_engine_has_an_upper_bound():
 
 
 def test_a_version_outside_the_tested_range_gets_no_workaround(monkeypatch, caplog):
+    upstream = inspect.unwrap(panel_notebook.diff)
+    monkeypatch.setattr(panel_notebook, "diff", upstream)  # as before any workaround (restored after the test)
     monkeypatch.setitem(compat.TESTED, "bokeh", ((0,), (1,)))
-    server = pn.serve({"/": lambda: pn.pane.Markdown("x")}, port=free_port(), show=False, start=False)
     with caplog.at_level(logging.WARNING, logger="explorer.serving.compat"):
-        compat.load_only_bundles(server, ("bokeh",))
-    assert "bokeh-gl" in server._tornado.resources().components
+        compat.inline_notebook_stylesheets()
+    assert panel_notebook.diff is upstream
     assert "outside the range" in caplog.text and "tests/serving/test_compat.py" in caplog.text
 
 
@@ -149,24 +149,35 @@ def _sent_parts(send) -> list[str]:
 
 def test_panels_notebook_send_still_lets_two_threads_interleave_their_messages():
     """Upstream: Panel's ``send`` writes a message as several comm messages and takes no lock, so two threads (the
-    kernel's, and the subshell JupyterLab 4.4 hands comm messages to) interleave them. When this fails, delete
-    ``serialize_notebook_comms``."""
+    kernel's, and the subshell JupyterLab 4.4 hands comm messages to) interleave them; its comm handler takes no
+    lock either. When this fails, delete ``serialize_notebook_comms`` and ``hold_while_cells_run``."""
     extension()
-    upstream = inspect.unwrap(panel_notebook.send)
-    assert upstream is not panel_notebook.send  # serialized by extension()
-    parts = _sent_parts(upstream)
+    assert inspect.unwrap(panel_notebook.send) is panel_notebook.send  # not replaced: who sends holds the lock
+    parts = _sent_parts(panel_notebook.send)
     assert parts[:2] == ["first", "second"], parts  # the second message went between the first's parts
-    assert list(inspect.signature(inspect.unwrap(MimeRenderMixin._on_msg)).parameters) == [
-        "self", "ref", "manager", "msg"]
+    handler = inspect.unwrap(MimeRenderMixin._on_msg)
+    assert list(inspect.signature(handler).parameters) == ["self", "ref", "manager", "msg"]
+    assert "lock" not in inspect.getsource(handler)
 
 
-def test_serialized_notebook_sends_do_not_interleave():
+def test_panels_comm_handler_waits_for_the_notebook_lock():
     extension()
     extension()  # once: not wrapped twice
-    assert inspect.unwrap(panel_notebook.send) is panel_notebook.send.__wrapped__
-    assert _sent_parts(panel_notebook.send) == ["first"] * 3 + ["second"] * 3
-    with NOTEBOOK_LOCK:  # the lock is the session module's (job updates hold it too)
-        assert MimeRenderMixin._on_msg.serialized
+    handler = MimeRenderMixin._on_msg
+    assert handler.serialized and inspect.unwrap(handler) is handler.__wrapped__
+    handled = threading.Event()
+
+    def message_from_the_browser() -> None:  # on a subshell's thread; an unknown output: Panel's KeyError
+        with pytest.raises(KeyError):
+            handler(SimpleNamespace(), "no-such-output", None, {})
+        handled.set()
+
+    with NOTEBOOK_LOCK:  # a job update, or a cell, on the kernel's thread
+        subshell = threading.Thread(target=message_from_the_browser)
+        subshell.start()
+        assert not handled.wait(0.5)  # Panel's handler has not run
+    assert handled.wait(10)  # it runs once the lock is free
+    subshell.join(10)
 
 
 def _update_adding_a_stylesheet():
@@ -190,24 +201,13 @@ def test_panels_notebook_updates_still_name_its_cdn():
 
 def test_notebook_updates_carry_panels_stylesheets_inline():
     extension()
-    message = panel_notebook.diff(_update_adding_a_stylesheet(), binary=False)
+    doc = _update_adding_a_stylesheet()
+    message = panel_notebook.diff(doc, binary=False)
     assert f"{CDN_DIST}css/loading.css" not in message.content_json
     assert "data:text/css;base64," in message.content_json
-
-
-# ------------------------------------------------------------------------------------------- Bokeh: page bundles
-
-
-def test_bokehs_server_still_sends_every_bundle():
-    """Upstream: Bokeh's server gives a page all five BokehJS bundles (2 MB more than ours need), with no setting to
-    choose. When this fails, delete ``load_only_bundles``."""
-    server = pn.serve({"/": lambda: pn.pane.Markdown("x")}, port=free_port(), show=False, start=False)
-    assert server._tornado.resources().components == ["bokeh", "bokeh-gl", "bokeh-widgets", "bokeh-tables",
-                                                      "bokeh-mathjax"]
-
-
-def test_a_server_loads_only_the_bundles_asked_for():
-    server = pn.serve({"/": lambda: pn.pane.Markdown("x")}, port=free_port(), show=False, start=False)
-    compat.load_only_bundles(server, ("bokeh", "bokeh-widgets"))
-    compat.load_only_bundles(server, ("bokeh",))  # once per server: the first call's bundles stay
-    assert server._tornado.resources().components == ["bokeh", "bokeh-widgets"]
+    # the message changed, not the model: its address stays (an address Panel has no file for stays too)
+    sheet = next(model for model in doc.models if isinstance(model, ImportedStyleSheet))
+    assert sheet.url == f"{CDN_DIST}css/loading.css"
+    content = {"events": [{"new": [{"type": "object", "name": "ImportedStyleSheet", "id": "p1",
+                                    "attributes": {"url": f"{CDN_DIST}css/no-such-file.css"}}]}]}
+    assert compat.inline_stylesheets(content) == 0

@@ -85,37 +85,39 @@ def test_a_closed_state_says_so_when_asked_to_compute():
     assert "closed" in state.error and "new state" in state.error
 
 
-def test_panel_comm_handling_and_sending_wait_for_the_notebook_lock():
-    """JupyterLab hands comm messages to a kernel subshell thread: Panel's comm handler and ``send`` must not run
-    while a job update applies on the kernel's thread (the lock), or two messages interleave on the comm. (In a
-    process of its own: ``extension()`` changes Panel's notebook functions for the whole process.)"""
+def test_a_notebooks_cells_hold_the_notebook_lock_while_they_run():
+    """JupyterLab hands comm messages to a kernel subshell thread: a cell that changes a shown object must not run
+    while Panel applies a widget's message (Panel's handler waits for the same lock: ``tests/serving/test_compat.py``).
+    An IPython shell of its own runs the cells (in a process of its own: ``extension()`` installs for the process):
+    the cell that installs holds nothing, every later cell holds the lock, a failing one and one run from a cell
+    give it back, and installing twice registers once."""
     code = """
 import threading
-import panel.io.notebook as panel_notebook
-from panel.viewable import MimeRenderMixin
+from IPython.core.interactiveshell import InteractiveShell
 from explorer.serving.sessions import NOTEBOOK_LOCK
-from explorer.views.notebook import extension
 
-extension()
-assert MimeRenderMixin._on_msg.serialized and panel_notebook.send.serialized
+shell = InteractiveShell.instance()
 
-class Comm:
-    def __init__(self):
-        self.parts = []
-    def send(self, data=None, buffers=None):
-        self.parts.append(data)
+def free_elsewhere():  # whether another thread (a subshell) could take the lock now
+    got = []
+    def take():
+        got.append(NOTEBOOK_LOCK.acquire(timeout=0.2))
+        if got[-1]:
+            NOTEBOOK_LOCK.release()
+    thread = threading.Thread(target=take)
+    thread.start()
+    thread.join()
+    return got[0]
 
-class Message:
-    header_json, metadata_json, content_json, buffers = "h", "m", "c", []
-
-comm, sent = Comm(), threading.Event()
-with NOTEBOOK_LOCK:  # a job update is being applied
-    sender = threading.Thread(target=lambda: (panel_notebook.send(comm, Message()), sent.set()))
-    sender.start()
-    assert not sent.wait(0.3) and comm.parts == []  # the subshell's message waits
-assert sent.wait(5) and comm.parts == ["h", "m", "c"]
-sender.join()
-print("ok")
+shell.user_ns["free_elsewhere"] = free_elsewhere
+shell.run_cell("from explorer.views.notebook import extension; extension(); installing = free_elsewhere()")
+shell.run_cell("running = free_elsewhere()")
+shell.run_cell("extension(); get_ipython().run_cell('inner = free_elsewhere()'); outer = free_elsewhere()")
+shell.run_cell("raise ValueError('a failing cell')")
+ns = shell.user_ns
+print(ns["installing"], ns["running"], ns["inner"], ns["outer"], free_elsewhere(),
+      sum(getattr(c, "holds", None) is NOTEBOOK_LOCK for c in shell.events.callbacks["pre_run_cell"]))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-6:] == ["True", "False", "False", "False", "True", "1"], out.stdout[-2000:]
