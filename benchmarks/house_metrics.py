@@ -11,6 +11,8 @@
   object other than ``self`` (a third party's object reached at run time);
 * private third-party attributes read: ``obj._name`` where no module of ``explorer`` defines ``_name`` (distinct names;
   protocol names such as ``_repr_mimebundle_`` aside);
+* private attributes of a third party's class that a subclass sets (the third party reads them; no target, listed
+  so that they are not hidden);
 * the largest classes of ``explorer/`` (lines of the class statement).
 
 Read from the source's syntax trees, so a name built at run time escapes it; the numbers are for comparing before and
@@ -154,11 +156,37 @@ def private_reads(trees) -> list[str]:
                 ours.add(node.value)  # setattr(self, "_values", …)
     found = {}
     for path, tree in trees.items():
+        foreign = _third_party_names(tree)
         for node in ast.walk(tree):
+            # read from a third party's module or class by name (``pn.theme.Fast._resources``) even where a class of
+            # ours defines the same name
             if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr.startswith("_")
-                    and not node.attr.startswith("__") and not node.attr.endswith("_") and node.attr not in ours):
+                    and not node.attr.startswith("__") and not node.attr.endswith("_")
+                    and (node.attr not in ours or _root(node.value) in foreign)):
                 found.setdefault(node.attr, f"{path.relative_to(ROOT)}:{node.lineno}")
     return [f"{name} ({where})" for name, where in sorted(found.items())]
+
+
+def _is_property(value) -> bool:
+    """A property of our own (``started.setter(...)``, ``property(...)``), not a setting the base class reads."""
+    return isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] in ("setter", "property", "getter")
+
+
+def private_overrides(trees) -> list[str]:
+    """Private attributes of a third party's class that a subclass of ours sets in its body (``_resources``,
+    ``_template``): not read by us but by the third party, so as tied to its version as a read."""
+    found = []
+    for path, tree in trees.items():
+        foreign = _third_party_names(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and any(_root(base) in foreign for base in node.bases):
+                for item in node.body:
+                    targets = item.targets if isinstance(item, ast.Assign) else \
+                        [item.target] if isinstance(item, ast.AnnAssign) else []
+                    found += [f"{node.name}.{t.id} ({path.relative_to(ROOT)}:{item.lineno})" for t in targets
+                              if isinstance(t, ast.Name) and t.id.startswith("_") and not t.id.startswith("__")
+                              and not _is_property(item.value)]
+    return found
 
 
 def largest_classes(trees, k: int = 5) -> list[tuple[int, str]]:
@@ -180,6 +208,10 @@ def main() -> int:
         print("   ", line)
     print(f"private third-party attributes read: {len(private)}")
     for line in private:
+        print("   ", line)
+    overrides = private_overrides(trees)
+    print(f"private attributes of third-party classes set in a subclass: {len(overrides)}")
+    for line in overrides:
         print("   ", line)
     print("largest classes (lines):", "; ".join(f"{name} {n}" for n, name in largest_classes(trees)))
     return 0
