@@ -60,7 +60,7 @@ class Page(pn.template.FastListTemplate):
     drops MathJax only from a page without a Markdown pane, holoviz/panel#2796), and Panel's Fast design links its
     web font from fonts.googleapis.com. A Panel template is a Jinja template: ``page.html`` extends the
     FastListTemplate's and overrides the blocks that write the bundles' script tags (``js_resources``, as Panel's
-    guide *Build a Custom Template* does) and the template's stylesheets (``postamble``), leaving out the lines of
+    guide *Build a Custom Template* does) and the stylesheets (``css_resources``, ``postamble``), leaving out the lines of
     the unused bundles and of another site's stylesheets. ``tests/test_app.py`` checks that Bokeh still names all
     five bundles and Panel's design the font, and that a page of ours loads three bundles and no font.
     """
