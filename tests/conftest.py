@@ -118,11 +118,47 @@ def _require_browser(condition: bool, why: str) -> None:
         pytest.skip(why)
 
 
+def _ephemeral_ports() -> tuple[int, int]:
+    """The kernel's range of ports for binds to port 0 and outgoing connections (Linux's default if unreadable)."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def _port_slice() -> range:
+    """The ports this test process picks from: below the ephemeral range, in a slice of its own per pytest-xdist
+    process (``gw0``, ``gw1``, ...)."""
+    low, _ = _ephemeral_ports()
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    width = 1_000
+    start = max(low, 9 * width) - width * (1 + index % 8)  # a range starting under 9000 is not Linux's: overlap then
+    return range(start, start + width)
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port on 127.0.0.1 that is free now and stays free for the server a test is about to start.
+
+    Not a port the kernel hands out for port 0: between this call and the server's bind (seconds, while the
+    server imports and starts its Dask cluster) the kernel may give that port to any other process's bind to
+    port 0 or outgoing connection (the other test process's Dask workers, chromium), and the server then exits
+    with "Address already in use" (seen in CI). The port comes from below the ephemeral range instead, from a
+    slice of ports of this test process's own, starting at a random place; the bind checks that it is free.
+    """
+    ports = _port_slice()
+    rng = np.random.default_rng([os.getpid(), time.monotonic_ns()])  # two modules of one process: two places
+    offset = int(rng.integers(len(ports)))
+    for k in range(len(ports)):
+        port = ports[(offset + k) % len(ports)]
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1}")
 
 
 def wait_for_http(url: str, process: subprocess.Popen, seconds: float = 300, *, log=None,
