@@ -44,8 +44,6 @@ class FastBootstrapTab(JobTab):
                                 doc="The fast-bootstrap session state the tab shows.")
 
     css_prefix = "explorer-fastboot"
-    state_class = FastBootstrapState
-    declared_controls = True
     progress_width = 140
     label_messages = False  # the job messages name their job ("Full bootstrap: 3 of 100 replications done.")
 

@@ -132,6 +132,7 @@ class _Tab(JobTab):
     progress_width = 220
     label_messages = False
     owns_state = False                        # the view (or the app) starts the shared state
+    declared_controls = False                 # the page's sidebar shows them (GPControls)
 
     #: The jobs whose progress the theory line shows (those that run before the tab's figure has its theory).
     theory_jobs: ClassVar[tuple[str, ...]] = ("evidence", "problem", "solution")

@@ -11,7 +11,7 @@ import param
 
 from explorer.views.common.files.exports import Export
 from explorer.views.common.layout.tab import JobTab
-from explorer.views.common.layout.widgets import csv_upload, declared_sidebar, show_applicable
+from explorer.views.common.layout.widgets import csv_upload, declared_sidebar
 from explorer.views.common.state import declarations
 from explorer.views.model_selection.experiments import (
     SelectionExperimentState,
@@ -36,8 +36,6 @@ class SelectionExperimentsPanel(JobTab):
                                 doc="The experiments state the panel shows.")
 
     css_prefix = "explorer-experiment"
-    state_class = SelectionExperimentState
-    declared_controls = True
     run_label = "Run experiment"
     tab_css = "panel"
 
@@ -51,7 +49,6 @@ class SelectionExperimentsPanel(JobTab):
         self.table = pn.pane.DataFrame(experiment_frame(s), index=False, sizing_mode="stretch_width",
                                        css_classes=[self._css("table")])
         s.param.watch(self._on_result, "result")
-        show_applicable(s, self.widgets)  # only the controls the chosen experiment uses
         s.param.watch(self._on_settings, list(declarations.control_names(s)))
         self._on_result()
         self._on_settings()

@@ -18,7 +18,6 @@ from explorer.views.common.layout.widgets import (
     declared_sidebar,
     layers,
     live,
-    show_applicable,
 )
 from explorer.views.model_selection.experiments import SelectionExperimentState
 from explorer.views.model_selection.experiments_tab import SelectionExperimentsPanel
@@ -48,8 +47,6 @@ class SelectionTab(JobTab):
                                       doc="The thesis-experiments state of the 'Experiments' sub-panel.")
 
     css_prefix = "explorer-selection"
-    state_class = SelectionState
-    declared_controls = True
     run_label = "Run"
 
     def __init__(self, **params):
@@ -58,7 +55,6 @@ class SelectionTab(JobTab):
         super().__init__(**params)
         self.experiments_panel = SelectionExperimentsPanel(state=self.experiments)
         s = self.state
-        show_applicable(s, self.widgets)  # e.g. the target column only for an uploaded CSV
         self.upload = csv_upload(self._css("upload"), s.upload_csv, on_refused=s.refuse)
         self._figures: dict[str, hv.Overlay] = {}   # the newest figure of each plot, as drawn
         self.streams: dict[str, Revision] = {}

@@ -20,7 +20,7 @@ from panel.io.callbacks import PeriodicCallback
 from explorer.views.common.drawing.patching import forget_frames, patch_layers
 from explorer.views.common.layout.presentation import FIGURE_HEIGHT
 from explorer.views.common.layout.tab import MAIN_FIGURE_CSS, JobTab
-from explorer.views.common.layout.widgets import Revision, declared_sidebar, live, show_applicable
+from explorer.views.common.layout.widgets import Revision, declared_sidebar, live
 from explorer.views.common.state.declarations import view_options
 from explorer.views.step_by_step import figures
 from explorer.views.step_by_step.state import DRAWS, StepState
@@ -45,13 +45,10 @@ class StepTab(JobTab):
     state = param.ClassSelector(class_=StepState, label="State", doc="The session state the tab shows.")
 
     css_prefix = "explorer-steps"
-    state_class = StepState
-    declared_controls = True
 
     def __init__(self, **params):
         super().__init__(**params)
         s = self.state
-        show_applicable(s, self.widgets)  # α and the period only for their kernels
         self.slider = pn.widgets.FloatSlider.from_param(s.param.s_over_n, value_throttled=s.s_over_n,
                                                         css_classes=[self._css("s-over-n")], width=230,
                                                         format="0.00")

@@ -14,7 +14,6 @@ from explorer.views.common.layout.widgets import (
     csv_upload,
     declared_sidebar,
     live,
-    show_applicable,
 )
 from explorer.views.common.state.declarations import view_options
 from explorer.views.svm_bootstrap.exports import EXPORTS
@@ -35,13 +34,10 @@ class SVMTab(JobTab):
     state = param.ClassSelector(class_=SVMState, label="State", doc="The SVM session state the tab shows.")
 
     css_prefix = "explorer-svm"
-    state_class = SVMState
-    declared_controls = True
 
     def __init__(self, **params):
         super().__init__(**params)
         s = self.state
-        show_applicable(s, self.widgets)  # the target column only for an uploaded CSV
         self.upload = csv_upload("explorer-svm-upload", s.upload_csv, on_refused=s.refuse)
         self.streams = {"curve": Revision(), "field": Revision()}
         # the learning curve is the main figure: first, as high as the screen allows; the field under it (whose frame

@@ -17,7 +17,13 @@ import param
 from explorer.serving.sessions import bind_to_session
 from explorer.views.common.files.exports import Export, download_button
 from explorer.views.common.layout.presentation import FIGURE_HEIGHT, axis_text, presented
-from explorer.views.common.layout.widgets import declared_widgets, job_indicators, message_alert, terms_line
+from explorer.views.common.layout.widgets import (
+    declared_widgets,
+    job_indicators,
+    message_alert,
+    show_applicable,
+    terms_line,
+)
 from explorer.views.common.state.errors import over_figure
 
 __all__ = ["JobTab", "DeferredTab", "MAIN_FIGURE_CSS", "filling"]
@@ -36,8 +42,9 @@ class JobTab(pn.viewable.Viewer):
     runs its jobs) shown with Run and Cancel buttons, a :class:`~explorer.views.common.layout.widgets.JobIndicators` per
     job, the state's ``error`` (if ``shows_error``) and download buttons.
 
-    A subclass declares a ``state`` parameter, sets ``css_prefix``, ``state_class`` and ``declared_controls`` (its
-    controls' widgets are then in ``widgets``) and may override :meth:`shown_jobs` (name → job kind; default every job),
+    A subclass declares a ``state`` parameter (a tab that ``owns_state`` makes one of its class when it is given none)
+    and sets ``css_prefix``; its state's declared controls get widgets (``widgets``), each visible while its control
+    applies, unless it says ``declared_controls = False``; it may override :meth:`shown_jobs` (name → job kind; default every job),
     :meth:`run_kind` (the kind Run and Cancel act on; default every kind), :meth:`run_buttons` (e.g. one Run
     button per job kind), :meth:`exports`, :meth:`control_column` (its controls laid out), :meth:`content` (the
     rest) and :meth:`restyle` (redraw the figures through :meth:`styled`). It calls ``super().__init__`` first,
@@ -67,19 +74,20 @@ class JobTab(pn.viewable.Viewer):
     shows_error: ClassVar[bool] = True
     #: The tab starts its state (False when a view shares the state among its tabs and starts it itself).
     owns_state: ClassVar[bool] = True
-    #: The state the tab makes for itself when it is given none (None: it must be given one).
-    state_class: ClassVar[type | None] = None
-    #: The tab shows the controls its state declares in a sidebar group: ``widgets`` holds a widget for each
+    #: The tab shows the controls its state declares: ``widgets`` holds a widget for each
     #: (:func:`~explorer.views.common.layout.widgets.declared_widgets`), with the CSS class
-    #: ``<css_prefix>-<name with - for _>``; else ``widgets`` is empty (the page shows them elsewhere).
-    declared_controls: ClassVar[bool] = False
+    #: ``<css_prefix>-<name with - for _>``, visible while its control applies (its declaration's ``applies``);
+    #: else ``widgets`` is empty (the page shows them elsewhere).
+    declared_controls: ClassVar[bool] = True
 
     def __init__(self, **params):
-        if params.get("state") is None and self.state_class is not None:
-            params["state"] = self.state_class()
+        if params.get("state") is None and self.owns_state:
+            params["state"] = type(self).param["state"].class_()
         super().__init__(**params)
         bind_to_session(self.state)  # a served session's: its job updates go to the session's loop
         self.widgets = declared_widgets(self.state, self.css_prefix) if self.declared_controls else {}
+        if self.widgets:
+            show_applicable(self.state, self.widgets)
         self.runs = {name: self._run_button(name, label, kind) for name, (label, kind) in self.run_buttons().items()}
         self.run = self.runs.get("run")
         self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=[self._css("cancel")])
