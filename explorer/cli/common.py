@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 
@@ -216,7 +216,31 @@ def _real_number(text: str) -> float | None:
 
 
 @dataclass(frozen=True)
-class IntRange:
+class _Bounded:
+    """Argument type: a number from ``low`` to ``high`` (both included), read by :meth:`read` (None: not such a
+    number); ``what`` names the value in messages ("Monte-Carlo samples"), ``why`` says what the bounds protect."""
+
+    low: float
+    high: float
+    what: str
+    why: str = ""
+
+    #: What the message says the value must be, between ``what`` and the bounds.
+    expected: ClassVar[str] = " from"
+
+    def read(self, text: str) -> float | None:
+        raise NotImplementedError
+
+    def __call__(self, text: str):
+        value = self.read(text)
+        if value is None or not self.low <= value <= self.high:
+            raise argparse.ArgumentTypeError(
+                f"expected {self.what}{self.expected} {self}, got {shown(text)}. {self.why}".strip())
+        return value
+
+
+@dataclass(frozen=True)
+class IntRange(_Bounded):
     """Argument type: a whole number from ``low`` to ``high``.
 
     ``what`` names the value in messages ("Monte-Carlo samples"), ``why`` says what the upper bound protects.
@@ -225,36 +249,22 @@ class IntRange:
 
     low: int
     high: int
-    what: str
-    why: str = ""
+    expected: ClassVar[str] = ", a whole number from"
 
-    def __call__(self, text: str) -> int:
-        value = _whole_number(text)
-        if value is None or not self.low <= value <= self.high:
-            raise argparse.ArgumentTypeError(
-                f"expected {self.what}, a whole number from {self}, got {shown(text)}. {self.why}".strip())
-        return value
+    def read(self, text: str) -> int | None:
+        return _whole_number(text)
 
     def __str__(self) -> str:
         return f"{self.low:,} to {self.high:,}"
 
 
 @dataclass(frozen=True)
-class FloatRange:
+class FloatRange(_Bounded):
     """Argument type: a finite number from ``low`` to ``high`` (both included); ``what`` and ``why`` as
     :class:`IntRange`."""
 
-    low: float
-    high: float
-    what: str
-    why: str = ""
-
-    def __call__(self, text: str) -> float:
-        value = _real_number(text)
-        if value is None or not self.low <= value <= self.high:
-            raise argparse.ArgumentTypeError(
-                f"expected {self.what} from {self}, got {shown(text)}. {self.why}".strip())
-        return value
+    def read(self, text: str) -> float | None:
+        return _real_number(text)
 
     def __str__(self) -> str:
         return f"{self.low:.3g} to {self.high:.3g}"
