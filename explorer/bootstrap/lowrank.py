@@ -49,6 +49,7 @@ from explorer.bootstrap.replica import (
     ReplicaSolution,
     anderson_iteration,
     check_finite_solution,
+    check_noise_and_sample_size,
     poisson_weights,
     root_delta_lambda,
     update_delta_lambda,
@@ -101,12 +102,8 @@ def check_lowrank_inputs(phi, y, noise_var: float, S: float) -> tuple[np.ndarray
     ----------
     phi : array_like of shape (N, m), or LowRankFeatures
         Feature matrix Φ of the kernel K = ΦΦᵀ (its ``.phi`` for :class:`~explorer.lowrank.LowRankFeatures`).
-    y : array_like of shape (N,)
-        Finite targets, one per row of Φ.
-    noise_var : float
-        σ² > 0.
-    S : float
-        Mean bootstrap sample size, > 0.
+    y, noise_var, S
+        As in :func:`~explorer.bootstrap.replica.check_replica_inputs`, one target per row of Φ.
 
     Returns
     -------
@@ -131,11 +128,7 @@ def check_lowrank_inputs(phi, y, noise_var: float, S: float) -> tuple[np.ndarray
         raise ValueError("`phi` and `y` must be finite; found NaN or inf. Clean the data first.")
     if not np.any(phi):
         raise ValueError("`phi` is all zeros, so the kernel ΦΦᵀ is 0 and no input is learnt. Check the features.")
-    if not (np.isfinite(noise_var) and noise_var > 0):
-        raise ValueError(f"`noise_var` must be positive, got {noise_var}. It is the noise variance σ².")
-    if not (np.isfinite(S) and S > 0):
-        raise ValueError(f"`S` must be positive, got {S}. S is the mean bootstrap sample size.")
-    return phi, y, float(noise_var), float(S)
+    return phi, y, *check_noise_and_sample_size(noise_var, S)
 
 
 def _solve_iv(phi, y, noise_var, S, tol, max_iter, init, precision):
@@ -378,18 +371,9 @@ def _last_iterate(phi, y, noise_var, S, x, p, n_iter, residual, tol) -> ReplicaS
 # ---------------------------------------------------------------------------------------------
 
 
-def solve_replica_lowrank(
-    phi,
-    y,
-    noise_var: float,
-    S: float,
-    *,
-    tol: float = 1e-3,
-    max_iter: int = 200,
-    init: ReplicaSolution | np.ndarray | None = None,
-    precision: str = "mixed",
-    hooks: Hooks | None = None,
-) -> ReplicaSolution:
+def solve_replica_lowrank(phi, y, noise_var: float, S: float, *, tol: float = 1e-3, max_iter: int = 200,
+                          init: ReplicaSolution | np.ndarray | None = None, precision: str = "mixed",
+                          hooks: Hooks | None = None) -> ReplicaSolution:
     """Solve the ADATAP equations (54)-(59) of seed 000 at bootstrap size S for the kernel K = ΦΦᵀ.
 
     The same fixed point, Anderson acceleration and results as :func:`explorer.bootstrap.replica.solve_replica`
@@ -402,21 +386,11 @@ def solve_replica_lowrank(
     ----------
     phi : ndarray of shape (N, m), or LowRankFeatures
         Feature matrix Φ; the kernel matrix of the training inputs is ΦΦᵀ.
-    y : ndarray of shape (N,)
-        Targets.
-    noise_var : float
-        Noise variance σ² of the GP (training energy eq. 50).
-    S : float
-        Mean bootstrap sample size (occupation numbers s_i ~ Poisson(S/N), eq. 11).
-    tol : float
-        Stop when the largest relative change of any Δλ(i) is below ``tol`` (the paper: 1e-3).
-    max_iter : int
-        Most iterations of eqs. (54)-(55) per precision.
+    y, noise_var, S, tol, max_iter, precision
+        As in :func:`explorer.bootstrap.replica.solve_replica`.
     init : ReplicaSolution or ndarray of shape (N,), optional
-        Warm start (a solution at a nearby S, or Δλ itself); default the root of eqs. (61)-(62) with the exact
-        eigenvalues of ΦΦᵀ (Appendix A.2).
-    precision : {"mixed", "double"}
-        "mixed" iterates in single precision until max(tol, 1e-4) and finishes in double precision.
+        As in :func:`~explorer.bootstrap.replica.solve_replica`; the default start uses the exact eigenvalues of ΦΦᵀ
+        (Appendix A.2).
     hooks : Hooks, optional
         ``step`` after every iteration (stage "ADATAP", unit "iterations", of the most there can be: ``max_iter``,
         twice that for "mixed"; the last report is n_iter of n_iter); ``should_stop`` is polled before every
@@ -425,7 +399,7 @@ def solve_replica_lowrank(
     Returns
     -------
     ReplicaSolution
-        The converged site parameters Δλ, γ, λ, their cavities and the convergence record (``jitter`` 0).
+        As in :func:`~explorer.bootstrap.replica.solve_replica`, with ``jitter`` 0.
 
     Raises
     ------
@@ -492,7 +466,7 @@ def approximate_replica_lowrank(phi, y, noise_var: float, S: float) -> ReplicaSo
     Returns
     -------
     ReplicaSolution
-        With ``method="approximate"``, ``n_iter=0`` and ``converged=True``.
+        As in :func:`~explorer.bootstrap.replica.approximate_replica`, with ``jitter`` 0.
 
     Raises
     ------
@@ -522,7 +496,7 @@ def replica_learning_curve_lowrank(phi, y, noise_var: float, S_values, **options
     Returns
     -------
     list of ReplicaSolution
-        One solution per entry of ``S_values``, in the order given.
+        As in :func:`~explorer.bootstrap.replica.replica_learning_curve`.
 
     Raises
     ------
@@ -558,7 +532,7 @@ def bootstrap_moments_lowrank(sol: ReplicaSolution, phi, phi_test) -> BootstrapM
     Returns
     -------
     BootstrapMoments
-        ``mean`` and ``var``, each of shape (M,).
+        As in :func:`~explorer.bootstrap.replica.bootstrap_moments`.
 
     Raises
     ------

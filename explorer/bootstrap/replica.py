@@ -43,6 +43,7 @@ __all__ = [
     "bin_probabilities",
     "self_consistency_residuals",
     "check_replica_inputs",
+    "check_noise_and_sample_size",
     "update_delta_lambda",
     "root_delta_lambda",
     "anderson_iteration",
@@ -190,11 +191,32 @@ def check_replica_inputs(K, y, noise_var: float, S: float) -> tuple[np.ndarray, 
         raise ValueError("`K` and `y` must be finite; found NaN or inf. Clean the data first.")
     if not (np.array_equal(K, K.T) or np.allclose(K, K.T, rtol=1e-10, atol=1e-12)):
         raise ValueError("`K` must be symmetric; got a non-symmetric matrix. Is it a kernel matrix?")
+    return K, y, *check_noise_and_sample_size(noise_var, S)
+
+
+def check_noise_and_sample_size(noise_var: float, S: float) -> tuple[float, float]:
+    """Validated noise variance σ² (eq. 50) and mean bootstrap sample size S (eq. 11), the scalars of every solver.
+
+    Parameters
+    ----------
+    noise_var, S
+        As in :func:`check_replica_inputs`.
+
+    Returns
+    -------
+    tuple of float
+        ``noise_var`` and ``S`` as floats.
+
+    Raises
+    ------
+    ValueError
+        If either is not a positive finite number; the message says which.
+    """
     if not (np.isfinite(noise_var) and noise_var > 0):
         raise ValueError(f"`noise_var` must be positive, got {noise_var}. It is the noise variance σ².")
     if not (np.isfinite(S) and S > 0):
         raise ValueError(f"`S` must be positive, got {S}. S is the mean bootstrap sample size.")
-    return K, y, float(noise_var), float(S)
+    return float(noise_var), float(S)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -465,18 +487,9 @@ def check_finite_solution(sol: ReplicaSolution) -> None:
             raise FloatingPointError(f"The replica solution has non-finite {name}; K may be degenerate.")
 
 
-def solve_replica(
-    K: np.ndarray,
-    y: np.ndarray,
-    noise_var: float,
-    S: float,
-    *,
-    tol: float = 1e-3,
-    max_iter: int = 200,
-    init: ReplicaSolution | np.ndarray | None = None,
-    precision: str = "mixed",
-    init_subset: int | str | None = "auto",
-) -> ReplicaSolution:
+def solve_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float, *, tol: float = 1e-3, max_iter: int = 200,
+                  init: ReplicaSolution | np.ndarray | None = None, precision: str = "mixed",
+                  init_subset: int | str | None = "auto") -> ReplicaSolution:
     """Solve the ADATAP equations (54)-(59) of seed 000 for GP regression at bootstrap size S.
 
     Parameters
@@ -491,6 +504,8 @@ def solve_replica(
         Mean bootstrap sample size (occupation numbers s_i ~ Poisson(S/N)).
     tol : float
         Stop when the largest relative change of any Δλ(i) is below ``tol`` (the paper: 1e-3).
+    max_iter : int
+        Most iterations of eqs. (54)-(55) per precision.
     init : ReplicaSolution or ndarray, optional
         Warm start (a solution at a nearby S, or Δλ itself); default the root of eqs. (61)-(62).
     precision : {"mixed", "double"}

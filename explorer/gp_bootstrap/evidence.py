@@ -236,12 +236,8 @@ def fit_to_data(X, y, *, ard: bool = False, max_rows: int = EVIDENCE_ROWS, seed:
 
     Parameters
     ----------
-    X : ndarray of shape (n, d)
-        Inputs, n >= 3.
-    y : ndarray of shape (n,)
-        Targets.
-    ard : bool, optional
-        One lengthscale per input column.
+    X, y, ard
+        As in :func:`maximum_evidence`.
     max_rows : int, optional
         Most rows the evidence is maximised on (default :data:`EVIDENCE_ROWS`), at least 3.
     seed : int, optional

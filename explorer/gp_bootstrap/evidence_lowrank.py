@@ -266,20 +266,18 @@ def nystrom_log_evidence(kernel, X, y, noise_var, landmarks, eval_gradient=False
     ----------
     kernel : SquaredExponential
         k, one lengthscale or one per input column (ARD); hyperparameters in ``fixed`` are left out of the gradient.
-    X : array_like of shape (N, d)
-        Training inputs.
-    y : array_like of shape (N,)
-        Training targets (prior mean 0).
-    noise_var : float
-        σ² > 0.
+    X, y, noise_var
+        As in :func:`explorer.regression.log_evidence` (N rows, prior mean 0), with σ² > 0.
     landmarks : array_like of int, shape (m,)
         Distinct landmark rows of ``X`` (0-based).
     eval_gradient : bool, optional
-        Also return the gradient.
+        As in :func:`~explorer.regression.log_evidence`.
 
     Returns
     -------
-    float, or (float, ndarray of shape (p + 1,)) with ``eval_gradient``.
+    float, or (float, ndarray of shape (p + 1,))
+        The log evidence of the Nyström GP, and with ``eval_gradient`` its gradient, as
+        :func:`~explorer.regression.log_evidence` returns them.
 
     Raises
     ------
@@ -387,10 +385,8 @@ def maximum_evidence_lowrank(X, y, *, rank: int, rng=0, kernel: str = "se", ard:
 
     Parameters
     ----------
-    X : ndarray of shape (n, d)
-        Inputs, n >= 3.
-    y : ndarray of shape (n,)
-        Targets (not centred: the GP has prior mean 0).
+    X, y
+        As in :func:`explorer.gp_bootstrap.evidence.maximum_evidence`.
     rank : int
         m, the number of landmarks (1 ≤ m ≤ min(n, ``MAX_RANK``)).
     rng : Generator, int or None, optional
@@ -398,7 +394,7 @@ def maximum_evidence_lowrank(X, y, *, rank: int, rng=0, kernel: str = "se", ard:
     kernel : str, optional
         One of ``LOWRANK_EVIDENCE_KERNELS``.
     ard : bool, optional
-        One lengthscale per input column.
+        As in :func:`~explorer.gp_bootstrap.evidence.maximum_evidence`.
     max_iter : int, optional
         L-BFGS-B iterations (at most 3 ``max_iter`` evaluations).
     max_rows : int, optional
@@ -414,10 +410,10 @@ def maximum_evidence_lowrank(X, y, *, rank: int, rng=0, kernel: str = "se", ard:
     Raises
     ------
     ValueError
-        If ``X`` and ``y`` do not describe the same n >= 3 finite cases, or ``rank``, ``kernel``, ``max_iter`` or
+        As in :func:`~explorer.gp_bootstrap.evidence.maximum_evidence`, or if ``rank``, ``kernel``, ``max_iter`` or
         ``max_rows`` is out of range.
     numpy.linalg.LinAlgError
-        If the evidence could not be evaluated at the optimum.
+        If the Nyström evidence of all n rows is not finite at the optimum found.
 
     Examples
     --------

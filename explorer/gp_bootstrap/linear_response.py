@@ -283,9 +283,9 @@ def linear_response_error(K: ArrayLike, y: ArrayLike, noise_var: float, S: float
     >>> import numpy as np
     >>> x = np.linspace(0, 1, 20)
     >>> K = np.exp(-(x[:, None] - x[None, :]) ** 2 / 0.1)
-    >>> out = linear_response_error(K, np.sin(6 * x), 0.01, S=20.0)
-    >>> bool(out.value >= out.loo_limit)
-    True
+    >>> small, large = (linear_response_error(K, np.sin(6 * x), 0.01, S=S) for S in (20.0, 2000.0))
+    >>> bool(small.value >= small.loo_limit), round(large.value / large.loo_limit, 3)  # ε_IJ → ε_∞ as ν → ∞
+    (True, 1.0)
     """
     K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
     point = _expansion_point(K, y, noise_var, S)

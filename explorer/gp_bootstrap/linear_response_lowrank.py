@@ -107,19 +107,14 @@ def loo_limit_lowrank(phi: ArrayLike, y: ArrayLike, noise_var: float, S: float, 
     ----------
     phi : ndarray of shape (N, m)
         Features Φ of the training inputs, N >= 2.
-    y : ndarray of shape (N,)
-        Training targets.
-    noise_var : float
-        Noise variance σ² > 0 of the GP, eq. (50) of seed 000.
-    S : float
-        Mean bootstrap sample size, ν = S/N.
-    loss : str or callable
-        ``"square"`` (eq. 9), another name of :func:`explorer.losses.get_loss` or a vectorised ``g(f, y)``.
+    y, noise_var, S, loss
+        As in :func:`explorer.gp_bootstrap.linear_response.loo_limit`.
 
     Returns
     -------
     LeaveOneOutLimit
-        ε_∞, the residuals r and the leave-one-out variances 1/B_ii, ndarrays of shape (N,).
+        As in :func:`~explorer.gp_bootstrap.linear_response.loo_limit`: ε_∞, the residuals r and the leave-one-out
+        variances 1/B_ii.
 
     Raises
     ------
@@ -161,7 +156,7 @@ def linear_response_moments_lowrank(phi: ArrayLike, y: ArrayLike, noise_var: flo
     Returns
     -------
     LinearResponseMoments
-        ``mean``, ``var``, ``mean_second_order`` of shape (M,) and ``derivatives`` of shape (M, N).
+        As in :func:`~explorer.gp_bootstrap.linear_response.linear_response_moments`.
 
     Raises
     ------
@@ -212,7 +207,8 @@ def linear_response_error_lowrank(phi: ArrayLike, y: ArrayLike, noise_var: float
     Returns
     -------
     LinearResponseError
-        ε_IJ, ε_IJ2, ε_∞ and the per-input residuals r, variances v and mean shifts b, ndarrays of shape (N,).
+        As in :func:`~explorer.gp_bootstrap.linear_response.linear_response_error`; with ``inputs`` < N,
+        ``variance`` and ``bias`` are NaN at the inputs not drawn.
 
     Raises
     ------

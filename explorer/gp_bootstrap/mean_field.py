@@ -240,11 +240,11 @@ def mf_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float,
     K, y, noise_var
         As in ``solve_mean_field``.
     S_values : sequence of float
-        Bootstrap sizes; the result is in the order given.
+        As in :func:`explorer.gp_bootstrap.variational.vg_learning_curve`.
 
     Returns
     -------
-    list of MFSolution, one per entry of ``S_values``.
+    list of MFSolution, one per entry of ``S_values``, in their order.
 
     Raises
     ------
@@ -284,12 +284,12 @@ def mf_test_error(sol: MFSolution) -> float:
     Parameters
     ----------
     sol : MFSolution
-        As in :func:`mf_per_input_error`.
+        The mean-field solution at S, as :func:`solve_mean_field` or :func:`mf_learning_curve` returns it.
 
     Returns
     -------
     float
-        ε(S), the mean of :func:`mf_per_input_error`.
+        ε(S) = (1/N) Σ_i (θ_i/J_ii − y_i)², the mean of :func:`mf_per_input_error`.
     """
 
     return float(np.mean(mf_per_input_error(sol)))
