@@ -14,12 +14,12 @@ One BLAS thread (the explorer command's policy). Run from the repository root:
 
 from __future__ import annotations
 
-import argparse
 import platform
 import time
 
 import numpy as np
-from bench_replica import NOISE, best_of, mc_sample_seconds, synthetic_problem
+from bench_replica import NOISE, mc_sample_seconds, synthetic_problem
+from timing import best_of, timing_parser
 
 from explorer import datasets
 from explorer.bootstrap import replica
@@ -62,7 +62,7 @@ def report(name: str, K: np.ndarray, y: np.ndarray, mc_samples: int, repeats: in
     print(f"{'Monte-Carlo':<24} {'':>8} {'':>8} "
           + " ".join(f"{m:9.4f} {'±' + format(s, '.1g'):>7}" for m, s in zip(curve.value, curve.se)))
     for solve, rows in METHODS.values():
-        seconds = best_of(lambda: solve(K, y, float(n)), repeats)
+        seconds, _ = best_of(lambda: solve(K, y, float(n)), repeats)
         solutions = [solve(K, y, v * n) for v in GRID]
         for label, eps in rows.items():
             values = np.array([eps(sol) for sol in solutions])
@@ -72,10 +72,9 @@ def report(name: str, K: np.ndarray, y: np.ndarray, mc_samples: int, repeats: in
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = timing_parser(__doc__, repeats=5)
     parser.add_argument("--mc-boston", type=int, default=2000, help="MC samples per S/N on boston (default 2000)")
     parser.add_argument("--mc-large", type=int, default=300, help="MC samples per S/N at N = 2000 (default 300)")
-    parser.add_argument("--repeats", type=int, default=5, help="timing repeats (best of, default 5)")
     args = parser.parse_args()
     use_single_threaded_blas()
     print(f"{time.strftime('%Y-%m-%d')}, {platform.machine()} {platform.processor() or ''}, one BLAS thread")

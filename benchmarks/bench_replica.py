@@ -12,15 +12,12 @@ default). Run: .venv/bin/python benchmarks/bench_replica.py [--repeats 3]
 
 from __future__ import annotations
 
-import argparse
-import time
-
 import numpy as np
+from timing import best_of, parse_with_blas_threads, timing_parser
 
 from explorer import datasets, kernels
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import montecarlo
-from explorer.serving.engine import use_single_threaded_blas
 
 NOISE = 0.01
 
@@ -39,28 +36,14 @@ def synthetic_problem(n: int = 2000, seed: int = 0):
     return f"synthetic (N={n}, d=8)", K, y
 
 
-def best_of(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def mc_sample_seconds(K, y, n_samples: int, repeats: int) -> float:
     montecarlo.bootstrap_predictions(K, y, NOISE, len(y), 5, rng=0)  # warm-up
-    return best_of(lambda: montecarlo.bootstrap_predictions(K, y, NOISE, len(y), n_samples, rng=1), repeats) / n_samples
+    seconds, _ = best_of(lambda: montecarlo.bootstrap_predictions(K, y, NOISE, len(y), n_samples, rng=1), repeats)
+    return seconds / n_samples
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3, help="timing repeats (best of)")
-    parser.add_argument("--blas-threads", choices=["one", "default"], default="one",
-                        help="one BLAS thread (the explorer command's policy, default) or the library default")
-    args = parser.parse_args()
-    if args.blas_threads == "one":
-        use_single_threaded_blas()
+    args = parse_with_blas_threads(timing_parser(__doc__, repeats=3))
     grid = np.linspace(0.25, 4.0, 10)
     print(f"{'problem':<24} {'MC ms':>7} {'theory ms':>9} {'theory/MC':>9} {'iter':>4} {'ε rel.err':>9} "
           f"{'curve/S in MC':>13}")
@@ -68,10 +51,10 @@ def main() -> None:
         n = len(y)
         mc = mc_sample_seconds(K, y, 200 if n < 1000 else 50, args.repeats)
         sol = replica.solve_replica(K, y, NOISE, n)
-        theory = best_of(lambda: replica.solve_replica(K, y, NOISE, n), args.repeats)
+        theory, _ = best_of(lambda: replica.solve_replica(K, y, NOISE, n), args.repeats)
         exact = replica.solve_replica(K, y, NOISE, n, tol=1e-12, precision="double")
         rel = abs(replica.bootstrap_test_error(sol) / replica.bootstrap_test_error(exact) - 1)
-        curve = best_of(lambda: replica.replica_learning_curve(K, y, NOISE, grid * n), args.repeats)
+        curve, _ = best_of(lambda: replica.replica_learning_curve(K, y, NOISE, grid * n), args.repeats)
         print(f"{name:<24} {mc * 1e3:7.2f} {theory * 1e3:9.1f} {theory / mc:9.1f} {sol.n_iter:4d} {rel:9.1e} "
               f"{curve / len(grid) / mc:13.1f}")
 

@@ -20,11 +20,10 @@ Run: .venv/bin/python benchmarks/bench_selection.py [--repeats 5] [--threads 1]
 
 from __future__ import annotations
 
-import argparse
 import os
-import time
 
 import numpy as np
+from timing import best_of, timing_parser
 
 from explorer.datasets import gp_teacher
 from explorer.kernels import SquaredExponential
@@ -43,23 +42,13 @@ def problem():
     return "SE teacher (N=365, D=1)", data.inputs, data.targets, SquaredExponential(1.0, 1.0), 0.01
 
 
-def best_of(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def cold(name, n):
     """A fresh criterion each call, so that bootstrap632 gets no warm start."""
     return make_criterion(name, n, rng=0, n_partitions=32, n_subsets=2, n_objects=8)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5, help="timing repeats (best of)")
+    parser = timing_parser(__doc__, repeats=5)
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
     args = parser.parse_args()
     try:
@@ -75,10 +64,10 @@ def main() -> None:
     for name in CRITERIA:
         crit = cold(name, y.size)
         out = crit(kernel, X, y, noise_var)
-        t_value = best_of(lambda: cold(name, y.size)(kernel, X, y, noise_var), args.repeats)
-        t_grad = best_of(lambda: cold(name, y.size)(kernel, X, y, noise_var, True), args.repeats)
+        t_value, _ = best_of(lambda: cold(name, y.size)(kernel, X, y, noise_var), args.repeats)
+        t_grad, _ = best_of(lambda: cold(name, y.size)(kernel, X, y, noise_var, True), args.repeats)
         positions = iter([near, kernel] * args.repeats)
-        t_slider = best_of(lambda: crit(next(positions), X, y, noise_var), args.repeats)
+        t_slider, _ = best_of(lambda: crit(next(positions), X, y, noise_var), args.repeats)
         print(f"{name:<16} {t_value * 1e3:9.1f} {t_grad * 1e3:14.1f} {t_slider * 1e3:10.1f} {out.value:12.5g} "
               f"{out.n_excluded:8d}")
 

@@ -160,11 +160,8 @@ def rss_mb(server: psutil.Process) -> tuple[float, float, float]:
 def free_port(first: int = 5300, last: int = 5399) -> int:
     """A free port of this benchmark's range."""
     for port in range(first, last + 1):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
+        with socket.socket() as s, contextlib.suppress(OSError):  # taken: the next one
+            s.bind(("127.0.0.1", port))
             return port
     raise SystemExit(f"no free port in {first}-{last}")
 

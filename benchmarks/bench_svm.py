@@ -16,12 +16,11 @@ Run: .venv/bin/python benchmarks/bench_svm.py [--repeats 3] [--mc-samples 1000] 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 from pathlib import Path
 
 import numpy as np
-from timing import best_of
+from timing import best_of, timing_parser
 
 from explorer import datasets
 from explorer.svm_bootstrap import montecarlo as svm
@@ -67,8 +66,7 @@ def thread_limit(threads: int):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3, help="timing repeats (best of)")
+    parser = timing_parser(__doc__, repeats=3)
     parser.add_argument("--mc-samples", type=int, default=1000, help="Monte-Carlo samples at S = N")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
     args = parser.parse_args()

@@ -12,16 +12,15 @@ default). Run: .venv/bin/python benchmarks/bench_vg_mf.py [--repeats 3]
 
 from __future__ import annotations
 
-import argparse
 from functools import partial
 
-from bench_replica import NOISE, best_of, mc_sample_seconds, synthetic_problem
+from bench_replica import NOISE, mc_sample_seconds, synthetic_problem
+from timing import best_of, parse_with_blas_threads, timing_parser
 
 from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import mean_field, variational
 from explorer.gp_bootstrap.experiments import regression_problem
-from explorer.serving.engine import use_single_threaded_blas
 
 
 def boston_problem():
@@ -31,13 +30,7 @@ def boston_problem():
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3, help="timing repeats (best of)")
-    parser.add_argument("--blas-threads", choices=["one", "default"], default="one",
-                        help="one BLAS thread (the explorer command's policy, default) or the library default")
-    args = parser.parse_args()
-    if args.blas_threads == "one":
-        use_single_threaded_blas()
+    args = parse_with_blas_threads(timing_parser(__doc__, repeats=3))
     print(f"{'problem':<24} {'MC ms':>7} {'ADATAP/MC':>9} {'approx/MC':>9} {'VG/MC':>7} {'MF/MC':>7} "
           f"{'VG iter':>7} {'VG ε rel.err':>12}")
     for name, K, y in (boston_problem(), synthetic_problem()):
@@ -45,7 +38,7 @@ def main() -> None:
         mc = mc_sample_seconds(K, y, 200 if n < 1000 else 50, args.repeats)
         solvers = {"adatap": replica.solve_replica, "approx": replica.approximate_replica,
                    "vg": variational.solve_variational, "mf": mean_field.solve_mean_field}
-        ratio = {key: best_of(partial(solve, K, y, NOISE, n), args.repeats) / mc for key, solve in solvers.items()}
+        ratio = {key: best_of(partial(solve, K, y, NOISE, n), args.repeats)[0] / mc for key, solve in solvers.items()}
         vg = variational.solve_variational(K, y, NOISE, n)
         tight = variational.solve_variational(K, y, NOISE, n, tol=1e-12, max_iter=10_000)
         rel = abs(variational.vg_test_error(vg) / variational.vg_test_error(tight) - 1)
