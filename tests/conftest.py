@@ -80,10 +80,14 @@ def two_rings(rng: np.random.Generator, n: int = 30, length: float = 1.0, d: int
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run ``explorer ARGV...`` in this process; return its exit code, stdout and stderr."""
+    """Run ``explorer ARGV...`` in this process; return its exit code (that of a usage error too, which argparse
+    raises as SystemExit), stdout and stderr."""
     from explorer import cli
 
-    code = cli.main(list(argv))
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exit_info:
+        code = exit_info.code
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -212,13 +216,28 @@ def server(browser):  # after the browser: no server is started when the test sk
         proc.wait(timeout=20)
 
 
-def open_page(browser, url: str, width: int = 1280, height: int = 720):
-    """A new page of ``browser`` at ``url``, ``width`` x ``height``, waiting up to 2 minutes per step (page loads
-    and clicks on a loaded CI machine)."""
+def new_page(browser, width: int = 1280, height: int = 720):
+    """A new page of ``browser``, ``width`` x ``height``, waiting up to 2 minutes per step (page loads and clicks on
+    a loaded CI machine)."""
     page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(120_000)
+    return page
+
+
+def open_page(browser, url: str, width: int = 1280, height: int = 720):
+    """A :func:`new_page` of ``browser`` at ``url``."""
+    page = new_page(browser, width, height)
     page.goto(url)
     return page
+
+
+def console_errors(page) -> list[str]:
+    """The list to which the browser console's errors and the uncaught exceptions of ``page`` are added from now on
+    (before its first ``goto``: those of the page load too)."""
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return errors
 
 
 def type_value(field, text: str) -> None:

@@ -3,14 +3,7 @@ new inputs, landmarks are a seeded sorted subset, random Fourier features are un
 import numpy as np
 import pytest
 
-from explorer.kernels import (
-    Exponential,
-    Matern32,
-    Matern52,
-    Periodic,
-    RationalQuadratic,
-    SquaredExponential,
-)
+from explorer.kernels import Exponential, Matern32, Matern52, Periodic, RationalQuadratic, SquaredExponential
 from explorer.lowrank import (
     MAX_RANK,
     given_features,

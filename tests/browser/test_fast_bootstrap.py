@@ -14,26 +14,14 @@ import re
 
 import pytest
 
-from tests.conftest import save_screenshot
+from tests.conftest import console_errors, new_page, save_screenshot, type_value
 
 pytestmark = pytest.mark.browser
 
 
-def _type(page, css: str, value: str) -> None:
-    """Type ``value`` into the input of the widget with class ``css`` and send it (Enter)."""
-    box = page.locator(f"{css} input").first
-    box.click()
-    box.press("Control+a")
-    box.type(value)
-    box.press("Enter")
-
-
 def test_fast_bootstrap_tab_runs_in_the_browser_without_console_errors(server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1100})
-    page.set_default_timeout(120_000)  # page loads and clicks: generous for a loaded CI machine
-    errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page = new_page(browser, 1400, 1100)
+    errors = console_errors(page)
     page.on("requestfailed", lambda req: errors.append("FAILED " + req.url))
 
     # a small learning-curve tab, and let its jobs finish before leaving it (the CPU is then the fast bootstrap's)
@@ -49,9 +37,9 @@ def test_fast_bootstrap_tab_runs_in_the_browser_without_console_errors(server, b
     # back to the LS-SVM with few replications (seconds, even on a loaded machine)
     page.locator(".explorer-fastboot-model select").first.select_option("ls-svm")
     page.locator(".explorer-fastboot-status", has_text="regularization parameter").first.wait_for()
-    _type(page, ".explorer-fastboot-full-replications", "10")
-    _type(page, ".explorer-fastboot-fast-replications", "4")
-    _type(page, ".explorer-fastboot-replica-points", "8")
+    type_value(page.locator(".explorer-fastboot-full-replications input").first, "10")
+    type_value(page.locator(".explorer-fastboot-fast-replications input").first, "4")
+    type_value(page.locator(".explorer-fastboot-replica-points input").first, "8")
 
     page.locator(".explorer-fastboot-job-message-fast pre", has_text="Fast bootstrap done").first.wait_for(timeout=180_000)
     page.locator(".explorer-fastboot-job-message-full pre", has_text="Full bootstrap done").first.wait_for(timeout=180_000)

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.conftest import save_screenshot
+from tests.conftest import console_errors, new_page, save_screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -36,11 +36,8 @@ def _wait_revision_above(page, tab: str, previous: int, timeout: float = 60.0) -
 
 
 def test_served_app_switches_dataset_and_S_without_console_errors(server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.set_default_timeout(120_000)  # page loads and clicks: generous for a loaded CI machine
-    errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page = new_page(browser, 1400, 900)
+    errors = console_errors(page)
 
     page.goto(server + "?tab=curve")
     first = _wait_revision_above(page, "curve", 0)

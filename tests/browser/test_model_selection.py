@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import save_screenshot, type_value
+from tests.conftest import console_errors, new_page, save_screenshot, type_value
 
 pytestmark = pytest.mark.browser
 
 
 def test_model_selection_experiment_runs_in_the_browser_without_console_errors(server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(120_000)  # page loads and clicks: generous for a loaded CI machine
-    errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page = new_page(browser, 1400, 1000)
+    errors = console_errors(page)
 
     page.goto(server)
     page.locator(".bk-tab", has_text="Model selection").first.click()

@@ -7,18 +7,9 @@ import pytest
 
 from explorer import regression
 from explorer.kernels import SquaredExponential
+from tests.conftest import run_cli
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
-
-
-def _cli(capsys, *argv):
-    from explorer import cli
-    try:
-        code = cli.main(list(argv))
-    except SystemExit as exit_info:  # a usage error (argparse): one line on stderr
-        code = exit_info.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def _teacher_csvs(tmp_path, n_train, n_test, seed):
@@ -35,9 +26,9 @@ def _teacher_csvs(tmp_path, n_train, n_test, seed):
 
 
 def test_cli_select_json_fields(capsys):
-    code, out, _ = _cli(capsys, "select", "--dataset", "teacher", "--kernel", "se", "--criteria",
-                        "evidence,loo,kfold,asc-boltzmann,asc-beta-noise,asc-bayes", "--seed", "0", "--restarts", "2",
-                        "--partitions", "4", "--objects", "4", "--json")
+    code, out, _ = run_cli(capsys, "select", "--dataset", "teacher", "--kernel", "se", "--criteria",
+                           "evidence,loo,kfold,asc-boltzmann,asc-beta-noise,asc-bayes", "--seed", "0",
+                           "--restarts", "2", "--partitions", "4", "--objects", "4", "--json")
     assert code == 0
     payload = json.loads(out)
     assert payload["data"]["n"] == 64 and payload["kernel"] == "se" and payload["seed"] == 0
@@ -56,15 +47,17 @@ def test_cli_select_json_fields(capsys):
 
 def test_cli_select_csv_with_test_errors_and_standardize(capsys, tmp_path):
     train, test = _teacher_csvs(tmp_path, 40, 30, 1)
-    code, out, _ = _cli(capsys, "select", "--csv", str(train), "--target", "y", "--inputs", "x", "--test-csv",
-                        str(test), "--criteria", "evidence,bootstrap632", "--restarts", "2", "--standardize", "--json")
+    code, out, _ = run_cli(capsys, "select", "--csv", str(train), "--target", "y", "--inputs", "x", "--test-csv",
+                           str(test), "--criteria", "evidence,bootstrap632", "--restarts", "2", "--standardize",
+                           "--json")
     assert code == 0
     payload = json.loads(out)
     assert payload["data"] == {"name": "train", "n": 40, "d": 1, "inputs": ["x"], "target": "y",
                                "standardized": True, "n_test": 30}
     for r in payload["criteria"].values():
         assert 0 < r["smse"] < 1 and r["msll"] < 0
-    code, text, _ = _cli(capsys, "select", "--csv", str(train), "--target", "y", "--criteria", "loo", "--restarts", "1")
+    code, text, _ = run_cli(capsys, "select", "--csv", str(train), "--target", "y", "--criteria", "loo",
+                            "--restarts", "1")
     assert code == 0 and "inputs x, noise_col -> y" in text and "\nloo " in text   # default: every other column
 
 
@@ -72,16 +65,16 @@ def test_cli_select_test_csv_needs_the_training_columns(capsys, tmp_path):
     train, _ = _teacher_csvs(tmp_path, 20, 10, 4)
     other = tmp_path / "other.csv"
     other.write_text("z,y\n" + "".join(f"{k},{k % 2}.5\n" for k in range(12)))
-    code, _, err = _cli(capsys, "select", "--csv", str(train), "--target", "y", "--inputs", "x", "--test-csv",
-                        str(other), "--criteria", "evidence")
+    code, _, err = run_cli(capsys, "select", "--csv", str(train), "--target", "y", "--inputs", "x", "--test-csv",
+                           str(other), "--criteria", "evidence")
     assert code == 2 and "--test-csv lacks the input column(s) ['x']" in err
 
 
 def test_cli_select_rank(capsys, tmp_path):
     train, test = _teacher_csvs(tmp_path, 40, 30, 3)
-    code, out, _ = _cli(capsys, "select", "--csv", str(train), "--target", "y", "--inputs", "x", "--test-csv",
-                        str(test), "--rank", "se,exponential,matern52", "--select-by", "evidence", "--criteria",
-                        "evidence,loo", "--restarts", "2", "--json")
+    code, out, _ = run_cli(capsys, "select", "--csv", str(train), "--target", "y", "--inputs", "x", "--test-csv",
+                           str(test), "--rank", "se,exponential,matern52", "--select-by", "evidence", "--criteria",
+                           "evidence,loo", "--restarts", "2", "--json")
     assert code == 0
     payload = json.loads(out)
     assert payload["select_by"] == "evidence"
@@ -101,16 +94,16 @@ def test_cli_select_rank(capsys, tmp_path):
     (["--dataset", "teacher", "--criteria", "asc-bayes", "--objects", "40"], "must not exceed the smallest subset"),
 ])
 def test_cli_select_errors_exit_2(capsys, argv, message):
-    code, out, err = _cli(capsys, "select", *argv)
+    code, out, err = run_cli(capsys, "select", *argv)
     assert code == 2 and message in err and "Traceback" not in err and out == ""
 
 
 def test_cli_select_experiment_json(capsys):
-    code, out, _ = _cli(capsys, "select-experiment", "beta", "--repetitions", "2", "--json")
+    code, out, _ = run_cli(capsys, "select-experiment", "beta", "--repetitions", "2", "--json")
     assert code == 0 and json.loads(out)["experiment"] == "beta"
-    code, out, _ = _cli(capsys, "select-experiment", "hyperparameters", "--repetitions", "1", "--criteria",
-                        "evidence,loo", "--restarts", "1", "--json")
+    code, out, _ = run_cli(capsys, "select-experiment", "hyperparameters", "--repetitions", "1", "--criteria",
+                           "evidence,loo", "--restarts", "1", "--json")
     payload = json.loads(out)
     assert code == 0 and payload["criteria"] == ["evidence", "loo"] and payload["n_repetitions"] == 1
-    code, _, err = _cli(capsys, "select-experiment", "curves", "--repetitions", "0")
+    code, _, err = run_cli(capsys, "select-experiment", "curves", "--repetitions", "0")
     assert code == 2 and "argument --repetitions: expected the number of repetitions" in err

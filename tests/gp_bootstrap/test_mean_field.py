@@ -128,11 +128,9 @@ def test_jitter_for_a_singular_kernel(rng):
         ({"K": np.full((10, 10), np.inf)}, "must be finite"),
     ],
 )
-def test_validation_messages(rng, kwargs, match):
-    K, y = correlated_problem(rng, 10, 1.0)
-    args = {"K": K, "y": y, "noise_var": NOISE, "S": 10.0} | kwargs
+def test_validation_messages(solver_args, kwargs, match):
     with pytest.raises(ValueError, match=match):
-        MF.solve_mean_field(**args)
+        MF.solve_mean_field(**(solver_args | kwargs))
 
 
 def test_validation_of_grid_and_indefinite_kernel(rng):

@@ -215,11 +215,9 @@ def test_non_convergence_raises_with_last_iterate(rng):
         ({"init": -np.ones(10)}, "`init` must be a positive finite array"),
     ],
 )
-def test_validation_messages(rng, kwargs, match):
-    K, y = correlated_problem(rng, 10, 1.0)
-    args = {"K": K, "y": y, "noise_var": NOISE, "S": 10.0} | kwargs
+def test_validation_messages(solver_args, kwargs, match):
     with pytest.raises(ValueError, match=match):
-        VG.solve_variational(**args)
+        VG.solve_variational(**(solver_args | kwargs))
 
 
 def test_validation_of_warm_start_and_grid(rng):

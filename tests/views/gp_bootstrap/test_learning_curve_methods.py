@@ -19,30 +19,11 @@ from explorer.views.common.state.jobs import call_now  # noqa: E402
 from explorer.views.gp_bootstrap import figures as plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import MC_GRID, METHODS, THEORY_GRID, GPBootstrapState  # noqa: E402
 from explorer.views.gp_bootstrap.tab import LearningCurveTab  # noqa: E402
+from tests.views.gp_bootstrap.conftest import TIMEOUT  # noqa: E402
 
-TIMEOUT = 180
 VG_LABEL, MF_LABEL = "variational Gaussian (VG)", "mean field (MF)"
 
 pytestmark = pytest.mark.usefixtures("empty_view_caches")
-
-
-def computed_state(**params) -> GPBootstrapState:
-    """The learning-curve tab's theory and Monte-Carlo for teacher, all jobs finished."""
-    s = GPBootstrapState(**{"dataset": "teacher", "tab": "curve", "auto_mc": True, "curve_mc_samples": 20, **params})
-    s.refresh()
-    assert s.wait(TIMEOUT), "background jobs did not finish in time"
-    assert s.theory_curve is not None and s.curve_mc is not None and s.curve_mc.complete, s.error
-    return s
-
-
-@pytest.fixture(scope="module")
-def square():
-    return computed_state()
-
-
-@pytest.fixture(scope="module")
-def eps():
-    return computed_state(loss="eps-insensitive")
 
 
 def legend_labels(state: GPBootstrapState) -> list[str]:

@@ -22,29 +22,11 @@ from explorer.losses import get_loss  # noqa: E402
 from explorer.views.gp_bootstrap import figures as plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import MC_GRID, THEORY_GRID, GPBootstrapState  # noqa: E402
 from explorer.views.gp_bootstrap.tab import HoldoutTab, LearningCurveTab  # noqa: E402
+from tests.views.gp_bootstrap.conftest import computed_state  # noqa: E402
 
-TIMEOUT = 180
 IJ_LABEL, LOO_LABEL = "linear response (IJ)", "leave-one-out at σ²N/S"
 
 pytestmark = pytest.mark.usefixtures("empty_view_caches")
-
-
-def computed_state(**params) -> GPBootstrapState:
-    s = GPBootstrapState(**{"dataset": "teacher", "auto_mc": True, "curve_mc_samples": 20, "mc_samples": 50,
-                            **params})
-    s.refresh()
-    assert s.wait(TIMEOUT) and s.error == "", s.error
-    return s
-
-
-@pytest.fixture(scope="module")
-def square():
-    return computed_state(tab="curve")
-
-
-@pytest.fixture(scope="module")
-def eps():
-    return computed_state(tab="curve", loss="eps-insensitive")
 
 
 def legend_labels(figure) -> list[str]:
@@ -114,7 +96,7 @@ def test_status_says_while_ij_is_computing(square):
 
 
 def test_test_inputs_show_the_ij_mean_and_variance_of_the_core():
-    s = computed_state(tab="holdout", holdout=10, s_over_n=1.5)
+    s = computed_state(tab="holdout", holdout=10, s_over_n=1.5, mc_samples=50)
     p = s.problems.get(10)[1]
     core = linear_response.linear_response_moments(p.K, p.y, p.noise_var, 1.5 * p.n, p.cross(p.X_test))
     np.testing.assert_allclose(s.holdout_ij.mean, core.mean, rtol=1e-12)

@@ -11,16 +11,9 @@ from explorer.model_selection.criterion import safe_value
 from explorer.views import model_selection as V
 from explorer.views.model_selection import figures as F
 from tests.views.common.offline import assert_offline_page, read_plain_csv
+from tests.views.model_selection.settings import small_state
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
-
-SMALL = dict(n_points=32, n_test=32, criteria=["evidence", "loo"], rank_kernels=["se", "exponential"],
-             curve_points=5, n_restarts=1, max_iter=8, n_partitions=4, n_objects=4)
-
-
-def small_state(**settings) -> V.SelectionState:
-    return V.SelectionState(**{**SMALL, **settings})
-
 
 def test_exports_have_the_expected_columns():
     state = small_state()

@@ -11,16 +11,9 @@ from explorer.model_selection.selection import rank_functional_forms, select_hyp
 from explorer.views import model_selection as V
 from explorer.views.common.state.jobs import call_now
 from tests.conftest import assert_documented_controls
+from tests.views.model_selection.settings import small_state
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
-
-SMALL = dict(n_points=32, n_test=32, criteria=["evidence", "loo"], rank_kernels=["se", "exponential"],
-             curve_points=5, n_restarts=1, max_iter=8, n_partitions=4, n_objects=4)
-
-
-def small_state(**settings) -> V.SelectionState:
-    return V.SelectionState(**{**SMALL, **settings})
-
 
 def test_every_control_has_label_doc_and_bounds():
     assert_documented_controls(V.SelectionState)

@@ -6,16 +6,9 @@ import pytest
 
 from explorer.views import model_selection as V
 from explorer.views.model_selection.figures import settings_text
+from tests.views.model_selection.settings import small_state
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread", "empty_view_caches")
-
-SMALL = dict(n_points=32, n_test=32, criteria=["evidence", "loo"], rank_kernels=["se", "exponential"],
-             curve_points=5, n_restarts=1, max_iter=8, n_partitions=4, n_objects=4)
-
-
-def small_state(**settings) -> V.SelectionState:
-    return V.SelectionState(**{**SMALL, **settings})
-
 
 def test_tab_builds_without_a_server():
     pn = pytest.importorskip("panel")
