@@ -50,8 +50,10 @@ from explorer.bootstrap.replica import (
     anderson_iteration,
     check_finite_solution,
     check_noise_and_sample_size,
+    check_solver_options,
     poisson_weights,
     root_delta_lambda,
+    start_delta_lambda,
     update_delta_lambda,
     warm_started,
 )
@@ -134,26 +136,7 @@ def check_lowrank_inputs(phi, y, noise_var: float, S: float) -> tuple[np.ndarray
 def _solve_iv(phi, y, noise_var, S, tol, max_iter, init, precision):
     """:func:`check_lowrank_inputs` plus the options of :func:`solve_replica_lowrank`."""
     phi, y, noise_var, S = check_lowrank_inputs(phi, y, noise_var, S)
-    if precision not in ("mixed", "double"):
-        raise ValueError(f"`precision` must be 'mixed' or 'double', got {precision!r}.")
-    if not (0 < tol < 1):
-        raise ValueError(f"`tol` must be in (0, 1), got {tol}. It is the relative accuracy of Δλ.")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"`max_iter` must be a positive integer, got {max_iter!r}.")
-    n = y.size
-    if isinstance(init, ReplicaSolution):
-        if init.n != n:
-            raise ValueError(f"`init` is a solution for N = {init.n} inputs, but phi has {n} rows.")
-    elif init is not None:
-        init = np.asarray(init, dtype=float)
-        if init.shape != (n,) or not np.all(np.isfinite(init)) or np.any(init <= 0):
-            raise ValueError(f"`init` must be a positive array of shape ({n},) or a ReplicaSolution.")
-    return phi, y, noise_var, S, init
-
-
-# ---------------------------------------------------------------------------------------------
-# G = ΨΨᵀ and its products
-# ---------------------------------------------------------------------------------------------
+    return phi, y, noise_var, S, check_solver_options(y.size, tol, max_iter, init, precision)
 
 
 def _factor(phi: np.ndarray, dl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -214,16 +197,6 @@ def initial_delta_lambda_lowrank(phi, noise_var: float, S: float) -> float:
     phi = np.asarray(phi.phi if isinstance(phi, LowRankFeatures) else phi, dtype=float)
     phi, _, noise_var, S = check_lowrank_inputs(phi, np.zeros(phi.shape[:1]), noise_var, S)
     return root_delta_lambda(_spectrum(phi), 1.0, phi.shape[0], noise_var, S)
-
-
-def _start_dl(omega, n, noise_var, S, init) -> np.ndarray:
-    """Start Δλ: eqs. (61)-(62), Δλ itself, or a warm start rescaled by the ratio of the scalar start values."""
-    if init is not None and not isinstance(init, ReplicaSolution):
-        return init
-    start = root_delta_lambda(omega, 1.0, n, noise_var, S)
-    if init is None:
-        return np.full(n, start)
-    return init.dl * (start / root_delta_lambda(omega, 1.0, n, noise_var, init.S))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -429,7 +402,7 @@ def solve_replica_lowrank(phi, y, noise_var: float, S: float, *, tol: float = 1e
     hooks = hooks or NO_HOOKS
     n = y.size
     p = poisson_weights(S / n)
-    x = np.log(_start_dl(_spectrum(phi), n, noise_var, S, init))
+    x = np.log(start_delta_lambda(lambda: (_spectrum(phi), 1.0), n, noise_var, S, init))
     counter, most = itertools.count(), max_iter * (2 if precision == "mixed" else 1)
     n_iter, residual, converged, keep = 0, np.inf, False, {}
     try:

@@ -44,6 +44,8 @@ __all__ = [
     "self_consistency_residuals",
     "check_replica_inputs",
     "check_noise_and_sample_size",
+    "check_solver_options",
+    "start_delta_lambda",
     "update_delta_lambda",
     "root_delta_lambda",
     "anderson_iteration",
@@ -537,10 +539,7 @@ def solve_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float, *, t
     (True, 0.0016)
     """
     K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
-    if precision not in ("mixed", "double"):
-        raise ValueError(f"`precision` must be 'mixed' or 'double', got {precision!r}.")
-    if not (0 < tol < 1):
-        raise ValueError(f"`tol` must be in (0, 1), got {tol}. It is the relative accuracy of Δλ.")
+    init = check_solver_options(y.size, tol, max_iter, init, precision)
     return with_jitter(K, lambda K_j, jitter: _solve(K_j, y, noise_var, S, tol, max_iter, init, precision,
                                                       init_subset, jitter))
 
@@ -582,7 +581,7 @@ def _solve(K, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitt
     """solve_replica for validated inputs and one jitter level (see there)."""
     n = K.shape[0]
     p = poisson_weights(S / n)
-    x = np.log(_start_dl(K, noise_var, S, init, init_subset))
+    x = np.log(start_delta_lambda(lambda: _kernel_spectrum(K, init_subset, 0), n, noise_var, S, init))
     n_iter, residual, converged = 0, np.inf, False
     try:
         if precision == "mixed":  # single precision resolves Δλ to ~1e-6; finish in double precision
@@ -617,15 +616,69 @@ def _last_iterate(K, y, noise_var, S, x, p, n_iter, residual, tol) -> ReplicaSol
         return None
 
 
-def _start_dl(K, noise_var, S, init, init_subset) -> np.ndarray:
-    """Start Δλ: eqs. (61)-(62), or a warm start rescaled by the ratio of the scalar start values."""
-    n = K.shape[0]
-    if init is not None and not isinstance(init, ReplicaSolution):
-        init = np.asarray(init, dtype=float)
-        if init.shape != (n,) or np.any(init <= 0) or not np.all(np.isfinite(init)):
-            raise ValueError(f"`init` must be a positive array of shape ({n},) or a ReplicaSolution.")
+def check_solver_options(n: int, tol: float, max_iter: int, init, precision: str) -> ReplicaSolution | np.ndarray | None:
+    """Validated options of the iteration of eqs. (54)-(55), shared by the dense and the low-rank solver.
+
+    Parameters
+    ----------
+    n : int
+        N, the number of data rows.
+    tol, max_iter, init, precision
+        As in :func:`solve_replica`.
+
+    Returns
+    -------
+    ReplicaSolution, ndarray of shape (N,) or None
+        ``init``, an array of Δλ as floats.
+
+    Raises
+    ------
+    ValueError
+        If an option is out of its range or ``init`` does not fit N rows; the message says which.
+    """
+    if precision not in ("mixed", "double"):
+        raise ValueError(f"`precision` must be 'mixed' or 'double', got {precision!r}.")
+    if not (0 < tol < 1):
+        raise ValueError(f"`tol` must be in (0, 1), got {tol}. It is the relative accuracy of Δλ.")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"`max_iter` must be a positive integer, got {max_iter!r}.")
+    if isinstance(init, ReplicaSolution):
+        if init.n != n:
+            raise ValueError(f"`init` is a solution for N = {init.n} inputs, but the data have {n} rows.")
         return init
-    omega, P = _kernel_spectrum(K, init_subset, 0)
+    if init is None:
+        return None
+    init = np.asarray(init, dtype=float)
+    if init.shape != (n,) or not np.all(np.isfinite(init)) or np.any(init <= 0):
+        raise ValueError(f"`init` must be a positive array of shape ({n},) or a ReplicaSolution.")
+    return init
+
+
+def start_delta_lambda(spectrum: Callable[[], tuple[np.ndarray, float]], n: int, noise_var: float, S: float,
+                       init: ReplicaSolution | np.ndarray | None) -> np.ndarray:
+    """Δλ where the iteration of eqs. (54)-(55) starts.
+
+    The root of eqs. (61)-(62) (Appendix A.2) for ``init`` None; ``init`` itself for an array of Δλ; for a solution
+    at another S, its Δλ times the ratio of the two scalar start values (a warm start along a learning curve).
+
+    Parameters
+    ----------
+    spectrum : callable
+        ``spectrum()`` gives (ω, P), the kernel's eigenvalues and the number of rows they were computed on, as
+        :func:`root_delta_lambda` takes them; called only when needed.
+    n, noise_var, S
+        N, σ² and the mean bootstrap sample size.
+    init : ReplicaSolution, ndarray or None
+        As returned by :func:`check_solver_options`.
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        Δλ > 0.
+    """
+    if init is not None and not isinstance(init, ReplicaSolution):
+        return init
+    omega, P = spectrum()
     start = root_delta_lambda(omega, P, n, noise_var, S)
     if init is None:
         return np.full(n, start)

@@ -171,6 +171,9 @@ def test_mixture_is_a_density_and_bins_integrate_it(rng):
         ({"K": np.array([[1.0, 0.5], [0.1, 1.0]]), "y": np.zeros(2)}, "must be symmetric"),
         ({"tol": 2.0}, "`tol` must be in"),
         ({"precision": "half"}, "`precision` must be"),
+        ({"max_iter": 0}, "`max_iter` must be a positive integer, got 0"),
+        ({"init": np.ones(4)}, r"`init` must be a positive array of shape \(10,\)"),
+        ({"init": -np.ones(10)}, r"`init` must be a positive array"),
     ],
 )
 def test_validation_messages(rng, kwargs, match):
@@ -178,6 +181,14 @@ def test_validation_messages(rng, kwargs, match):
     args = {"K": K, "y": y, "noise_var": NOISE, "S": 10.0} | kwargs
     with pytest.raises(ValueError, match=match):
         R.solve_replica(**args)
+
+
+def test_a_warm_start_from_a_solution_on_other_data_is_refused(rng):
+    """A solution for N = 8 rows cannot start the iteration on 10 (its Δλ would be broadcast or fail deep inside)."""
+    _, K8, y8 = rbf_problem(rng, n=8)
+    _, K, y = rbf_problem(rng, n=10)
+    with pytest.raises(ValueError, match="`init` is a solution for N = 8 inputs, but the data have 10 rows"):
+        R.solve_replica(K, y, NOISE, 10.0, init=R.solve_replica(K8, y8, NOISE, 8.0))
 
 
 def test_bad_moment_inputs_and_index(rng):
