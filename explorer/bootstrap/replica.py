@@ -45,6 +45,7 @@ __all__ = [
     "check_replica_inputs",
     "check_noise_and_sample_size",
     "check_solver_options",
+    "cavity_test_errors",
     "start_delta_lambda",
     "update_delta_lambda",
     "root_delta_lambda",
@@ -775,8 +776,25 @@ def bootstrap_test_error(sol: ReplicaSolution) -> float:
     float
         (1/N) Σ_i ((γ_c(i) − y_i Δλ_c(i))² − λ_c(i)) / Δλ_c(i)².
     """
-    per_input = ((sol.gam_c - sol.y * sol.dl_c) ** 2 - sol.lam_c) / sol.dl_c**2  # eq. (45)
-    return float(np.mean(per_input))
+    return float(np.mean(cavity_test_errors(sol)))
+
+
+def cavity_test_errors(sol) -> np.ndarray:
+    """ε_i of eq. (45) of seed 000: the expected square error at each training input over the samples without it,
+    ((γ_c(i) − y_i Δλ_c(i))² − λ_c(i)) / Δλ_c(i)², from the cavity of any solution that has one.
+
+    Parameters
+    ----------
+    sol : ReplicaSolution or a solution with the same cavity fields
+        ``y``, ``dl_c`` = Δλ_c, ``gam_c`` = γ_c and ``lam_c`` = λ_c, each of shape (N,): ADATAP's, VG's
+        (``gp_bootstrap.variational``) or MF's (``gp_bootstrap.mean_field``, λ_c = 0).
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        ε_i for every training input.
+    """
+    return ((sol.gam_c - sol.y * sol.dl_c) ** 2 - sol.lam_c) / sol.dl_c**2
 
 
 def bootstrap_loss_error(sol: ReplicaSolution, loss: Callable[[np.ndarray, np.ndarray], np.ndarray],

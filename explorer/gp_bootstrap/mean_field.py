@@ -37,6 +37,7 @@ from explorer.bootstrap.replica import (
     JITTER_LADDER,
     BootstrapSize,
     IndefiniteKernelError,
+    cavity_test_errors,
     check_replica_inputs,
     factor_B,
     poisson_weights,
@@ -275,7 +276,7 @@ def mf_per_input_error(sol: MFSolution) -> np.ndarray:
     ndarray of shape (N,)
         The squared error of the cavity mean at every training input.
     """
-    return (sol.gam_c - sol.y * sol.dl_c) ** 2 / sol.dl_c**2  # eq. (45) with λ_c = 0
+    return cavity_test_errors(sol)  # λ_c = 0
 
 
 def mf_test_error(sol: MFSolution) -> float:

@@ -34,6 +34,7 @@ from explorer.bootstrap.replica import (
     ConvergenceError,
     G_diag,
     G_full,
+    cavity_test_errors,
     check_replica_inputs,
     warm_started,
     with_jitter,
@@ -296,7 +297,7 @@ def vg_per_input_error(sol: VGSolution) -> np.ndarray:
     ndarray of shape (N,)
         The expected square error at every training input over samples without it.
     """
-    return ((sol.gam_c - sol.y * sol.dl_c) ** 2 - sol.lam_c) / sol.dl_c**2  # eq. (45)
+    return cavity_test_errors(sol)
 
 
 def vg_test_error(sol: VGSolution) -> float:
