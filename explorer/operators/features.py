@@ -1,0 +1,226 @@
+r"""The feature implementation of :class:`~explorer.operators.KernelOperator`: K = ΦΦᵀ with Φ (N × m) in memory.
+
+With D = diag Δλ and the m×m matrix
+
+    A = I_m + Φᵀ D Φ = L Lᵀ,    Ψ = Φ L⁻ᵀ   (shape (N, m)),
+
+the push-through identity (I + ΦΦᵀD)⁻¹Φ = Φ A⁻¹ gives G = (K⁻¹ + D)⁻¹ = K (I + DK)⁻¹ = Φ A⁻¹ Φᵀ = ΨΨᵀ
+([MO03] eq. 36), so
+
+* diag G = row sums of Ψ∘Ψ (eq. 54 needs nothing else),
+* m = G γ = Ψ(Ψᵀγ) (eq. 34),
+* [(G∘G) v]_i = Σ_j G_ij² v_j = (G diag(v) G)_ii = row sums of (Ψ (Ψᵀ diag(v) Ψ)) ∘ Ψ (eq. 57, solved by
+  conjugate gradients on its negative, which is positive definite),
+* Tᵀk(x) = (I + K D)⁻¹ Φ φ(x) = Φ A⁻¹ φ(x) = Ψ L⁻¹ φ(x) (eq. 48).
+
+A is at least the identity, so it is always positive definite and its Cholesky factor needs no jitter. Each
+evaluation of diag G costs one product ΦᵀDΦ and one triangular solve, 2 N m² flops; each product with G∘G costs
+4 N m². The start value of Appendix A.2 is exact and cheap: the eigenvalues ω of ΦΦᵀ are those of the m×m matrix
+ΦᵀΦ and N − m zeros, which drop out of eq. (61).
+
+Closing: ``"fixed-point"`` — a low-rank kernel has inputs that few or no features reach (‖φ_i‖² ≪ k(x_i, x_i)),
+where G_ii → 0, Δλ_c(i) → ∞ and H − G_ii² of eqs. (57), (59) cancels to nothing when formed by subtraction; it is
+taken in the form eq. (55) gives it at the fixed point (:func:`explorer.bootstrap.replica.fixed_point_closing`).
+
+Only products, Cholesky factorisations and triangular solves of dense blocks (BLAS 3 and LAPACK) are used.
+Core module: numpy and scipy only.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import linalg
+from scipy.sparse import linalg as sparse_linalg
+
+from explorer.operators.evidence import FeatureEvidence
+from explorer.operators.refits import FeatureRefits
+from explorer.operators.responses import FeatureResponses
+from explorer.progress import NO_HOOKS
+
+__all__ = ["CG_RTOL", "CG_MAX_ITER", "DENSE_FALLBACK_MAX_N", "SITE_FLOOR", "FeatureKernel", "FeatureSitePosterior",
+           "check_feature_matrix", "factor_features", "feature_spectrum", "hadamard_square_product"]
+
+#: Relative residual ‖b − (G∘G − diag d) λ‖/‖b‖ at which conjugate gradients stop on eq. (57). The matrix has a
+#: condition number of 2-40 on the problems measured (``docs/derivations/low_rank.md``), so λ is then accurate to about 1e-9.
+CG_RTOL = 1e-10
+
+#: Most conjugate-gradient steps on eq. (57); a few tens are usual (each costs 4 N m² flops).
+CG_MAX_ITER = 1000
+
+#: Largest N at which eq. (57) is solved densely when conjugate gradients fail (G∘G is N×N: 72 MB at N = 3000).
+#: Above it a failure raises :class:`~explorer.bootstrap.replica.ConvergenceError`.
+DENSE_FALLBACK_MAX_N = 3000
+
+#: Smallest G_ii, relative to the largest. An input that no feature reaches (‖φ_i‖² underflows to 0, e.g. an outlier
+#: 40 standard deviations out with a squared-exponential kernel: diamonds has two) has G_ii = 0 and Δλ_c(i) = ∞ by
+#: eq. (54): its predictor is 0 in every sample. The floor keeps that limit finite (Δλ_c ≈ 1e100/max G, Δλ = S/(Nσ²)
+#: by eq. 55, cavity mean 0, cavity variance 0 to the accuracy of λ) and changes no other site: it lies 1e80 times
+#: below the round-off of any G_ii that a feature does reach.
+SITE_FLOOR = 1e-100
+
+
+def check_feature_matrix(phi) -> np.ndarray:
+    """Φ (its ``.phi`` for ``LowRankFeatures``) as a float array of shape (N, m), m ≥ 1; else a ValueError."""
+    phi = np.asarray(getattr(phi, "phi", phi), dtype=float)
+    if phi.ndim != 2 or phi.shape[1] < 1:
+        raise ValueError(f"`phi` must be a feature matrix of shape (N, m), m >= 1, got shape {phi.shape}.")
+    return phi
+
+
+def factor_features(phi: np.ndarray, dl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(L, Ψ): the lower Cholesky factor of A = I + Φᵀ diag(Δλ) Φ and Ψ = Φ L⁻ᵀ, so G = ΨΨᵀ; in Φ's dtype.
+
+    A ≥ I is positive definite whatever Δλ > 0, so no jitter is needed.
+    """
+    w = phi * np.sqrt(dl).astype(phi.dtype)[:, None]
+    A = w.T @ w  # Φᵀ D Φ (a symmetric rank-N update)
+    del w
+    A[np.diag_indices_from(A)] += 1.0
+    L = linalg.cholesky(A, lower=True, check_finite=False)
+    psi = linalg.solve_triangular(L, phi.T, lower=True, check_finite=False).T
+    return L, psi
+
+
+def _row_squares(a: np.ndarray) -> np.ndarray:
+    """Row sums of a∘a in double precision: diag(aaᵀ)."""
+    return np.einsum("ij,ij->i", a, a).astype(np.float64)
+
+
+def _floored_diagonal(psi: np.ndarray) -> np.ndarray:
+    """diag G = row sums of Ψ∘Ψ, at least SITE_FLOOR times its largest entry (eq. 36)."""
+    G_diag = _row_squares(psi)
+    return np.maximum(G_diag, SITE_FLOOR * G_diag.max())
+
+
+def hadamard_square_product(psi: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """(G∘G) v with G = ΨΨᵀ: [(G∘G) v]_i = (G diag(v) G)_ii = row sums of (Ψ (Ψᵀ diag(v) Ψ)) ∘ Ψ; 4 N m² flops."""
+    return np.einsum("ij,ij->i", psi @ (psi.T @ (v[:, None] * psi)), psi)
+
+
+def feature_spectrum(phi: np.ndarray) -> np.ndarray:
+    """The non-zero eigenvalues ω of ΦΦᵀ: those of the m×m matrix ΦᵀΦ (the other N − m are zero)."""
+    return np.clip(linalg.eigvalsh(phi.T @ phi), 0.0, None)
+
+
+@dataclass(frozen=True)
+class FeatureSitePosterior:
+    """G = ΨΨᵀ at one Δλ, never formed (see the module docstring)."""
+
+    psi: np.ndarray = field(repr=False)
+
+    def diagonal(self) -> np.ndarray:
+        """diag G = row sums of Ψ∘Ψ, floored at :data:`SITE_FLOOR` times the largest."""
+        return _floored_diagonal(self.psi)
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        """G v = Ψ(Ψᵀ v)."""
+        return self.psi @ (self.psi.T @ v)
+
+    def solve_hadamard(self, d: np.ndarray, e: np.ndarray, r: np.ndarray, hooks=NO_HOOKS, n_iter: int = 0
+                       ) -> tuple[np.ndarray, str]:
+        """λ of (G∘G − diag d) λ = r (eq. 57), and "" or why it failed.
+
+        Jacobi-preconditioned conjugate gradients on the positive definite diag(d) − G∘G (its diagonal is e), never
+        forming G∘G; a dense symmetric solve when they fail and N ≤ DENSE_FALLBACK_MAX_N. ``hooks.check`` is
+        polled after every step.
+        """
+        psi = self.psi
+        n = r.size
+        if not (np.all(np.isfinite(d)) and np.all(np.isfinite(1.0 / e)) and np.all(np.isfinite(r))):
+            raise FloatingPointError("eq. (57) has a non-finite coefficient")
+
+        def stop(_):
+            hooks.check(n_iter, n_iter, "iterations")
+
+        lam, info = sparse_linalg.cg(
+            sparse_linalg.LinearOperator((n, n), matvec=lambda v: d * v - hadamard_square_product(psi, v),
+                                         dtype=float),
+            -r, M=sparse_linalg.LinearOperator((n, n), matvec=lambda v: v / e, dtype=float),
+            rtol=CG_RTOL, atol=0.0, maxiter=CG_MAX_ITER, callback=stop,
+        )
+        if info == 0 and np.all(np.isfinite(lam)):
+            return lam, ""
+        if n <= DENSE_FALLBACK_MAX_N:
+            A = psi @ psi.T
+            A *= A
+            A[np.diag_indices_from(A)] -= d
+            return linalg.solve(A, r, assume_a="sym"), ""
+        residual = np.linalg.norm(d * lam - hadamard_square_product(psi, lam) + r) / max(np.linalg.norm(r), 1e-300)
+        return lam, (f"conjugate gradients on eq. (57) reached a relative residual of {residual:.1e} > {CG_RTOL:.0e} "
+                     f"after {CG_MAX_ITER} steps. N = {n} is above {DENSE_FALLBACK_MAX_N}, where no dense fallback "
+                     "is tried")
+
+
+@dataclass(frozen=True)
+class FeatureKernel(FeatureRefits, FeatureResponses, FeatureEvidence):
+    """K = ΦΦᵀ with the features Φ of the N training inputs held in memory (see the module docstring).
+
+    Attributes
+    ----------
+    phi : ndarray of shape (N, m)
+        Φ, in the precision the operator computes in.
+    """
+
+    phi: np.ndarray = field(repr=False)
+    closing: str = "fixed-point"
+
+    @classmethod
+    def of(cls, phi) -> FeatureKernel:
+        """A :class:`FeatureKernel` of features Φ (an array or ``LowRankFeatures``), validated."""
+        return cls(check_feature_matrix(phi))
+
+    @property
+    def n(self) -> int:
+        """N, the number of training inputs."""
+        return self.phi.shape[0]
+
+    @property
+    def rank(self) -> int:
+        """m, the number of features."""
+        return self.phi.shape[1]
+
+    def spectrum(self, subset: int | str | None = None, rng=0) -> tuple[np.ndarray, float]:
+        """The exact non-zero eigenvalues of ΦΦᵀ and P = 1 (``subset`` is not needed: m×m is cheap)."""
+        return feature_spectrum(self.phi), 1.0
+
+    def with_jitter(self, jitter: float) -> FeatureKernel:
+        """Itself: A = I + ΦᵀDΦ needs no jitter, so a solution on features has ``jitter`` 0."""
+        if jitter != 0:
+            raise ValueError(f"A feature kernel is never jittered, got jitter {jitter}.")
+        return self
+
+    def jittered(self) -> Iterator[tuple[FeatureKernel, float]]:
+        """Only itself, with jitter 0."""
+        yield self, 0.0
+
+    def in_precision(self, dtype) -> FeatureKernel:
+        """Φ in ``dtype``."""
+        return FeatureKernel(self.phi.astype(dtype))
+
+    def site_variances(self, dl: np.ndarray, keep: dict | None = None) -> np.ndarray:
+        """diag G at Δλ (eq. 54): row sums of Ψ∘Ψ; ``keep`` remembers Ψ."""
+        _, psi = factor_features(self.phi, dl)
+        if keep is not None:
+            keep["dl"], keep["psi"] = dl, psi
+        return _floored_diagonal(psi)
+
+    def site_posterior(self, dl: np.ndarray, keep: dict | None = None) -> FeatureSitePosterior:
+        """G = ΨΨᵀ at Δλ, Ψ reused from ``keep`` if it was remembered at the same Δλ."""
+        if keep and np.array_equal(keep.get("dl"), dl):
+            return FeatureSitePosterior(keep["psi"])
+        return FeatureSitePosterior(factor_features(self.phi, dl)[1])
+
+    def test_moments(self, dl: np.ndarray, gam: np.ndarray, lam: np.ndarray, cross: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """Eq. (48) with Tᵀk(x) = Ψ u(x), u(x) = L⁻¹φ(x); ``cross`` = φ(x), shape (M, m): O(N m² + M m²).
+
+        E_D[f(x)] = (Ψᵀγ)ᵀ u(x) and Var_D[f(x)] = −u(x)ᵀ (Ψᵀ diag(λ) Ψ) u(x); no N×M matrix is formed.
+        """
+        L, psi = factor_features(self.phi, dl)
+        u = linalg.solve_triangular(L, cross.T, lower=True, check_finite=False)  # L⁻¹ φ(x), shape (m, M)
+        C = psi.T @ (lam[:, None] * psi)  # Ψᵀ diag(λ) Ψ
+        mean = (psi.T @ gam) @ u  # eq. (48): γᵀ Tᵀ k(x)
+        var = -np.einsum("jk,jk->k", u, C @ u)  # eq. (48): −k(x)ᵀ T diag(λ) Tᵀ k(x)
+        return mean, var
