@@ -22,7 +22,8 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import explorer.sklearn as adapter  # noqa: E402
-from explorer.bootstrap import lowrank, replica  # noqa: E402
+from explorer.bootstrap import replica  # noqa: E402
+from explorer.bootstrap import replica as lowrank  # noqa: E402
 from explorer.gp_bootstrap import stages  # noqa: E402
 from explorer.lowrank import nystrom_features  # noqa: E402
 from explorer.sklearn import (  # noqa: E402

@@ -1,23 +1,49 @@
-"""Replica/ADATAP theory of bootstrap averages for GP regression (seed 000, §4-5 and Appendix A).
+"""Replica/ADATAP theory of bootstrap averages for GP regression ([MO03] §4-5 and Appendix A), written once against
+a kernel operator (:mod:`explorer.operators`): the dense kernel matrix and the features Φ of a low-rank kernel
+K = ΦΦᵀ run the same equations.
 
 The bootstrap draws occupation numbers s_i ~ Poisson(v), v = S/N (eq. 11). The ADATAP approximation of
 the replicated posterior has, per training input i, a "tilted" Gaussian likelihood with parameters
 Δλ(i), λ(i), γ(i) and a Gaussian cavity field with parameters Δλ_c(i), λ_c(i), γ_c(i). Only Δλ, Δλ_c need
 iterating (eqs. 54-55); everything else follows by matrix algebra (eqs. 56-59).
 
+What the equations need of the prior covariance is named once by :class:`~explorer.operators.KernelOperator`:
+diag G for G = (K⁻¹ + diag Δλ)⁻¹ (eq. 36, :meth:`site_variances`), then at the solution G v (eq. 34) and the system
+(G∘G − diag d) λ = r of eq. (57) (:meth:`site_posterior`), and the spectrum for the start value (Appendix A.2).
+
+Closing eqs. (57), (59) needs H − G_ii², H = Σ_k p_k (Δλ_c + k/σ²)⁻². Each implementation names the form it is
+accurate with (``operator.closing``, :data:`CLOSINGS`): the dense kernel forms it by subtraction as the equations are
+written (:func:`literal_closing`); a low-rank kernel has inputs few features reach, where G_ii → 0, Δλ_c → ∞ and the
+subtraction cancels to nothing, so it takes the form eq. (55) gives it at the fixed point, the variance of
+1/(Δλ_c + k/σ²) over k ~ Poisson(S/N) (:func:`fixed_point_closing`): equal to the literal form at a converged
+iterate, closer to the exact fixed point at a loose tolerance, finite where no feature reaches.
+
+Precision: by default the iteration starts in single precision (half the memory traffic) and finishes in double.
+Single precision cannot represent the cavity of a rank-deficient kernel matrix (1 − Σ_j (U⁻¹)_ij² of
+:func:`~explorer.operators.dense.G_diag` cancels): when a single-precision step leaves the positive reals the
+solver detects it and iterates in double precision from the start instead (``ReplicaSolution.precision``).
+
 Symbols in code: ``dl`` = Δλ, ``dl_c`` = Δλ_c, ``lam`` = λ, ``lam_c`` = λ_c, ``gam`` = γ, ``gam_c`` = γ_c,
 ``G`` = (K⁻¹ + diag Δλ)⁻¹ (eq. 36), ``H`` = Σ_k p_k (Δλ_c + k/σ²)⁻² (text after eq. 57).
+
+Core module: numpy and scipy only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import numpy as np
-from scipy import linalg, optimize, special, stats
-from scipy.sparse import linalg as sparse_linalg
+from scipy import optimize, stats
+
+from explorer.lowrank import LowRankFeatures
+from explorer.operators import KernelOperator, as_operator
+from explorer.operators.dense import JITTER_LADDER, IndefiniteKernelError, first_jitter, with_jitter
+from explorer.operators.features import FeatureKernel, check_feature_matrix
+from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = [
     "BootstrapSize",
@@ -26,51 +52,36 @@ __all__ = [
     "IndefiniteKernelError",
     "JITTER_LADDER",
     "ReplicaSolution",
+    "CLOSINGS",
     "poisson_weights",
     "initial_delta_lambda",
     "solve_replica",
     "approximate_replica",
     "replica_learning_curve",
-    "bootstrap_test_error",
-    "bootstrap_loss_error",
-    "bootstrap_optimism",
-    "OptimismErrors",
-    "bootstrap_moments",
-    "BootstrapMoments",
-    "mixture_components",
-    "MixtureComponents",
-    "predictive_density",
-    "bin_probabilities",
-    "self_consistency_residuals",
     "check_replica_inputs",
+    "check_replica_problem",
     "check_noise_and_sample_size",
     "check_solver_options",
-    "cavity_test_errors",
+    "literal_closing",
+    "fixed_point_closing",
     "start_delta_lambda",
     "update_delta_lambda",
     "root_delta_lambda",
     "anderson_iteration",
     "check_finite_solution",
     "with_jitter",
-    "factor_B",
-    "G_diag",
-    "G_full",
+    "warm_started",
+    "solve_replica_lowrank",
+    "approximate_replica_lowrank",
+    "replica_learning_curve_lowrank",
+    "initial_delta_lambda_lowrank",
+    "check_lowrank_inputs",
 ]
 
 _Solution = TypeVar("_Solution")
 
 #: Tail mass of the Poisson occupation distribution dropped from the series of eqs. (51), (55), (60).
 SERIES_TAIL = 1e-16
-
-
-#: Jitter ladder, in units of the mean diagonal of K, tried when I + D^½ K D^½ cannot be factorised
-#: because round-off made K slightly indefinite (a kernel matrix is positive semi-definite in exact
-#: arithmetic; the jitter restores that at the smallest level that works and is reported).
-JITTER_LADDER = (1e-10, 1e-8, 1e-6)
-
-
-class IndefiniteKernelError(np.linalg.LinAlgError):
-    """K is not positive semi-definite (even after the jitter ladder): it cannot be a kernel matrix."""
 
 
 class ConvergenceError(RuntimeError):
@@ -222,6 +233,77 @@ def check_noise_and_sample_size(noise_var: float, S: float) -> tuple[float, floa
     return float(noise_var), float(S)
 
 
+def check_replica_problem(K, y, noise_var: float, S: float) -> tuple[KernelOperator, np.ndarray, float, float]:
+    """Validated ``(operator, y, noise_var, S)`` of a replica problem, whatever holds its kernel.
+
+    Parameters
+    ----------
+    K : KernelOperator, LowRankFeatures or array_like of shape (N, N)
+        The prior covariance of the training inputs: an operator as it is, features as K = ΦΦᵀ
+        (:class:`~explorer.operators.features.FeatureKernel`), an array as the dense kernel matrix (validated by
+        :func:`check_replica_inputs`).
+    y, noise_var, S
+        As in :func:`check_replica_inputs`.
+
+    Returns
+    -------
+    tuple
+        The kernel operator, ``y`` as a float array, ``noise_var`` and ``S`` as floats.
+
+    Raises
+    ------
+    ValueError
+        If a shape or a value is wrong; the message says which.
+    """
+    if isinstance(K, LowRankFeatures):
+        phi, y, noise_var, S = check_lowrank_inputs(K, y, noise_var, S)
+        return FeatureKernel(phi), y, noise_var, S
+    if not isinstance(K, KernelOperator):
+        K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
+        return as_operator(K), y, noise_var, S
+    y = np.asarray(y, dtype=float)
+    if y.shape != (K.n,):
+        raise ValueError(f"`y` must have shape ({K.n},) to match the kernel, got {y.shape}. Pass one target per "
+                         "training input.")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("`y` must be finite; found NaN or inf. Clean the data first.")
+    return K, y, *check_noise_and_sample_size(noise_var, S)
+
+
+def check_lowrank_inputs(phi, y, noise_var: float, S: float) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Validated ``(phi, y, noise_var, S)`` of a replica problem on features (K = ΦΦᵀ).
+
+    Parameters
+    ----------
+    phi : array_like of shape (N, m), or LowRankFeatures
+        Feature matrix Φ of the kernel K = ΦΦᵀ (its ``.phi`` for :class:`~explorer.lowrank.LowRankFeatures`).
+    y, noise_var, S
+        As in :func:`check_replica_inputs`, one target per row of Φ.
+
+    Returns
+    -------
+    tuple
+        Φ and ``y`` as float ndarrays, ``noise_var`` and ``S`` as floats.
+
+    Raises
+    ------
+    ValueError
+        If a shape or a value is wrong; the message says which.
+    """
+    phi = check_feature_matrix(phi)
+    y = np.asarray(y, dtype=float)
+    if y.shape != (phi.shape[0],):
+        raise ValueError(f"`y` must have shape ({phi.shape[0]},) to match phi, got {y.shape}. "
+                         "Pass one target per row of phi.")
+    if phi.shape[0] < 2:
+        raise ValueError(f"Need at least 2 training points, got {phi.shape[0]}.")
+    if not (np.all(np.isfinite(phi)) and np.all(np.isfinite(y))):
+        raise ValueError("`phi` and `y` must be finite; found NaN or inf. Clean the data first.")
+    if not np.any(phi):
+        raise ValueError("`phi` is all zeros, so the kernel ΦΦᵀ is 0 and no input is learnt. Check the features.")
+    return phi, y, *check_noise_and_sample_size(noise_var, S)
+
+
 # ---------------------------------------------------------------------------------------------
 # building blocks
 # ---------------------------------------------------------------------------------------------
@@ -269,103 +351,6 @@ def update_delta_lambda(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> np
     return dl_c * one_minus_q / q
 
 
-def factor_B(K: np.ndarray, dl: np.ndarray, dtype: type = np.float64) -> np.ndarray:
-    """Upper Cholesky factor of B = I + D^½ K D^½, D = diag Δλ (cf. eq. 63); B is well conditioned."""
-    r = np.sqrt(dl).astype(dtype)
-    B = np.multiply(K, r[:, None], dtype=dtype)
-    B *= r[None, :]
-    B.flat[:: B.shape[0] + 1] += 1
-    potrf = linalg.get_lapack_funcs("potrf", (B,))
-    # B is symmetric: its transpose is the Fortran-ordered view LAPACK wants, so nothing is copied
-    U, info = potrf(B.T, lower=False, overwrite_a=True, clean=True)
-    if info != 0:
-        raise IndefiniteKernelError(
-            f"I + D^½ K D^½ is not positive definite (LAPACK info {info}); K is not a valid kernel matrix."
-        )
-    return U
-
-
-def _inverse_factor(K: np.ndarray, dl: np.ndarray, dtype) -> np.ndarray:
-    """U⁻¹ for the upper Cholesky factor U of B = I + D^½ K D^½, so B⁻¹ = U⁻¹ U⁻ᵀ (LAPACK trtri)."""
-    U = factor_B(K, dl, dtype)
-    trtri = linalg.get_lapack_funcs("trtri", (U,))
-    U_inv, info = trtri(U, lower=0, unitdiag=0, overwrite_c=1)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"Inverting the Cholesky factor failed (LAPACK info {info}).")
-    return U_inv  # upper triangular: potrf(clean=True) zeroed the rest
-
-
-def G_diag(K: np.ndarray, dl: np.ndarray, dtype: type = np.float64, keep: dict | None = None) -> np.ndarray:
-    """diag G, G = (K⁻¹ + D)⁻¹ = D^(−½)(I − B⁻¹)D^(−½) (eq. 63, no K⁻¹ needed); diag B⁻¹ = row sums of U⁻¹².
-
-    In double precision, ``keep`` remembers U⁻¹ so that closing the equations need not refactorise.
-    """
-    U_inv = _inverse_factor(K, dl, dtype)
-    if keep is not None and dtype == np.float64:
-        keep["dl"], keep["U_inv"] = dl, U_inv
-    return (1.0 - np.einsum("ij,ij->i", U_inv, U_inv).astype(np.float64)) / dl
-
-
-def G_full(K: np.ndarray, dl: np.ndarray, keep: dict | None = None) -> np.ndarray:
-    """G = (K⁻¹ + diag Δλ)⁻¹ (eq. 36) in double precision, via B⁻¹ (U⁻¹ reused from ``keep`` if it matches)."""
-    if keep and np.array_equal(keep.get("dl"), dl):
-        U_inv = keep["U_inv"]
-    else:
-        U_inv = _inverse_factor(K, dl, np.float64)
-    lauum = linalg.get_lapack_funcs("lauum", (U_inv,))
-    Binv, info = lauum(U_inv, lower=0, overwrite_c=0)  # upper triangle of U⁻¹ U⁻ᵀ = B⁻¹
-    if info != 0:
-        raise np.linalg.LinAlgError(f"Forming B⁻¹ failed (LAPACK info {info}).")
-    Binv = np.triu(Binv) + np.triu(Binv, 1).T
-    r = 1.0 / np.sqrt(dl)
-    G = -Binv * r[:, None] * r[None, :]
-    G[np.diag_indices_from(G)] += 1.0 / dl
-    return G
-
-
-def _kernel_spectrum(K: np.ndarray, subset: int | str | None, rng) -> tuple[np.ndarray, float]:
-    """Eigenvalues ω of K, or of a random N/P subset (Appendix A.2); returns (ω, scale) with scale = P."""
-    n = K.shape[0]
-    if subset == "auto":
-        subset = n // 4 if n >= 400 else None
-    if subset is None or subset >= n:
-        return np.clip(linalg.eigvalsh(K), 0.0, None), 1.0
-    idx = np.random.default_rng(rng).choice(n, size=subset, replace=False)
-    return np.clip(linalg.eigvalsh(K[np.ix_(idx, idx)]), 0.0, None), n / subset
-
-
-def initial_delta_lambda(
-    K: np.ndarray, noise_var: float, S: float, *, subset: int | str | None = None, rng=0
-) -> float:
-    """Scalar start value Δλ from the 1-D root of eqs. (61)-(62) (Appendix A.2).
-
-    With G(Δλ) = (P/N) Σ_k ω_k/(1 + ω_k Δλ) (eq. 61; P = N/subset when the eigenvalues ω come from a
-    random subset of the data) and a(Δλ) = 1 − G Δλ, eq. (62) reads Σ_k p_k/(a + G k/σ²) = 1.
-
-    Parameters
-    ----------
-    K : ndarray of shape (N, N)
-        Kernel matrix of the training inputs.
-    noise_var : float
-        Noise variance σ².
-    S : float
-        Mean bootstrap sample size.
-    subset : int, "auto" or None
-        Size of the random subset whose eigenvalues ω_k are used (as ``init_subset`` of
-        :func:`solve_replica`); None uses all of K.
-    rng : Generator, int or None
-        Seed of the subset.
-
-    Returns
-    -------
-    float
-        The start value Δλ > 0.
-    """
-    K, _, noise_var, S = check_replica_inputs(K, np.zeros(len(K)), noise_var, S)
-    omega, P = _kernel_spectrum(K, subset, rng)
-    return root_delta_lambda(omega, P, K.shape[0], noise_var, S)
-
-
 def root_delta_lambda(omega: np.ndarray, P: float, n: int, noise_var: float, S: float) -> float:
     """The 1-D root of eqs. (61)-(62) given the kernel eigenvalues ω (see initial_delta_lambda)."""
     p = poisson_weights(S / n)
@@ -385,22 +370,40 @@ def root_delta_lambda(omega: np.ndarray, P: float, n: int, noise_var: float, S: 
     return float(np.exp(optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-12)))
 
 
-# ---------------------------------------------------------------------------------------------
-# the fixed point of eqs. (54)-(55)
-# ---------------------------------------------------------------------------------------------
+def initial_delta_lambda(K, noise_var: float, S: float, *, subset: int | str | None = None, rng=0) -> float:
+    """Scalar start value Δλ from the 1-D root of eqs. (61)-(62) (Appendix A.2).
+
+    With G(Δλ) = (P/N) Σ_k ω_k/(1 + ω_k Δλ) (eq. 61; P = N/subset when the eigenvalues ω come from a
+    random subset of the data) and a(Δλ) = 1 − G Δλ, eq. (62) reads Σ_k p_k/(a + G k/σ²) = 1.
+
+    Parameters
+    ----------
+    K : KernelOperator, LowRankFeatures or ndarray of shape (N, N)
+        The kernel of the training inputs (features: the eigenvalues of the m×m ΦᵀΦ, exact; ``subset`` unused).
+    noise_var : float
+        Noise variance σ².
+    S : float
+        Mean bootstrap sample size.
+    subset : int, "auto" or None
+        Size of the random subset whose eigenvalues ω_k are used (as ``init_subset`` of
+        :func:`solve_replica`); None uses all of K.
+    rng : Generator, int or None
+        Seed of the subset.
+
+    Returns
+    -------
+    float
+        The start value Δλ > 0.
+    """
+    op, _, noise_var, S = check_replica_problem(K, np.zeros(_rows(K)), noise_var, S)
+    omega, P = op.spectrum(subset, rng)
+    return root_delta_lambda(omega, P, op.n, noise_var, S)
 
 
-def _fixed_point_map(K, p, noise_var, dtype, keep=None) -> Callable[[np.ndarray], np.ndarray]:
-    """x = log Δλ ↦ log Δλ' by eq. (54) then eq. (55)."""
-
-    def step(x: np.ndarray) -> np.ndarray:
-        dl = np.exp(x)
-        dl_c = 1.0 / G_diag(K, dl, dtype, keep) - dl  # eq. (54)
-        if np.any(~np.isfinite(dl_c)) or np.any(dl_c <= 0):
-            raise FloatingPointError("Δλ_c left the positive reals")
-        return np.log(update_delta_lambda(dl_c, p, noise_var))  # eq. (55)
-
-    return step
+def _rows(K) -> int:
+    """N of a kernel in any of the forms :func:`check_replica_problem` takes (before it validates it)."""
+    n = getattr(K, "n", None)
+    return n if isinstance(n, int) else len(np.asarray(getattr(K, "phi", K)))
 
 
 def anderson_iteration(step, x0: np.ndarray, tol: float, max_iter: int, memory: int = 5):
@@ -436,51 +439,121 @@ def anderson_iteration(step, x0: np.ndarray, tol: float, max_iter: int, memory: 
 
 
 # ---------------------------------------------------------------------------------------------
+# the fixed point of eqs. (54)-(55)
+# ---------------------------------------------------------------------------------------------
+
+
+def _fixed_point_map(op: KernelOperator, p, noise_var, keep=None) -> Callable[[np.ndarray], np.ndarray]:
+    """x = log Δλ ↦ log Δλ' by eq. (54) then eq. (55), in the operator's precision; ``keep`` remembers its factor."""
+
+    def step(x: np.ndarray) -> np.ndarray:
+        dl = np.exp(x)
+        dl_c = 1.0 / op.site_variances(dl, keep) - dl  # eq. (54)
+        if np.any(~np.isfinite(dl_c)) or np.any(dl_c <= 0):
+            raise FloatingPointError("Δλ_c left the positive reals")
+        return np.log(update_delta_lambda(dl_c, p, noise_var))  # eq. (55)
+
+    return step
+
+
+def _with_hooks(step, hooks: Hooks, counter: Iterator[int], total: int):
+    """``step`` that stops (``Cancelled``) before and reports progress after every evaluation of the map."""
+
+    def checked(x: np.ndarray) -> np.ndarray:
+        done = next(counter)
+        hooks.check(done, total, "iterations")
+        fx = step(x)
+        hooks.step(done + 1, total, "iterations", "ADATAP")
+        return fx
+
+    return checked
+
+
+
+# ---------------------------------------------------------------------------------------------
 # closing the equations: (56)-(59)
 # ---------------------------------------------------------------------------------------------
 
 
-def _close(K, y, noise_var, S, dl, p, keep=None, **meta) -> ReplicaSolution:
-    """Given Δλ, compute G, Δλ_c (54) and γ, λ, γ_c, λ_c by eqs. (56)-(59)."""
-    G = G_full(K, dl, keep)
-    G_diag = np.diag(G).copy()
-    dl_c = 1.0 / G_diag - dl  # eq. (54)
-    gam = y * dl  # eq. (56)
-    m = G @ gam  # eq. (34)
+@dataclass(frozen=True)
+class Closing:
+    """The coefficients of eqs. (57) and (59) given diag G: (G∘G − diag d) λ = (m − y)², e = d − G_ii² > 0 (the
+    diagonal of the negated matrix), and λ_c = λ·num/den + (m − y)²/G_ii² (eq. 59; num/den = G_ii²/(H − G_ii²))."""
+
+    d: np.ndarray
+    e: np.ndarray
+    num: np.ndarray
+    den: np.ndarray | float
+
+
+def literal_closing(dl, dl_c, G_diag, p, noise_var, at_fixed_point: bool = True) -> Closing:
+    """Eqs. (57), (59) as written: H − G_ii² by subtraction (``at_fixed_point`` plays no part)."""
     kc = np.arange(p.size) / noise_var
     H = (p / (dl_c[:, None] + kc) ** 2).sum(axis=1)  # H(i), after eq. (57)
-    g = G * G
     g_ii = G_diag**2
     d = H * g_ii / (H - g_ii)
+    return Closing(d=d, e=d - g_ii, num=g_ii, den=H - g_ii)
+
+
+def fixed_point_closing(dl, dl_c, G_diag, p, noise_var, at_fixed_point: bool = True) -> Closing:
+    """Eqs. (57), (59) with H − g, g = G_ii², never formed by subtraction.
+
+    e = g²/(H − g) and c = g/(H − g), H = Σ_k p_k q_k², q_k = 1/(Δλ_c + k/σ²). H − g is a difference of two numbers
+    of order 1/Δλ_c² that can be 1e-15 of either (a site few features reach: G_ii ≈ 0, Δλ_c huge). Eq. (55) makes
+    g = q̄², q̄ = Σ_k p_k q_k, at the fixed point, where H − g = Σ_k p_k (q_k − q̄)² is the variance of q over k;
+    and q_k − q̄ = a r_k Σ_l p_l (l − k) r_l / Δλ_c with r_k = Δλ_c q_k and a = 1/(σ²Δλ_c), free of cancellation.
+    Away from the fixed point (``at_fixed_point`` False: the approximate ADATAP) H − g also has the part q̄² − g =
+    (Δλ − Δλ')q̄ G_ii (q̄ + G_ii), Δλ' the update (55) of Δλ_c — together exactly the literal H − G_ii². With
+    t = G_ii Δλ_c and V = σ⁴Δλ_c⁴ (H − g): e = t⁴σ⁴/V and c = t²σ⁴Δλ_c²/V, finite as G_ii → 0 (e → σ⁴N/S).
+
+    At a converged iterate the variance form is also the more accurate one: its error is O(tol), while that of the
+    literal H − G_ii² is O(tol) times κ = g/(H − g), 10-60 on ordinary sites and up to 1e14 on sites few features
+    reach.
+    """
+    k = np.arange(p.size)
+    a = 1.0 / (noise_var * dl_c)
+    r = 1.0 / (1.0 + a[:, None] * k)  # Δλ_c q_k
+    w = r @ (p[:, None] * (k[:, None] - k[None, :]))  # Σ_l p_l (l − k) r_l
+    V = (p * (r * w) ** 2).sum(axis=1)  # σ⁴Δλ_c⁴ Σ_k p_k (q_k − q̄)²
+    t = G_diag * dl_c
+    if not at_fixed_point:
+        r_mean = r @ p  # Δλ_c q̄
+        V = V + (dl - update_delta_lambda(dl_c, p, noise_var)) * noise_var**2 * dl_c * r_mean * t * (r_mean + t)
+    e = t**4 * noise_var**2 / V
+    return Closing(d=G_diag**2 + e, e=e, num=e * (dl_c / t) ** 2, den=1.0)
+
+
+#: The closing each kind of kernel operator names by its ``closing`` attribute.
+CLOSINGS: dict[str, Callable[..., Closing]] = {"literal": literal_closing, "fixed-point": fixed_point_closing}
+
+
+def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *,
+           at_fixed_point: bool = True, **meta) -> ReplicaSolution:
+    """Given Δλ, compute G's diagonal, Δλ_c (54), γ (56), m (34), λ (57), γ_c (58), λ_c (59).
+
+    ``at_fixed_point``: whether Δλ is a (converged or last) iterate of eqs. (54)-(55), or not (the approximate
+    ADATAP); the fixed-point closing uses it.
+    """
+    G = op.site_posterior(dl, keep)
+    G_diag = G.diagonal()
+    dl_c = 1.0 / G_diag - dl  # eq. (54)
+    gam = y * dl  # eq. (56)
+    m = G.matvec(gam)  # eq. (34)
+    closing = CLOSINGS[op.closing](dl, dl_c, G_diag, p, noise_var, at_fixed_point)
+    g_ii = G_diag**2
     r2 = (m - y) ** 2
-    g[np.diag_indices_from(g)] -= d
-    lam = _solve_negative_definite(g, r2)  # eq. (57): (g − diag d) λ = (m − y)²
+    lam, failure = G.solve_hadamard(closing.d, closing.e, r2, hooks, meta.get("n_iter", 0))  # eq. (57)
     gam_c = -gam + m * (dl + dl_c)  # eq. (58)
-    lam_c = lam * g_ii / (H - g_ii) + r2 / g_ii  # eq. (59)
+    lam_c = lam * closing.num / closing.den + r2 / g_ii  # eq. (59)
     sol = ReplicaSolution(
         S=S, noise_var=noise_var, y=y, dl=dl, dl_c=dl_c, gam=gam, gam_c=gam_c, lam=lam, lam_c=lam_c,
         m=m, G_diag=G_diag, **meta,
     )
+    if failure:
+        raise ConvergenceError(f"Closing the ADATAP equations failed at S/N = {S / y.size:g}: {failure}.",
+                               replace(sol, converged=False))
     check_finite_solution(sol)
     return sol
-
-
-def _solve_negative_definite(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Solve A x = b for the negative definite matrix g − diag(d) of eq. (57).
-
-    Jacobi-preconditioned conjugate gradients on −A (about 20 matrix-vector products instead of an
-    O(N³) factorisation); a dense symmetric solve if CG does not reach 1e-12 relative residual.
-    """
-    inv_diag = 1.0 / np.diag(A)
-    n = b.size
-    x, info = sparse_linalg.cg(
-        sparse_linalg.LinearOperator((n, n), matvec=lambda z: -(A @ z), dtype=float), -b,
-        M=sparse_linalg.LinearOperator((n, n), matvec=lambda z: -inv_diag * z, dtype=float),
-        rtol=1e-12, atol=0.0, maxiter=10 * n,
-    )
-    if info != 0 or not np.all(np.isfinite(x)):
-        x = linalg.solve(A, b, assume_a="sym")
-    return x
 
 
 def check_finite_solution(sol: ReplicaSolution) -> None:
@@ -490,15 +563,18 @@ def check_finite_solution(sol: ReplicaSolution) -> None:
             raise FloatingPointError(f"The replica solution has non-finite {name}; K may be degenerate.")
 
 
-def solve_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float, *, tol: float = 1e-3, max_iter: int = 200,
+
+
+def solve_replica(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 1e-3, max_iter: int = 200,
                   init: ReplicaSolution | np.ndarray | None = None, precision: str = "mixed",
-                  init_subset: int | str | None = "auto") -> ReplicaSolution:
-    """Solve the ADATAP equations (54)-(59) of seed 000 for GP regression at bootstrap size S.
+                  init_subset: int | str | None = "auto", hooks: Hooks | None = None) -> ReplicaSolution:
+    """Solve the ADATAP equations (54)-(59) of [MO03] for GP regression at bootstrap size S.
 
     Parameters
     ----------
-    K : ndarray of shape (N, N)
-        Kernel matrix of the training inputs.
+    K : KernelOperator, LowRankFeatures or ndarray of shape (N, N)
+        The prior covariance of the training inputs (:func:`check_replica_problem`): the kernel matrix, the features
+        Φ of K = ΦΦᵀ (O(N m²) per iteration, never an N×N matrix) or any kernel operator.
     y : ndarray of shape (N,)
         Targets.
     noise_var : float
@@ -512,10 +588,16 @@ def solve_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float, *, t
     init : ReplicaSolution or ndarray, optional
         Warm start (a solution at a nearby S, or Δλ itself); default the root of eqs. (61)-(62).
     precision : {"mixed", "double"}
-        "mixed" iterates in single precision until max(tol, 1e-4) and finishes in double precision.
+        "mixed" iterates in single precision until max(tol, 1e-4) and finishes in double precision; where single
+        precision cannot represent the cavity (a step leaves the positive reals) it iterates in double from the start.
     init_subset : int, "auto" or None
         Size of the random subset whose kernel eigenvalues start the iteration (Appendix A.2); "auto"
-        uses N/4 points (the paper's P = 4) when N ≥ 400 and all of them below; None uses all.
+        uses N/4 points (the paper's P = 4) when N ≥ 400 and all of them below; None uses all. Features use the
+        exact eigenvalues of ΦᵀΦ whatever this is.
+    hooks : Hooks, optional
+        ``step`` after every iteration (stage "ADATAP", unit "iterations", of the most there can be: ``max_iter``,
+        twice that for "mixed"; the last report is n_iter of n_iter); ``should_stop`` is polled before every
+        iteration and during the solve of eq. (57) on features.
 
     Returns
     -------
@@ -524,11 +606,15 @@ def solve_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float, *, t
 
     Raises
     ------
+    ValueError
+        If an input is invalid; the message says which.
     ConvergenceError
         If the iteration does not reach ``tol`` in ``max_iter`` steps; ``.last`` is the last iterate.
     IndefiniteKernelError
         If K is not positive semi-definite even with the largest jitter of ``JITTER_LADDER``; a smaller
         jitter that made it work is reported in ``ReplicaSolution.jitter``.
+    Cancelled
+        If ``hooks.should_stop()`` returned True.
 
     Examples
     --------
@@ -539,65 +625,32 @@ def solve_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float, *, t
     >>> sol.converged, round(bootstrap_test_error(sol), 4)
     (True, 0.0016)
     """
-    K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
+    op, y, noise_var, S = check_replica_problem(K, y, noise_var, S)
     init = check_solver_options(y.size, tol, max_iter, init, precision)
-    return with_jitter(K, lambda K_j, jitter: _solve(K_j, y, noise_var, S, tol, max_iter, init, precision,
-                                                      init_subset, jitter))
+    return first_jitter(op, lambda op_j, jitter: _solve(op_j, y, noise_var, S, tol, max_iter, init, precision,
+                                                        init_subset, jitter, hooks or NO_HOOKS))
 
 
-def with_jitter(K: np.ndarray, solve: Callable[[np.ndarray, float], _Solution]) -> _Solution:
-    """``solve(K + jitter·I, jitter)`` with the smallest jitter of :data:`JITTER_LADDER` (times the mean diagonal of
-    K; 0 first) for which ``solve`` raises no :class:`IndefiniteKernelError`.
-
-    Parameters
-    ----------
-    K : ndarray of shape (N, N)
-        Kernel matrix.
-    solve : callable
-        ``solve(K_j, jitter)``: a solver on the jittered matrix K_j; it raises ``IndefiniteKernelError`` when K_j is
-        not positive semi-definite enough for it.
-
-    Returns
-    -------
-    object
-        What ``solve`` returned at the first jitter that worked.
-
-    Raises
-    ------
-    IndefiniteKernelError
-        If ``solve`` fails at every jitter of the ladder.
-    """
-    scale = float(np.mean(np.diag(K)))
-    for jitter in (0.0, *(j * scale for j in JITTER_LADDER)):
-        try:
-            return solve(K if jitter == 0 else K + jitter * np.eye(K.shape[0]), jitter)
-        except IndefiniteKernelError:
-            continue
-    raise IndefiniteKernelError(
-        f"The kernel matrix is not positive semi-definite, even with a jitter of {jitter:.1e} on its "
-        "diagonal. Check the kernel and its hyperparameters.")
-
-
-def _solve(K, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitter) -> ReplicaSolution:
+def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitter,
+           hooks: Hooks) -> ReplicaSolution:
     """solve_replica for validated inputs and one jitter level (see there)."""
-    n = K.shape[0]
+    n = op.n
     p = poisson_weights(S / n)
-    x = np.log(start_delta_lambda(lambda: _kernel_spectrum(K, init_subset, 0), n, noise_var, S, init))
-    n_iter, residual, converged = 0, np.inf, False
+    x = np.log(start_delta_lambda(lambda: op.spectrum(init_subset, 0), n, noise_var, S, init))
+    counter, most = itertools.count(), max_iter * (2 if precision == "mixed" else 1)
+    n_iter, residual, converged, keep = 0, np.inf, False, {}
     try:
         if precision == "mixed":  # single precision resolves Δλ to ~1e-6; finish in double precision
-            x, n_iter, residual, _ = anderson_iteration(_fixed_point_map(K, p, noise_var, np.float32), x,
-                                               max(tol, 1e-4), max_iter)
-        keep: dict = {}
-        x, k, residual, converged = anderson_iteration(_fixed_point_map(K, p, noise_var, np.float64, keep), x, tol,
-                                              max_iter)
+            x, n_iter, residual = _single_precision_start(op, p, noise_var, x, tol, max_iter, hooks, counter, most)
+        step = _with_hooks(_fixed_point_map(op, p, noise_var, keep), hooks, counter, most)
+        x, k, residual, converged = anderson_iteration(step, x, tol, max_iter)
         n_iter += k
     except IndefiniteKernelError:
         raise
     except (FloatingPointError, np.linalg.LinAlgError) as err:
         raise ConvergenceError(f"ADATAP iteration broke down at S/N = {S / n:g}: {err}",
-                               _last_iterate(K, y, noise_var, S, x, p, n_iter, residual, tol)) from err
-    sol = _close(K, y, noise_var, S, np.exp(x), p, keep, converged=converged, n_iter=n_iter,
+                               _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol)) from err
+    sol = _close(op, y, noise_var, S, np.exp(x), p, keep, hooks, converged=converged, n_iter=n_iter,
                  residual=residual, tol=tol, jitter=jitter)
     if not converged:
         raise ConvergenceError(
@@ -605,14 +658,31 @@ def _solve(K, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitt
             f"{tol:.1e} after {n_iter} iterations. Raise max_iter or tol.",
             sol,
         )
+    hooks.step(n_iter, n_iter, "iterations", "ADATAP")
     return sol
 
 
-def _last_iterate(K, y, noise_var, S, x, p, n_iter, residual, tol) -> ReplicaSolution | None:
+def _single_precision_start(op, p, noise_var, x, tol, max_iter, hooks, counter, most):
+    """(x, n_iter, residual) after iterating eqs. (54)-(55) in single precision to max(tol, 1e-4); the start x
+    itself (0 iterations) where single precision breaks down — the cavity 1/G_ii − Δλ of a rank-deficient K is
+    not representable there — so that the double-precision iteration starts afresh."""
+    step = _with_hooks(_fixed_point_map(op.in_precision(np.float32), p, noise_var), hooks, counter, most)
+    try:
+        x_single, n_iter, residual, _ = anderson_iteration(step, x, max(tol, 1e-4), max_iter)
+    except IndefiniteKernelError:
+        raise
+    except (FloatingPointError, np.linalg.LinAlgError):
+        return x, 0, np.inf
+    return x_single, n_iter, residual
+
+
+def _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol) -> ReplicaSolution | None:
     """The unconverged iterate as a solution object, or None if even that cannot be formed."""
     try:
-        return _close(K, y, noise_var, S, np.exp(x), p, converged=False, n_iter=n_iter, residual=residual,
+        return _close(op, y, noise_var, S, np.exp(x), p, converged=False, n_iter=n_iter, residual=residual,
                       tol=tol)
+    except ConvergenceError as err:
+        return err.last
     except (FloatingPointError, np.linalg.LinAlgError, ValueError):
         return None
 
@@ -686,9 +756,11 @@ def start_delta_lambda(spectrum: Callable[[], tuple[np.ndarray, float]], n: int,
     return init.dl * (start / root_delta_lambda(omega, P, n, noise_var, init.S))
 
 
-def approximate_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float, *,
+
+
+def approximate_replica(K, y: np.ndarray, noise_var: float, S: float, *,
                         init_subset: int | str | None = None) -> ReplicaSolution:
-    """The "approximate ADATAP" of seed 000 §5: no iteration of eqs. (54)-(55).
+    """The "approximate ADATAP" of [MO03] §5: no iteration of eqs. (54)-(55).
 
     Δλ(i) = the scalar start value of Appendix A.2; Δλ_c(i) = 1/G_ii − Δλ; then eqs. (56)-(59).
 
@@ -710,11 +782,14 @@ def approximate_replica(K: np.ndarray, y: np.ndarray, noise_var: float, S: float
         If the inputs are invalid (as in :func:`solve_replica`).
     IndefiniteKernelError
         If K is not positive semi-definite even with the largest jitter of ``JITTER_LADDER``.
+    ConvergenceError
+        If eq. (57) cannot be solved (features, N above ``DENSE_FALLBACK_MAX_N``).
     """
-    K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
-    dl = np.full(K.shape[0], initial_delta_lambda(K, noise_var, S, subset=init_subset))
-    return with_jitter(K, lambda K_j, jitter: _close(
-        K_j, y, noise_var, S, dl, poisson_weights(S / K.shape[0]), converged=True, n_iter=0,
+    op, y, noise_var, S = check_replica_problem(K, y, noise_var, S)
+    omega, P = op.spectrum(init_subset, 0)
+    dl = np.full(op.n, root_delta_lambda(omega, P, op.n, noise_var, S))
+    return first_jitter(op, lambda op_j, jitter: _close(
+        op_j, y, noise_var, S, dl, poisson_weights(S / op.n), at_fixed_point=False, converged=True, n_iter=0,
         residual=float("nan"), tol=float("nan"), method="approximate", jitter=jitter))
 
 
@@ -737,10 +812,13 @@ def replica_learning_curve(K, y, noise_var, S_values, **options) -> list[Replica
 
     Raises
     ------
+    ValueError
+        If the inputs are invalid (checked once, before the first solve).
     ConvergenceError
         If the solve at one value of S fails (as in :func:`solve_replica`).
     """
-    return warm_started(lambda S, init: solve_replica(K, y, noise_var, S, init=init, **options), S_values)
+    op, y, noise_var, _ = check_replica_problem(K, y, noise_var, 1.0)
+    return warm_started(lambda S, init: solve_replica(op, y, noise_var, S, init=init, **options), S_values)
 
 
 def warm_started(solve: Callable[[float, object], _Solution], S_values) -> list[_Solution]:
@@ -759,306 +837,53 @@ def warm_started(solve: Callable[[float, object], _Solution], S_values) -> list[
 
 
 # ---------------------------------------------------------------------------------------------
-# results
+# the same on the features Φ of K = ΦΦᵀ (conveniences: Φ as an array cannot be told from K by its shape)
 # ---------------------------------------------------------------------------------------------
 
 
-def bootstrap_test_error(sol: ReplicaSolution) -> float:
-    """Efron's bootstrap square-loss test error ε(S), eq. (45) of seed 000.
-
-    Parameters
-    ----------
-    sol : ReplicaSolution
-        The replica solution at S.
-
-    Returns
-    -------
-    float
-        (1/N) Σ_i ((γ_c(i) − y_i Δλ_c(i))² − λ_c(i)) / Δλ_c(i)².
-    """
-    return float(np.mean(cavity_test_errors(sol)))
+def solve_replica_lowrank(phi, y, noise_var: float, S: float, **options) -> ReplicaSolution:
+    """:func:`solve_replica` on the features Φ (array of shape (N, m) or ``LowRankFeatures``) of K = ΦΦᵀ."""
+    phi, y, noise_var, S = check_lowrank_inputs(phi, y, noise_var, S)
+    return solve_replica(FeatureKernel(phi), y, noise_var, S, **options)
 
 
-def cavity_test_errors(sol) -> np.ndarray:
-    """ε_i of eq. (45) of seed 000: the expected square error at each training input over the samples without it,
-    ((γ_c(i) − y_i Δλ_c(i))² − λ_c(i)) / Δλ_c(i)², from the cavity of any solution that has one.
-
-    Parameters
-    ----------
-    sol : ReplicaSolution or a solution with the same cavity fields
-        ``y``, ``dl_c`` = Δλ_c, ``gam_c`` = γ_c and ``lam_c`` = λ_c, each of shape (N,): ADATAP's, VG's
-        (``gp_bootstrap.variational``) or MF's (``gp_bootstrap.mean_field``, λ_c = 0).
-
-    Returns
-    -------
-    ndarray of shape (N,)
-        ε_i for every training input.
-    """
-    return ((sol.gam_c - sol.y * sol.dl_c) ** 2 - sol.lam_c) / sol.dl_c**2
+def approximate_replica_lowrank(phi, y, noise_var: float, S: float) -> ReplicaSolution:
+    """:func:`approximate_replica` on the features Φ of K = ΦΦᵀ."""
+    phi, y, noise_var, S = check_lowrank_inputs(phi, y, noise_var, S)
+    return approximate_replica(FeatureKernel(phi), y, noise_var, S)
 
 
-def bootstrap_loss_error(sol: ReplicaSolution, loss: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                         n_nodes: int = 40) -> float:
-    """Efron's bootstrap test error for any loss g(f, y), eq. (46), by Gauss-Hermite quadrature in u.
-
-    Parameters
-    ----------
-    sol : ReplicaSolution
-        The replica solution at S.
-    loss : callable
-        g(f, y) on broadcast arrays f of shape (N, n_nodes) and y of shape (N, 1).
-    n_nodes : int
-        Number of Gauss-Hermite nodes.
-
-    Returns
-    -------
-    float
-        The error averaged over the N training inputs.
-    """
-    u, w = special.roots_hermitenorm(n_nodes)
-    w = w / np.sqrt(2 * np.pi)
-    f = (sol.gam_c[:, None] + u[None, :] * np.sqrt(np.maximum(-sol.lam_c, 0.0))[:, None]) / sol.dl_c[:, None]
-    values = np.asarray(loss(f, sol.y[:, None]), dtype=float)  # eq. (46)
-    return float(np.mean(values @ w))
+def replica_learning_curve_lowrank(phi, y, noise_var: float, S_values, **options) -> list[ReplicaSolution]:
+    """:func:`replica_learning_curve` on the features Φ of K = ΦΦᵀ."""
+    phi, y, noise_var, _ = check_lowrank_inputs(phi, y, noise_var, 1.0)
+    return replica_learning_curve(FeatureKernel(phi), y, noise_var, S_values, **options)
 
 
-@dataclass(frozen=True)
-class OptimismErrors:
-    """The two bootstrap-averaged errors whose difference is Efron's optimism (seed 002 eqs. 3-6).
-
-    Attributes
-    ----------
-    validation : float
-        E^{A,I}, the error of the retrained predictor on the original set (eq. 4).
-    training : float
-        E^{A,A}, the error on the bootstrap sample itself (eq. 3).
-    """
-
-    validation: float
-    training: float
-
-    @property
-    def optimism(self) -> float:
-        """E^{A,I} − E^{A,A}, the optimism of eqs. (5)-(6)."""
-        return self.validation - self.training
+def initial_delta_lambda_lowrank(phi, noise_var: float, S: float) -> float:
+    """:func:`initial_delta_lambda` on the features Φ of K = ΦΦᵀ (the exact eigenvalues of ΦᵀΦ)."""
+    phi, _, noise_var, S = check_lowrank_inputs(phi, np.zeros(np.shape(getattr(phi, "phi", phi))[:1]), noise_var, S)
+    return initial_delta_lambda(FeatureKernel(phi), noise_var, S)
 
 
-def bootstrap_optimism(sol: ReplicaSolution, tail_mass: float = SERIES_TAIL) -> OptimismErrors:
-    """Bootstrap averages of the two errors whose difference is Efron's optimism (seed 002 eqs. 3-5).
+# What a solution gives lives in :mod:`explorer.bootstrap.averages`; importable from here as before this module was
+# split (``replica.bootstrap_test_error`` and the rest).
+from explorer.bootstrap.averages import (  # noqa: E402 - averages imports ReplicaSolution from above
+    BootstrapMoments,
+    MixtureComponents,
+    OptimismErrors,
+    bin_probabilities,
+    bootstrap_loss_error,
+    bootstrap_moments,
+    bootstrap_moments_lowrank,
+    bootstrap_optimism,
+    bootstrap_test_error,
+    cavity_test_errors,
+    mixture_components,
+    predictive_density,
+    self_consistency_residuals,
+)
 
-    With the eq. (60) mixture of seed 000 — given k copies of point i in the sample, the retrained
-    predictor at x_i is Gaussian with mean μ_ik = (γ_c + y_i k/σ²)/(Δλ_c + k/σ²) and variance
-    −λ_c/(Δλ_c + k/σ²)², so E[(h − y_i)² | k] = (μ_ik − y_i)² + var_ik — averaging over k ~ Poisson(S/N):
-
-        E^{A,I} = (1/N) Σ_i Σ_k p_k E[(h − y_i)² | k]     (validation error on the original set, eq. 4)
-        E^{A,A} = (1/N) Σ_i Σ_k k p_k E[(h − y_i)² | k]   (training error on the sample, eq. 3; S = N)
-
-    No refits.
-
-    Parameters
-    ----------
-    sol : ReplicaSolution
-        The replica solution at S = N.
-    tail_mass : float
-        Poisson tail mass dropped from the series over k.
-
-    Returns
-    -------
-    OptimismErrors
-        E^{A,I} (``validation``) and E^{A,A} (``training``); ``optimism`` is their difference (eqs. 5-6).
-    """
-    p = poisson_weights(sol.S / sol.n, tail=tail_mass)
-    k = np.arange(p.size)
-    prec = sol.dl_c[:, None] + k / sol.noise_var
-    mean_gap = (sol.gam_c[:, None] - sol.y[:, None] * sol.dl_c[:, None]) / prec  # μ_ik − y_i
-    sq = mean_gap**2 + np.maximum(-sol.lam_c, 0.0)[:, None] / prec**2
-    validation = float(np.mean(sq @ p))
-    training = float(np.sum(sq @ (k * p)) / sol.S)
-    return OptimismErrors(validation=validation, training=training)
-
-
-@dataclass(frozen=True)
-class BootstrapMoments:
-    """Bootstrap mean and variance of the predictor at M inputs, eq. (48) of seed 000.
-
-    Attributes
-    ----------
-    mean : ndarray of shape (M,)
-        E_D[f(x)] = k(x)ᵀ T γ.
-    var : ndarray of shape (M,)
-        Var_D[f(x)] = −k(x)ᵀ T diag(λ) Tᵀ k(x), with T = (I + diag(Δλ) K)⁻¹.
-    """
-
-    mean: np.ndarray
-    var: np.ndarray
-
-
-@dataclass(frozen=True)
-class MixtureComponents:
-    """The Poisson mixture of Gaussians of eq. (60) at one training input; arrays of shape (k_max + 1,).
-
-    Attributes
-    ----------
-    weights : ndarray
-        p_k, the Poisson probability of k copies of the input in a sample.
-    means : ndarray
-        (γ_c + y k/σ²)/(Δλ_c + k/σ²), the mean of component k.
-    sds : ndarray
-        √(−λ_c)/(Δλ_c + k/σ²), the standard deviation of component k.
-    """
-
-    weights: np.ndarray
-    means: np.ndarray
-    sds: np.ndarray
-
-
-def bootstrap_moments(sol: ReplicaSolution, K: np.ndarray, K_cross: np.ndarray) -> BootstrapMoments:
-    """Bootstrap mean and variance of the predictor at arbitrary inputs, eq. (48) of seed 000.
-
-    Parameters
-    ----------
-    sol : ReplicaSolution
-        The replica solution on the training inputs.
-    K : ndarray of shape (N, N)
-        The kernel matrix the solution was computed with (without its jitter).
-    K_cross : ndarray of shape (M, N)
-        k(x, x_i) for M inputs x.
-
-    Returns
-    -------
-    BootstrapMoments
-        ``mean`` and ``var``, each of shape (M,).
-
-    Raises
-    ------
-    ValueError
-        If ``K_cross`` does not have one column per training input.
-    """
-    K_cross = np.atleast_2d(np.asarray(K_cross, dtype=float))
-    if K_cross.shape[1] != sol.n:
-        raise ValueError(f"`K_cross` must have {sol.n} columns (one per training input), got {K_cross.shape}.")
-    K = np.asarray(K, dtype=float) + sol.jitter * np.eye(sol.n)  # the K the solution was computed with
-    U = factor_B(K, sol.dl, np.float64)
-    r = np.sqrt(sol.dl)
-    # Tᵀ k(x) = (I + K D)⁻¹ k = k − K D^½ B⁻¹ D^½ k
-    t = K_cross.T - K @ (r[:, None] * linalg.cho_solve((U, False), r[:, None] * K_cross.T))
-    return BootstrapMoments(mean=t.T @ sol.gam, var=-(t**2).T @ sol.lam)
-
-
-def mixture_components(sol: ReplicaSolution, i: int, tail_mass: float = 1e-6) -> MixtureComponents:
-    """Poisson mixture of Gaussians for the bootstrap density of the predictor at input i, eq. (60).
-
-    Component k (k copies of point i): weight p_k, mean (γ_c + y k/σ²)/(Δλ_c + k/σ²),
-    sd √(−λ_c)/(Δλ_c + k/σ²). Truncated where the dropped Poisson tail mass is below ``tail_mass``.
-
-    Parameters
-    ----------
-    sol : ReplicaSolution
-    i : int
-        Index of the training input.
-    tail_mass : float
-        Largest Poisson tail mass left out.
-
-    Returns
-    -------
-    MixtureComponents
-        ``weights``, ``means`` and ``sds``, each of shape (k_max + 1,).
-
-    Raises
-    ------
-    IndexError
-        If ``i`` is not in 0..N − 1.
-    """
-    if not 0 <= i < sol.n:
-        raise IndexError(f"Input index must be in 0..{sol.n - 1}, got {i}.")
-    p = poisson_weights(sol.S / sol.n, tail=tail_mass)
-    prec = sol.dl_c[i] + np.arange(p.size) / sol.noise_var
-    means = (sol.gam_c[i] + sol.y[i] * np.arange(p.size) / sol.noise_var) / prec
-    sds = np.sqrt(max(-sol.lam_c[i], 0.0)) / prec
-    return MixtureComponents(weights=p, means=means, sds=sds)
-
-
-def predictive_density(sol: ReplicaSolution, i: int, h: np.ndarray, tail_mass: float = 1e-6) -> np.ndarray:
-    """Theory density ρ_i(h) of the bootstrapped predictor at training input i, eq. (60).
-
-    Parameters
-    ----------
-    sol, i, tail_mass
-        As in :func:`mixture_components`: the replica solution at S, the index of the training input and
-        the Poisson tail mass dropped from the mixture.
-    h : ndarray of any shape
-        Predictor values at which to evaluate the density.
-
-    Returns
-    -------
-    ndarray of the shape of ``h``
-        ρ_i(h).
-    """
-    mix = mixture_components(sol, i, tail_mass)
-    h = np.asarray(h, dtype=float)
-    return (mix.weights * stats.norm.pdf(h[..., None], mix.means, mix.sds)).sum(axis=-1)
-
-
-def bin_probabilities(sol: ReplicaSolution, i: int, edges: np.ndarray, tail_mass: float = 1e-6) -> np.ndarray:
-    """Mass of the eq. (60) mixture in each histogram bin (the k ≥ 1 components are narrower than a bin).
-
-    Parameters
-    ----------
-    sol, i, tail_mass
-        As in :func:`predictive_density`.
-    edges : ndarray of shape (n_bins + 1,)
-        Increasing bin edges.
-
-    Returns
-    -------
-    ndarray of shape (n_bins,)
-        The probability of each bin.
-    """
-    mix = mixture_components(sol, i, tail_mass)
-    w, mu, sd = mix.weights, mix.means, mix.sds
-    edges = np.asarray(edges, dtype=float)
-    if sd[0] > 0:
-        cdf = stats.norm.cdf(edges[:, None], mu, sd)
-    else:  # K ∝ I: point masses
-        cdf = (edges[:, None] >= mu).astype(float)
-    return np.diff(cdf @ w)
-
-
-def self_consistency_residuals(sol: ReplicaSolution, K: np.ndarray) -> dict[str, float]:
-    """Largest relative violation of eqs. (30)-(35) and (51)-(53) by a solution.
-
-    Each moment — M − Q, m, Q − m² — is computed three ways: from the tilted-likelihood side (30)-(32),
-    the Gaussian side (33)-(35) with G = (K⁻¹ + diag Δλ)⁻¹ formed independently by a dense solve, and the
-    exact local average over occupation numbers (51)-(53); the residuals compare them pairwise.
-
-    Parameters
-    ----------
-    sol : ReplicaSolution
-        The solution to check.
-    K : ndarray of shape (N, N)
-        The kernel matrix it was computed with.
-
-    Returns
-    -------
-    dict of str to float
-        The largest relative residual of each pairwise comparison, keyed by the equations compared,
-        e.g. ``"(30)-(33)"``; each is scaled by the largest magnitude of the first moment of its pair.
-    """
-    K = np.asarray(K, dtype=float)
-    G = np.linalg.solve(np.eye(sol.n) + K * sol.dl[None, :], K)  # (I + K D)⁻¹ K = (K⁻¹ + D)⁻¹
-    p = poisson_weights(sol.S / sol.n)
-    prec = sol.dl_c[:, None] + np.arange(p.size) / sol.noise_var
-    s = sol.dl + sol.dl_c
-    mq = {"30": 1 / s, "33": np.diag(G), "51": (p / prec).sum(axis=1)}
-    m = {"31": (sol.gam + sol.gam_c) / s, "34": G @ sol.gam,
-         "52": (sol.gam_c - sol.y * sol.dl_c) * mq["51"] + sol.y}
-    H = (p / prec**2).sum(axis=1)
-    qm = {"32": -(sol.lam + sol.lam_c) / s**2, "35": -np.einsum("ij,j,ij->i", G, sol.lam, G),
-          "53": ((m["52"] - sol.y) ** 2 / mq["51"] ** 2 - sol.lam_c) * H - (m["52"] - sol.y) ** 2}
-    out = {}
-    for group in (mq, m, qm):
-        keys = list(group)
-        scale = max(np.max(np.abs(group[keys[0]])), 1e-300)
-        for a, b in ((keys[0], keys[1]), (keys[0], keys[2])):
-            out[f"({a})-({b})"] = float(np.max(np.abs(group[a] - group[b])) / scale)
-    return out
+__all__ += ["bootstrap_test_error", "cavity_test_errors", "bootstrap_loss_error", "OptimismErrors",
+            "bootstrap_optimism", "BootstrapMoments", "bootstrap_moments", "bootstrap_moments_lowrank",
+            "MixtureComponents", "mixture_components", "predictive_density", "bin_probabilities",
+            "self_consistency_residuals"]

@@ -39,9 +39,9 @@ from explorer.bootstrap.replica import (
     IndefiniteKernelError,
     cavity_test_errors,
     check_replica_inputs,
-    factor_B,
     poisson_weights,
 )
+from explorer.operators.dense import factor_B
 from explorer.validation import sample_sizes
 
 __all__ = [

@@ -9,7 +9,7 @@ quantities, so the stages and the comparisons are written once. VG and MF have n
 """
 from __future__ import annotations
 
-from explorer.bootstrap import lowrank, replica
+from explorer.bootstrap import replica
 from explorer.gp_bootstrap import (
     linear_response,
     linear_response_lowrank,
@@ -42,26 +42,26 @@ def _matrix(problem: Problem):
 
 def solve(problem: Problem, S: float, **options) -> replica.ReplicaSolution:
     """ADATAP at S (eqs. 54-59 of seed 000)."""
-    solver = lowrank.solve_replica_lowrank if is_low_rank(problem) else replica.solve_replica
+    solver = replica.solve_replica_lowrank if is_low_rank(problem) else replica.solve_replica
     return solver(_matrix(problem), problem.y, problem.noise_var, S, **options)
 
 
 def learning_curve(problem: Problem, S_values, **options) -> list[replica.ReplicaSolution]:
     """ADATAP along a grid of S, warm-started."""
-    curve = lowrank.replica_learning_curve_lowrank if is_low_rank(problem) else replica.replica_learning_curve
+    curve = replica.replica_learning_curve_lowrank if is_low_rank(problem) else replica.replica_learning_curve
     return curve(_matrix(problem), problem.y, problem.noise_var, S_values, **options)
 
 
 def approximate(problem: Problem, S: float) -> replica.ReplicaSolution:
     """The approximate ADATAP of seed 000 §5 at S."""
-    solver = lowrank.approximate_replica_lowrank if is_low_rank(problem) else replica.approximate_replica
+    solver = replica.approximate_replica_lowrank if is_low_rank(problem) else replica.approximate_replica
     return solver(_matrix(problem), problem.y, problem.noise_var, S)
 
 
 def moments(problem: Problem, sol: replica.ReplicaSolution, X_test) -> replica.BootstrapMoments:
     """Bootstrap mean and variance of the predictor at test inputs, eq. (48)."""
     if is_low_rank(problem):
-        return lowrank.bootstrap_moments_lowrank(sol, problem.phi, problem.cross(X_test))
+        return replica.bootstrap_moments_lowrank(sol, problem.phi, problem.cross(X_test))
     return replica.bootstrap_moments(sol, problem.K, problem.cross(X_test))
 
 

@@ -32,13 +32,11 @@ from explorer.bootstrap.replica import (
     BootstrapSize,
     CavityMoments,
     ConvergenceError,
-    G_diag,
-    G_full,
     cavity_test_errors,
     check_replica_inputs,
     warm_started,
-    with_jitter,
 )
+from explorer.operators.dense import G_diag, G_full, with_jitter
 from explorer.validation import sample_sizes
 
 __all__ = [

@@ -24,7 +24,8 @@ from explorer.operators.refits import DenseRefits
 from explorer.operators.responses import DenseResponses
 
 __all__ = ["JITTER_LADDER", "IndefiniteKernelError", "DenseKernel", "DenseSitePosterior", "check_kernel_matrix",
-           "factor_B", "G_diag", "G_full", "kernel_spectrum", "solve_negative_definite"]
+           "factor_B", "G_diag", "G_full", "kernel_spectrum", "solve_negative_definite", "with_jitter",
+           "first_jitter"]
 
 #: Jitter ladder, in units of the mean diagonal of K, tried when I + D^½ K D^½ cannot be factorised
 #: because round-off made K slightly indefinite (a kernel matrix is positive semi-definite in exact
@@ -224,3 +225,42 @@ class DenseKernel(DenseRefits, DenseResponses, DenseEvidence):
         r = np.sqrt(dl)
         t = cross.T - self.K @ (r[:, None] * linalg.cho_solve((U, False), r[:, None] * cross.T))
         return t.T @ gam, -(t**2).T @ lam
+
+
+def with_jitter(K: np.ndarray, solve):
+    """``solve(K + jitter·I, jitter)`` with the smallest jitter of :data:`JITTER_LADDER` (times the mean diagonal of
+    K; 0 first) for which ``solve`` raises no :class:`IndefiniteKernelError` (:meth:`DenseKernel.jittered`).
+
+    Parameters
+    ----------
+    K : ndarray of shape (N, N)
+        Kernel matrix.
+    solve : callable
+        ``solve(K_j, jitter)``: a solver on the jittered matrix K_j; it raises ``IndefiniteKernelError`` when K_j is
+        not positive semi-definite enough for it.
+
+    Returns
+    -------
+    object
+        What ``solve`` returned at the first jitter that worked.
+
+    Raises
+    ------
+    IndefiniteKernelError
+        If ``solve`` fails at every jitter of the ladder.
+    """
+    return first_jitter(DenseKernel(np.asarray(K, dtype=float)), lambda op, jitter: solve(op.K, jitter))
+
+
+def first_jitter(operator, solve):
+    """``solve(op_j, jitter)`` for the first (operator, jitter) of ``operator.jittered()`` that raises no
+    :class:`IndefiniteKernelError`; that error, naming the largest jitter tried, if every one does."""
+    jitter = 0.0
+    for op_j, jitter in operator.jittered():
+        try:
+            return solve(op_j, jitter)
+        except IndefiniteKernelError:
+            continue
+    raise IndefiniteKernelError(
+        f"The kernel matrix is not positive semi-definite, even with a jitter of {jitter:.1e} on its "
+        "diagonal. Check the kernel and its hyperparameters.")

@@ -218,6 +218,12 @@ class FeatureKernel(FeatureRefits, FeatureResponses, FeatureEvidence):
 
         E_D[f(x)] = (Ψᵀγ)ᵀ u(x) and Var_D[f(x)] = −u(x)ᵀ (Ψᵀ diag(λ) Ψ) u(x); no N×M matrix is formed.
         """
+        cross = np.atleast_2d(np.asarray(cross, dtype=float))
+        if cross.ndim != 2 or cross.shape[1] != self.rank:
+            raise ValueError(f"`phi_test` must have shape (M, {self.rank}), one column per column of phi, got shape "
+                             f"{cross.shape}. Pass features.transform(X_test).")
+        if not np.all(np.isfinite(cross)):
+            raise ValueError("`phi` and `phi_test` must be finite; found NaN or inf.")
         L, psi = factor_features(self.phi, dl)
         u = linalg.solve_triangular(L, cross.T, lower=True, check_finite=False)  # L⁻¹ φ(x), shape (m, M)
         C = psi.T @ (lam[:, None] * psi)  # Ψᵀ diag(λ) Ψ

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from explorer import datasets
-from explorer.bootstrap import lowrank as LR
+from explorer.bootstrap import replica as LR
+from explorer.operators import features as feature_kernel
 from explorer.bootstrap import replica as R
 from explorer.kernels import Exponential, SquaredExponential, paper_rbf
 from explorer.losses import get_loss
@@ -277,7 +278,7 @@ def test_non_convergence_raises_with_the_last_iterate(precision, n_iter):
 
 
 def test_failed_conjugate_gradients_fall_back_to_a_dense_solve_at_small_N(monkeypatch):
-    monkeypatch.setattr(LR, "CG_MAX_ITER", 1)
+    monkeypatch.setattr(feature_kernel, "CG_MAX_ITER", 1)
     p, _, dense = case("random300", 1.0)
     low = LR.solve_replica_lowrank(p.phi, p.y, p.noise_var, 300.0, **TIGHT)
     for name in ("lam", "lam_c"):
@@ -285,8 +286,8 @@ def test_failed_conjugate_gradients_fall_back_to_a_dense_solve_at_small_N(monkey
 
 
 def test_failed_conjugate_gradients_raise_above_the_dense_fallback_size(monkeypatch):
-    monkeypatch.setattr(LR, "CG_MAX_ITER", 1)
-    monkeypatch.setattr(LR, "DENSE_FALLBACK_MAX_N", 299)
+    monkeypatch.setattr(feature_kernel, "CG_MAX_ITER", 1)
+    monkeypatch.setattr(feature_kernel, "DENSE_FALLBACK_MAX_N", 299)
     p = problem("random300")
     with pytest.raises(R.ConvergenceError, match=r"conjugate gradients on eq. \(57\) reached a relative residual of "
                                                  r"\S+ > 1e-10 after 1 steps") as info:
