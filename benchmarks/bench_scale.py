@@ -52,8 +52,13 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from explorer import datasets
-from explorer.bootstrap.replica import approximate_replica_lowrank, solve_replica_lowrank
-from explorer.bootstrap.replica import ConvergenceError, bootstrap_test_error, solve_replica
+from explorer.bootstrap.replica import (
+    ConvergenceError,
+    approximate_replica_lowrank,
+    bootstrap_test_error,
+    solve_replica,
+    solve_replica_lowrank,
+)
 from explorer.gp_bootstrap.evidence_lowrank import maximum_evidence_lowrank
 from explorer.gp_bootstrap.montecarlo_lowrank import bootstrap_learning_curve_lowrank, posterior_weights
 from explorer.kernels import SquaredExponential

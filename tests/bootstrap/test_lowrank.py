@@ -21,11 +21,11 @@ import pytest
 
 from explorer import datasets
 from explorer.bootstrap import replica as LR
-from explorer.operators import features as feature_kernel
 from explorer.bootstrap import replica as R
 from explorer.kernels import Exponential, SquaredExponential, paper_rbf
 from explorer.losses import get_loss
 from explorer.lowrank import given_features, nystrom_features
+from explorer.operators import features as feature_kernel
 from explorer.progress import Cancelled, Hooks
 
 REL = 1e-6
