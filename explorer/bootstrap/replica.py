@@ -88,9 +88,10 @@ class ConvergenceError(RuntimeError):
     """The ADATAP iteration did not converge; ``last`` holds the last iterate (a ReplicaSolution, or None
     if the iteration broke down so badly that not even the last iterate could be formed)."""
 
-    def __init__(self, message: str, last: ReplicaSolution | None):
+    def __init__(self, message: str, last: ReplicaSolution | None, *, breakdown: bool = False):
         super().__init__(message)
         self.last = last
+        self.breakdown = breakdown  # Δλ_c or a factorisation failed, as opposed to too few iterations
 
 
 class BootstrapSize:
@@ -135,7 +136,9 @@ class ReplicaSolution(BootstrapSize, CavityMoments):
 
     All arrays have shape (N,). ``m`` is the bootstrap mean of the predictor at the training inputs
     (eq. 34); ``G_diag`` the diagonal of G (eq. 36). ``residual`` is the largest relative change of Δλ
-    in the last iteration; ``jitter`` what was added to K's diagonal to factorise (0 if nothing).
+    in the last iteration; ``jitter`` what was added to K's diagonal to factorise (0 if nothing); ``features_rank``
+    the rank r of the features Φ (N × r, ΦΦᵀ = K) a dense K was solved on because it is rank-deficient (0: solved
+    as given; see :func:`solve_replica`).
     """
 
     S: float
@@ -155,6 +158,7 @@ class ReplicaSolution(BootstrapSize, CavityMoments):
     tol: float
     method: str = "adatap"
     jitter: float = 0.0
+    features_rank: int = 0
 
     @property
     def cavity_var(self) -> np.ndarray:
@@ -448,7 +452,8 @@ def _fixed_point_map(op: KernelOperator, p, noise_var, keep=None) -> Callable[[n
 
     def step(x: np.ndarray) -> np.ndarray:
         dl = np.exp(x)
-        dl_c = 1.0 / op.site_variances(dl, keep) - dl  # eq. (54)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a G_ii that cancelled to 0 is refused just below
+            dl_c = 1.0 / op.site_variances(dl, keep) - dl  # eq. (54)
         if np.any(~np.isfinite(dl_c)) or np.any(dl_c <= 0):
             raise FloatingPointError("Δλ_c left the positive reals")
         return np.log(update_delta_lambda(dl_c, p, noise_var))  # eq. (55)
@@ -536,7 +541,10 @@ def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks =
     """
     G = op.site_posterior(dl, keep)
     G_diag = G.diagonal()
-    dl_c = 1.0 / G_diag - dl  # eq. (54)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a G_ii that cancelled to 0 is refused just below
+        dl_c = 1.0 / G_diag - dl  # eq. (54)
+    if at_fixed_point and not np.all((dl_c > 0) & np.isfinite(dl_c)):
+        raise FloatingPointError("Δλ_c left the positive reals")
     gam = y * dl  # eq. (56)
     m = G.matvec(gam)  # eq. (34)
     closing = CLOSINGS[op.closing](dl, dl_c, G_diag, p, noise_var, at_fixed_point)
@@ -590,6 +598,8 @@ def solve_replica(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 
     precision : {"mixed", "double"}
         "mixed" iterates in single precision until max(tol, 1e-4) and finishes in double precision; where single
         precision cannot represent the cavity (a step leaves the positive reals) it iterates in double from the start.
+        Where double precision cannot either, because K is rank-deficient, the solution is that of the features of
+        K's non-zero eigenvalues (``ReplicaSolution.features_rank``, O(N³) once more for the eigen-decomposition).
     init_subset : int, "auto" or None
         Size of the random subset whose kernel eigenvalues start the iteration (Appendix A.2); "auto"
         uses N/4 points (the paper's P = 4) when N ≥ 400 and all of them below; None uses all. Features use the
@@ -627,8 +637,31 @@ def solve_replica(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 
     """
     op, y, noise_var, S = check_replica_problem(K, y, noise_var, S)
     init = check_solver_options(y.size, tol, max_iter, init, precision)
-    return first_jitter(op, lambda op_j, jitter: _solve(op_j, y, noise_var, S, tol, max_iter, init, precision,
-                                                        init_subset, jitter, hooks or NO_HOOKS))
+    try:
+        return first_jitter(op, lambda op_j, jitter: _solve(op_j, y, noise_var, S, tol, max_iter, init, precision,
+                                                            init_subset, jitter, hooks or NO_HOOKS))
+    except ConvergenceError as err:
+        features = _rank_deficient_form(op, err)
+        if features is None:
+            raise
+    sol = solve_replica(features, y, noise_var, S, tol=tol, max_iter=max_iter, precision=precision, hooks=hooks,
+                        init=None if init is None or isinstance(init, ReplicaSolution) else init)
+    return replace(sol, features_rank=features.rank)
+
+
+def _rank_deficient_form(op: KernelOperator, err: ConvergenceError):
+    """The features of a rank-deficient K (``op.rank_deficient_features()``) when the iteration on K itself broke
+    down, else None (a genuine breakdown, or an operator without the method).
+
+    A rank-deficient K (a low-rank model's ΦΦᵀ, duplicated rows, a linear kernel) has sites whose G_ii is far below
+    1/Δλ: G_ii = (1 − Σ_j (U⁻¹)_ij²)/Δλ cancels to nothing or below in any precision, and Δλ_c = 1/G_ii − Δλ leaves
+    the positive reals. The breakdown is the detection; the features Φ of K's non-zero eigenvalues give the same K
+    and a diag G = row sums of Ψ∘Ψ that needs no subtraction.
+    """
+    if not err.breakdown:
+        return None
+    form = getattr(op, "rank_deficient_features", None)
+    return None if form is None else form()
 
 
 def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitter,
@@ -645,13 +678,14 @@ def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, 
         step = _with_hooks(_fixed_point_map(op, p, noise_var, keep), hooks, counter, most)
         x, k, residual, converged = anderson_iteration(step, x, tol, max_iter)
         n_iter += k
+        sol = _close(op, y, noise_var, S, np.exp(x), p, keep, hooks, converged=converged, n_iter=n_iter,
+                     residual=residual, tol=tol, jitter=jitter)
     except IndefiniteKernelError:
         raise
     except (FloatingPointError, np.linalg.LinAlgError) as err:
         raise ConvergenceError(f"ADATAP iteration broke down at S/N = {S / n:g}: {err}",
-                               _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol)) from err
-    sol = _close(op, y, noise_var, S, np.exp(x), p, keep, hooks, converged=converged, n_iter=n_iter,
-                 residual=residual, tol=tol, jitter=jitter)
+                               _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol),
+                               breakdown=True) from err
     if not converged:
         raise ConvergenceError(
             f"ADATAP iteration did not converge at S/N = {S / n:g}: relative change {residual:.2e} > tol "

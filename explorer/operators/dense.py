@@ -189,6 +189,18 @@ class DenseKernel(DenseRefits, DenseResponses, DenseEvidence):
         """K itself (VG and MF of [MO03] §5 need it; the feature implementation does not offer it)."""
         return self.K
 
+    def rank_deficient_features(self, rtol: float | None = None):
+        """Features Φ = V_r diag(√ω_r) of K's r eigenvalues above ``rtol``·max ω (default N·machine ε, numpy's
+        ``matrix_rank`` rule), so ΦΦᵀ = K to round-off; None if K has full rank (every eigenvalue above it)."""
+        from explorer.operators.features import FeatureKernel
+
+        omega, V = linalg.eigh(self.K)
+        rtol = self.n * np.finfo(float).eps if rtol is None else rtol
+        keep = omega > rtol * omega[-1]
+        if keep.all():
+            return None
+        return FeatureKernel(V[:, keep] * np.sqrt(omega[keep]))
+
     def spectrum(self, subset: int | str | None = None, rng=0) -> tuple[np.ndarray, float]:
         """Eigenvalues ω of K or of a random subset of N/P of its rows, and P (Appendix A.2)."""
         return kernel_spectrum(self.K, subset, rng)
