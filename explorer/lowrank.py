@@ -3,7 +3,7 @@ r"""Low-rank kernels K ≈ ΦΦᵀ: Nyström features, random Fourier features, 
 With Φ of shape (N, m), m ≪ N, the model is the Gaussian process whose prior covariance on the training inputs is
 ΦΦᵀ (the *subset of regressors*, Quiñonero-Candela & Rasmussen 2005): f(x) = φ(x)ᵀw with w ~ N(0, I_m), so
 k̃(x, x') = φ(x)ᵀφ(x'). Everything the replica theory and the Monte-Carlo compute on that model costs O(N m²) time
-and O(N m) memory, never an N×N matrix (:mod:`explorer.bootstrap.lowrank`). Theory and Monte-Carlo use the same Φ,
+and O(N m) memory, never an N×N matrix (:mod:`explorer.operators.features`). Theory and Monte-Carlo use the same Φ,
 so their comparison stays like for like; what the low-rank model gives up against the exact GP is that k̃ ≤ k on
 the diagonal (Nyström) or is a random estimate of k (random features), so its predictive variance is too small
 far from the landmarks.

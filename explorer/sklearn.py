@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, Sum, WhiteKernel
@@ -38,6 +37,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from explorer.bootstrap import replica
+from explorer.bootstrap.distribution import BootstrapDistribution, bootstrap_distribution
 from explorer.gp_bootstrap import paths, stages
 from explorer.gp_bootstrap.problems import LowRankRegressionProblem, RegressionProblem
 from explorer.lowrank import nystrom_features
@@ -53,10 +53,6 @@ MAX_EVIDENCE_ROWS = 2_000
 
 #: scikit-learn checks this estimator does not pass, with the reason (handed to ``parametrize_with_checks``).
 EXPECTED_FAILED_CHECKS: dict[str, str] = {}
-
-#: Bisection steps of :meth:`BootstrapDistribution.ppf`: each halves the bracket, 80 take any double-precision
-#: bracket down to its last bit.
-_PPF_STEPS = 80
 
 
 def split_noise(kernel: Kernel) -> tuple[Kernel | None, float]:
@@ -90,145 +86,6 @@ def split_noise(kernel: Kernel) -> tuple[Kernel | None, float]:
         prior = b if a is None else a if b is None else Sum(a, b)
         return prior, noise_a + noise_b
     return kernel, 0.0
-
-
-@dataclass(frozen=True)
-class BootstrapDistribution:
-    """Bootstrap distribution of the GP predictor at the N training inputs, eq. (60) of seed 000.
-
-    At training input i the predictor retrained on a bootstrap sample holding k copies of point i is Gaussian with
-    mean (γ_c(i) + y_i k/σ²)/(Δλ_c(i) + k/σ²) and standard deviation √(−λ_c(i))/(Δλ_c(i) + k/σ²); k ~ Poisson(S/N)
-    (:func:`explorer.bootstrap.replica.mixture_components`). Every method works on all N inputs at once.
-
-    Attributes
-    ----------
-    weights : ndarray of shape (k_max + 1,)
-        p_k, the Poisson probabilities of k = 0..k_max copies (the dropped tail renormalised away).
-    means : ndarray of shape (N, k_max + 1)
-        Mean of component k at input i.
-    sds : ndarray of shape (N, k_max + 1)
-        Standard deviation of component k at input i (0: a point mass, which has no density).
-    s_over_n : float
-        S/N, the bootstrap size per training input.
-    """
-
-    weights: np.ndarray
-    means: np.ndarray
-    sds: np.ndarray
-    s_over_n: float
-
-    @property
-    def n(self) -> int:
-        """N, the number of training inputs."""
-        return self.means.shape[0]
-
-    def pdf(self, f: ArrayLike) -> np.ndarray:
-        """Density ρ_i(f) of the bootstrapped predictor at every training input i, eq. (60).
-
-        Parameters
-        ----------
-        f : array_like broadcastable to shape (..., N)
-            Predictor values; the last axis runs over the training inputs (a scalar is used at every input).
-
-        Returns
-        -------
-        ndarray of shape broadcast(f, (N,))
-            ρ_i(f_i).
-        """
-        z, sds = self._standardised(f)
-        density = np.divide(np.exp(-0.5 * z**2) / np.sqrt(2 * np.pi), sds, out=np.zeros_like(z), where=sds > 0)
-        return density @ self.weights
-
-    def cdf(self, f: ArrayLike) -> np.ndarray:
-        """P(f_i ≤ f) over bootstrap samples at every training input i (eq. 60 integrated).
-
-        Parameters
-        ----------
-        f : array_like broadcastable to shape (..., N)
-            As in :meth:`pdf`.
-
-        Returns
-        -------
-        ndarray of shape broadcast(f, (N,))
-        """
-        z, _ = self._standardised(f)
-        return special.ndtr(z) @ self.weights
-
-    def ppf(self, q: ArrayLike) -> np.ndarray:
-        """The q-quantile of the bootstrapped predictor at every training input (the inverse of :meth:`cdf`).
-
-        The mixture's quantile lies between the smallest and the largest quantile of its components; bisection
-        on that bracket, all inputs at once, to the last bit.
-
-        Parameters
-        ----------
-        q : array_like broadcastable to shape (N,)
-            Probabilities in [0, 1].
-
-        Returns
-        -------
-        ndarray of shape broadcast(q, (N,))
-            The quantiles (−inf at q = 0, +inf at q = 1).
-
-        Raises
-        ------
-        ValueError
-            If a probability is outside [0, 1] or NaN.
-        """
-        q = np.asarray(q, dtype=float)
-        if not np.all((q >= 0) & (q <= 1)):
-            raise ValueError(f"`q` must be probabilities in [0, 1], got {q.tolist()}.")
-        q = np.broadcast_to(q, np.broadcast_shapes(q.shape, (self.n,)))
-        inner = np.clip(q, np.finfo(float).tiny, 1 - np.finfo(float).epsneg)[..., None]
-        quantiles = self.means + self.sds * special.ndtri(inner)
-        lo, hi = quantiles.min(axis=-1), quantiles.max(axis=-1)
-        for _ in range(_PPF_STEPS):
-            mid = 0.5 * (lo + hi)
-            below = self.cdf(mid) < q
-            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-            if np.all(hi - lo <= 2 * np.spacing(np.maximum(np.abs(lo), np.abs(hi)))):
-                break  # every bracket is down to its last bits
-        return np.where(q == 0, -np.inf, np.where(q == 1, np.inf, 0.5 * (lo + hi)))
-
-    def interval(self, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-        """The bootstrap percentile interval of the predictor at every training input.
-
-        Parameters
-        ----------
-        confidence : float
-            The probability mass inside, in (0, 1).
-
-        Returns
-        -------
-        low, high : ndarray of shape (N,)
-            ``ppf((1 − confidence)/2)`` and ``ppf((1 + confidence)/2)``.
-
-        Raises
-        ------
-        ValueError
-            If ``confidence`` is not in (0, 1).
-        """
-        if not (isinstance(confidence, numbers.Real) and 0 < confidence < 1):
-            raise ValueError(f"`confidence` must be a number in (0, 1), got {confidence!r}. It is the mass "
-                             "inside the interval, e.g. 0.9.")
-        return self.ppf((1 - confidence) / 2), self.ppf((1 + confidence) / 2)
-
-    def mean(self) -> np.ndarray:
-        """The mixture mean Σ_k p_k μ_ik at every training input, ndarray of shape (N,)."""
-        return self.means @ self.weights
-
-    def std(self) -> np.ndarray:
-        """The mixture standard deviation at every training input, ndarray of shape (N,)."""
-        second = (self.sds**2 + self.means**2) @ self.weights
-        return np.sqrt(np.maximum(second - self.mean() ** 2, 0.0))
-
-    def _standardised(self, f) -> tuple[np.ndarray, np.ndarray]:
-        """(f − μ_ik)/σ_ik of shape (..., N, k_max + 1) and σ_ik; a point mass (σ_ik = 0) gives +inf at and above
-        its mean (its cdf is 1 there) and −inf below."""
-        gap = np.asarray(f, dtype=float)[..., None] - self.means
-        sds = np.broadcast_to(self.sds, gap.shape)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(sds > 0, gap / sds, np.where(gap >= 0, np.inf, -np.inf)), sds
 
 
 @dataclass(frozen=True)
@@ -459,10 +316,7 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         if not (isinstance(tail_mass, numbers.Real) and 0 < tail_mass < 1):
             raise ValueError(f"`tail_mass` must be a number in (0, 1), got {tail_mass!r}.")
-        sol = self.solution_
-        parts = [replica.mixture_components(sol, i, float(tail_mass)) for i in range(sol.n)]  # eq. (60)
-        return BootstrapDistribution(parts[0].weights, np.stack([p.means for p in parts]),
-                                     np.stack([np.broadcast_to(p.sds, p.means.shape) for p in parts]), sol.s_over_n)
+        return bootstrap_distribution(self.solution_, float(tail_mass))  # eq. (60)
 
     def learning_curve(self, s_over_n: float | ArrayLike, *, mc_samples: int | None = None,
                        random_state: int | np.random.RandomState | None = None) -> BootstrapLearningCurve:
