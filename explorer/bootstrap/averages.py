@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from explorer.bootstrap.replica import SERIES_TAIL, ReplicaSolution, poisson_weights
+from explorer.bootstrap.occupations import SERIES_TAIL, poisson_weights
+from explorer.bootstrap.replica import ReplicaSolution
 from explorer.operators import as_operator
 from explorer.operators.features import FeatureKernel
 

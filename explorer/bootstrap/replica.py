@@ -32,17 +32,24 @@ Core module: numpy and scipy only.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import numpy as np
-from scipy import optimize, stats
 
-from explorer.lowrank import LowRankFeatures
-from explorer.operators import KernelOperator, as_operator
+from explorer.bootstrap.checks import (
+    check_lowrank_inputs,
+    check_noise_and_sample_size,
+    check_replica_inputs,
+    check_replica_problem,
+)
+from explorer.bootstrap.closing import CLOSINGS, fixed_point_closing, literal_closing
+from explorer.bootstrap.fixed_point import anderson_iteration, fixed_point_map, warm_started, with_hooks
+from explorer.bootstrap.occupations import poisson_weights, root_delta_lambda, update_delta_lambda
+from explorer.operators import KernelOperator
 from explorer.operators.dense import JITTER_LADDER, IndefiniteKernelError, first_jitter, with_jitter
-from explorer.operators.features import FeatureKernel, check_feature_matrix
+from explorer.operators.features import FeatureKernel
 from explorer.progress import NO_HOOKS, Hooks
 
 __all__ = [
@@ -79,9 +86,6 @@ __all__ = [
 ]
 
 _Solution = TypeVar("_Solution")
-
-#: Tail mass of the Poisson occupation distribution dropped from the series of eqs. (51), (55), (60).
-SERIES_TAIL = 1e-16
 
 
 class ConvergenceError(RuntimeError):
@@ -167,211 +171,8 @@ class ReplicaSolution(BootstrapSize, CavityMoments):
 
 
 # ---------------------------------------------------------------------------------------------
-# validation
-# ---------------------------------------------------------------------------------------------
-
-
-def check_replica_inputs(K, y, noise_var: float, S: float) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """Validated ``(K, y, noise_var, S)`` of the GP-regression replica problems (every solver of the theory).
-
-    Parameters
-    ----------
-    K : array_like of shape (n, n)
-        Symmetric, finite kernel matrix, n >= 2.
-    y : array_like of shape (n,)
-        Finite targets.
-    noise_var : float
-        σ² > 0.
-    S : float
-        Mean bootstrap sample size, > 0.
-
-    Returns
-    -------
-    tuple
-        ``K`` and ``y`` as float ndarrays, ``noise_var`` and ``S`` as floats.
-
-    Raises
-    ------
-    ValueError
-        If a shape, a value or the symmetry of ``K`` is wrong; the message says which.
-    """
-    K = np.asarray(K, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(f"`K` must be a square kernel matrix, got shape {K.shape}.")
-    if y.shape != (K.shape[0],):
-        raise ValueError(
-            f"`y` must have shape ({K.shape[0]},) to match K, got {y.shape}. Pass one target per row of K."
-        )
-    if K.shape[0] < 2:
-        raise ValueError(f"Need at least 2 training points, got {K.shape[0]}.")
-    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(y))):
-        raise ValueError("`K` and `y` must be finite; found NaN or inf. Clean the data first.")
-    if not (np.array_equal(K, K.T) or np.allclose(K, K.T, rtol=1e-10, atol=1e-12)):
-        raise ValueError("`K` must be symmetric; got a non-symmetric matrix. Is it a kernel matrix?")
-    return K, y, *check_noise_and_sample_size(noise_var, S)
-
-
-def check_noise_and_sample_size(noise_var: float, S: float) -> tuple[float, float]:
-    """Validated noise variance σ² (eq. 50) and mean bootstrap sample size S (eq. 11), the scalars of every solver.
-
-    Parameters
-    ----------
-    noise_var, S
-        As in :func:`check_replica_inputs`.
-
-    Returns
-    -------
-    tuple of float
-        ``noise_var`` and ``S`` as floats.
-
-    Raises
-    ------
-    ValueError
-        If either is not a positive finite number; the message says which.
-    """
-    if not (np.isfinite(noise_var) and noise_var > 0):
-        raise ValueError(f"`noise_var` must be positive, got {noise_var}. It is the noise variance σ².")
-    if not (np.isfinite(S) and S > 0):
-        raise ValueError(f"`S` must be positive, got {S}. S is the mean bootstrap sample size.")
-    return float(noise_var), float(S)
-
-
-def check_replica_problem(K, y, noise_var: float, S: float) -> tuple[KernelOperator, np.ndarray, float, float]:
-    """Validated ``(operator, y, noise_var, S)`` of a replica problem, whatever holds its kernel.
-
-    Parameters
-    ----------
-    K : KernelOperator, LowRankFeatures or array_like of shape (N, N)
-        The prior covariance of the training inputs: an operator as it is, features as K = ΦΦᵀ
-        (:class:`~explorer.operators.features.FeatureKernel`), an array as the dense kernel matrix (validated by
-        :func:`check_replica_inputs`).
-    y, noise_var, S
-        As in :func:`check_replica_inputs`.
-
-    Returns
-    -------
-    tuple
-        The kernel operator, ``y`` as a float array, ``noise_var`` and ``S`` as floats.
-
-    Raises
-    ------
-    ValueError
-        If a shape or a value is wrong; the message says which.
-    """
-    if isinstance(K, LowRankFeatures):
-        phi, y, noise_var, S = check_lowrank_inputs(K, y, noise_var, S)
-        return FeatureKernel(phi), y, noise_var, S
-    if not isinstance(K, KernelOperator):
-        K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
-        return as_operator(K), y, noise_var, S
-    y = np.asarray(y, dtype=float)
-    if y.shape != (K.n,):
-        raise ValueError(f"`y` must have shape ({K.n},) to match the kernel, got {y.shape}. Pass one target per "
-                         "training input.")
-    if not np.all(np.isfinite(y)):
-        raise ValueError("`y` must be finite; found NaN or inf. Clean the data first.")
-    return K, y, *check_noise_and_sample_size(noise_var, S)
-
-
-def check_lowrank_inputs(phi, y, noise_var: float, S: float) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """Validated ``(phi, y, noise_var, S)`` of a replica problem on features (K = ΦΦᵀ).
-
-    Parameters
-    ----------
-    phi : array_like of shape (N, m), or LowRankFeatures
-        Feature matrix Φ of the kernel K = ΦΦᵀ (its ``.phi`` for :class:`~explorer.lowrank.LowRankFeatures`).
-    y, noise_var, S
-        As in :func:`check_replica_inputs`, one target per row of Φ.
-
-    Returns
-    -------
-    tuple
-        Φ and ``y`` as float ndarrays, ``noise_var`` and ``S`` as floats.
-
-    Raises
-    ------
-    ValueError
-        If a shape or a value is wrong; the message says which.
-    """
-    phi = check_feature_matrix(phi)
-    y = np.asarray(y, dtype=float)
-    if y.shape != (phi.shape[0],):
-        raise ValueError(f"`y` must have shape ({phi.shape[0]},) to match phi, got {y.shape}. "
-                         "Pass one target per row of phi.")
-    if phi.shape[0] < 2:
-        raise ValueError(f"Need at least 2 training points, got {phi.shape[0]}.")
-    if not (np.all(np.isfinite(phi)) and np.all(np.isfinite(y))):
-        raise ValueError("`phi` and `y` must be finite; found NaN or inf. Clean the data first.")
-    if not np.any(phi):
-        raise ValueError("`phi` is all zeros, so the kernel ΦΦᵀ is 0 and no input is learnt. Check the features.")
-    return phi, y, *check_noise_and_sample_size(noise_var, S)
-
-
-# ---------------------------------------------------------------------------------------------
 # building blocks
 # ---------------------------------------------------------------------------------------------
-
-
-def poisson_weights(v: float, tail: float = SERIES_TAIL) -> np.ndarray:
-    """Weights p_k = v^k e^(−v)/k!, k = 0..k_max, with the dropped tail mass below ``tail`` (eq. 11).
-
-    Parameters
-    ----------
-    v : float
-        The Poisson mean S/N, positive.
-    tail : float
-        Largest tail mass P(k > k_max) that is dropped.
-
-    Returns
-    -------
-    ndarray of shape (k_max + 1,)
-        p_0 .. p_k_max, renormalised to sum to one.
-
-    Raises
-    ------
-    ValueError
-        If ``v`` is not a positive finite number.
-    """
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"`v` = S/N must be positive, got {v}.")
-    k_max = int(stats.poisson.isf(tail, v)) + 1
-    p = stats.poisson.pmf(np.arange(k_max + 1), v)
-    return p / p.sum()
-
-
-def _occupation_series(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> tuple[np.ndarray, np.ndarray]:
-    """q = Σ_k p_k Δλ_c/(Δλ_c + k/σ²) and 1 − q, computed without cancellation (eqs. 51, 55)."""
-    kc = np.arange(p.size) / noise_var
-    a = dl_c[:, None]
-    q = (p * (a / (a + kc))).sum(axis=1)
-    one_minus_q = (p * (kc / (a + kc))).sum(axis=1)
-    return q, one_minus_q
-
-
-def update_delta_lambda(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> np.ndarray:
-    """Eq. (55): Δλ = (Σ_k p_k/(Δλ_c + k/σ²))⁻¹ − Δλ_c, written as Δλ_c (1 − q)/q (no cancellation)."""
-    q, one_minus_q = _occupation_series(dl_c, p, noise_var)
-    return dl_c * one_minus_q / q
-
-
-def root_delta_lambda(omega: np.ndarray, P: float, n: int, noise_var: float, S: float) -> float:
-    """The 1-D root of eqs. (61)-(62) given the kernel eigenvalues ω (see initial_delta_lambda)."""
-    p = poisson_weights(S / n)
-    kc = np.arange(p.size) / noise_var
-
-    def excess(log_dl: float) -> float:
-        dl = np.exp(log_dl)
-        G = P / n * np.sum(omega / (1 + omega * dl))  # eq. (61)
-        a = 1 - P / n * np.sum(omega * dl / (1 + omega * dl))  # = 1 − G Δλ, without cancellation
-        return float(np.sum(p / (a + G * kc)) - 1.0)  # eq. (62)
-
-    lo, hi = -30.0, 5.0
-    while excess(hi) < 0 and hi < 60:
-        hi += 5.0
-    if excess(lo) > 0 or excess(hi) < 0:
-        raise ValueError("Could not bracket the start value of Δλ (eqs. 61-62); is K a kernel matrix?")
-    return float(np.exp(optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-12)))
 
 
 def initial_delta_lambda(K, noise_var: float, S: float, *, subset: int | str | None = None, rng=0) -> float:
@@ -410,126 +211,9 @@ def _rows(K) -> int:
     return n if isinstance(n, int) else len(np.asarray(getattr(K, "phi", K)))
 
 
-def anderson_iteration(step, x0: np.ndarray, tol: float, max_iter: int, memory: int = 5):
-    """Anderson-accelerated fixed-point iteration on x; returns (x, n_iter, residual, converged).
-
-    The residual is max abs(F(x) − x), i.e. the largest relative change of Δλ when x = log Δλ. On
-    convergence the returned x is the last point at which F was evaluated (so G is known there).
-    A safeguard falls back to the plain step when the accelerated residual grows.
-    """
-    x = x0
-    X_hist, F_hist = [], []
-    residual, best = np.inf, np.inf
-    for it in range(1, max_iter + 1):
-        fx = step(x)
-        r = fx - x
-        residual = float(np.max(np.abs(r)))
-        if residual < tol:
-            return x, it, residual, True
-        X_hist.append(x.copy())
-        F_hist.append(r)
-        if residual > 2 * best:  # acceleration went astray: restart from a plain step
-            X_hist, F_hist = [x.copy()], [r]
-        best = min(best, residual)
-        X_hist, F_hist = X_hist[-(memory + 1):], F_hist[-(memory + 1):]
-        if len(F_hist) > 1:
-            dF = np.diff(np.array(F_hist), axis=0).T
-            dX = np.diff(np.array(X_hist), axis=0).T
-            coef, *_ = np.linalg.lstsq(dF, r, rcond=None)
-            x = x + r - (dX + dF) @ coef
-        else:
-            x = fx
-    return x, max_iter, residual, False
-
-
 # ---------------------------------------------------------------------------------------------
-# the fixed point of eqs. (54)-(55)
+# closing the equations: (56)-(59) (the two closings: explorer.bootstrap.closing)
 # ---------------------------------------------------------------------------------------------
-
-
-def _fixed_point_map(op: KernelOperator, p, noise_var, keep=None) -> Callable[[np.ndarray], np.ndarray]:
-    """x = log Δλ ↦ log Δλ' by eq. (54) then eq. (55), in the operator's precision; ``keep`` remembers its factor."""
-
-    def step(x: np.ndarray) -> np.ndarray:
-        dl = np.exp(x)
-        with np.errstate(divide="ignore", invalid="ignore"):  # a G_ii that cancelled to 0 is refused just below
-            dl_c = 1.0 / op.site_variances(dl, keep) - dl  # eq. (54)
-        if np.any(~np.isfinite(dl_c)) or np.any(dl_c <= 0):
-            raise FloatingPointError("Δλ_c left the positive reals")
-        return np.log(update_delta_lambda(dl_c, p, noise_var))  # eq. (55)
-
-    return step
-
-
-def _with_hooks(step, hooks: Hooks, counter: Iterator[int], total: int):
-    """``step`` that stops (``Cancelled``) before and reports progress after every evaluation of the map."""
-
-    def checked(x: np.ndarray) -> np.ndarray:
-        done = next(counter)
-        hooks.check(done, total, "iterations")
-        fx = step(x)
-        hooks.step(done + 1, total, "iterations", "ADATAP")
-        return fx
-
-    return checked
-
-
-
-# ---------------------------------------------------------------------------------------------
-# closing the equations: (56)-(59)
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Closing:
-    """The coefficients of eqs. (57) and (59) given diag G: (G∘G − diag d) λ = (m − y)², e = d − G_ii² > 0 (the
-    diagonal of the negated matrix), and λ_c = λ·num/den + (m − y)²/G_ii² (eq. 59; num/den = G_ii²/(H − G_ii²))."""
-
-    d: np.ndarray
-    e: np.ndarray
-    num: np.ndarray
-    den: np.ndarray | float
-
-
-def literal_closing(dl, dl_c, G_diag, p, noise_var, at_fixed_point: bool = True) -> Closing:
-    """Eqs. (57), (59) as written: H − G_ii² by subtraction (``at_fixed_point`` plays no part)."""
-    kc = np.arange(p.size) / noise_var
-    H = (p / (dl_c[:, None] + kc) ** 2).sum(axis=1)  # H(i), after eq. (57)
-    g_ii = G_diag**2
-    d = H * g_ii / (H - g_ii)
-    return Closing(d=d, e=d - g_ii, num=g_ii, den=H - g_ii)
-
-
-def fixed_point_closing(dl, dl_c, G_diag, p, noise_var, at_fixed_point: bool = True) -> Closing:
-    """Eqs. (57), (59) with H − g, g = G_ii², never formed by subtraction.
-
-    e = g²/(H − g) and c = g/(H − g), H = Σ_k p_k q_k², q_k = 1/(Δλ_c + k/σ²). H − g is a difference of two numbers
-    of order 1/Δλ_c² that can be 1e-15 of either (a site few features reach: G_ii ≈ 0, Δλ_c huge). Eq. (55) makes
-    g = q̄², q̄ = Σ_k p_k q_k, at the fixed point, where H − g = Σ_k p_k (q_k − q̄)² is the variance of q over k;
-    and q_k − q̄ = a r_k Σ_l p_l (l − k) r_l / Δλ_c with r_k = Δλ_c q_k and a = 1/(σ²Δλ_c), free of cancellation.
-    Away from the fixed point (``at_fixed_point`` False: the approximate ADATAP) H − g also has the part q̄² − g =
-    (Δλ − Δλ')q̄ G_ii (q̄ + G_ii), Δλ' the update (55) of Δλ_c — together exactly the literal H − G_ii². With
-    t = G_ii Δλ_c and V = σ⁴Δλ_c⁴ (H − g): e = t⁴σ⁴/V and c = t²σ⁴Δλ_c²/V, finite as G_ii → 0 (e → σ⁴N/S).
-
-    At a converged iterate the variance form is also the more accurate one: its error is O(tol), while that of the
-    literal H − G_ii² is O(tol) times κ = g/(H − g), 10-60 on ordinary sites and up to 1e14 on sites few features
-    reach.
-    """
-    k = np.arange(p.size)
-    a = 1.0 / (noise_var * dl_c)
-    r = 1.0 / (1.0 + a[:, None] * k)  # Δλ_c q_k
-    w = r @ (p[:, None] * (k[:, None] - k[None, :]))  # Σ_l p_l (l − k) r_l
-    V = (p * (r * w) ** 2).sum(axis=1)  # σ⁴Δλ_c⁴ Σ_k p_k (q_k − q̄)²
-    t = G_diag * dl_c
-    if not at_fixed_point:
-        r_mean = r @ p  # Δλ_c q̄
-        V = V + (dl - update_delta_lambda(dl_c, p, noise_var)) * noise_var**2 * dl_c * r_mean * t * (r_mean + t)
-    e = t**4 * noise_var**2 / V
-    return Closing(d=G_diag**2 + e, e=e, num=e * (dl_c / t) ** 2, den=1.0)
-
-
-#: The closing each kind of kernel operator names by its ``closing`` attribute.
-CLOSINGS: dict[str, Callable[..., Closing]] = {"literal": literal_closing, "fixed-point": fixed_point_closing}
 
 
 def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *,
@@ -569,8 +253,6 @@ def check_finite_solution(sol: ReplicaSolution) -> None:
     for name in ("dl", "dl_c", "gam", "gam_c", "lam", "lam_c", "m"):
         if not np.all(np.isfinite(getattr(sol, name))):
             raise FloatingPointError(f"The replica solution has non-finite {name}; K may be degenerate.")
-
-
 
 
 def solve_replica(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 1e-3, max_iter: int = 200,
@@ -675,7 +357,7 @@ def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, 
     try:
         if precision == "mixed":  # single precision resolves Δλ to ~1e-6; finish in double precision
             x, n_iter, residual = _single_precision_start(op, p, noise_var, x, tol, max_iter, hooks, counter, most)
-        step = _with_hooks(_fixed_point_map(op, p, noise_var, keep), hooks, counter, most)
+        step = with_hooks(fixed_point_map(op, p, noise_var, keep), hooks, counter, most)
         x, k, residual, converged = anderson_iteration(step, x, tol, max_iter)
         n_iter += k
         sol = _close(op, y, noise_var, S, np.exp(x), p, keep, hooks, converged=converged, n_iter=n_iter,
@@ -700,7 +382,7 @@ def _single_precision_start(op, p, noise_var, x, tol, max_iter, hooks, counter, 
     """(x, n_iter, residual) after iterating eqs. (54)-(55) in single precision to max(tol, 1e-4); the start x
     itself (0 iterations) where single precision breaks down — the cavity 1/G_ii − Δλ of a rank-deficient K is
     not representable there — so that the double-precision iteration starts afresh."""
-    step = _with_hooks(_fixed_point_map(op.in_precision(np.float32), p, noise_var), hooks, counter, most)
+    step = with_hooks(fixed_point_map(op.in_precision(np.float32), p, noise_var), hooks, counter, most)
     try:
         x_single, n_iter, residual, _ = anderson_iteration(step, x, max(tol, 1e-4), max_iter)
     except IndefiniteKernelError:
@@ -790,8 +472,6 @@ def start_delta_lambda(spectrum: Callable[[], tuple[np.ndarray, float]], n: int,
     return init.dl * (start / root_delta_lambda(omega, P, n, noise_var, init.S))
 
 
-
-
 def approximate_replica(K, y: np.ndarray, noise_var: float, S: float, *,
                         init_subset: int | str | None = None) -> ReplicaSolution:
     """The "approximate ADATAP" of [MO03] §5: no iteration of eqs. (54)-(55).
@@ -853,21 +533,6 @@ def replica_learning_curve(K, y, noise_var, S_values, **options) -> list[Replica
     """
     op, y, noise_var, _ = check_replica_problem(K, y, noise_var, 1.0)
     return warm_started(lambda S, init: solve_replica(op, y, noise_var, S, init=init, **options), S_values)
-
-
-def warm_started(solve: Callable[[float, object], _Solution], S_values) -> list[_Solution]:
-    """``solve(S, init)`` at every S of ``S_values``, in ascending order of S, each warm-started from the
-    solution at the previous S (``init`` None for the smallest); the solutions in the order of ``S_values``.
-
-    Shared by the learning curves of ADATAP, VG (``variational``) and the SVM replica theory.
-    """
-    S_arr = np.atleast_1d(np.asarray(S_values, dtype=float))
-    solutions: dict[int, _Solution] = {}
-    previous = None
-    for j in np.argsort(S_arr):
-        previous = solve(float(S_arr[j]), previous)
-        solutions[int(j)] = previous
-    return [solutions[j] for j in range(S_arr.size)]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,77 @@
+"""The occupation numbers of the bootstrap in the replica theory of [MO03]: the Poisson weights of eq. (11), the series
+of eqs. (51), (55) without cancellation, and the 1-D root of eqs. (61)-(62) that starts the iteration (Appendix A.2).
+
+Core module: numpy and scipy only.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import optimize, stats
+
+__all__ = ['SERIES_TAIL', 'poisson_weights', 'update_delta_lambda', 'root_delta_lambda']
+
+
+#: Tail mass of the Poisson occupation distribution dropped from the series of eqs. (51), (55), (60).
+SERIES_TAIL = 1e-16
+
+
+def poisson_weights(v: float, tail: float = SERIES_TAIL) -> np.ndarray:
+    """Weights p_k = v^k e^(−v)/k!, k = 0..k_max, with the dropped tail mass below ``tail`` (eq. 11).
+
+    Parameters
+    ----------
+    v : float
+        The Poisson mean S/N, positive.
+    tail : float
+        Largest tail mass P(k > k_max) that is dropped.
+
+    Returns
+    -------
+    ndarray of shape (k_max + 1,)
+        p_0 .. p_k_max, renormalised to sum to one.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` is not a positive finite number.
+    """
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"`v` = S/N must be positive, got {v}.")
+    k_max = int(stats.poisson.isf(tail, v)) + 1
+    p = stats.poisson.pmf(np.arange(k_max + 1), v)
+    return p / p.sum()
+
+
+def _occupation_series(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> tuple[np.ndarray, np.ndarray]:
+    """q = Σ_k p_k Δλ_c/(Δλ_c + k/σ²) and 1 − q, computed without cancellation (eqs. 51, 55)."""
+    kc = np.arange(p.size) / noise_var
+    a = dl_c[:, None]
+    q = (p * (a / (a + kc))).sum(axis=1)
+    one_minus_q = (p * (kc / (a + kc))).sum(axis=1)
+    return q, one_minus_q
+
+
+def update_delta_lambda(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> np.ndarray:
+    """Eq. (55): Δλ = (Σ_k p_k/(Δλ_c + k/σ²))⁻¹ − Δλ_c, written as Δλ_c (1 − q)/q (no cancellation)."""
+    q, one_minus_q = _occupation_series(dl_c, p, noise_var)
+    return dl_c * one_minus_q / q
+
+
+def root_delta_lambda(omega: np.ndarray, P: float, n: int, noise_var: float, S: float) -> float:
+    """The 1-D root of eqs. (61)-(62) given the kernel eigenvalues ω (see initial_delta_lambda)."""
+    p = poisson_weights(S / n)
+    kc = np.arange(p.size) / noise_var
+
+    def excess(log_dl: float) -> float:
+        dl = np.exp(log_dl)
+        G = P / n * np.sum(omega / (1 + omega * dl))  # eq. (61)
+        a = 1 - P / n * np.sum(omega * dl / (1 + omega * dl))  # = 1 − G Δλ, without cancellation
+        return float(np.sum(p / (a + G * kc)) - 1.0)  # eq. (62)
+
+    lo, hi = -30.0, 5.0
+    while excess(hi) < 0 and hi < 60:
+        hi += 5.0
+    if excess(lo) > 0 or excess(hi) < 0:
+        raise ValueError("Could not bracket the start value of Δλ (eqs. 61-62); is K a kernel matrix?")
+    return float(np.exp(optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-12)))
+
