@@ -7,7 +7,7 @@ histograms and the eq. (60) mixture, ``problems`` the regression problem (dense 
 computations on each, ``stages`` the stages the CLI and the app share (theory and Monte-Carlo learning curves,
 held-out moments), ``steps`` the resamples one at a time (the "Bootstrap, step by step" page), ``experiments`` the
 comparisons behind the paper's figures; ``variational`` and ``mean_field`` the variational-Gaussian and mean-field
-replica approximations of Fig. 1 (derivation: ``docs/derivations/vg_mf.md``); ``linear_response`` and
-``linear_response_lowrank`` the infinitesimal jackknife and closed-form leave-one-out (``docs/linear_response.md``);
+replica approximations of Fig. 1 (derivation: ``docs/derivations/vg_mf.md``); ``linear_response``
+the infinitesimal jackknife and closed-form leave-one-out on a dense K or features Φ (``docs/linear_response.md``);
 ``evidence`` and ``evidence_lowrank`` the hyperparameters of largest evidence.
 """

@@ -3,7 +3,7 @@
 A :class:`~explorer.gp_bootstrap.problems.RegressionProblem` holds K and runs the dense functions
 (:mod:`explorer.bootstrap.replica`, :mod:`~explorer.gp_bootstrap.montecarlo`, :mod:`~explorer.gp_bootstrap.linear_response`); a
 :class:`~explorer.gp_bootstrap.problems.LowRankRegressionProblem` holds Φ and runs their O(N m²) counterparts
-(:mod:`explorer.bootstrap.lowrank`, :mod:`~explorer.gp_bootstrap.montecarlo_lowrank`, :mod:`~explorer.gp_bootstrap.linear_response_lowrank`) on the same model
+(:mod:`explorer.bootstrap.lowrank`, :mod:`~explorer.gp_bootstrap.montecarlo_lowrank`, :mod:`~explorer.gp_bootstrap.linear_response` on features) on the same model
 quantities, so the stages and the comparisons are written once. VG and MF have no low-rank form here
 (:func:`has_vg_mf`). Core module: numpy and scipy only.
 """
@@ -12,10 +12,10 @@ from __future__ import annotations
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import (
     linear_response,
-    linear_response_lowrank,
     montecarlo,
     montecarlo_lowrank,
 )
+from explorer.gp_bootstrap.linear_response import IJ_EXACT_ROWS, IJ_INPUTS
 from explorer.gp_bootstrap.problems import LowRankRegressionProblem, RegressionProblem
 
 __all__ = ["Problem", "IJ_EXACT_ROWS", "IJ_INPUTS", "is_low_rank", "has_vg_mf", "solve", "learning_curve", "approximate", "moments", "predictions",
@@ -84,14 +84,8 @@ def mc_learning_curve(problem: Problem, S_values, n_samples: int, **options):
 
 def loo_limit(problem: Problem, S: float, **options) -> linear_response.LeaveOneOutLimit:
     """The closed-form leave-one-out error at noise σ²N/S, ε(S)'s S → ∞ limit."""
-    limit = linear_response_lowrank.loo_limit_lowrank if is_low_rank(problem) else linear_response.loo_limit
+    limit = linear_response.loo_limit_lowrank if is_low_rank(problem) else linear_response.loo_limit
     return limit(_matrix(problem), problem.y, problem.noise_var, S, **options)
-
-
-#: Above this many rows the low-rank ε_IJ evaluates eq. (13) at :data:`IJ_INPUTS` inputs drawn at random (seed 0):
-#: its quartic term costs O(N² m) over all inputs (268 s at N = 53,940 and m = 256), O(N m) per input.
-IJ_EXACT_ROWS = 4_000
-IJ_INPUTS = 2_000
 
 
 def ij_error(problem: Problem, S: float) -> linear_response.LinearResponseError:
@@ -99,14 +93,14 @@ def ij_error(problem: Problem, S: float) -> linear_response.LinearResponseError:
     :data:`IJ_EXACT_ROWS` rows an unbiased estimate from :data:`IJ_INPUTS` inputs (the LOO part exact)."""
     if is_low_rank(problem):
         inputs = None if problem.n <= IJ_EXACT_ROWS else IJ_INPUTS
-        return linear_response_lowrank.linear_response_error_lowrank(problem.phi, problem.y, problem.noise_var, S,
-                                                                     inputs=inputs, rng=0)
+        return linear_response.linear_response_error_lowrank(problem.phi, problem.y, problem.noise_var, S,
+                                                             inputs=inputs, rng=0)
     return linear_response.linear_response_error(problem.K, problem.y, problem.noise_var, S)
 
 
 def ij_moments(problem: Problem, S: float, X_test) -> linear_response.LinearResponseMoments:
     """The infinitesimal-jackknife bootstrap mean and variance at test inputs."""
-    moments_of = (linear_response_lowrank.linear_response_moments_lowrank if is_low_rank(problem)
+    moments_of = (linear_response.linear_response_moments_lowrank if is_low_rank(problem)
                   else linear_response.linear_response_moments)
     return moments_of(_matrix(problem), problem.y, problem.noise_var, S, problem.cross(X_test))
 

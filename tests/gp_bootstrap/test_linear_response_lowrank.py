@@ -1,4 +1,4 @@
-"""Linear response and closed-form leave-one-out of the low-rank GP K = ΦΦᵀ (linear_response_lowrank).
+"""Linear response and closed-form leave-one-out of the low-rank GP K = ΦΦᵀ (linear_response on features).
 
 References: ``linear_response`` on the N×N matrix K = ΦΦᵀ (and K_test = phi_test Φᵀ), the same for Φ = the Cholesky
 factor of a kernel matrix (m = N), and, independent of both, literal leave-one-out refits in feature space (ridge
@@ -13,9 +13,10 @@ import pytest
 from scipy import linalg
 
 from explorer.gp_bootstrap import linear_response as dense
-from explorer.gp_bootstrap import linear_response_lowrank as lowrank
+from explorer.gp_bootstrap import linear_response as lowrank
 from explorer.kernels import SquaredExponential
 from explorer.lowrank import nystrom_features
+from explorer.operators import responses
 from tests.conftest import rbf
 
 NOISE = 0.01
@@ -104,8 +105,8 @@ def test_ij_error_does_not_depend_on_the_column_blocks(problem, monkeypatch):
     """Blocks of 7 columns (a ragged last block) give what one block gives, to the rounding of the products."""
     phi, _, y, _, _ = problem
     whole = lowrank.linear_response_error_lowrank(phi, y, NOISE, float(y.size))
-    monkeypatch.setattr(lowrank, "_COLUMN_BLOCK_ENTRIES", 7 * y.size)
-    monkeypatch.setattr(lowrank, "_MIN_COLUMNS", 1)
+    monkeypatch.setattr(responses, "_COLUMN_BLOCK_ENTRIES", 7 * y.size)
+    monkeypatch.setattr(responses, "_MIN_COLUMNS", 1)
     blocked = lowrank.linear_response_error_lowrank(phi, y, NOISE, float(y.size))
     assert_close(blocked.variance, whole.variance, rtol=1e-12)
     assert_close(blocked.bias, whole.bias, rtol=1e-12)
