@@ -17,8 +17,9 @@ ADAPTER_ONLY = ("sklearn",)
 #: explorer.sklearn is an adapter, not core: it may import scikit-learn, and no core module may import it.
 NOT_CORE = ("explorer.views", "explorer.serving", "explorer.cli", "explorer.app", "explorer.sklearn")
 PAPERS = {"gp_bootstrap", "svm_bootstrap", "model_selection", "fast_bootstrap"}
-#: What more than one paper uses (the replica theory's cavity base, the Monte-Carlo estimates).
-SHARED = {"bootstrap"}
+#: What more than one paper uses (the replica theory's cavity base, the Monte-Carlo estimates) and the kernel operators
+#: the theories are written against (explorer.operators: dense K, features Φ).
+SHARED = {"bootstrap", "operators"}
 #: What every paper uses at the top: kernels (dense and low-rank), regression, losses, datasets, resampling, progress,
 #: validation, chunks, and the app and the scikit-learn adapter above the core (the server, its Dask engine and the
 #: workarounds of upstream problems live in explorer/serving/).
