@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import special, stats
 
 from explorer.bootstrap.occupations import SERIES_TAIL, poisson_weights
-from explorer.bootstrap.replica import ReplicaSolution
 from explorer.operators import as_operator
 from explorer.operators.features import FeatureKernel
+
+if TYPE_CHECKING:  # replica re-exports this module's names, so it is imported for annotations only
+    from explorer.bootstrap.replica import ReplicaSolution
 
 __all__ = ["bootstrap_test_error", "cavity_test_errors", "bootstrap_loss_error", "OptimismErrors",
            "bootstrap_optimism", "BootstrapMoments", "bootstrap_moments", "bootstrap_moments_lowrank",

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
 from explorer.bootstrap.averages import mixture_components
-from explorer.bootstrap.replica import ReplicaSolution
+
+if TYPE_CHECKING:  # replica re-exports this module's names, so it is imported for annotations only
+    from explorer.bootstrap.replica import ReplicaSolution
 
 __all__ = ["BootstrapDistribution", "bootstrap_distribution"]
 
