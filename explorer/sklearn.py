@@ -19,7 +19,7 @@ A fitted ``GaussianProcessRegressor`` becomes one in a line (:meth:`ReplicaBoots
 
 The model is seed 000's: prior mean 0 (no ``normalize_y``), noise variance σ² = ``alpha`` plus
 the noise levels of the ``WhiteKernel`` terms of a sum, prior covariance the sum of the other terms. The compute core
-(:mod:`explorer.bootstrap.replica`, :mod:`explorer.gp_bootstrap.paths`, :mod:`explorer.lowrank`) does all the maths;
+(:mod:`explorer.bootstrap.replica`, :mod:`explorer.gp_bootstrap.problems`, :mod:`explorer.lowrank`) does all the maths;
 this adapter only validates, splits the kernel and calls it. It is not core: it imports scikit-learn (the ``sklearn``
 extra), and no core module imports it.
 """
@@ -38,9 +38,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from explorer.bootstrap import replica
 from explorer.bootstrap.distribution import BootstrapDistribution, bootstrap_distribution
-from explorer.gp_bootstrap import paths, stages
-from explorer.gp_bootstrap.problems import LowRankRegressionProblem, RegressionProblem
-from explorer.lowrank import nystrom_features
+from explorer.gp_bootstrap import stages
+from explorer.gp_bootstrap.problems import build_problem
 from explorer.validation import s_over_n_grid
 
 __all__ = ["MAX_EVIDENCE_ROWS", "EXPECTED_FAILED_CHECKS", "ReplicaBootstrapRegressor", "BootstrapDistribution",
@@ -158,7 +157,7 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
     evidence_rows_ : ndarray of int
         The rows the hyperparameters were fitted on (all of them up to ``MAX_EVIDENCE_ROWS``; empty if
         ``optimizer`` is None).
-    problem_ : RegressionProblem or LowRankRegressionProblem
+    problem_ : RegressionProblem
         The training data, σ² and K (or the features Φ) the theory ran on.
     features_ : LowRankFeatures or None
         The Nyström features (``rank`` given), else None.
@@ -272,7 +271,7 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         self.kernel_, self.evidence_rows_ = self._fit_hyperparameters(kernel, X, np.asarray(y, dtype=float), rng)
         self.prior_kernel_, self.noise_var_ = _model(self.kernel_, self.alpha)
         self.problem_ = self._problem(np.array(X, dtype=float), np.array(y, dtype=float), rng)
-        self.features_ = self.problem_.features if paths.is_low_rank(self.problem_) else None
+        self.features_ = self.problem_.features if self.problem_.low_rank else None
         self.solution_ = self._solve(float(self.s_over_n) * len(y))
         return self
 
@@ -295,7 +294,7 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        moments = paths.moments(self.problem_, self.solution_, np.asarray(X, dtype=float))  # eq. (48)
+        moments = replica.bootstrap_moments(self.solution_, self.problem_.operator, self.problem_.cross(np.asarray(X, dtype=float)))  # eq. (48)
         if return_std:
             return moments.mean, np.sqrt(np.maximum(moments.var, 0.0))
         return moments.mean
@@ -345,7 +344,7 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         grid = s_over_n_grid(s_over_n)
-        solutions = self._theory(lambda: paths.learning_curve(self.problem_, grid * self.problem_.n, tol=self.tol))
+        solutions = self._theory(lambda: replica.replica_learning_curve(self.problem_.operator, self.problem_.y, self.problem_.noise_var, self.problem_.sample_size(grid), tol=self.tol))
         theory = np.array([stages.theory_error(sol, "square") for sol in solutions])  # eq. (45)
         if mc_samples is None:
             return BootstrapLearningCurve(grid, theory)
@@ -392,14 +391,12 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
     def _problem(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
         """The core's problem on the fitted model: K = k(X, X) (dense) or Nyström features of rank m."""
         prior = self.prior_kernel_  # a scikit-learn kernel is called k(X) and k(X, Y), as the core calls its kernels
-        if self.rank is None:
-            return RegressionProblem("scikit-learn", X, y, prior, self.noise_var_, prior(X))
-        features = nystrom_features(prior, X, int(self.rank), rng=rng)
-        return LowRankRegressionProblem("scikit-learn", X, y, prior, self.noise_var_, features)
+        rank = None if self.rank is None else int(self.rank)
+        return build_problem("scikit-learn", X, y, prior, self.noise_var_, rank=rank, rng=rng)
 
     def _solve(self, S: float) -> replica.ReplicaSolution:
         """ADATAP at S on the fitted problem (eqs. 54-59)."""
-        return self._theory(lambda: paths.solve(self.problem_, S, tol=self.tol))
+        return self._theory(lambda: replica.solve_replica(self.problem_.operator, self.problem_.y, self.problem_.noise_var, S, tol=self.tol))
 
     def _theory(self, solve):
         """``solve()``, with a ConvergenceError that says what to change."""

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["as_float", "show", "finite", "positive_int", "positive_S", "s_over_n_grid", "mc_curve_grid",
+__all__ = ["as_float", "show", "finite", "positive_int", "positive_S", "noise_variance", "s_over_n_grid", "mc_curve_grid",
            "sample_sizes", "held_out_inputs", "s_over_n_value", "holdout_iv"]
 
 
@@ -117,6 +117,31 @@ def positive_S(S) -> float:
         raise ValueError(f"`S` must be positive and finite, got {show(S)}. S is the mean "
                          "bootstrap sample size (eq. 11); S = N is the classical bootstrap.")
     return S_f
+
+
+def noise_variance(noise_var) -> float:
+    """Check the noise variance σ² of the GP ([MO03] eq. 50): the one rule, with the one message, every computation uses.
+
+    Parameters
+    ----------
+    noise_var : float
+        σ², a positive finite real number.
+
+    Returns
+    -------
+    float
+        ``noise_var`` as float.
+
+    Raises
+    ------
+    ValueError
+        If ``noise_var`` is not a real number, not finite, or not > 0.
+    """
+    value = as_float(noise_var)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"`noise_var` must be a positive finite number, got {show(noise_var)}. It is the noise "
+                         "variance σ².")
+    return value
 
 
 def s_over_n_grid(s_over_n: Sequence[float], per: str = "data point") -> np.ndarray:

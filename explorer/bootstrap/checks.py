@@ -10,6 +10,7 @@ import numpy as np
 from explorer.lowrank import LowRankFeatures
 from explorer.operators import KernelOperator, as_operator
 from explorer.operators.features import FeatureKernel, check_feature_matrix
+from explorer.validation import noise_variance
 
 __all__ = ['check_replica_inputs', 'check_replica_problem', 'check_lowrank_inputs', 'check_noise_and_sample_size']
 
@@ -144,8 +145,7 @@ def check_noise_and_sample_size(noise_var: float, S: float) -> tuple[float, floa
     ValueError
         If either is not a positive finite number; the message says which.
     """
-    if not (np.isfinite(noise_var) and noise_var > 0):
-        raise ValueError(f"`noise_var` must be positive, got {noise_var}. It is the noise variance σ².")
+    noise_var = noise_variance(noise_var)
     if not (np.isfinite(S) and S > 0):
         raise ValueError(f"`S` must be positive, got {S}. S is the mean bootstrap sample size.")
     return float(noise_var), float(S)

@@ -31,6 +31,11 @@ class KernelProblem:
         """N, the number of data rows."""
         return self.y.shape[0]
 
+    def sample_size(self, s_over_n):
+        """S = (S/N)·N, the mean bootstrap sample size of eq. (11) at ``s_over_n`` (a float or an array): the one place
+        S/N becomes S."""
+        return s_over_n * self.n
+
     @property
     def kernel_inputs(self) -> np.ndarray:
         """The inputs the kernel matrix K is built on: the data rows ``X`` (a subclass may merge identical rows)."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from explorer import datasets, kernels, lowrank
 from explorer.cli import common
-from explorer.gp_bootstrap import evidence, evidence_lowrank, experiments, montecarlo_lowrank, paths, problems, stages
+from explorer.gp_bootstrap import evidence, evidence_lowrank, experiments, montecarlo_lowrank, problems, stages
 
 __all__ = ["register", "COMMANDS"]
 
@@ -361,17 +361,17 @@ def _low_rank_model(args, data: datasets.Dataset, subsample: dict | None) -> _Mo
 class _Run:
     """A command's problem and the model behind it."""
 
-    problem: paths.Problem
+    problem: problems.RegressionProblem
     model: _Model
 
     def record(self, payload: dict) -> dict:
         """``payload`` with ``low_rank`` (what rebuilds ΦΦᵀ; None on the dense path) and ``model`` (the kernel,
         every value, σ², the scaling, the rows and how each was obtained)."""
-        return {**payload, "low_rank": paths.low_rank_record(self.problem), "model": self.model.record()}
+        return {**payload, "low_rank": self.problem.features_record(), "model": self.model.record()}
 
     def header(self) -> str:
         """The lines that name the model (and, on the low-rank path, the features)."""
-        if not paths.is_low_rank(self.problem):
+        if not self.problem.low_rank:
             return self.model.header()
         f = self.problem.features
         how = (f"{f.rank} Nyström landmarks drawn with --seed, jitter {f.jitter:.2g} on K_LL" if f.method == "nystrom"
@@ -413,7 +413,7 @@ def _run(args) -> _Run:
         model = _model(args, data, subsample)
         return _Run(problems.regression_problem(data, model.kernel, model.noise_var, holdout=args.holdout), model)
     model = _low_rank_model(args, data, subsample)
-    return _Run(problems.low_rank_problem(data, model.kernel, model.noise_var, rank=args.rank,
+    return _Run(problems.regression_problem(data, model.kernel, model.noise_var, rank=args.rank,
                                           method=args.features or "nystrom", rng=args.seed, holdout=args.holdout),
                 model)
 

@@ -2,7 +2,7 @@
 
 Each function takes a :class:`~explorer.gp_bootstrap.problems.RegressionProblem` (data, kernel, noise and the
 cached kernel matrix; re-exported here with :func:`regression_problem` and the paper's constants) or a
-:class:`~explorer.gp_bootstrap.problems.LowRankRegressionProblem` (K ≈ ΦΦᵀ, :func:`low_rank_problem`), runs the
+:class:`~explorer.gp_bootstrap.problems.RegressionProblem` (K ≈ ΦΦᵀ, :func:`low_rank_problem`), runs the
 replica theory and the Monte-Carlo bootstrap on it (:mod:`~explorer.gp_bootstrap.paths`), and returns a frozen result object.
 """
 
@@ -17,13 +17,11 @@ import numpy as np
 
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike, item_generator, root_seed
-from explorer.gp_bootstrap import mean_field, paths, variational
+from explorer.gp_bootstrap import linear_response, mean_field, paths, variational
 from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
-from explorer.gp_bootstrap.paths import Problem
 from explorer.gp_bootstrap.problems import (
     PAPER_L2,
     PAPER_NOISE_VAR,
-    LowRankRegressionProblem,
     RegressionProblem,
     low_rank_problem,
     regression_problem,
@@ -44,13 +42,14 @@ from explorer.gp_bootstrap.stages import (
     theory_error,
     vg_mf_curve,
 )
+from explorer.operators import offers
 from explorer.progress import NO_HOOKS, Hooks, best_time
 from explorer.validation import holdout_iv, mc_curve_grid, s_over_n_value
 
 __all__ = [
     "RegressionProblem",
     "regression_problem",
-    "LowRankRegressionProblem",
+    "RegressionProblem",
     "low_rank_problem",
     "PAPER_NOISE_VAR",
     "PAPER_L2",
@@ -87,12 +86,12 @@ class TimedSolution:
     seconds: float
 
 
-def solve_with_timing(problem: Problem, S: float, repeats: int = 3, **options) -> TimedSolution:
+def solve_with_timing(problem: RegressionProblem, S: float, repeats: int = 3, **options) -> TimedSolution:
     """A cold-start ADATAP solve and its wall-clock time in seconds (best of ``repeats``).
 
     Parameters
     ----------
-    problem : RegressionProblem or LowRankRegressionProblem
+    problem : RegressionProblem or RegressionProblem
     S : float
         Mean bootstrap sample size.
     repeats : int
@@ -106,7 +105,7 @@ def solve_with_timing(problem: Problem, S: float, repeats: int = 3, **options) -
     """
     solutions = []
     seconds = best_time(
-        lambda: solutions.append(paths.solve(problem, S, **options)),
+        lambda: solutions.append(replica.solve_replica(problem.operator, problem.y, problem.noise_var, S, **options)),
         repeats)
     return TimedSolution(solutions[-1], seconds)
 
@@ -186,7 +185,7 @@ class LearningCurveComparison:
 
 
 def learning_curve_comparison(
-    problem: Problem,
+    problem: RegressionProblem,
     s_over_n: Sequence[float],
     mc_samples: int,
     *,
@@ -209,7 +208,7 @@ def learning_curve_comparison(
 
     Parameters
     ----------
-    problem : RegressionProblem or LowRankRegressionProblem
+    problem : RegressionProblem or RegressionProblem
         Training data, kernel and noise.
     s_over_n : sequence of float, length n_S
         Bootstrap sizes per data point, S/N (positive).
@@ -267,7 +266,7 @@ def learning_curve_comparison(
     return LearningCurveComparison(problem.name, n, loss, rows, theory_s, mc_sample_s, vg_s, mf_s, ij_s, methods)
 
 
-def _linear_response(problem: Problem, grid: np.ndarray, loss: str, loss_params: dict, methods: tuple[str, ...],
+def _linear_response(problem: RegressionProblem, grid: np.ndarray, loss: str, loss_params: dict, methods: tuple[str, ...],
                      repeats: int) -> tuple[LinearResponseCurve | None, float | None]:
     """The IJ and LOO-limit curves of ``methods`` (None if neither runs) and the IJ time at S = N (None unless IJ
     runs for the square loss)."""
@@ -277,7 +276,7 @@ def _linear_response(problem: Problem, grid: np.ndarray, loss: str, loss_params:
     curve = linear_response_curve(problem, grid, loss=loss, loss_params=loss_params, ij=ij)
     if "loo" not in methods:
         curve = dataclasses.replace(curve, loo_limit=None)
-    return curve, best_time(lambda: paths.ij_error(problem, float(problem.n)), repeats) if ij else None
+    return curve, best_time(lambda: linear_response.linear_response_error(problem.operator, problem.y, problem.noise_var, problem.sample_size(1.0), inputs="auto"), repeats) if ij else None
 
 
 def _row(theory: TheoryCurve, lr_curve: LinearResponseCurve | None, j: int, sol: replica.ReplicaSolution | None,
@@ -297,12 +296,12 @@ def _row(theory: TheoryCurve, lr_curve: LinearResponseCurve | None, j: int, sol:
         expected_test_points=float(n * np.exp(-v)), ij=ij, ij_second_order=ij2, loo_limit=loo)
 
 
-def _vg_and_mf(problem: Problem, grid: np.ndarray, loss: str, tol: float, methods: tuple[str, ...] = ("vg", "mf"),
+def _vg_and_mf(problem: RegressionProblem, grid: np.ndarray, loss: str, tol: float, methods: tuple[str, ...] = ("vg", "mf"),
                repeats: int = 3):
     """VG and MF of ``methods`` along ``grid`` (:func:`vg_mf_curve`) and their cold solve times at S = N (best of
     ``repeats``): ``(curve, vg seconds, mf seconds)``; all None unless the loss is square, a time None for a method
     not run."""
-    if loss not in VG_MF_LOSSES or not paths.has_vg_mf(problem):  # eq. (45) only (docs/derivations/vg_mf.md); dense path only
+    if loss not in VG_MF_LOSSES or not offers(problem.operator, "dense_matrix"):  # eq. (45) only (docs/derivations/vg_mf.md); dense path only
         return None, None, None
     chosen = tuple(m for m in ("vg", "mf") if m in methods)
     if not chosen:
@@ -315,10 +314,10 @@ def _vg_and_mf(problem: Problem, grid: np.ndarray, loss: str, tol: float, method
     return curve, vg_s, mf_s
 
 
-def _time_mc_sample(problem: Problem, rng) -> float:
+def _time_mc_sample(problem: RegressionProblem, rng) -> float:
     """Seconds per MC bootstrap sample at S = N (the mean over 100 samples after 5, or 5 after 1 on the low-rank
     path and above ``ALL_METHODS_ROWS`` rows, where one sample takes a tenth of a second or more)."""
-    warm, n_samples = (1, 5) if paths.is_low_rank(problem) or problem.n > ALL_METHODS_ROWS else (5, 100)
+    warm, n_samples = (1, 5) if problem.low_rank or problem.n > ALL_METHODS_ROWS else (5, 100)
     paths.predictions(problem, problem.n, warm, rng=rng)
     t0 = time.perf_counter()
     paths.predictions(problem, problem.n, n_samples, rng=rng)
@@ -383,7 +382,7 @@ def map_inputs(n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def distribution_comparison(
-    problem: Problem,
+    problem: RegressionProblem,
     s_over_n: float,
     mc_samples: int,
     *,
@@ -397,7 +396,7 @@ def distribution_comparison(
 
     Parameters
     ----------
-    problem : RegressionProblem or LowRankRegressionProblem
+    problem : RegressionProblem or RegressionProblem
         Training data, kernel and noise.
     s_over_n : float
         Bootstrap size per data point, S/N (Fig. 3-5: 1).
@@ -431,9 +430,9 @@ def distribution_comparison(
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
     inputs = map_inputs(problem.n, item_generator(root, 2, 0))
-    sol = paths.solve(problem, v * problem.n, tol=tol)
+    sol = replica.solve_replica(problem.operator, problem.y, problem.noise_var, problem.sample_size(v), tol=tol)
     rows = {} if inputs.size == problem.n else {"rows": inputs}  # the low-rank path (the dense N ≤ MAP_ALL_ROWS)
-    preds = paths.predictions(problem, v * problem.n, mc_samples, rng=root, executor=executor,
+    preds = paths.predictions(problem, problem.sample_size(v), mc_samples, rng=root, executor=executor,
                               hooks=hooks.sub(0.05, 0.85, "Monte-Carlo"), **rows)
     hooks.report(0.9, "L1 distances")
     bin_width = scaled_bin_width(problem.y) if bin_width is None else bin_width
@@ -476,7 +475,7 @@ class HoldoutComparison:
 
 
 def holdout_comparison(
-    problem: Problem,
+    problem: RegressionProblem,
     s_over_n: float,
     mc_samples: int,
     *,
@@ -513,9 +512,9 @@ def holdout_comparison(
     X_test, v = holdout_iv(X_test, problem.X_test, s_over_n)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
-    sol = paths.solve(problem, v * problem.n, tol=tol)
-    theory = paths.moments(problem, sol, X_test)
-    preds = paths.predictions(problem, v * problem.n, mc_samples, X_test=X_test, rng=rng, executor=executor,
+    sol = replica.solve_replica(problem.operator, problem.y, problem.noise_var, problem.sample_size(v), tol=tol)
+    theory = replica.bootstrap_moments(sol, problem.operator, problem.cross(X_test))
+    preds = paths.predictions(problem, problem.sample_size(v), mc_samples, X_test=X_test, rng=rng, executor=executor,
                               hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"))
     mc = estimates.predictive_moments(preds)
     ij = holdout_linear_response(problem, v, X_test=X_test)

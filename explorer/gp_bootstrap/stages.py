@@ -10,7 +10,7 @@ state (:mod:`explorer.views.gp_bootstrap.state`) call these with the same grids 
   (no refits, ``docs/linear_response.md``);
 * :func:`holdout_linear_response` — the infinitesimal-jackknife mean and variance at the held-out inputs.
 
-A stage takes a dense :class:`~.problems.RegressionProblem` or a :class:`~.problems.LowRankRegressionProblem` and
+A stage takes a dense :class:`~.problems.RegressionProblem` or a :class:`~.problems.RegressionProblem` and
 runs on its path (:mod:`~explorer.gp_bootstrap.paths`); VG and MF are dense only. Every stage returns a frozen dataclass. Core module: numpy and scipy only.
 """
 
@@ -24,7 +24,6 @@ import numpy as np
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike
 from explorer.gp_bootstrap import linear_response, mean_field, paths, variational
-from explorer.gp_bootstrap.paths import Problem
 from explorer.gp_bootstrap.problems import RegressionProblem
 from explorer.losses import get_loss
 from explorer.progress import NO_HOOKS, Hooks
@@ -110,7 +109,7 @@ def curve_methods(methods: Sequence[str] | None, n: int) -> tuple[str, ...]:
     return tuple(m for m in CURVE_METHODS if m in methods)
 
 
-def replica_curve(problem: Problem, s_over_n: Sequence[float], *, tol: float = 1e-3,
+def replica_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, tol: float = 1e-3,
                   methods: Sequence[str] = ("adatap", "approx")) -> ReplicaCurve:
     """ADATAP (warm-started along S, tolerance ``tol``) and the approximate ADATAP at S = (S/N)·N.
 
@@ -137,9 +136,9 @@ def replica_curve(problem: Problem, s_over_n: Sequence[float], *, tol: float = 1
         If ADATAP does not converge at one S.
     """
     grid = s_over_n_grid(s_over_n)
-    S = grid * problem.n
-    exact = tuple(paths.learning_curve(problem, S, tol=tol)) if "adatap" in methods else None
-    approx = tuple(paths.approximate(problem, s) for s in S) if "approx" in methods else None
+    S = problem.sample_size(grid)
+    exact = tuple(replica.replica_learning_curve(problem.operator, problem.y, problem.noise_var, S, tol=tol)) if "adatap" in methods else None
+    approx = tuple(replica.approximate_replica(problem.operator, problem.y, problem.noise_var, s) for s in S) if "approx" in methods else None
     return ReplicaCurve(grid, exact, approx)
 
 
@@ -176,7 +175,7 @@ def vg_mf_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, tol: f
     VGMFCurve
     """
     grid = s_over_n_grid(s_over_n)
-    S = grid * problem.n
+    S = problem.sample_size(grid)
     vg = mf = None
     if "vg" in methods:
         vg = np.array([variational.vg_test_error(s) for s in variational.vg_learning_curve(
@@ -214,7 +213,7 @@ class TheoryCurve:
         return {name: v for name, v in values.items() if v is not None}
 
 
-def theory_curve(problem: Problem, solutions: ReplicaCurve, *, loss: str = "square",
+def theory_curve(problem: RegressionProblem, solutions: ReplicaCurve, *, loss: str = "square",
                  loss_params: dict | None = None, vg_mf: VGMFCurve | None = None) -> TheoryCurve:
     """ε(S) of every theory along the grid of ``solutions``: eq. (45) for the square loss, eq. (46) otherwise.
 
@@ -271,7 +270,7 @@ class CurveMC:
         return len(self.points) == len(self.grid)
 
 
-def mc_curve(problem: Problem, s_over_n: Sequence[float], mc_samples: int, *, loss: str = "square",
+def mc_curve(problem: RegressionProblem, s_over_n: Sequence[float], mc_samples: int, *, loss: str = "square",
              loss_params: dict | None = None, rng: SeedLike = None, executor: Executor | None = None,
              hooks: Hooks | None = None) -> CurveMC:
     """Efron's estimator (eq. 17; eq. 46's loss for another ``loss``) at every S/N of the grid, all S at once.
@@ -306,7 +305,7 @@ def mc_curve(problem: Problem, s_over_n: Sequence[float], mc_samples: int, *, lo
     """
     grid = mc_curve_grid(s_over_n, mc_samples)
     hooks = hooks or NO_HOOKS
-    S_values = grid * problem.n
+    S_values = problem.sample_size(grid)
     by_size = dict(zip(S_values.tolist(), grid.tolist()))
     made: dict[int, CurveMC] = {}
 
@@ -333,7 +332,7 @@ class HoldoutTheory:
     n_train: int
 
 
-def holdout_theory(problem: Problem, s_over_n: float, *, solution: replica.ReplicaSolution | None = None,
+def holdout_theory(problem: RegressionProblem, s_over_n: float, *, solution: replica.ReplicaSolution | None = None,
                    tol: float = 1e-3) -> HoldoutTheory:
     """Bootstrap mean and variance of the predictor at ``problem``'s held-out inputs, eq. (48).
 
@@ -361,8 +360,8 @@ def holdout_theory(problem: Problem, s_over_n: float, *, solution: replica.Repli
     if problem.X_test is None or len(problem.X_test) == 0:
         raise ValueError("The problem has no held-out rows: build it with holdout > 0.")
     v = s_over_n_value(s_over_n)
-    sol = solution or paths.solve(problem, v * problem.n, tol=tol)
-    moments = paths.moments(problem, sol, problem.X_test)  # eq. (48)
+    sol = solution or replica.solve_replica(problem.operator, problem.y, problem.noise_var, problem.sample_size(v), tol=tol)
+    moments = replica.bootstrap_moments(sol, problem.operator, problem.cross(problem.X_test))  # eq. (48)
     return HoldoutTheory(moments.mean, moments.var, np.asarray(problem.y_test), v, problem.n)
 
 
@@ -389,7 +388,7 @@ class LinearResponseCurve:
     loo_limit: np.ndarray
 
 
-def linear_response_curve(problem: Problem, s_over_n: Sequence[float], *, loss: str = "square",
+def linear_response_curve(problem: RegressionProblem, s_over_n: Sequence[float], *, loss: str = "square",
                           loss_params: dict | None = None, ij: bool = True) -> LinearResponseCurve:
     """The infinitesimal-jackknife learning curve and the leave-one-out limit at S = (S/N)·N, one factorisation each.
 
@@ -414,15 +413,15 @@ def linear_response_curve(problem: Problem, s_over_n: Sequence[float], *, loss: 
     grid = s_over_n_grid(s_over_n)
     if loss != "square" or not ij:
         g = get_loss(loss, **(loss_params or {}))
-        loo = np.array([paths.loo_limit(problem, v * problem.n, loss=g).value for v in grid])
+        loo = np.array([linear_response.loo_limit(problem.operator, problem.y, problem.noise_var, problem.sample_size(v), loss=g).value for v in grid])
         return LinearResponseCurve(grid, None, None, loo)
-    errors = [paths.ij_error(problem, v * problem.n) for v in grid]
+    errors = [linear_response.linear_response_error(problem.operator, problem.y, problem.noise_var, problem.sample_size(v), inputs="auto") for v in grid]
     return LinearResponseCurve(grid, np.array([e.value for e in errors]),
                                np.array([e.value_second_order for e in errors]),
                                np.array([e.loo_limit for e in errors]))
 
 
-def holdout_linear_response(problem: Problem, s_over_n: float, *,
+def holdout_linear_response(problem: RegressionProblem, s_over_n: float, *,
                             X_test: np.ndarray | None = None) -> linear_response.LinearResponseMoments:
     """The infinitesimal-jackknife bootstrap mean and variance at held-out inputs (eqs. 5-7 of the docs).
 
@@ -446,4 +445,4 @@ def holdout_linear_response(problem: Problem, s_over_n: float, *,
         If there are no test inputs or ``s_over_n`` is not a positive finite number.
     """
     X_test, v = holdout_iv(X_test, problem.X_test, s_over_n)
-    return paths.ij_moments(problem, v * problem.n, X_test)
+    return linear_response.linear_response_moments(problem.operator, problem.y, problem.noise_var, problem.sample_size(v), problem.cross(X_test))

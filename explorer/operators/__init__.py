@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["KernelOperator", "SitePosterior", "UnsupportedOperation", "require", "as_operator"]
+__all__ = ["KernelOperator", "SitePosterior", "UnsupportedOperation", "require", "offers", "as_operator"]
 
 
 class UnsupportedOperation(TypeError):
@@ -108,6 +108,11 @@ def require(operator: object, method: str, purpose: str) -> Any:
             f"{purpose[:1].upper()}{purpose[1:]} needs {method}, which a {type(operator).__name__} does not offer: "
             "it runs on a dense kernel matrix only.")
     return found
+
+
+def offers(operator: object, method: str) -> bool:
+    """Whether ``operator`` has the method ``method`` (a computation that needs it can run on it)."""
+    return callable(getattr(operator, method, None))
 
 
 def as_operator(K) -> KernelOperator:

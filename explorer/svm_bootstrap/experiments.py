@@ -283,10 +283,10 @@ def svm_field_comparison(
     K_cross = problem.cross(X_test)
     hooks = hooks or NO_HOOKS
     hooks.report(0.0, "solving the replica theory")
-    sol = svm_replica.solve_svm_replica(problem.K, problem.y_sites, v * problem.n, counts=problem.sites.counts,
+    sol = svm_replica.solve_svm_replica(problem.K, problem.y_sites, problem.sample_size(v), counts=problem.sites.counts,
                                         tol=tol)
     theory = svm_replica.fields_at(sol, problem.K, K_cross, problem.k_diag(X_test))
-    fields = svm.bootstrap_fields(problem.K, problem.y_sites, v * problem.n, mc_samples,
+    fields = svm.bootstrap_fields(problem.K, problem.y_sites, problem.sample_size(v), mc_samples,
                                   row_site=problem.sites.row_site, K_test=K_cross, rng=rng, executor=executor,
                                   hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"))
     mc = svm.probability_negative(fields)

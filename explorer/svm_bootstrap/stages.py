@@ -203,7 +203,7 @@ def mc_curve(problem: SVMProblem, s_over_n: Sequence[float], mc_samples: int, *,
     grid = mc_curve_grid(s_over_n, mc_samples, per="data row")
     hooks = hooks or NO_HOOKS
     d0 = svm.fit_hard_margin(problem.K, problem.y_sites)
-    S_values, as_tuple = grid * problem.n, tuple(grid.tolist())
+    S_values, as_tuple = problem.sample_size(grid), tuple(grid.tolist())
     by_size = dict(zip(S_values.tolist(), as_tuple))
 
     def as_points(curve) -> SVMCurveMC:

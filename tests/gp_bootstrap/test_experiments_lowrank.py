@@ -5,7 +5,8 @@ import pytest
 
 from explorer import datasets, kernels
 from explorer.bootstrap import replica
-from explorer.gp_bootstrap import experiments, paths
+from explorer.gp_bootstrap import experiments, linear_response
+from explorer.operators import responses
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +39,13 @@ def test_a_large_map_covers_random_inputs_with_the_whole_maps_numbers(problem, m
 
 
 def test_the_ij_error_of_a_large_problem_is_estimated_on_a_subset(problem, monkeypatch):
-    exact = paths.ij_error(problem, problem.n)
-    monkeypatch.setattr(paths, "IJ_EXACT_ROWS", 100)
-    monkeypatch.setattr(paths, "IJ_INPUTS", 200)
-    part = paths.ij_error(problem, problem.n)
+    def ij_error():
+        return linear_response.linear_response_error(problem.operator, problem.y, problem.noise_var,
+                                                     problem.sample_size(1.0), inputs="auto")
+
+    exact = ij_error()
+    monkeypatch.setattr(responses, "IJ_EXACT_ROWS", 100)
+    monkeypatch.setattr(responses, "IJ_INPUTS", 200)
+    part = ij_error()
     assert np.isnan(part.variance).sum() == problem.n - 200 and part.loo_limit == exact.loo_limit
     assert part.value == pytest.approx(exact.value, rel=0.05)

@@ -172,7 +172,7 @@ def test_validation_messages(gp):
     K, K_test, y = gp
     with pytest.raises(ValueError, match="`S` must be positive"):
         lr.loo_limit(K, y, 0.1, -3.0)
-    with pytest.raises(ValueError, match="`noise_var` must be positive"):
+    with pytest.raises(ValueError, match="`noise_var` must be a positive finite number"):
         lr.linear_response_error(K, y, 0.0, 20.0)
     with pytest.raises(ValueError, match=r"`K_test` must have shape \(M, 20\)"):
         lr.linear_response_moments(K, y, 0.1, 20.0, K_test[:, :5])

@@ -122,7 +122,7 @@ def test_jitter_for_a_singular_kernel(rng):
     ("kwargs", "match"),
     [
         ({"S": 0.0}, "`S` must be positive, got 0.0"),
-        ({"noise_var": -1.0}, "`noise_var` must be positive, got -1.0"),
+        ({"noise_var": -1.0}, "`noise_var` must be a positive finite number, got -1.0"),
         ({"y": np.zeros(4)}, r"`y` must have shape \(10,\)"),
         ({"K": np.ones((3, 4))}, "`K` must be a square kernel matrix"),
         ({"K": np.full((10, 10), np.inf)}, "must be finite"),

@@ -164,7 +164,7 @@ def test_mixture_is_a_density_and_bins_integrate_it(rng):
     ("kwargs", "match"),
     [
         ({"S": -3.0}, "`S` must be positive, got -3"),
-        ({"noise_var": 0.0}, "`noise_var` must be positive"),
+        ({"noise_var": 0.0}, "`noise_var` must be a positive finite number"),
         ({"y": np.zeros(3)}, "`y` must have shape"),
         ({"K": np.ones((3, 4))}, "`K` must be a square kernel matrix"),
         ({"K": np.array([[1.0, np.nan], [np.nan, 1.0]]), "y": np.zeros(2)}, "must be finite"),

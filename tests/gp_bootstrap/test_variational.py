@@ -206,7 +206,7 @@ def test_non_convergence_raises_with_last_iterate(rng):
     ("kwargs", "match"),
     [
         ({"S": -3.0}, "`S` must be positive, got -3"),
-        ({"noise_var": 0.0}, "`noise_var` must be positive"),
+        ({"noise_var": 0.0}, "`noise_var` must be a positive finite number"),
         ({"y": np.zeros(3)}, "`y` must have shape"),
         ({"K": np.array([[1.0, 0.5], [0.1, 1.0]]), "y": np.zeros(2)}, "must be symmetric"),
         ({"tol": 2.0}, r"`tol` must be in \(0, 1\), got 2.0"),

@@ -16,7 +16,6 @@ import pandas as pd
 from scipy import stats
 
 from explorer.bootstrap import replica
-from explorer.gp_bootstrap import paths
 from explorer.gp_bootstrap.l1 import histogram_edges
 from explorer.views.common.drawing.patching import Layer, overlay
 from explorer.views.common.files.exports import csv_table, download_name, html_page, settings_json
@@ -664,7 +663,7 @@ def _model_settings(state: GPBootstrapState) -> dict:
         out["rows"] = int(state.problem.n)
         out["bin_width"] = float(state.bin_width)
         # what rebuilds ΦΦᵀ on the low-rank path (method, rank, landmarks, jitter), as the command line's JSON has it
-        out["low_rank"] = paths.low_rank_record(state.problem)
+        out["low_rank"] = state.problem.features_record()
     return out
 
 

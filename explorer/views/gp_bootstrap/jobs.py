@@ -2,7 +2,7 @@
 of a server share and the computations the jobs run: the theory curve (dense, or one S/N at a time on the low-rank
 path), ADATAP at the current S/N, the held-out theory, the Monte-Carlo comparisons and the evidence maximum.
 
-Every computation here is a core stage (:mod:`explorer.gp_bootstrap.stages`, ``experiments``, ``paths``) called with
+Every computation here is a core stage (:mod:`explorer.gp_bootstrap.stages`, ``experiments``, the theories on the problem's kernel operator) called with
 what the state read on the session's thread (:class:`JobInputs`); none reads a control.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import evidence_lowrank, experiments, paths, problems, stages
+from explorer.gp_bootstrap import evidence_lowrank, experiments, problems, stages
 from explorer.gp_bootstrap.l1 import scaled_bin_width
 from explorer.gp_bootstrap.montecarlo_lowrank import SAMPLE_SECONDS_PER_NM2
 from explorer.gp_bootstrap.stages import VG_MF_LOSSES, CurveMC, HoldoutTheory, TheoryCurve
@@ -66,7 +66,7 @@ def _theory_curve(problem, problem_key, loss: str, loss_params: dict, job: Job |
     their place (``job.partial``): ADATAP shows as soon as before, VG and MF follow.
     """
     report = job.report if job is not None else (lambda fraction, message: None)
-    if paths.is_low_rank(problem):
+    if problem.low_rank:
         solutions = _THEORY_SOLUTIONS.get_or_compute(
             problem_key, lambda: _low_rank_replica_curve(problem, loss, loss_params, job))
         return stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params)
@@ -96,8 +96,8 @@ def _low_rank_replica_curve(problem, loss: str, loss_params: dict, job: Job | No
         if job is not None:
             job.report(j / grid.size, f"ADATAP at S/N = {v:g} ({j + 1} of {grid.size}; low-rank kernel, "
                                       f"N = {problem.n:,}, m = {problem.features.rank})")
-        exact.append(paths.solve(problem, v * problem.n, init=exact[-1] if exact else None, hooks=hooks))
-        approx.append(paths.approximate(problem, v * problem.n))
+        exact.append(replica.solve_replica(problem.operator, problem.y, problem.noise_var, problem.sample_size(v), init=exact[-1] if exact else None, hooks=hooks))
+        approx.append(replica.approximate_replica(problem.operator, problem.y, problem.noise_var, problem.sample_size(v)))
         if job is not None and j + 1 < grid.size:
             done = stages.ReplicaCurve(grid[:j + 1], tuple(exact), tuple(approx))
             job.partial(stages.theory_curve(problem, done, loss=loss, loss_params=loss_params))
@@ -106,13 +106,13 @@ def _low_rank_replica_curve(problem, loss: str, loss_params: dict, job: Job | No
 
 def theory_grid(problem) -> tuple[float, ...]:
     """S/N of the theory curve of ``problem``: THEORY_GRID, or LOW_RANK_GRID on the low-rank path."""
-    return LOW_RANK_GRID if paths.is_low_rank(problem) else THEORY_GRID
+    return LOW_RANK_GRID if problem.low_rank else THEORY_GRID
 
 
 def mc_grid(problem) -> tuple[float, ...]:
     """S/N of the Monte-Carlo points of ``problem``'s learning curve: MC_GRID, or LOW_RANK_GRID on the low-rank
     path."""
-    return LOW_RANK_GRID if paths.is_low_rank(problem) else MC_GRID
+    return LOW_RANK_GRID if problem.low_rank else MC_GRID
 
 
 def mc_seconds(problem, samples: int) -> float:
@@ -157,7 +157,7 @@ class JobInputs:
     @property
     def low_rank(self) -> bool:
         """Whether the problem runs the low-rank path (its theory and Monte-Carlo take seconds to minutes)."""
-        return self.problem is not None and paths.is_low_rank(self.problem)
+        return self.problem is not None and self.problem.low_rank
 
     def wants(self, kind: str) -> bool:
         """Whether the job ``kind`` is needed now."""
@@ -190,19 +190,19 @@ def _not_run(i: JobInputs, samples: int) -> str:
     return f"Waits for 'Run Monte-Carlo': {samples:,} refits, about {max(minutes, 0.1):.2g} CPU minutes."
 
 
-def solution_of(key: tuple, problem: paths.Problem, v: float, hooks: Hooks | None = None) -> replica.ReplicaSolution:
+def solution_of(key: tuple, problem: problems.RegressionProblem, v: float, hooks: Hooks | None = None) -> replica.ReplicaSolution:
     """ADATAP of ``problem`` (cache key ``key``) at S = v·N, from the cache the sessions share or solved."""
-    options = {"hooks": hooks} if paths.is_low_rank(problem) and hooks is not None else {}  # stops a superseded job
-    return _SOLUTIONS.get_or_compute((key, round(v, 12)), lambda: paths.solve(problem, v * problem.n, **options))
+    return _SOLUTIONS.get_or_compute((key, round(v, 12)), lambda: replica.solve_replica(  # hooks stop a superseded job
+        problem.operator, problem.y, problem.noise_var, problem.sample_size(v), hooks=hooks))
 
 
-def holdout_theory_of(key: tuple, problem: paths.Problem, v: float) -> HoldoutTheory:
+def holdout_theory_of(key: tuple, problem: problems.RegressionProblem, v: float) -> HoldoutTheory:
     """The theory's bootstrap mean and variance at the held-out inputs (eq. 48), cached."""
     return _HOLDOUT_THEORY.get_or_compute(
         (key, v), lambda: stages.holdout_theory(problem, v, solution=solution_of(key, problem, v)))
 
 
-def holdout_ij_of(key: tuple, problem: paths.Problem, v: float):
+def holdout_ij_of(key: tuple, problem: problems.RegressionProblem, v: float):
     """The first-order infinitesimal-jackknife mean and variance at the held-out inputs, cached."""
     return _HOLDOUT_IJ.get_or_compute((key, v), lambda: stages.holdout_linear_response(problem, v))
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from explorer import kernels
 from explorer.chunks import item_generator, root_seed
-from explorer.gp_bootstrap import experiments, paths, problems
+from explorer.gp_bootstrap import experiments, problems
 from explorer.views.common.state.declarations import applies, invalidating
 from explorer.views.common.state.jobs import Job
 from explorer.views.gp_bootstrap.data import check_holdout
@@ -74,7 +74,7 @@ class GPProblems:
                     "larger part.")
         s.tell("holdout", text)
 
-    def get(self, holdout: int = 0) -> tuple[tuple, paths.Problem | None]:
+    def get(self, holdout: int = 0) -> tuple[tuple, problems.RegressionProblem | None]:
         """The problem of the current settings and its key; None for a low-rank problem not built yet (the "problem"
         job builds it from :meth:`builder`)."""
         key = self.key(holdout)
@@ -93,10 +93,10 @@ class GPProblems:
                              "lower 'Held-out rows'.")
         kernel = self.covariance(data.inputs[holdout:])
 
-        def build(job: Job) -> problems.LowRankRegressionProblem:
+        def build(job: Job) -> problems.RegressionProblem:
             job.report(0.0, f"building the low-rank kernel K ≈ ΦΦᵀ ({rank} Nyström landmarks of {data.n - holdout:,} "
                             "rows)")
-            return problems.low_rank_problem(data, kernel, noise_var, rank=rank, rng=SUBSAMPLE_SEED, holdout=holdout)
+            return problems.regression_problem(data, kernel, noise_var, rank=rank, rng=SUBSAMPLE_SEED, holdout=holdout)
         return build
 
     def check_mc_size(self, n: int) -> None:
@@ -111,7 +111,7 @@ class GPProblems:
                              f"{MAX_MC_VALUES:,}. Lower 'MC samples (distribution, test inputs)' to at most "
                              f"{MAX_MC_VALUES // n:,}.")
 
-    def inputs(self, key: tuple, problem: paths.Problem) -> JobInputs:
+    def inputs(self, key: tuple, problem: problems.RegressionProblem) -> JobInputs:
         """What the jobs of a refresh read for ``problem`` (cache key ``key``), taken now on the session's thread."""
         s = self.state
         return JobInputs(s.tab, key, problem, float(s.s_over_n), s.loss, s.loss_params, s._loss_key(),
@@ -128,7 +128,7 @@ class GPProblems:
         if s.input_index > problem.n - 1:
             s._assign("input_index", problem.n - 1)
         s._assign("problem", problem)
-        if not paths.is_low_rank(problem):  # ~0.1 s: now, so that the "solution" job shows it in this refresh
+        if not problem.low_rank:  # ~0.1 s: now, so that the "solution" job shows it in this refresh
             solution_of(key, problem, float(s.s_over_n))
         if s.tab != "curve":
             self.check_mc_size(problem.n)
@@ -145,7 +145,7 @@ class GPProblems:
         self.warn_holdout(holdout, problem.n + holdout, problem.name)
         self.check_mc_size(problem.n)
         v = float(s.s_over_n)
-        if not paths.is_low_rank(problem):  # dense, 30-40 ms on boston: now (the jobs show them in this refresh)
+        if not problem.low_rank:  # dense, 30-40 ms on boston: now (the jobs show them in this refresh)
             holdout_theory_of(key, problem, v)
             holdout_ij_of(key, problem, v)
         return self.inputs(key, problem)

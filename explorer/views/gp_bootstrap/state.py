@@ -222,7 +222,7 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
                             doc="Folder whose *.csv files are offered as datasets (EXPLORER_DATA_DIR).")
 
     # --- outputs (set by the state, read by the views)
-    problem = output((problems.RegressionProblem, problems.LowRankRegressionProblem), "Problem",
+    problem = output(problems.RegressionProblem, "Problem",
                      "data, kernel and K of D0 (or its features Φ, K ≈ ΦΦᵀ, on large data).")
     solution = output(replica.ReplicaSolution, "ADATAP solution", "the replica solution at S/N (eqs. 54-59).")
     theory_curve = output(TheoryCurve, "Theory learning curve", "ε(S) of the theory on THEORY_GRID.")

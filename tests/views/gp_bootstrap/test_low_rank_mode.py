@@ -15,8 +15,7 @@ pytest.importorskip("panel")
 
 from explorer import cli  # noqa: E402
 from explorer.bootstrap import replica  # noqa: E402
-from explorer.gp_bootstrap import experiments, paths, stages  # noqa: E402
-from explorer.gp_bootstrap.problems import LowRankRegressionProblem  # noqa: E402
+from explorer.gp_bootstrap import experiments, stages  # noqa: E402
 from explorer.views.gp_bootstrap import figures  # noqa: E402
 from explorer.views.gp_bootstrap.state import (  # noqa: E402
     LOW_RANK_GRID,
@@ -60,14 +59,14 @@ def folder(tmp_path_factory):
 
 def test_a_data_folder_csv_of_more_rows_than_the_dense_pages_take_runs_the_low_rank_path(folder):
     s = _state(folder, "large.csv")
-    assert s.low_rank and isinstance(s.problem, LowRankRegressionProblem)
+    assert s.low_rank and s.problem.low_rank
     assert s.problem.n == 1_500 > MAX_ROWS and s.problem.features.rank == 32
     assert s.hyperparameter_source == "evidence" and "rank m = 32" in s.notice
     assert tuple(s.theory_curve.s_over_n) == LOW_RANK_GRID and s.theory_curve.theory_vg is None
     assert s.linear_response.ij is None and np.all(np.isfinite(s.linear_response.loo_limit))
     assert "low-rank kernel m = 32" in figures.problem_label(s)
     small = _state(folder, "small.csv")
-    assert not small.low_rank and not paths.is_low_rank(small.problem)
+    assert not small.low_rank and not small.problem.low_rank
 
 
 def test_the_page_s_theory_equals_the_dense_path_on_its_own_phi_phi_t(folder):
@@ -204,10 +203,10 @@ def test_a_low_rank_theory_that_does_not_converge_says_so_over_the_figure(folder
     failure on the session's thread does, not only in a job status that no tab shows."""
     s = _state(folder, "large.csv", tab="distribution")
 
-    def diverges(problem, S, **options):
+    def diverges(K, y, noise_var, S, **options):
         raise replica.ConvergenceError("ADATAP did not converge in 200 iterations (largest change 3.1).", None)
 
-    monkeypatch.setattr(paths, "solve", diverges)
+    monkeypatch.setattr(replica, "solve_replica", diverges)
     s.s_over_n = 1.7
     assert s.wait(TIMEOUT)
     assert "did not converge" in s.error and s.solution is None
