@@ -15,6 +15,15 @@
   so that they are not hidden);
 * the largest classes of ``explorer/`` (lines of the class statement).
 
+And the numbers of issue 47 (one replica theory against a kernel operator), ``--root DIR`` for another checkout:
+
+* dense/low-rank switches outside the kernel operators (``explorer/operators``): calls of ``is_low_rank`` or
+  ``has_vg_mf``, ``isinstance`` against a dense or low-rank type, and ``<problem>.low_rank`` as a condition;
+* places that turn S/N into S: a product with ``<problem>.n`` (the one ``sample_size`` included);
+* distinct messages for σ² ≤ 0: string literals (f-string parts joined) that say ``noise_var``/σ² must be positive;
+* functions that build a low-rank problem: those that call a feature map and construct a problem;
+* modules of ``explorer/bootstrap`` and ``explorer/gp_bootstrap`` over 600 lines.
+
 Read from the source's syntax trees, so a name built at run time escapes it; the numbers are for comparing before and
 after a change, and the lists show where each count comes from.
 """
@@ -31,8 +40,8 @@ PAGES = ("gp_bootstrap", "model_selection", "fast_bootstrap", "step_by_step", "s
 COMPAT = PACKAGE / "serving" / "compat.py"
 
 
-def _trees() -> dict[Path, ast.Module]:
-    return {path: ast.parse(path.read_text(), str(path)) for path in sorted(PACKAGE.rglob("*.py"))}
+def _trees(package: Path = PACKAGE) -> dict[Path, ast.Module]:
+    return {path: ast.parse(path.read_text(), str(path)) for path in sorted(package.rglob("*.py"))}
 
 
 def _state_parameters(tree: ast.Module) -> set[str]:
@@ -195,7 +204,136 @@ def largest_classes(trees, k: int = 5) -> list[tuple[int, str]]:
     return sorted(sizes, reverse=True)[:k]
 
 
+#: Types whose ``isinstance`` chooses between the dense and the low-rank computation.
+PATH_TYPES = {"LowRankRegressionProblem", "RegressionProblem", "LowRankFeatures", "DenseKernel", "FeatureKernel"}
+#: Functions that decide the path by name.
+PATH_PREDICATES = {"is_low_rank", "has_vg_mf"}
+FEATURE_MAPS = {"nystrom_features", "random_fourier_features", "low_rank_features"}
+PROBLEM_TYPES = {"RegressionProblem", "LowRankRegressionProblem"}
+
+
+def _where(path: Path, node: ast.AST, package: Path) -> str:
+    return f"{path.relative_to(package.parent)}:{node.lineno}"
+
+
+def _name(node: ast.AST) -> str:
+    """The last name of a call's function or an attribute chain (``a.b.c`` → ``c``)."""
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def _mentions_problem(node: ast.AST) -> bool:
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and "problem" in _name(n) for n in ast.walk(node))
+
+
+def path_switches(trees, package: Path = PACKAGE) -> list[str]:
+    """Dense/low-rank switches outside ``explorer/operators`` (see the module docstring)."""
+    found = []
+    for path, tree in trees.items():
+        if (package / "operators") in path.parents:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _name(node.func) in PATH_PREDICATES:
+                found.append(f"{_where(path, node, package)} {_name(node.func)}")
+            elif isinstance(node, ast.Call) and _name(node.func) == "isinstance" and len(node.args) == 2:
+                names = {_name(n) for n in ast.walk(node.args[1])} & PATH_TYPES
+                if names:
+                    found.append(f"{_where(path, node, package)} isinstance {', '.join(sorted(names))}")
+            elif isinstance(node, (ast.If, ast.IfExp, ast.BoolOp, ast.UnaryOp)):
+                test = node.test if isinstance(node, (ast.If, ast.IfExp)) else node
+                for n in ast.walk(test):
+                    if isinstance(n, ast.Attribute) and n.attr == "low_rank" and _mentions_problem(n.value):
+                        found.append(f"{_where(path, n, package)} .low_rank")
+    return sorted(set(found))
+
+
+#: Names of an S/N value or grid in the code.
+S_OVER_N_NAMES = {"v", "grid", "s_over_n"}
+
+
+def s_to_S_places(trees, package: Path = PACKAGE) -> list[str]:
+    """Products of an S/N (``v``, ``grid``, ``s_over_n``) with ``<problem>.n`` (or ``self.n`` in a problem module):
+    where S/N becomes S."""
+    found = []
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                for side, other in ((node.left, node.right), (node.right, node.left)):
+                    if (isinstance(side, ast.Attribute) and side.attr == "n"
+                            and (_mentions_problem(side.value) or path.name in ("problem.py", "problems.py"))
+                            and {_name(n) for n in ast.walk(other)} & S_OVER_N_NAMES
+                            and "exp" not in {_name(n) for n in ast.walk(other)}):  # N·e^(−S/N) is not S
+                        found.append(_where(path, node, package))
+    return sorted(set(found))
+
+
+def _text(node: ast.AST) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    return ""
+
+
+def noise_messages(trees, package: Path = PACKAGE) -> dict[str, list[str]]:
+    """Distinct texts that refuse σ² ≤ 0, each with where it is."""
+    found: dict[str, list[str]] = {}
+    for path, tree in trees.items():
+        parts = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+        for node in ast.walk(tree):
+            if id(node) in parts:
+                continue
+            text = _text(node)
+            if (("noise_var" in text or "σ²" in text or "noise variance" in text) and "must be" in text
+                    and ("positive" in text or "> 0" in text)):
+                found.setdefault(text, []).append(_where(path, node, package))
+    return found
+
+
+def low_rank_builders(trees, package: Path = PACKAGE) -> list[str]:
+    """Functions that call a feature map and construct a regression problem."""
+    found = []
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                calls = {_name(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+                if calls & FEATURE_MAPS and calls & PROBLEM_TYPES:
+                    found.append(f"{path.relative_to(package.parent)}:{node.name}")
+    return sorted(found)
+
+
+def long_theory_modules(trees, package: Path = PACKAGE, limit: int = 600) -> list[tuple[int, str]]:
+    """Modules of ``bootstrap/`` and ``gp_bootstrap/`` over ``limit`` lines."""
+    out = []
+    for path in trees:
+        if path.parent in (package / "bootstrap", package / "gp_bootstrap"):
+            n = len(path.read_text().splitlines())
+            if n > limit:
+                out.append((n, str(path.relative_to(package.parent))))
+    return sorted(out, reverse=True)
+
+
+def theory_report(package: Path = PACKAGE) -> None:
+    """Print the numbers of issue 47 for the checkout whose package is ``package``."""
+    trees = _trees(package)
+    switches, places = path_switches(trees, package), s_to_S_places(trees, package)
+    messages, builders = noise_messages(trees, package), low_rank_builders(trees, package)
+    long = long_theory_modules(trees, package)
+    print(f"dense/low-rank switches outside explorer/operators: {len(switches)}")
+    for line in switches:
+        print("   ", line)
+    print(f"places that turn S/N into S: {len(places)} ({', '.join(places)})")
+    print(f"distinct messages for σ² <= 0: {len(messages)}")
+    for text, where in messages.items():
+        print("   ", repr(text[:90]), "at", ", ".join(where))
+    print(f"functions that build a low-rank problem: {len(builders)} ({', '.join(builders)})")
+    print(f"modules of bootstrap/ and gp_bootstrap/ over 600 lines: {len(long)} "
+          f"({', '.join(f'{name} {n}' for n, name in long)})")
+
+
 def main() -> int:
+    if "--root" in sys.argv:
+        theory_report(Path(sys.argv[sys.argv.index("--root") + 1]).resolve() / "explorer")
+        return 0
     trees = _trees()
     repeats = control_repeats(trees)
     assignments = third_party_assignments(trees)
@@ -214,6 +352,7 @@ def main() -> int:
     for line in overrides:
         print("   ", line)
     print("largest classes (lines):", "; ".join(f"{name} {n}" for n, name in largest_classes(trees)))
+    theory_report()
     return 0
 
 

@@ -271,7 +271,7 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         self.kernel_, self.evidence_rows_ = self._fit_hyperparameters(kernel, X, np.asarray(y, dtype=float), rng)
         self.prior_kernel_, self.noise_var_ = _model(self.kernel_, self.alpha)
         self.problem_ = self._problem(np.array(X, dtype=float), np.array(y, dtype=float), rng)
-        self.features_ = self.problem_.features if self.problem_.low_rank else None
+        self.features_ = self.problem_.features  # None for the dense model
         self.solution_ = self._solve(float(self.s_over_n) * len(y))
         return self
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.lowrank import LowRankFeatures
 from explorer.operators import KernelOperator, as_operator
-from explorer.operators.features import FeatureKernel, check_feature_matrix
+from explorer.operators.features import FeatureKernel
 from explorer.validation import noise_variance
 
 __all__ = ['check_replica_inputs', 'check_replica_problem', 'check_lowrank_inputs', 'check_noise_and_sample_size']
@@ -62,9 +61,8 @@ def check_replica_problem(K, y, noise_var: float, S: float) -> tuple[KernelOpera
     Parameters
     ----------
     K : KernelOperator, LowRankFeatures or array_like of shape (N, N)
-        The prior covariance of the training inputs: an operator as it is, features as K = ΦΦᵀ
-        (:class:`~explorer.operators.features.FeatureKernel`), an array as the dense kernel matrix (validated by
-        :func:`check_replica_inputs`).
+        The prior covariance of the training inputs, as :func:`~explorer.operators.as_operator` takes it (and
+        validates it): an operator as it is, features as K = ΦΦᵀ, an array as the dense kernel matrix.
     y, noise_var, S
         As in :func:`check_replica_inputs`.
 
@@ -78,19 +76,14 @@ def check_replica_problem(K, y, noise_var: float, S: float) -> tuple[KernelOpera
     ValueError
         If a shape or a value is wrong; the message says which.
     """
-    if isinstance(K, LowRankFeatures):
-        phi, y, noise_var, S = check_lowrank_inputs(K, y, noise_var, S)
-        return FeatureKernel(phi), y, noise_var, S
-    if not isinstance(K, KernelOperator):
-        K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
-        return as_operator(K), y, noise_var, S
+    op = as_operator(K)
     y = np.asarray(y, dtype=float)
-    if y.shape != (K.n,):
-        raise ValueError(f"`y` must have shape ({K.n},) to match the kernel, got {y.shape}. Pass one target per "
-                         "training input.")
+    if y.shape != (op.n,):
+        raise ValueError(f"`y` must have shape ({op.n},) to match {op.name}, got {y.shape}. Pass one target per row "
+                         f"of {op.name}.")
     if not np.all(np.isfinite(y)):
-        raise ValueError("`y` must be finite; found NaN or inf. Clean the data first.")
-    return K, y, *check_noise_and_sample_size(noise_var, S)
+        raise ValueError(f"`{op.name}` and `y` must be finite; found NaN or inf. Clean the data first.")
+    return op, y, *check_noise_and_sample_size(noise_var, S)
 
 
 def check_lowrank_inputs(phi, y, noise_var: float, S: float) -> tuple[np.ndarray, np.ndarray, float, float]:
@@ -113,18 +106,8 @@ def check_lowrank_inputs(phi, y, noise_var: float, S: float) -> tuple[np.ndarray
     ValueError
         If a shape or a value is wrong; the message says which.
     """
-    phi = check_feature_matrix(phi)
-    y = np.asarray(y, dtype=float)
-    if y.shape != (phi.shape[0],):
-        raise ValueError(f"`y` must have shape ({phi.shape[0]},) to match phi, got {y.shape}. "
-                         "Pass one target per row of phi.")
-    if phi.shape[0] < 2:
-        raise ValueError(f"Need at least 2 training points, got {phi.shape[0]}.")
-    if not (np.all(np.isfinite(phi)) and np.all(np.isfinite(y))):
-        raise ValueError("`phi` and `y` must be finite; found NaN or inf. Clean the data first.")
-    if not np.any(phi):
-        raise ValueError("`phi` is all zeros, so the kernel ΦΦᵀ is 0 and no input is learnt. Check the features.")
-    return phi, y, *check_noise_and_sample_size(noise_var, S)
+    op, y, noise_var, S = check_replica_problem(FeatureKernel.of(phi), y, noise_var, S)
+    return op.phi, y, noise_var, S
 
 
 def check_noise_and_sample_size(noise_var: float, S: float) -> tuple[float, float]:

@@ -34,6 +34,7 @@ from scipy.linalg import cho_solve, cholesky, eigh
 
 from explorer.kernels import Kernel
 from explorer.regression import check_data
+from explorer.validation import noise_variance
 
 __all__ = ["VARIANTS", "ENTROPIES", "LOG_BETA_RANGE", "AscPartitions", "AscValue", "BetaCurve",
            "SingularPartitionsError", "draw_partitions", "mutual_information",
@@ -425,8 +426,7 @@ def _scatter(total, adjoint: _Adjoint, subsets, objects, weight):
 
 def _check_asc(kernel, X, y, noise_var, partitions, variant, entropy, eval_gradient):
     X, y, noise_var = check_data(kernel, X, y, noise_var, eval_gradient)
-    if noise_var <= 0:
-        raise ValueError(f"ASC needs `noise_var` > 0, got {noise_var!r}: Σ_l and K_l must be invertible.")
+    noise_variance(noise_var)  # σ² > 0: Σ_l and K_l must be invertible
     if not isinstance(partitions, AscPartitions):
         raise TypeError("`partitions` must be an AscPartitions from draw_partitions(n, ...), got "
                         f"{type(partitions).__name__}.")

@@ -59,6 +59,7 @@ class KernelOperator(Protocol):
     """The prior covariance K of N training inputs, as the replica equations use it."""
 
     closing: str
+    name: str  # what messages call the kernel: "K", "phi"
 
     @property
     def n(self) -> int:

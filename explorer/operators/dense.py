@@ -174,6 +174,7 @@ class DenseKernel(DenseRefits, DenseResponses, DenseEvidence):
     dtype: type = np.float64
     jitter: float = 0.0
     closing: str = "literal"
+    name: str = "K"
 
     @classmethod
     def of(cls, K) -> DenseKernel:

@@ -62,10 +62,17 @@ SITE_FLOOR = 1e-100
 
 
 def check_feature_matrix(phi) -> np.ndarray:
-    """Φ (its ``.phi`` for ``LowRankFeatures``) as a float array of shape (N, m), m ≥ 1; else a ValueError."""
+    """Φ (its ``.phi`` for ``LowRankFeatures``) as a float array of shape (N, m), m ≥ 1, N ≥ 2, finite and not all
+    zeros; else a ValueError that says which."""
     phi = np.asarray(getattr(phi, "phi", phi), dtype=float)
     if phi.ndim != 2 or phi.shape[1] < 1:
         raise ValueError(f"`phi` must be a feature matrix of shape (N, m), m >= 1, got shape {phi.shape}.")
+    if phi.shape[0] < 2:
+        raise ValueError(f"Need at least 2 training points, got {phi.shape[0]}.")
+    if not np.all(np.isfinite(phi)):
+        raise ValueError("`phi` and `y` must be finite; found NaN or inf. Clean the data first.")
+    if not np.any(phi):
+        raise ValueError("`phi` is all zeros, so the kernel ΦΦᵀ is 0 and no input is learnt. Check the features.")
     return phi
 
 
@@ -165,6 +172,7 @@ class FeatureKernel(FeatureRefits, FeatureResponses, FeatureEvidence):
 
     phi: np.ndarray = field(repr=False)
     closing: str = "fixed-point"
+    name: str = "phi"
 
     @classmethod
     def of(cls, phi) -> FeatureKernel:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from explorer.validation import as_float, finite, positive_S, show
+from explorer.validation import finite, noise_variance, positive_S
 
 __all__ = ["IJ_EXACT_ROWS", "IJ_INPUTS", "DenseResponses", "FeatureResponses", "DenseExpansionPoint",
            "FeatureExpansionPoint", "whole_error_averages", "drawn_error_averages"]
@@ -255,9 +255,7 @@ class FeatureResponses:
                              "Pass one target per training input.")
         finite(phi, "phi", "Check the kernel hyperparameters and the inputs of the feature map.")
         finite(y, "y", "Remove or impute missing targets.")
-        if not (np.isfinite(as_float(noise_var)) and noise_var > 0):
-            raise ValueError(f"`noise_var` must be a positive finite number, got {show(noise_var)}. "
-                             "It is the GP noise variance sigma^2 of [MO03] eq. (50) (0.01 there).")
+        noise_variance(noise_var)
         if cross is not None:
             cross = np.ascontiguousarray(np.atleast_2d(cross), dtype=float)
             if cross.ndim != 2 or cross.shape[1] != phi.shape[1]:

@@ -74,7 +74,7 @@ def theory_learning_curve(problem: SVMProblem, s_over_n: Sequence[float], *, tol
     for k, j in enumerate(np.argsort(grid)):
         hooks.check(k, grid.size, "values of S/N")
         hooks.report(k / grid.size, f"replica theory at S/N = {grid[j]:g} ({k + 1}/{grid.size})")
-        S = float(grid[j] * problem.n)
+        S = float(problem.sample_size(grid[j]))
         sol = _solve_or_last(problem, S, tol, max_iter, previous)
         if (sol is None or not sol.converged) and previous is not None:
             sol = _solve_or_last(problem, S, tol, max_iter, None)  # cold retry

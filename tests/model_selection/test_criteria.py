@@ -427,7 +427,7 @@ VALIDATION = [
     (lambda: asc.draw_partitions(1), "`n` must be an integer >= 2"),
     (lambda: asc.draw_partitions(10, 0), "`n_partitions` must be an integer >= 1"),
     (lambda: asc.draw_partitions(10, 2, 2, 6), "must not exceed the smallest subset size"),
-    (lambda: asc.mutual_information(SE, X10, Y10, 0.0, _parts()), "ASC needs `noise_var` > 0"),
+    (lambda: asc.mutual_information(SE, X10, Y10, 0.0, _parts()), "`noise_var` must be a positive finite number"),
     (lambda: asc.mutual_information(SE, X10, Y10, 0.1, _parts(12)), "were drawn for N = 12"),
     (lambda: asc.mutual_information(SE, X10, Y10, 0.1, _parts(), "gibbs"), "`variant` must be one of"),
     (lambda: asc.mutual_information(SE, X10, Y10, 0.1, _parts(), entropy="max"), "`entropy` must be one of"),

@@ -356,7 +356,7 @@ class StepState(CheckedState, HasJobs):
                   f"{data.name} has {data.n} rows: the page uses all {data.n}.")
         kernel = self._kernel()
         problem = experiments.regression_problem(data, kernel, self.noise_var, holdout=data.n - n)
-        S = float(self.s_over_n) * problem.n
+        S = problem.sample_size(float(self.s_over_n))
         solution = replica.solve_replica(problem.K, problem.y, problem.noise_var, S)
         approx = replica.approximate_replica(problem.K, problem.y, problem.noise_var, S)
         x = problem.X[:, 0]
