@@ -76,7 +76,7 @@ class DenseEvidence:
         n = len(y)
         A = self.K.copy()
         A[np.diag_indices_from(A)] += noise_var
-        L, _ = regression._cholesky(A)
+        L, _ = regression.jittered_cholesky(A)
         alpha = regression.finite_result(linalg.cho_solve((L, True), y, check_finite=False), "vector A⁻¹y")
         log_det_half = np.log(np.diag(L)).sum()  # ½ log|A|
         value = regression.finite_result(float(-0.5 * y @ alpha - log_det_half - 0.5 * y.size * _LOG_2PI),
