@@ -34,7 +34,7 @@ from explorer.kernels import (
 )
 
 __all__ = ["NYSTROM_JITTER", "MAX_RANK", "FEATURE_METHODS", "LowRankFeatures", "nystrom_features",
-           "random_fourier_features", "given_features", "low_rank_features", "check_rank"]
+           "random_fourier_features", "given_features", "low_rank_features", "check_rank", "draw_landmarks"]
 
 #: Jitter of the landmarks' Cholesky factor, relative to the mean of diag K_LL. K_LL is positive semi-definite in
 #: exact arithmetic but singular in practice: two landmarks with equal inputs (diamonds has 146 duplicated rows) or
@@ -133,6 +133,27 @@ def check_rank(rank, n: int) -> int:
     return int(rank)
 
 
+def draw_landmarks(n: int, rank: int, rng=0) -> np.ndarray:
+    """The m landmark rows of N, drawn uniformly without replacement from ``rng`` and sorted: the one draw behind
+    :func:`nystrom_features` and the Nyström evidence fit (:func:`explorer.gp_bootstrap.evidence.maximum_evidence_lowrank`).
+
+    Parameters
+    ----------
+    n : int
+        N, the number of training rows.
+    rank : int
+        m, the number of landmarks (1 ≤ m ≤ min(N, MAX_RANK), :func:`check_rank`).
+    rng : Generator, int or None
+        Seed of the draw; a Generator is used as it is (and advanced by the draw).
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        0-based landmark rows in increasing order.
+    """
+    return np.sort(np.random.default_rng(rng).choice(n, size=check_rank(rank, n), replace=False))
+
+
 def nystrom_features(kernel: Kernel, X, rank: int, *, rng=0, landmarks=None,
                      jitter: float = NYSTROM_JITTER) -> LowRankFeatures:
     """Nyström features Φ = K_nL C⁻ᵀ, C Cᵀ = K_LL + jitter·mean(diag K_LL)·I, on m landmark rows.
@@ -160,8 +181,7 @@ def nystrom_features(kernel: Kernel, X, rank: int, *, rng=0, landmarks=None,
     X = check_inputs(X)
     n = X.shape[0]
     if landmarks is None:
-        m = check_rank(rank, n)
-        idx = np.sort(np.random.default_rng(rng).choice(n, size=m, replace=False))
+        idx = draw_landmarks(n, rank, rng)
     else:
         idx = np.asarray(landmarks)
         if idx.ndim != 1 or idx.dtype.kind not in "iu" or np.unique(idx).size != idx.size \

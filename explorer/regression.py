@@ -23,7 +23,7 @@ from explorer.kernels import Kernel, check_inputs
 
 __all__ = ["GPPosterior", "LeaveOneOut", "CholeskyError", "JITTER_LADDER", "fit", "log_evidence",
            "loo_predictions", "loo_squared_error", "loo_neg_log_predictive", "check_data", "condition",
-           "covariance_inverse", "finite_result"]
+           "covariance_inverse", "finite_result", "jittered_cholesky"]
 
 JITTER_LADDER = (1e-10, 1e-9, 1e-8, 1e-7, 1e-6)
 """Relative jitters tried, in order, when A is not numerically positive definite."""
@@ -186,8 +186,9 @@ def check_data(kernel: Kernel, X, y, noise_var: float,
     return X, y, float(noise_var)
 
 
-def _cholesky(A):
-    """Lower Cholesky factor of A and the jitter ε added to its diagonal (0.0 if none).
+def jittered_cholesky(A: np.ndarray) -> tuple[np.ndarray, float]:
+    """Lower Cholesky factor of A and the jitter ε added to its diagonal (0.0 if none), trying ε = JITTER_LADDER ×
+    mean(diag A) in turn.
 
     A factor whose smallest pivot L_ii² is below n·eps·mean(diag A) counts as failed too: such a
     matrix is singular to working precision and its solves would be noise.
@@ -221,7 +222,7 @@ def condition(kernel: Kernel, X: np.ndarray, y: np.ndarray, noise_var: float,
     else:
         K, dA = kernel(X), None
     K[np.diag_indices_from(K)] += noise_var
-    L, jitter = _cholesky(K)
+    L, jitter = jittered_cholesky(K)
     alpha = finite_result(cho_solve((L, True), y, check_finite=False), "vector A⁻¹y")
     X, y = X.copy(), y.copy()
     for arr in (X, y, alpha, L):

@@ -14,7 +14,7 @@ import numpy as np
 
 from explorer import datasets, kernels, lowrank
 from explorer.cli import common
-from explorer.gp_bootstrap import evidence, evidence_lowrank, experiments, montecarlo_lowrank, problems, stages
+from explorer.gp_bootstrap import evidence, experiments, montecarlo_lowrank, problems, stages
 
 __all__ = ["register", "COMMANDS"]
 
@@ -269,7 +269,7 @@ class _Model:
     noise_var: float
     source: str
     name: str
-    fit: evidence.EvidenceFit | evidence_lowrank.LowRankEvidenceFit | None
+    fit: evidence.EvidenceFit | evidence.LowRankEvidenceFit | None
     obtained: dict
     standardized: bool
     subsample: dict | None
@@ -351,8 +351,8 @@ def _low_rank_model(args, data: datasets.Dataset, subsample: dict | None) -> _Mo
     if source != FITTED:
         model = _model(args, data, subsample)
         return model
-    fit = evidence_lowrank.maximum_evidence_lowrank(X, y, rank=args.rank, rng=args.seed, ard=args.ard,
-                                                    hooks=common.progress())
+    fit = evidence.maximum_evidence_lowrank(X, y, rank=args.rank, rng=args.seed, ard=args.ard,
+                                            hooks=common.progress())
     obtained = dict.fromkeys(("lengthscale", "signal_var", "noise_var"), fit.note)
     return _Model(fit.kernel, fit.noise_var, source, "se", fit, obtained, **common_)
 

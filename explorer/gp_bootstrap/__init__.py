@@ -9,5 +9,5 @@ held-out moments), ``steps`` the resamples one at a time (the "Bootstrap, step b
 comparisons behind the paper's figures; ``variational`` and ``mean_field`` the variational-Gaussian and mean-field
 replica approximations of Fig. 1 (derivation: ``docs/derivations/vg_mf.md``); ``linear_response``
 the infinitesimal jackknife and closed-form leave-one-out on a dense K or features Φ (``docs/linear_response.md``);
-``evidence`` and ``evidence_lowrank`` the hyperparameters of largest evidence.
+``evidence`` the hyperparameters of largest evidence (exact and Nyström GP).
 """

@@ -1,4 +1,4 @@
-"""The evidence of the low-rank GP in O(N m²) (explorer.gp_bootstrap.evidence_lowrank): the Woodbury value against a
+"""The evidence of the low-rank GP in O(N m²) (explorer.gp_bootstrap.evidence): the Woodbury value against a
 dense log density, the analytic gradient against finite differences and against the dense gradient (R&W eq. 5.9) at
 m = N, and the maximum-evidence fit against perturbations, the dense fit and its own definition."""
 
@@ -8,10 +8,10 @@ from scipy import linalg
 from scipy.stats import multivariate_normal
 
 from explorer import regression
-from explorer.gp_bootstrap.evidence import maximum_evidence
-from explorer.gp_bootstrap.evidence_lowrank import (
+from explorer.gp_bootstrap.evidence import (
     LowRankEvidenceFit,
     lowrank_log_evidence,
+    maximum_evidence,
     maximum_evidence_lowrank,
     nystrom_log_evidence,
 )

@@ -13,7 +13,6 @@ import numpy as np
 import param
 
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import evidence_lowrank
 from explorer.views.common.state.declarations import invalidating
 from explorer.views.gp_bootstrap.jobs import EVIDENCE
 from explorer.views.gp_bootstrap.settings import EXPECTED_ERRORS, OUTPUTS, SUBSAMPLE_SEED
@@ -159,7 +158,7 @@ def _ard_sentence(names: tuple[str, ...], lengthscales: np.ndarray) -> str:
 
 def _evidence_note(state, fit, rows: int, clipped: bool) -> str:
     """What the notice says about hyperparameters chosen by maximum evidence."""
-    if isinstance(fit, evidence_lowrank.LowRankEvidenceFit):
+    if isinstance(fit, gp_evidence.LowRankEvidenceFit):
         on = (f"all {rows:,} rows, for the low-rank kernel of rank m = {fit.rank} (Nyström landmarks drawn with seed "
               f"{SUBSAMPLE_SEED}; a new m keeps these values)")
     else:

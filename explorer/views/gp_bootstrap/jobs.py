@@ -15,7 +15,7 @@ import numpy as np
 from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import evidence_lowrank, experiments, problems, stages
+from explorer.gp_bootstrap import experiments, problems, stages
 from explorer.gp_bootstrap.l1 import scaled_bin_width
 from explorer.gp_bootstrap.montecarlo_lowrank import SAMPLE_SECONDS_PER_NM2
 from explorer.gp_bootstrap.stages import VG_MF_LOSSES, CurveMC, HoldoutTheory, TheoryCurve
@@ -269,12 +269,12 @@ def _evidence_fit(data: datasets.Dataset, job: Job, *, ard: bool = False, rank: 
     """The evidence maximum on at most EVIDENCE_ROWS rows of ``data`` (a random subsample when it has more), with one
     lengthscale per input column if ``ard``: the core's :func:`~explorer.gp_bootstrap.evidence.fit_to_data`, which the
     command line calls too; with a ``rank`` (large data), the evidence of the rank-m Nyström GP on all rows
-    (:func:`~explorer.gp_bootstrap.evidence_lowrank.maximum_evidence_lowrank`, landmarks drawn with SUBSAMPLE_SEED),
+    (:func:`~explorer.gp_bootstrap.evidence.maximum_evidence_lowrank`, landmarks drawn with SUBSAMPLE_SEED),
     as ``explorer learning-curve --rank M --seed 0`` fits it."""
     hooks = Hooks(progress=job.report, should_stop=job.should_stop)
     if rank is not None:
-        return evidence_lowrank.maximum_evidence_lowrank(data.inputs, data.targets, rank=rank, rng=SUBSAMPLE_SEED,
-                                                         ard=ard, hooks=hooks)
+        return gp_evidence.maximum_evidence_lowrank(data.inputs, data.targets, rank=rank, rng=SUBSAMPLE_SEED,
+                                                    ard=ard, hooks=hooks)
     return gp_evidence.fit_to_data(data.inputs, data.targets, ard=ard, max_rows=EVIDENCE_ROWS, seed=SUBSAMPLE_SEED,
                                    hooks=Hooks(progress=job.report, should_stop=job.should_stop))
 

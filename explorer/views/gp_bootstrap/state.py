@@ -22,7 +22,7 @@ import param
 from explorer import kernels
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import evidence_lowrank, experiments, problems
+from explorer.gp_bootstrap import experiments, problems
 from explorer.gp_bootstrap.l1 import scaled_bin_width
 from explorer.gp_bootstrap.linear_response import LinearResponseMoments
 from explorer.gp_bootstrap.stages import (
@@ -236,7 +236,7 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
                         "the first-order infinitesimal-jackknife mean and variance at the held-out inputs.")
     holdout_mc = output(experiments.HoldoutComparison, "Held-out comparison",
                         "theory and MC moments at the held-out inputs.")
-    evidence = output((gp_evidence.EvidenceFit, evidence_lowrank.LowRankEvidenceFit), "Evidence maximum",
+    evidence = output((gp_evidence.EvidenceFit, gp_evidence.LowRankEvidenceFit), "Evidence maximum",
                       "the hyperparameters of largest evidence on the current CSV data, once computed.")
 
     def __init__(self, **params):
