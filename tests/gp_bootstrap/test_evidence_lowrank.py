@@ -197,7 +197,7 @@ def test_progress_reaches_one_and_a_stop_request_cancels(data):
     ((np.zeros(5), np.zeros(5), 0.1), r"`phi` must be a finite \(N, m\) feature matrix with m >= 1, got shape \(5,\)"),
     ((np.full((5, 2), np.nan), np.zeros(5), 0.1), r"`phi` must be a finite \(N, m\) feature matrix"),
     ((np.zeros((5, 2)), np.zeros(4), 0.1), r"`y` must hold N = 5 finite targets, one per row of `phi`, got shape \(4,\)"),
-    ((np.zeros((5, 2)), np.zeros(5), 0.0), r"`noise_var` must be a finite number > 0, got 0.0"),
+    ((np.zeros((5, 2)), np.zeros(5), 0.0), r"`noise_var` must be a positive finite number, got 0.0"),
 ])
 def test_lowrank_log_evidence_errors(args, message):
     with pytest.raises(ValueError, match=message):
@@ -217,7 +217,7 @@ def test_lowrank_log_evidence_errors(args, message):
     (lambda X, y: nystrom_log_evidence(SquaredExponential(), X, y, 0.1, [0, 0]), "`landmarks` must be distinct row"),
     (lambda X, y: nystrom_log_evidence(SquaredExponential(), X, y, 0.1, [0, 500]), "indices in 0..499"),
     (lambda X, y: nystrom_log_evidence(SquaredExponential(), X, y[:5], 0.1, [0]), "one finite target per row of X"),
-    (lambda X, y: nystrom_log_evidence(SquaredExponential(), X, y, -1.0, [0]), "`noise_var` must be a finite number"),
+    (lambda X, y: nystrom_log_evidence(SquaredExponential(), X, y, -1.0, [0]), "`noise_var` must be a positive finite number"),
     (lambda X, y: nystrom_log_evidence(SquaredExponential([1.0, 2.0]), X, y, 0.1, [0]), "`lengthscale` has 2 entries"),
 ])
 def test_bad_input_says_what_is_expected(data, call, message):

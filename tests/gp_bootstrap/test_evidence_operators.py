@@ -79,7 +79,7 @@ def test_the_dense_implementation_is_explorer_regression(data):
 @pytest.mark.parametrize("args, message", [
     ((np.eye(3), np.zeros(4), 0.1), r"`y` must hold N = 3 finite targets, one per training input, got shape \(4,\)"),
     ((np.eye(3), np.array([0.0, np.nan, 1.0]), 0.1), "`y` must hold N = 3 finite targets"),
-    ((np.eye(3), np.zeros(3), 0.0), "`noise_var` must be a finite number > 0, got 0.0"),
+    ((np.eye(3), np.zeros(3), 0.0), "`noise_var` must be a positive finite number, got 0.0"),
     ((np.ones((3, 2)), np.zeros(3), 0.1), r"`K` must be a square kernel matrix, got shape \(3, 2\)"),
 ])
 def test_log_evidence_bad_input_says_what_is_expected(args, message):
