@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 from scipy import linalg
 
 from explorer.gp_bootstrap.linear_response import LeaveOneOutLimit, LinearResponseError, LinearResponseMoments
-from explorer.gp_bootstrap.montecarlo_lowrank import check_features
+from explorer.gp_bootstrap.montecarlo import check_features
 from explorer.losses import Loss, get_loss
 from explorer.validation import positive_S
 

@@ -3,7 +3,7 @@
 A :class:`~explorer.gp_bootstrap.problems.RegressionProblem` holds K and runs the dense functions
 (:mod:`explorer.bootstrap.replica`, :mod:`~explorer.gp_bootstrap.montecarlo`, :mod:`~explorer.gp_bootstrap.linear_response`); a
 :class:`~explorer.gp_bootstrap.problems.LowRankRegressionProblem` holds Φ and runs their O(N m²) counterparts
-(:mod:`explorer.bootstrap.lowrank`, :mod:`~explorer.gp_bootstrap.montecarlo_lowrank`, :mod:`~explorer.gp_bootstrap.linear_response_lowrank`) on the same model
+(:mod:`explorer.bootstrap.lowrank`, :mod:`~explorer.gp_bootstrap.montecarlo`, :mod:`~explorer.gp_bootstrap.linear_response_lowrank`) on the same model
 quantities, so the stages and the comparisons are written once. VG and MF have no low-rank form here
 (:func:`has_vg_mf`). Core module: numpy and scipy only.
 """
@@ -14,7 +14,6 @@ from explorer.gp_bootstrap import (
     linear_response,
     linear_response_lowrank,
     montecarlo,
-    montecarlo_lowrank,
 )
 from explorer.gp_bootstrap.problems import LowRankRegressionProblem, RegressionProblem
 
@@ -69,7 +68,7 @@ def predictions(problem: Problem, S: float, n_samples: int, *, X_test=None, **op
     """Monte-Carlo predictions of ``n_samples`` refits (``montecarlo.bootstrap_predictions``)."""
     cross = None if X_test is None else problem.cross(X_test)
     if is_low_rank(problem):
-        return montecarlo_lowrank.bootstrap_predictions_lowrank(problem.phi, problem.y, problem.noise_var, S,
+        return montecarlo.bootstrap_predictions_lowrank(problem.phi, problem.y, problem.noise_var, S,
                                                                 n_samples, phi_test=cross, **options)
     return montecarlo.bootstrap_predictions(problem.K, problem.y, problem.noise_var, S, n_samples, K_test=cross,
                                             **options)
@@ -77,7 +76,7 @@ def predictions(problem: Problem, S: float, n_samples: int, *, X_test=None, **op
 
 def mc_learning_curve(problem: Problem, S_values, n_samples: int, **options):
     """Efron's Monte-Carlo estimator along a grid of S (``montecarlo.bootstrap_learning_curve``)."""
-    curve = (montecarlo_lowrank.bootstrap_learning_curve_lowrank if is_low_rank(problem)
+    curve = (montecarlo.bootstrap_learning_curve_lowrank if is_low_rank(problem)
              else montecarlo.bootstrap_learning_curve)
     return curve(_matrix(problem), problem.y, problem.noise_var, S_values, n_samples, **options)
 
