@@ -23,7 +23,6 @@ Core module: numpy and scipy only.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 from scipy import linalg
 from scipy.linalg.blas import dsyrk
 
@@ -89,8 +88,8 @@ class DenseRefits:
             if d.size:
                 KD = K.take(d, axis=0).take(d, axis=1)
                 KD.flat[:: d.size + 1] += noise_var                          # K' + sigma^2 I
-                factor = scipy.linalg.cho_factor(KD, lower=True, overwrite_a=True)
-                f[:] = K.take(d, axis=0).T @ scipy.linalg.cho_solve(factor, y[d])  # K[:, D] alpha'
+                factor = linalg.cho_factor(KD, lower=True, overwrite_a=True)
+                f[:] = K.take(d, axis=0).T @ linalg.cho_solve(factor, y[d])  # K[:, D] alpha'
         return out
 
 
@@ -133,10 +132,10 @@ def _active_weights(K, y, noise_var, a, s_a) -> np.ndarray:
     A = K.take(a, axis=0).take(a, axis=1)           # K[a, a]; two takes beat np.ix_ here
     A.flat[:: a.size + 1] += noise_var / s_a
     try:
-        factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+        factor = linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
     except np.linalg.LinAlgError as exc:
         raise _not_psd_error() from exc
-    return scipy.linalg.cho_solve(factor, y[a], check_finite=False)
+    return linalg.cho_solve(factor, y[a], check_finite=False)
 
 
 def _predict_stacked(K, y, noise_var, occ, K_test):
