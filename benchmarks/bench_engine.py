@@ -28,9 +28,9 @@ from explorer import datasets
 from explorer.bootstrap.estimates import efron_error as _efron
 from explorer.chunks import DEFAULT_CHUNK_SIZE
 from explorer.gp_bootstrap import experiments, montecarlo
-from explorer.gp_bootstrap.montecarlo import _predict_batch
 from explorer.kernels import paper_rbf
 from explorer.losses import get_loss
+from explorer.operators.refits import dense_refit_predictions as _predict_batch
 from explorer.resampling import occupation_numbers
 from explorer.serving import engine
 from explorer.serving.engine import use_single_threaded_blas

@@ -60,7 +60,7 @@ from explorer.bootstrap.replica import (
     solve_replica_lowrank,
 )
 from explorer.gp_bootstrap.evidence import maximum_evidence_lowrank
-from explorer.gp_bootstrap.montecarlo_lowrank import bootstrap_learning_curve_lowrank, posterior_weights
+from explorer.gp_bootstrap.montecarlo import bootstrap_learning_curve_lowrank, posterior_weights
 from explorer.kernels import SquaredExponential
 from explorer.lowrank import nystrom_features
 from explorer.serving.engine import use_single_threaded_blas
@@ -81,7 +81,7 @@ CLI = [str(ROOT / ".venv/bin/explorer"), "learning-curve", "--dataset", DIAMONDS
 CLI_FALLBACK = [*CLI, "--s-over-n", "1"]
 #: The modules measured (they were being edited while this benchmark was written: their hashes identify the run).
 MODULES = ("explorer/lowrank.py", "explorer/bootstrap/replica.py",
-           "explorer/gp_bootstrap/montecarlo_lowrank.py", "explorer/gp_bootstrap/evidence.py",
+           "explorer/gp_bootstrap/montecarlo.py", "explorer/gp_bootstrap/evidence.py",
            "explorer/cli/gp_bootstrap.py")
 
 

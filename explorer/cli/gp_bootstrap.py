@@ -14,7 +14,7 @@ import numpy as np
 
 from explorer import datasets, kernels, lowrank
 from explorer.cli import common
-from explorer.gp_bootstrap import evidence, experiments, montecarlo_lowrank, problems, stages
+from explorer.gp_bootstrap import evidence, experiments, montecarlo, problems, stages
 
 __all__ = ["register", "COMMANDS"]
 
@@ -43,7 +43,7 @@ MAX_LOW_RANK_ROWS = 1_000_000
 MAX_LOW_RANK_ENTRIES = 100_000_000
 #: Seconds of one low-rank Monte-Carlo sample per N·m²: the estimate by which a low-rank run over
 #: :data:`MAX_SECONDS` is refused (the core's, which the app states too).
-LOW_RANK_SAMPLE_SECONDS_PER_NM2 = montecarlo_lowrank.SAMPLE_SECONDS_PER_NM2
+LOW_RANK_SAMPLE_SECONDS_PER_NM2 = montecarlo.SAMPLE_SECONDS_PER_NM2
 
 #: Rows of ``--subsample`` (the dense path takes at most ``common.MAX_DENSE_ROWS`` of them).
 SUBSAMPLE = common.IntRange(3, MAX_LOW_RANK_ROWS, "the number of rows of the random subsample")

@@ -1,9 +1,9 @@
 """Theory-vs-Monte-Carlo experiments of seed 000 (Fig. 1-5), shared by the CLI, the views and notebooks.
 
 Each function takes a :class:`~explorer.gp_bootstrap.problems.RegressionProblem` (data, kernel, noise and the
-cached kernel matrix; re-exported here with :func:`regression_problem` and the paper's constants) or a
-:class:`~explorer.gp_bootstrap.problems.RegressionProblem` (K ≈ ΦΦᵀ, :func:`low_rank_problem`), runs the
-replica theory and the Monte-Carlo bootstrap on it (:mod:`~explorer.gp_bootstrap.paths`), and returns a frozen result object.
+kernel operator: the dense K or the features Φ of K ≈ ΦΦᵀ; re-exported here with :func:`regression_problem` and the
+paper's constants), runs the replica theory and the Monte-Carlo bootstrap on its operator, and returns a frozen
+result object.
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ import numpy as np
 
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike, item_generator, root_seed
-from explorer.gp_bootstrap import linear_response, mean_field, paths, variational
+from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
 from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
 from explorer.gp_bootstrap.problems import (
     PAPER_L2,
     PAPER_NOISE_VAR,
     RegressionProblem,
-    low_rank_problem,
     regression_problem,
 )
 from explorer.gp_bootstrap.stages import (
@@ -49,8 +48,6 @@ from explorer.validation import holdout_iv, mc_curve_grid, s_over_n_value
 __all__ = [
     "RegressionProblem",
     "regression_problem",
-    "RegressionProblem",
-    "low_rank_problem",
     "PAPER_NOISE_VAR",
     "PAPER_L2",
     "LearningCurveRow",
@@ -97,7 +94,7 @@ def solve_with_timing(problem: RegressionProblem, S: float, repeats: int = 3, **
     repeats : int
         Number of timed solves; the fastest counts.
     **options
-        Passed to the path's ADATAP solver (``tol``, ...; :func:`~explorer.gp_bootstrap.paths.solve`).
+        Passed to the path's ADATAP solver (``tol``, ...; :func:`~explorer.bootstrap.replica.solve_replica`).
 
     Returns
     -------
@@ -318,9 +315,11 @@ def _time_mc_sample(problem: RegressionProblem, rng) -> float:
     """Seconds per MC bootstrap sample at S = N (the mean over 100 samples after 5, or 5 after 1 on the low-rank
     path and above ``ALL_METHODS_ROWS`` rows, where one sample takes a tenth of a second or more)."""
     warm, n_samples = (1, 5) if problem.low_rank or problem.n > ALL_METHODS_ROWS else (5, 100)
-    paths.predictions(problem, problem.n, warm, rng=rng)
+    montecarlo.bootstrap_predictions(problem.operator, problem.y, problem.noise_var, problem.sample_size(1.0), warm,
+                                     rng=rng)
     t0 = time.perf_counter()
-    paths.predictions(problem, problem.n, n_samples, rng=rng)
+    montecarlo.bootstrap_predictions(problem.operator, problem.y, problem.noise_var, problem.sample_size(1.0),
+                                     n_samples, rng=rng)
     return (time.perf_counter() - t0) / n_samples
 
 
@@ -432,8 +431,9 @@ def distribution_comparison(
     inputs = map_inputs(problem.n, item_generator(root, 2, 0))
     sol = replica.solve_replica(problem.operator, problem.y, problem.noise_var, problem.sample_size(v), tol=tol)
     rows = {} if inputs.size == problem.n else {"rows": inputs}  # the low-rank path (the dense N ≤ MAP_ALL_ROWS)
-    preds = paths.predictions(problem, problem.sample_size(v), mc_samples, rng=root, executor=executor,
-                              hooks=hooks.sub(0.05, 0.85, "Monte-Carlo"), **rows)
+    preds = montecarlo.bootstrap_predictions(problem.operator, problem.y, problem.noise_var, problem.sample_size(v),
+                                             mc_samples, rng=root, executor=executor,
+                                             hooks=hooks.sub(0.05, 0.85, "Monte-Carlo"), **rows)
     hooks.report(0.9, "L1 distances")
     bin_width = scaled_bin_width(problem.y) if bin_width is None else bin_width
     mapped = sol if inputs.size == problem.n else at_inputs(sol, inputs)
@@ -514,8 +514,9 @@ def holdout_comparison(
     hooks.report(0.0, "solving the replica theory")
     sol = replica.solve_replica(problem.operator, problem.y, problem.noise_var, problem.sample_size(v), tol=tol)
     theory = replica.bootstrap_moments(sol, problem.operator, problem.cross(X_test))
-    preds = paths.predictions(problem, problem.sample_size(v), mc_samples, X_test=X_test, rng=rng, executor=executor,
-                              hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"))
+    preds = montecarlo.bootstrap_predictions(problem.operator, problem.y, problem.noise_var, problem.sample_size(v),
+                                             mc_samples, K_test=problem.cross(X_test), rng=rng, executor=executor,
+                                             hooks=hooks.sub(0.05, 0.95, "Monte-Carlo"))
     mc = estimates.predictive_moments(preds)
     ij = holdout_linear_response(problem, v, X_test=X_test)
     hooks.report(1.0, "done")

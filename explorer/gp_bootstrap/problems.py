@@ -24,8 +24,7 @@ from explorer.operators.dense import DenseKernel
 from explorer.operators.features import FeatureKernel
 from explorer.validation import noise_variance
 
-__all__ = ["PAPER_NOISE_VAR", "PAPER_L2", "RegressionProblem", "build_problem", "regression_problem",
-           "low_rank_problem"]
+__all__ = ["PAPER_NOISE_VAR", "PAPER_L2", "RegressionProblem", "build_problem", "regression_problem"]
 
 #: [MO03]'s Boston setting (Fig. 1): σ² = 0.01, RBF exp(−Σ_j (x_j − x'_j)²/(v_j l²)), l² = 73.54, v_j = sd.
 PAPER_NOISE_VAR = 0.01
@@ -178,8 +177,3 @@ def regression_problem(
     return build_problem(dataset.name, X, y, kernel, noise_var, rank=rank, method=method, rng=rng, X_test=X_test,
                          y_test=y_test)
 
-
-def low_rank_problem(dataset: Dataset, kernel: Kernel | None = None, noise_var: float = PAPER_NOISE_VAR, *,
-                     rank: int, method: str = "nystrom", rng=0, holdout: int = 0) -> RegressionProblem:
-    """:func:`regression_problem` with a low-rank model of m = ``rank`` features (the rank required)."""
-    return regression_problem(dataset, kernel, noise_var, holdout=holdout, rank=rank, method=method, rng=rng)

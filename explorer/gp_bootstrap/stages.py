@@ -10,8 +10,9 @@ state (:mod:`explorer.views.gp_bootstrap.state`) call these with the same grids 
   (no refits, ``docs/linear_response.md``);
 * :func:`holdout_linear_response` — the infinitesimal-jackknife mean and variance at the held-out inputs.
 
-A stage takes a dense :class:`~.problems.RegressionProblem` or a :class:`~.problems.RegressionProblem` and
-runs on its path (:mod:`~explorer.gp_bootstrap.paths`); VG and MF are dense only. Every stage returns a frozen dataclass. Core module: numpy and scipy only.
+A stage takes a :class:`~.problems.RegressionProblem` and runs the theories on its kernel operator (dense K or
+features Φ, :mod:`explorer.operators`); VG and MF need the dense matrix. Every stage returns a frozen dataclass.
+Core module: numpy and scipy only.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike
-from explorer.gp_bootstrap import linear_response, mean_field, paths, variational
+from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
 from explorer.gp_bootstrap.problems import RegressionProblem
 from explorer.losses import get_loss
 from explorer.progress import NO_HOOKS, Hooks
@@ -275,7 +276,7 @@ def mc_curve(problem: RegressionProblem, s_over_n: Sequence[float], mc_samples: 
              hooks: Hooks | None = None) -> CurveMC:
     """Efron's estimator (eq. 17; eq. 46's loss for another ``loss``) at every S/N of the grid, all S at once.
 
-    :func:`~explorer.gp_bootstrap.paths.mc_learning_curve` (``montecarlo.bootstrap_learning_curve``) with root seed ``rng``: the k-th S/N draws group k.
+    :func:`~explorer.gp_bootstrap.montecarlo.bootstrap_learning_curve` with root seed ``rng``: the k-th S/N draws group k.
 
     Parameters
     ----------
@@ -316,8 +317,9 @@ def mc_curve(problem: RegressionProblem, s_over_n: Sequence[float], mc_samples: 
                       for S, err in zip(curve.s_values.tolist(), curve.errors)), tuple(grid.tolist()))
         return made[len(curve.errors)]
 
-    curve = paths.mc_learning_curve(problem, S_values, mc_samples, loss=get_loss(loss, **(loss_params or {})),
-                                    rng=rng, executor=executor, hooks=hooks.publishing(as_points))
+    curve = montecarlo.bootstrap_learning_curve(problem.operator, problem.y, problem.noise_var, S_values, mc_samples,
+                                                loss=get_loss(loss, **(loss_params or {})), rng=rng,
+                                                executor=executor, hooks=hooks.publishing(as_points))
     return as_points(curve)
 
 

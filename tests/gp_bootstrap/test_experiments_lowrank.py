@@ -12,7 +12,7 @@ from explorer.operators import responses
 @pytest.fixture(scope="module")
 def problem():
     data = datasets.load("boston").standardized(targets=True)
-    return experiments.low_rank_problem(data, kernels.SquaredExponential(3.0, 1.0), 0.1, rank=60, rng=4, holdout=6)
+    return experiments.regression_problem(data, kernels.SquaredExponential(3.0, 1.0), 0.1, rank=60, rng=4, holdout=6)
 
 
 def test_the_learning_curve_runs_the_low_rank_theory_and_skips_vg_and_mf(problem):

@@ -1,4 +1,4 @@
-"""Monte-Carlo bootstrap of the low-rank GP K = ΦΦᵀ (explorer.gp_bootstrap.montecarlo_lowrank).
+"""Monte-Carlo bootstrap of the low-rank GP K = ΦΦᵀ (explorer.gp_bootstrap.montecarlo on features).
 
 References: the dense Monte-Carlo of ``montecarlo`` on the N×N matrix K = ΦΦᵀ (same seed, so the same occupation
 numbers), the dense GP itself for Φ = the Cholesky factor of a kernel matrix, and, independent of both, a ridge
@@ -20,7 +20,7 @@ from scipy import linalg
 
 from explorer.bootstrap.estimates import bootstrap_test_error
 from explorer.gp_bootstrap import montecarlo
-from explorer.gp_bootstrap.montecarlo_lowrank import (
+from explorer.gp_bootstrap.montecarlo import (
     bootstrap_learning_curve_lowrank,
     bootstrap_predictions_lowrank,
     resample_predictions_lowrank,

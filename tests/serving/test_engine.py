@@ -340,8 +340,6 @@ def test_dasks_span_heartbeat_still_fails_on_a_span_it_no_longer_records():
 def test_the_features_of_a_low_rank_monte_carlo_go_to_the_workers_once_per_job(dask_engine, monkeypatch):
     """Φ (the low-rank Monte-Carlo's shared input) is scattered once for a job of many chunks, never with a chunk:
     every task names the one scattered future, and the numbers equal the in-process run."""
-    from explorer.gp_bootstrap import montecarlo_lowrank
-
     rng = np.random.default_rng(4)
     phi, y = rng.normal(size=(300, 12)), rng.normal(size=300)
     client = dask_engine.client
@@ -358,11 +356,12 @@ def test_the_features_of_a_low_rank_monte_carlo_go_to_the_workers_once_per_job(d
 
     monkeypatch.setattr(client, "scatter", counting_scatter)
     monkeypatch.setattr(client, "map", recording_map)
-    on_dask = montecarlo_lowrank.bootstrap_predictions_lowrank(phi, y, 0.1, 300.0, 64, rng=5, chunk_size=4,
-                                                               executor=dask_engine.executor)
-    here = montecarlo_lowrank.bootstrap_predictions_lowrank(phi, y, 0.1, 300.0, 64, rng=5, chunk_size=4)
+    on_dask = montecarlo.bootstrap_predictions_lowrank(phi, y, 0.1, 300.0, 64, rng=5, chunk_size=4,
+                                                      executor=dask_engine.executor)
+    here = montecarlo.bootstrap_predictions_lowrank(phi, y, 0.1, 300.0, 64, rng=5, chunk_size=4)
     assert len(scattered) == 1 and len(mapped) == 1 and len(mapped[0]) == 16
     [payload] = scattered[0].values()
-    assert any(isinstance(x, np.ndarray) and x.shape == phi.shape for x in payload)  # Φ is in it
+    held = [getattr(x, "phi", x) for x in payload]  # Φ, in its kernel operator
+    assert any(isinstance(x, np.ndarray) and x.shape == phi.shape for x in held)  # Φ is in it
     assert len({id(future) for future in mapped[0]}) == 1  # one future, the same for every chunk
     np.testing.assert_array_equal(on_dask.train, here.train)

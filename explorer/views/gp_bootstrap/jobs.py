@@ -17,7 +17,7 @@ from explorer.bootstrap import replica
 from explorer.gp_bootstrap import evidence as gp_evidence
 from explorer.gp_bootstrap import experiments, problems, stages
 from explorer.gp_bootstrap.l1 import scaled_bin_width
-from explorer.gp_bootstrap.montecarlo_lowrank import SAMPLE_SECONDS_PER_NM2
+from explorer.gp_bootstrap.montecarlo import SAMPLE_SECONDS_PER_NM2
 from explorer.gp_bootstrap.stages import VG_MF_LOSSES, CurveMC, HoldoutTheory, TheoryCurve
 from explorer.progress import Hooks
 from explorer.serving.caches import lru
@@ -117,7 +117,7 @@ def mc_grid(problem) -> tuple[float, ...]:
 
 def mc_seconds(problem, samples: int) -> float:
     """Estimated CPU seconds of ``samples`` Monte-Carlo refits of ``problem`` on the low-rank path (each a weighted
-    m × m solve after forming ΦᵀWΦ, ``montecarlo_lowrank.SAMPLE_SECONDS_PER_NM2``)."""
+    m × m solve after forming ΦᵀWΦ, ``montecarlo.SAMPLE_SECONDS_PER_NM2``)."""
     return samples * SAMPLE_SECONDS_PER_NM2 * problem.n * problem.features.rank ** 2
 
 
