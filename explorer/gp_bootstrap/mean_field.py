@@ -41,6 +41,7 @@ from explorer.bootstrap.replica import (
     check_replica_inputs,
     poisson_weights,
 )
+from explorer.operators import dense_matrix_of
 from explorer.operators.dense import factor_B
 from explorer.validation import sample_sizes
 
@@ -227,6 +228,7 @@ def solve_mean_field(K: np.ndarray, y: np.ndarray, noise_var: float, S: float) -
     >>> bool(mf_test_error(sol) >= 0)
     True
     """
+    K = dense_matrix_of(K, "the mean-field approximation")
     K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
     prec = prior_precision_diagonal(K)
     return _solve(K + prec.jitter * np.eye(K.shape[0]), y, noise_var, S, prec.J_diag, prec.jitter)
@@ -254,6 +256,7 @@ def mf_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float,
     IndefiniteKernelError
         If K cannot be factorised even with the largest jitter (as ``solve_mean_field``).
     """
+    K = dense_matrix_of(K, "the mean-field approximation")
     S_arr = sample_sizes(S_values)
     K, y, noise_var, _ = check_replica_inputs(K, y, noise_var, float(S_arr[0]))
     for S in S_arr:

@@ -36,6 +36,7 @@ from explorer.bootstrap.replica import (
     check_replica_inputs,
     warm_started,
 )
+from explorer.operators import dense_matrix_of
 from explorer.operators.dense import G_diag, G_full, with_jitter
 from explorer.validation import sample_sizes
 
@@ -213,6 +214,7 @@ def solve_variational(
     >>> sol.converged, vg_test_error(sol) > 0
     (True, True)
     """
+    K = dense_matrix_of(K, "the variational-Gaussian approximation")
     K, y, noise_var, S = check_replica_inputs(K, y, noise_var, S)
     if not (0 < tol < 1):
         raise ValueError(f"`tol` must be in (0, 1), got {tol}. It is the relative accuracy of Δλ.")
@@ -278,6 +280,7 @@ def vg_learning_curve(K: np.ndarray, y: np.ndarray, noise_var: float, S_values: 
     ConvergenceError
         If the solve at one value of S fails (as ``solve_variational``).
     """
+    K = dense_matrix_of(K, "the variational-Gaussian approximation")
     S_arr = sample_sizes(S_values)
     return warm_started(lambda S, init: solve_variational(K, y, noise_var, S, init=init, **options), S_arr)
 

@@ -13,8 +13,9 @@ What the equations ask (G = (K⁻¹ + diag Δλ)⁻¹, [MO03] eq. (36)):
 * ``jittered`` — the operator with round-off repaired (a dense K that is slightly indefinite);
 * ``in_precision`` — the operator in single precision, for the first iterations of eqs. (54)-(55);
 * ``site_variances`` — diag G at Δλ (eq. 54);
-* ``site_posterior`` — G at Δλ as a :class:`SitePosterior`: diag G, products G v (eq. 34), the system
-  (G∘G − diag d) λ = r of eq. (57) and the cross terms at test inputs of eq. (48);
+* ``site_posterior`` — G at Δλ as a :class:`SitePosterior`: diag G, products G v (eq. 34) and the system
+  (G∘G − diag d) λ = r of eq. (57);
+* ``test_moments`` — the cross terms at test inputs of eq. (48); ``with_jitter`` the matrix a solution used;
 * ``closing`` — the closing of eqs. (57), (59) the implementation is accurate with (``"literal"`` or
   ``"fixed-point"``, see :mod:`explorer.bootstrap.replica`).
 
@@ -29,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["KernelOperator", "SitePosterior", "UnsupportedOperation", "require", "offers", "as_operator"]
+__all__ = ["KernelOperator", "SitePosterior", "UnsupportedOperation", "require", "offers", "as_operator", "dense_matrix_of"]
 
 
 class UnsupportedOperation(TypeError):
@@ -49,9 +50,6 @@ class SitePosterior(Protocol):
     def solve_hadamard(self, d: np.ndarray, e: np.ndarray, r: np.ndarray, hooks, n_iter: int
                        ) -> tuple[np.ndarray, str]:
         """λ of (G∘G − diag d) λ = r (eq. 57), e = d − (diag G)² > 0; returns (λ, "" or why it failed)."""
-
-    def test_moments(self, gam: np.ndarray, lam: np.ndarray, cross: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Eq. (48): γᵀ Tᵀk(x) and −k(x)ᵀ T diag(λ) Tᵀ k(x), T = (I + diag(Δλ) K)⁻¹, at the inputs of ``cross``."""
 
 
 @runtime_checkable
@@ -79,6 +77,14 @@ class KernelOperator(Protocol):
 
     def site_posterior(self, dl: np.ndarray, keep: dict | None = None) -> SitePosterior:
         """G at Δλ = ``dl`` in double precision, reusing a factorisation ``keep`` remembered at the same Δλ."""
+
+    def with_jitter(self, jitter: float) -> KernelOperator:
+        """K + jitter·I (what a solution with ``ReplicaSolution.jitter`` was computed on)."""
+
+    def test_moments(self, dl: np.ndarray, gam: np.ndarray, lam: np.ndarray, cross: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """Eq. (48): γᵀ Tᵀk(x) and −k(x)ᵀ T diag(λ) Tᵀ k(x), T = (I + diag(Δλ) K)⁻¹, at the inputs of ``cross``
+        (k(x, x_i) for a dense K, φ(x) for features)."""
 
 
 def require(operator: object, method: str, purpose: str) -> Any:
@@ -134,3 +140,17 @@ def as_operator(K) -> KernelOperator:
     if isinstance(K, LowRankFeatures):
         return FeatureKernel.of(K)
     return DenseKernel.of(K)
+
+
+def dense_matrix_of(K, purpose: str):
+    """The N×N kernel matrix for a computation that needs it whole (VG and MF of [MO03] §5): an array as it is, an
+    operator's ``dense_matrix()``; :class:`UnsupportedOperation` for features or an operator without one.
+
+    Raises
+    ------
+    UnsupportedOperation
+        If ``K`` is features Φ or an operator that offers no dense matrix; the message names ``purpose``.
+    """
+    if not isinstance(K, KernelOperator) and not hasattr(K, "phi"):
+        return K
+    return require(as_operator(K), "dense_matrix", purpose)()
