@@ -15,6 +15,7 @@ import param
 from explorer.gp_bootstrap import evidence as gp_evidence
 from explorer.views.common.state.declarations import invalidating
 from explorer.views.gp_bootstrap.jobs import EVIDENCE
+from explorer.views.gp_bootstrap.problem import check_rank_rows
 from explorer.views.gp_bootstrap.settings import EXPECTED_ERRORS, OUTPUTS, SUBSAMPLE_SEED
 
 __all__ = ["Hyperparameters"]
@@ -112,7 +113,9 @@ class Hyperparameters:
         return what the job that computes it reads: its key, the data, ARD and the rank (large data)."""
         s = self.state
         data = s.data.load()  # rows checked before the job
-        rank = min(int(s.rank), data.n) if s.data.large() else None
+        rank = int(s.rank) if s.data.large() else None
+        if rank is not None:
+            check_rank_rows(rank, data.n)  # the rule of the problem itself: refused, not clipped
         key = (s.data.key(), self.wants_ard(), rank)
         fit = EVIDENCE.get(key)
         if fit is None:

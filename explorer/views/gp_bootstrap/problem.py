@@ -22,6 +22,16 @@ from explorer.views.gp_bootstrap.settings import MAX_MC_VALUES, OUTPUTS, SUBSAMP
 __all__ = ["GPProblems"]
 
 
+
+def check_rank_rows(rank: int, rows: int, holdout: int = 0) -> None:
+    """The app's one rule for the rank m of the low-rank mode: at most the training rows (``rows`` − ``holdout``);
+    else a ValueError that names the controls to change (the problem and the evidence fit refuse alike)."""
+    if rank > rows - holdout:
+        held = f", {holdout} held out" if holdout else ""
+        raise ValueError(f"Rank m = {rank} is above the {rows - holdout:,} training rows ({rows:,} rows{held}): lower "
+                         f"'Rank m (large data)' to at most {rows - holdout:,}" + (", or lower 'Held-out rows'."
+                                                                                    if holdout else "."))
+
 class GPProblems:
     """The problems of one GP state's (``state``) settings."""
 
@@ -87,10 +97,7 @@ class GPProblems:
         s = self.state
         data, rank, noise_var = s.data.load(), int(s.rank), float(s.noise_var)
         check_holdout(data, holdout)
-        if rank > data.n - holdout:
-            raise ValueError(f"Rank m = {rank} is above the {data.n - holdout:,} training rows ({data.n:,} rows, "
-                             f"{holdout} held out): lower 'Rank m (large data)' to at most {data.n - holdout:,}, or "
-                             "lower 'Held-out rows'.")
+        check_rank_rows(rank, data.n, holdout)
         kernel = self.covariance(data.inputs[holdout:])
 
         def build(job: Job) -> problems.RegressionProblem:
