@@ -1,14 +1,14 @@
 """Bootstrap machinery more than one paper uses (core: numpy and scipy only).
 
 :mod:`~explorer.bootstrap.replica`
-    the replica/ADATAP theory of the bootstrap for Gaussian-process regression (seed 000): the cavity base of every
+    the replica/ADATAP theory of the bootstrap for Gaussian-process regression ([MO03]): the cavity base of every
     replica theory here, ``ConvergenceError``, the Poisson occupation weights, warm starts along S. The GP bootstrap
-    (seed 000), the bootstrap .632 criterion (seed 001), the LS-SVM optimism (seed 002) and the SVM's replica
-    theory (seed 004) build on it.
+    ([MO03]), the bootstrap .632 criterion (seed 001), the LS-SVM optimism (seed 002) and the SVM's replica
+    theory ([MO03b]) build on it.
 :mod:`~explorer.bootstrap.problem`
     what every kernel bootstrap problem holds (name, data rows, kernel; the cross-kernel to other inputs), the base of
-    the GP-regression (seed 000) and SVM (seed 004) problems.
+    the GP-regression ([MO03]) and SVM ([MO03b]) problems.
 :mod:`~explorer.bootstrap.estimates`
     what a Monte-Carlo bootstrap yields whatever was refitted: the predictions on the samples, Efron's test error
-    (eq. 17 of seed 000) with its standard error, the learning curve ε(S) and the predictive moments.
+    (eq. 17 of [MO03]) with its standard error, the learning curve ε(S) and the predictive moments.
 """

@@ -31,7 +31,7 @@ __all__ = ["bootstrap_test_error", "cavity_test_errors", "bootstrap_loss_error",
 
 
 def bootstrap_test_error(sol: ReplicaSolution) -> float:
-    """Efron's bootstrap square-loss test error ε(S), eq. (45) of seed 000.
+    """Efron's bootstrap square-loss test error ε(S), eq. (45) of [MO03].
 
     Parameters
     ----------
@@ -47,7 +47,7 @@ def bootstrap_test_error(sol: ReplicaSolution) -> float:
 
 
 def cavity_test_errors(sol) -> np.ndarray:
-    """ε_i of eq. (45) of seed 000: the expected square error at each training input over the samples without it,
+    """ε_i of eq. (45) of [MO03]: the expected square error at each training input over the samples without it,
     ((γ_c(i) − y_i Δλ_c(i))² − λ_c(i)) / Δλ_c(i)², from the cavity of any solution that has one.
 
     Parameters
@@ -91,7 +91,7 @@ def bootstrap_loss_error(sol: ReplicaSolution, loss: Callable[[np.ndarray, np.nd
 
 @dataclass(frozen=True)
 class OptimismErrors:
-    """The two bootstrap-averaged errors whose difference is Efron's optimism (seed 002 eqs. 3-6).
+    """The two bootstrap-averaged errors whose difference is Efron's optimism ([LSWV05] eqs. 3-6).
 
     Attributes
     ----------
@@ -111,9 +111,9 @@ class OptimismErrors:
 
 
 def bootstrap_optimism(sol: ReplicaSolution, tail_mass: float = SERIES_TAIL) -> OptimismErrors:
-    """Bootstrap averages of the two errors whose difference is Efron's optimism (seed 002 eqs. 3-5).
+    """Bootstrap averages of the two errors whose difference is Efron's optimism ([LSWV05] eqs. 3-5).
 
-    With the eq. (60) mixture of seed 000 — given k copies of point i in the sample, the retrained
+    With the eq. (60) mixture of [MO03] — given k copies of point i in the sample, the retrained
     predictor at x_i is Gaussian with mean μ_ik = (γ_c + y_i k/σ²)/(Δλ_c + k/σ²) and variance
     −λ_c/(Δλ_c + k/σ²)², so E[(h − y_i)² | k] = (μ_ik − y_i)² + var_ik — averaging over k ~ Poisson(S/N):
 
@@ -146,7 +146,7 @@ def bootstrap_optimism(sol: ReplicaSolution, tail_mass: float = SERIES_TAIL) -> 
 
 @dataclass(frozen=True)
 class BootstrapMoments:
-    """Bootstrap mean and variance of the predictor at M inputs, eq. (48) of seed 000.
+    """Bootstrap mean and variance of the predictor at M inputs, eq. (48) of [MO03].
 
     Attributes
     ----------

@@ -1,7 +1,7 @@
 """What a Monte-Carlo bootstrap yields, whatever model was refitted on the samples (seed 000, §3).
 
 The predictions on the B bootstrap samples (:class:`BootstrapPredictions`), Efron's estimate of the test error,
-eq. (17) of seed 000 (eq. 46 for any loss), with its delta-method standard error, the learning curve ε(S)
+eq. (17) of [MO03] (eq. 46 for any loss), with its delta-method standard error, the learning curve ε(S)
 that collects it over S, and the bootstrap mean and variance of the predictor, eqs. (16), (47)-(48). The GP
 regression (:mod:`explorer.gp_bootstrap.montecarlo`) and the SVM (:mod:`explorer.svm_bootstrap.montecarlo`)
 Monte-Carlo fill these.
@@ -88,7 +88,7 @@ class BootstrapError:
 
 @dataclass(frozen=True)
 class LearningCurve:
-    """Bootstrap learning curve epsilon(S), eq. (17), as in Fig. 1 of seed 000.
+    """Bootstrap learning curve epsilon(S), eq. (17), as in Fig. 1 of [MO03].
 
     ``value[k]`` and ``se[k]`` belong to ``s_values[k]``; ``errors[k]`` holds the full
     ``BootstrapError`` (per-input losses and test counts).
@@ -122,7 +122,7 @@ class PredictiveMoments:
 
 def bootstrap_test_error(predictions: BootstrapPredictions, y: ArrayLike,
                          loss: str | Loss = "square") -> BootstrapError:
-    """Efron's bootstrap test error, eq. (17) of seed 000 (general loss g: eq. 46).
+    """Efron's bootstrap test error, eq. (17) of [MO03] (general loss g: eq. 46).
 
         epsilon = (1/N') sum_i E[delta_{s_i,0} g(f_i(D), y_i)] / E[delta_{s_i,0}]
 
@@ -159,7 +159,7 @@ def bootstrap_test_error(predictions: BootstrapPredictions, y: ArrayLike,
 
 
 def efron_error(occupations: np.ndarray, train: np.ndarray, y: np.ndarray, g: Loss) -> BootstrapError:
-    """Efron's test error, eq. (17) of seed 000, of predictions ``train`` (shape (B, N)) on samples with
+    """Efron's test error, eq. (17) of [MO03], of predictions ``train`` (shape (B, N)) on samples with
     ``occupations`` (shape (B, N)), targets ``y`` and loss ``g``, without validation (the Monte-Carlo reducers
     call it per group of samples; :func:`bootstrap_test_error` is the checked entry point)."""
     n_samples = train.shape[0]

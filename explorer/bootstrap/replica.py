@@ -119,7 +119,7 @@ class CavityMoments:
     """Cavity mean and variance of every site from the fields ``dl_c``, ``gam_c``, ``lam_c``.
 
     The cavity field of site i is Gaussian over the bootstrap samples that do not contain i, with mean
-    γ_c(i)/Δλ_c(i) and variance −λ_c(i)/Δλ_c(i)² (eqs. 44, 46 of seed 000; eq. 18 of seed 004). Mixed
+    γ_c(i)/Δλ_c(i) and variance −λ_c(i)/Δλ_c(i)² (eqs. 44, 46 of [MO03]; eq. 18 of [MO03b]). Mixed
     into :class:`ReplicaSolution`, ``variational.VGSolution`` and ``svm_bootstrap.replica.SVMReplicaSolution``.
     """
 

@@ -1,4 +1,4 @@
-"""Low-rank ADATAP (seed 000 for K = ΦΦᵀ, explorer.operators.features through explorer.bootstrap.replica): equal to the dense path on ΦΦᵀ, no N×N matrix.
+"""Low-rank ADATAP ([MO03] for K = ΦΦᵀ, explorer.operators.features through explorer.bootstrap.replica): equal to the dense path on ΦΦᵀ, no N×N matrix.
 
 The reference is the dense implementation, :func:`explorer.bootstrap.replica.solve_replica` on ``phi @ phi.T``: other
 algebra (Cholesky of I + D^½KD^½ of order N, G formed, eq. 57 with the explicit N×N matrix), same equations. Both
