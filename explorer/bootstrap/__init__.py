@@ -3,7 +3,7 @@
 :mod:`~explorer.bootstrap.replica`
     the replica/ADATAP theory of the bootstrap for Gaussian-process regression ([MO03]): the cavity base of every
     replica theory here, ``ConvergenceError``, the Poisson occupation weights, warm starts along S. The GP bootstrap
-    ([MO03]), the bootstrap .632 criterion (seed 001), the LS-SVM optimism (seed 002) and the SVM's replica
+    ([MO03]), the bootstrap .632 criterion ([Fis16]), the LS-SVM optimism ([LSWV05]) and the SVM's replica
     theory ([MO03b]) build on it.
 :mod:`~explorer.bootstrap.problem`
     what every kernel bootstrap problem holds (name, data rows, kernel; the cross-kernel to other inputs), the base of
