@@ -272,7 +272,7 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, noise_var: float, S_val
     """Monte-Carlo bootstrap learning curve epsilon(S), eq. (17) at every S in ``S_values``.
 
     The simulation side of Fig. 1 of seed 000. The samples of the k-th S are group k of the job (sample b
-    draws from ``chunks.item_generator(root, k, b)``); all chunks of all S are submitted at once, so an
+    draws as ``resampling.sample_occupations`` at that S); all chunks of all S are submitted at once, so an
     executor with several workers works on several S together. ``hooks`` count samples over the whole
     curve, total = len(S_values) * n_samples.
 

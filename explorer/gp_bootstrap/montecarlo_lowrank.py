@@ -13,7 +13,7 @@ active rows enter A_s; they are gathered in blocks of 2 MB, so a sample holds O(
 A_s ⪰ I_m needs no jitter (the empty sample gives μ = 0, the prior mean).
 
 Occupation numbers are drawn as in the dense Monte-Carlo (:func:`explorer.resampling.sample_occupations`, sample b of
-group k from ``chunks.item_generator(root, k, b)``), so sample b of seed r has the same occupations here and there.
+S/N from ``chunks.item_generator(root, chunks.s_over_n_group(S/N), b)``), so sample b of seed r has the same occupations here and there.
 
 * :func:`bootstrap_predictions_lowrank` — the predictors on ``n_samples`` samples, shape (n_samples, N) at the
   training inputs (the one output that is O(N n_samples) by nature);
@@ -85,7 +85,7 @@ def bootstrap_predictions_lowrank(phi: ArrayLike, y: ArrayLike, noise_var: float
     scheme : {"poisson", "multinomial"}
         See :func:`explorer.resampling.occupation_numbers`.
     rng : int, SeedSequence, Generator or None
-        Root seed of the job; sample b draws from ``chunks.item_generator(root, 0, b)``, as in the dense path.
+        Root seed of the job; sample b draws as in the dense path (``resampling.sample_occupations``).
     chunk_size : int
         Samples per chunk (it changes no number).
     executor : Executor, optional
@@ -218,7 +218,7 @@ def bootstrap_learning_curve_lowrank(phi: ArrayLike, y: ArrayLike, noise_var: fl
     r"""Monte-Carlo bootstrap learning curve ε(S), eq. (17) of seed 000, of the GP with covariance ΦΦᵀ.
 
     The same estimate and standard error as ``montecarlo.bootstrap_learning_curve`` on K = ΦΦᵀ with the same
-    ``rng`` (group k of the job is the k-th S), without keeping any sample's predictions. Efron's estimate is
+    ``rng`` (the same samples at each S), without keeping any sample's predictions. Efron's estimate is
     ε = (1/N') Σ_i G_i/n_i with G_i = Σ_b δ_bi g_bi (δ_bi = [s_bi = 0], g_bi the loss of sample b at input i) and
     n_i = Σ_b δ_bi; its delta-method influence (``estimates.bootstrap_test_error``) is
 
