@@ -15,6 +15,22 @@ from importlib.metadata import version as _version
 
 sys.path.insert(0, os.path.abspath("_ext"))
 
+
+def _write_glossary() -> None:
+    """``user_guide/glossary.md`` from the app's glossary (:func:`explorer.views.common.layout.glossary.glossary_page`),
+    rewritten when it differs, so the site's glossary is the app's text (tests/test_doc_examples.py checks the
+    committed page is up to date, for readers of the repository)."""
+    from explorer.views.common.layout.glossary import glossary_page
+
+    page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "user_guide", "glossary.md")
+    text = glossary_page()
+    if not os.path.isfile(page) or open(page, encoding="utf-8").read() != text:
+        with open(page, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+_write_glossary()
+
 project = "Resampling Explorer"
 author = "The Resampling Explorer developers"
 copyright = "2026, " + author  # noqa: A001 (Sphinx's name)

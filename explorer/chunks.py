@@ -3,7 +3,9 @@
 A Monte-Carlo job is a set of *items* (bootstrap samples, replications, data sets, restarts) in *groups* (one
 group per S value of a learning curve, say). Item b of group g draws all its randomness from its own generator,
 :func:`item_generator` (root, g, b): the child of the job's ``numpy.random.SeedSequence`` that ``root.spawn``
-gives, by index (``root.spawn(G)[g].spawn(B)[b]``). A :class:`Chunk` is a run of consecutive items of one group;
+gives, by index (``root.spawn(G)[g].spawn(B)[b]``). Bootstrap resamples are keyed by their S/N, not by the S's
+place in a list: their group is :func:`s_over_n_group` (S/N), a number at least 2**64 that no fixed small group
+(0, 1, 2, ... of the other jobs) can equal, so sample b at one S/N is the same whatever else a job computes. A :class:`Chunk` is a run of consecutive items of one group;
 its boundaries depend on the item index only and change no number. A chunk task returns per-item rows (arrays
 whose first axis runs over the chunk's items); :func:`run_chunks` puts them back in item order, so every
 reduction afterwards sees the same arrays whatever the chunk size, the order of completion or the executor.
@@ -23,7 +25,7 @@ import numpy as np
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "Chunk", "ChunkTask", "Executor", "InProcess", "IN_PROCESS", "SeedLike",
-           "root_seed", "item_generator", "child_seed", "plan_chunks", "run_chunks", "run_groups", "stack_rows",
+           "root_seed", "item_generator", "child_seed", "s_over_n_group", "S_OVER_N_DIGITS", "plan_chunks", "run_chunks", "run_groups", "stack_rows",
            "run_items"]
 
 DEFAULT_CHUNK_SIZE = 32
@@ -105,6 +107,49 @@ def item_generator(root: np.random.SeedSequence, group: int, item: int) -> np.ra
     numpy.random.Generator
     """
     return np.random.default_rng(child_seed(root, group, item))
+
+
+S_OVER_N_DIGITS = 12
+"""Significant digits to which :func:`s_over_n_group` reads an S/N: two S/N that agree to 12 digits are one S/N."""
+
+
+def s_over_n_group(s_over_n: float) -> int:
+    """The group of the bootstrap resamples at S/N = ``s_over_n``: a function of that value alone.
+
+    The value is read as its canonical decimal, ``format(s_over_n, ".12g")`` (:data:`S_OVER_N_DIGITS`
+    significant digits), and the group is 2**64 plus the 64 bits of that decimal's IEEE double. So two S/N
+    that print the same to 12 significant digits (e.g. ``0.1`` and ``0.1 * 506 / 506``, or an S/N recomputed
+    as S/N from S = (S/N)·N) are the same S/N and draw the same resamples; any two that differ in those
+    digits draw different ones. Every group is >= 2**64, so it never equals a fixed small group (0, 1, 2, ...,
+    e.g. the L1 noise floor's group 1 or the input map's group 2): their spawn keys differ.
+
+    Parameters
+    ----------
+    s_over_n : float
+        The bootstrap size S/N, positive and finite.
+
+    Returns
+    -------
+    int
+        The group, for :func:`item_generator`.
+
+    Raises
+    ------
+    ValueError
+        If ``s_over_n`` is not positive and finite.
+
+    Examples
+    --------
+    >>> s_over_n_group(0.1) == s_over_n_group(0.1 * 506 / 506)
+    True
+    >>> s_over_n_group(1.0) >= 2**64
+    True
+    """
+    value = float(s_over_n)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"S/N must be positive and finite, got {s_over_n!r}.")
+    canonical = np.float64(float(format(value, f".{S_OVER_N_DIGITS}g")))
+    return 2**64 + int(canonical.view(np.uint64))
 
 
 def child_seed(root: np.random.SeedSequence, *indices: int) -> np.random.SeedSequence:

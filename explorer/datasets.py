@@ -28,7 +28,7 @@ from explorer.kernels import Kernel, make_kernel
 
 __all__ = [
     "Dataset", "DatasetError", "GENERATED", "GENERATED_DATA_SEED", "TEACHER_KERNELS", "available", "load", "load_csv",
-    "find_csv_files", "teacher_covariance", "holdout_split",
+    "find_csv_files", "write_csv", "teacher_covariance", "holdout_split",
     "toy_function", "gp_teacher", "nar_embedding", "load_series_csv", "STANDARDIZE_DDOF", "Standardization",
     "standardization",
 ]
@@ -442,6 +442,36 @@ def load_csv(source: str | os.PathLike | IO[str], target: str, *, name: str | No
         name=name or _default_name(source), inputs=x, targets=y, feature_names=inputs, target_name=target, task=task,
         description=f"User data {table.label}: {len(y)} rows, {len(inputs)} inputs, target {target!r} ({task}).",
         provenance=_user_provenance(source, table.label), class_labels=labels)
+
+
+def write_csv(dataset: Dataset, path: str | os.PathLike) -> Path:
+    """Write ``dataset`` as the CSV that :func:`load_csv` reads back to the same numbers.
+
+    The format of every CSV the explorer reads (``--csv``, the app's uploads, ``--data-dir``): UTF-8 text, one
+    header row of column names, then one row per case with one comma-separated value per column. Here the columns
+    are the inputs (``feature_names``) and then the target (``target_name``); numbers are written as Python's
+    ``repr`` prints them (the shortest text that reads back to the same float), a two-class target as -1 and +1.
+    ``load_csv(path, dataset.target_name)`` gives the same inputs and targets, bit for bit.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        What to write.
+    path : str or PathLike
+        The file; an existing file is overwritten.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    path = Path(path)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow([*dataset.feature_names, dataset.target_name])
+        for x, y in zip(dataset.inputs.tolist(), dataset.targets.tolist()):
+            writer.writerow([*(repr(v) for v in x), repr(y if dataset.task == "regression" else int(y))])
+    return path
 
 
 def nar_embedding(series: np.ndarray, lags: int = 6, *, name: str = "series", provenance: str = "") -> Dataset:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.chunks import SeedLike, item_generator, root_seed
+from explorer.chunks import SeedLike, item_generator, root_seed, s_over_n_group
 from explorer.validation import positive_int, positive_S
 
 __all__ = ["SCHEMES", "occupation_args", "occupation_numbers", "sample_occupations", "check_occupations"]
@@ -38,8 +38,10 @@ def occupation_numbers(n_inputs: int, S: float, n_samples: int, *, scheme: str =
         Resampling model.
     rng : int, SeedSequence, Generator or None, optional
         Root seed (``chunks.root_seed``). Sample b is drawn from its own generator
-        ``chunks.item_generator(root, 0, b)``, exactly as the Monte-Carlo bootstraps draw their samples, so
-        the occupations of ``bootstrap_predictions(..., rng=seed)`` equal ``occupation_numbers(..., rng=seed)``.
+        ``chunks.item_generator(root, chunks.s_over_n_group(S / n_inputs), b)``, exactly as the Monte-Carlo
+        bootstraps draw their samples, so the occupations of ``bootstrap_predictions(..., rng=seed)`` equal
+        ``occupation_numbers(..., rng=seed)``, and sample b at one S/N is sample b of every learning curve
+        through that S/N.
 
     Returns
     -------
@@ -58,10 +60,12 @@ def occupation_numbers(n_inputs: int, S: float, n_samples: int, *, scheme: str =
 
 def sample_occupations(n_inputs: int, S: float, scheme: str, root: np.random.SeedSequence, group: int,
                        start: int, stop: int) -> np.ndarray:
-    """Occupation numbers of samples ``start`` .. ``stop - 1`` of group ``group`` of a seeded job.
+    """Occupation numbers of samples ``start`` .. ``stop - 1`` at S/N = S / ``n_inputs`` of a seeded job.
 
-    Sample b is drawn from ``chunks.item_generator(root, group, b)`` alone, so any split of a job into
-    chunks draws the same samples. Arguments are not checked (see :func:`occupation_numbers`).
+    Sample b is drawn from ``chunks.item_generator(root, chunks.s_over_n_group(S / n_inputs), b)`` alone: it
+    depends on the seed, the S/N and b only, so any split of a job into chunks, any list of S/N around this
+    one, its order, and any command (CLI, library, app) draw the same samples. Arguments are not checked (see
+    :func:`occupation_numbers`).
 
     Parameters
     ----------
@@ -73,14 +77,17 @@ def sample_occupations(n_inputs: int, S: float, scheme: str, root: np.random.See
         Resampling model.
     root : numpy.random.SeedSequence
         Root seed of the job.
-    group, start, stop : int
-        Group of the samples (e.g. the index of S on a learning curve) and their range.
+    group : int
+        The caller's group (the index of S on a learning curve); it does not choose the draws, the S/N does.
+    start, stop : int
+        The samples' range.
 
     Returns
     -------
     ndarray of int of shape (stop - start, n_inputs)
     """
-    rows = [_draw_occupations(n_inputs, S, 1, scheme, item_generator(root, group, b)) for b in range(start, stop)]
+    key = s_over_n_group(S / n_inputs)
+    rows = [_draw_occupations(n_inputs, S, 1, scheme, item_generator(root, key, b)) for b in range(start, stop)]
     return np.concatenate(rows) if rows else np.zeros((0, n_inputs), dtype=np.int64)
 
 

@@ -205,7 +205,7 @@ def monte_carlo_curve(task: ChunkTask, shared, S_values: np.ndarray, n_samples: 
     error : callable(k, rows) -> BootstrapError
         The error of the k-th S from its rows (:func:`explorer.chunks.stack_rows`), e.g. eq. (17).
     rng : int, SeedSequence, Generator or None
-        Root seed of the job: sample b of S number k draws from ``item_generator(root, k, b)``.
+        Root seed of the job: the task draws each S's samples (e.g. ``resampling.sample_occupations``).
     chunk_size : int
         Samples per chunk (it changes no number).
     hooks : Hooks, optional

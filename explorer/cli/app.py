@@ -15,7 +15,9 @@ from explorer import datasets
 from explorer.cli import common
 from explorer.cli.common import (
     PORT,
+    SEED,
     WORKERS,
+    IntRange,
     Output,
     add_engine_options,
     command,
@@ -36,8 +38,26 @@ def register(sub) -> None:
     common.register(sub, COMMANDS)
 
 
+#: Rows ``explorer datasets --export NAME PATH --rows N`` may draw of a generated set: ``toy`` is cheap at any size
+#: (a large CSV for the low-rank mode) up to --csv's 50,000,000 bytes; ``teacher`` is a Gaussian-process draw, O(N³).
+EXPORT_ROWS = IntRange(10, 1_000_000, "a number of rows", "A larger file would exceed --csv's 50,000,000 bytes.")
+MAX_TEACHER_ROWS = 5_000
+
+
 def _datasets_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--export", nargs=2, metavar=("NAME", "PATH"), default=None,
+                   help="write the data set NAME (one of the list) to the CSV file PATH, in the format --csv and the "
+                        "app's uploads read: one header row of column names (the inputs, then the target), one row "
+                        "per case, numbers as Python prints them (so the file reads back exactly); an existing file "
+                        "is overwritten. Two-class targets are written as -1/+1, diamonds as the loader gives it "
+                        "(standardised log price). Read it back with --csv PATH --target <the last column>")
+    p.add_argument("--rows", type=EXPORT_ROWS, default=None, metavar="N",
+                   help=f"with --export of a generated set: draw N rows instead of the app's (toy {EXPORT_ROWS}, "
+                        f"e.g. a large CSV for --rank; teacher at most {MAX_TEACHER_ROWS:,}, a Gaussian-process draw)")
+    p.add_argument("--seed", type=SEED, default=None,
+                   help=f"with --export of a generated set: the seed of its draw, {SEED} (default "
+                        f"{datasets.GENERATED_DATA_SEED}, the data of --dataset toy and --dataset teacher)")
 
 
 #: The description of ``explorer serve --help`` until the help is shown (:class:`_ServeHelpFormatter` writes it).
@@ -86,9 +106,46 @@ def _serve_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def list_datasets(args) -> Output:
-    """``explorer datasets``: one name a line (JSON: ``{"datasets": [...]}``)."""
+    """``explorer datasets``: one name a line (JSON: ``{"datasets": [...]}``); with ``--export NAME PATH`` the data
+    set written as a CSV (:func:`export_dataset`)."""
+    if args.export is not None:
+        return export_dataset(args)
+    if args.rows is not None or args.seed is not None:
+        raise ValueError("--rows and --seed choose the rows of --export NAME PATH; add --export.")
     names = list(datasets.available())
     return Output({"datasets": names}, "\n".join(names))
+
+
+def export_dataset(args) -> Output:
+    """``explorer datasets --export NAME PATH [--rows N] [--seed S]``: the data set as ``--dataset NAME`` loads it
+    (a generated set: its draw of N rows with seed S) written to PATH as a CSV that ``--csv PATH --target T`` reads
+    back to the same numbers."""
+    name, path = args.export
+    key = name.strip().lower()
+    if key not in datasets.available():
+        raise ValueError(f"unknown data set {name!r}; choose one of {', '.join(datasets.available())}.")
+    if key not in datasets.GENERATED and (args.rows is not None or args.seed is not None):
+        raise ValueError(f"{key} is a shipped table: --rows and --seed apply to the generated sets "
+                         f"({', '.join(datasets.GENERATED)}) only.")
+    options = {}
+    if key in datasets.GENERATED:
+        options["rng"] = datasets.GENERATED_DATA_SEED if args.seed is None else args.seed
+        if args.rows is not None:
+            if key == "teacher" and args.rows > MAX_TEACHER_ROWS:
+                raise ValueError(f"teacher is a Gaussian-process draw, O(N³): at most {MAX_TEACHER_ROWS:,} rows, got "
+                                 f"{args.rows:,}. Export toy for a larger file.")
+            options["n"] = args.rows
+    data = datasets.load(key, **options)
+    try:
+        datasets.write_csv(data, path)
+    except OSError as err:
+        raise ValueError(f"cannot write {path}: {err.strerror or err}. Pass a path in a folder you can write to.") \
+            from None
+    columns = [*data.feature_names, data.target_name]
+    payload = {"dataset": key, "path": str(path), "rows": data.n, "columns": columns, "target": data.target_name}
+    text = (f"{key}: {data.n:,} rows, {data.d} input{'s' if data.d > 1 else ''} and the target {data.target_name!r} written to {path} "
+            f"(read it with --csv {path} --target {data.target_name})")
+    return Output(payload, text)
 
 
 def serve(args) -> int:
@@ -114,7 +171,8 @@ def serve(args) -> int:
 
 #: The module's commands, in the order of ``explorer --help`` (:func:`register`).
 COMMANDS = (
-    common.Command("datasets", "list the datasets that --dataset accepts", _datasets_arguments,
+    common.Command("datasets", "list the datasets that --dataset accepts, or write one as a CSV (--export)",
+                   _datasets_arguments,
                    command(list_datasets)),
     common.Command("serve", "serve the interactive explorer in the browser (Panel)", _serve_arguments, serve,
                    description=SERVE_DESCRIPTION),

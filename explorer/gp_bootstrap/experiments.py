@@ -216,7 +216,7 @@ def learning_curve_comparison(
     loss_params : dict, optional
         Parameters of that loss.
     rng : int, SeedSequence, Generator or None
-        Root seed of the Monte-Carlo bootstrap (``montecarlo.bootstrap_learning_curve``: group k for the k-th S).
+        Root seed of the Monte-Carlo bootstrap (``montecarlo.bootstrap_learning_curve``: samples keyed by S/N).
     tol : float
         Stopping tolerance of ADATAP and VG: largest relative change of Δλ(i).
     executor : Executor, optional

@@ -68,8 +68,9 @@ _COUNT_SHARE = 0.05
 def _draw(n_inputs: int, S_values, position: int, scheme: str, root, start: int, stop: int) -> np.ndarray:
     """Occupation numbers of samples ``start`` .. ``stop - 1`` at the S of ``position`` in ``S_values``.
 
-    The one place that says which seed group the samples of an S draw from: today the S's position in
-    ``S_values`` (sample b from ``chunks.item_generator(root, position, b)``; a single S is position 0).
+    Every draw of the Monte-Carlo goes through here: sample b at S draws from
+    ``chunks.item_generator(root, chunks.s_over_n_group(S/N), b)`` (``resampling.sample_occupations``), a function of
+    the seed, S/N and b alone, whatever else ``S_values`` holds or its order.
     """
     return sample_occupations(n_inputs, S_values[position], scheme, root, position, start, stop)
 
@@ -211,8 +212,8 @@ def bootstrap_learning_curve(K, y: ArrayLike, noise_var: float, S_values: ArrayL
                              executor: Executor | None = None, hooks: Hooks | None = None) -> LearningCurve:
     r"""Monte-Carlo bootstrap learning curve ε(S), [MO03] eq. (17) at every S in ``S_values``.
 
-    The simulation side of Fig. 1 of [MO03]. The samples of the k-th S are group k of the job (sample b draws from
-    ``chunks.item_generator(root, k, b)``, :func:`_draw`); all chunks of all S are submitted at once, so an executor
+    The simulation side of Fig. 1 of [MO03]. Sample b at each S draws as ``resampling.sample_occupations`` at that S
+    (from ``chunks.item_generator(root, chunks.s_over_n_group(S/N), b)``, :func:`_draw`); all chunks of all S are submitted at once, so an executor
     with several workers works on several S together. ``hooks`` count samples over the whole curve,
     total = len(S_values) * n_samples.
 

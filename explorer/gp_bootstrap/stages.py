@@ -276,7 +276,7 @@ def mc_curve(problem: RegressionProblem, s_over_n: Sequence[float], mc_samples: 
              hooks: Hooks | None = None) -> CurveMC:
     """Efron's estimator (eq. 17; eq. 46's loss for another ``loss``) at every S/N of the grid, all S at once.
 
-    :func:`~explorer.gp_bootstrap.montecarlo.bootstrap_learning_curve` with root seed ``rng``: the k-th S/N draws group k.
+    :func:`~explorer.gp_bootstrap.montecarlo.bootstrap_learning_curve` with root seed ``rng``: each S/N draws its own samples.
 
     Parameters
     ----------

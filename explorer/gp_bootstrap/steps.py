@@ -76,8 +76,8 @@ def resample_occupations(n_inputs: int, s_over_n: float, start: int, stop: int, 
                          group: int = 0) -> np.ndarray:
     """Occupation numbers of resamples ``start`` .. ``stop − 1``: those the Monte-Carlo draws for its samples.
 
-    ``explorer learning-curve`` draws sample j of its k-th S/N from ``chunks.item_generator(root, k, j)``;
-    with one ``--s-over-n`` value, k = 0 (``group``).
+    ``explorer learning-curve`` draws sample j at S/N from ``chunks.item_generator(root,
+    chunks.s_over_n_group(S/N), j)``, whatever the other values of its ``--s-over-n`` list.
 
     Parameters
     ----------
@@ -90,7 +90,7 @@ def resample_occupations(n_inputs: int, s_over_n: float, start: int, stop: int, 
     rng : int, SeedSequence, Generator or None
         Root seed of the Monte-Carlo (``--seed``).
     group : int
-        Index of S/N on the command's grid.
+        Index of S/N on the command's grid; it does not change the draws (kept for callers).
 
     Returns
     -------

@@ -155,7 +155,7 @@ def svm_learning_curve(
     mc_samples : int
         Monte-Carlo bootstrap samples per S.
     rng : int, SeedSequence, Generator or None
-        Root seed of the Monte-Carlo bootstrap (``svm.bootstrap_learning_curve``: group k for the k-th S/N).
+        Root seed of the Monte-Carlo bootstrap (``svm.bootstrap_learning_curve``: samples keyed by S/N).
     tol : float
         Tolerance of the ADATAP solves (:func:`solve_svm_replica`).
     exact_loo : bool

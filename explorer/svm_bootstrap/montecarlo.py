@@ -10,8 +10,8 @@ or multinomial with fixed size S), retrains the SVM on the sites that hold at le
 records the field at every row and at test inputs. It returns a ``BootstrapPredictions`` (:mod:`explorer.bootstrap.estimates`) so
 that Efron's estimator, eq. (6), and its standard error are the ones of the GP-regression bootstrap.
 
-The samples run in seeded chunks (:mod:`explorer.chunks`): sample b of group g (g = index of S on a learning
-curve) draws its occupations from its own generator (``resampling.sample_occupations``), and every fit is
+The samples run in seeded chunks (:mod:`explorer.chunks`): sample b at one S/N (on a learning curve or
+alone) draws its occupations from its own generator (``resampling.sample_occupations``), and every fit is
 warm-started from one solution fixed before the job (the SVM on all sites), never from a neighbouring sample,
 so the chunk size and the executor (this process or Dask workers) change no number.
 
@@ -146,7 +146,7 @@ def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, ro
 
     Occupation numbers are drawn for the N data rows; a site enters the sample when at least one of
     its rows is drawn, and the hard-margin SVM is trained on those sites (duplicates do not matter).
-    Sample b draws its occupations from its own generator, ``chunks.item_generator(root, 0, b)``
+    Sample b draws its occupations from its own generator, keyed by the seed, S/N and b
     (``resampling.sample_occupations``), and every fit starts from the same ``init``, so neither
     ``chunk_size`` nor ``executor`` changes a number.
 
@@ -249,7 +249,7 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
                              executor: Executor | None = None, hooks: Hooks | None = None) -> LearningCurve:
     """Monte-Carlo learning curve ε(S), eq. (6), at every S (the symbols of seed 004's Fig. 1, left).
 
-    The samples of the k-th S are group k of the job (sample b draws from ``chunks.item_generator(root, k, b)``);
+    The samples of the k-th S are group k of the job (sample b draws as ``resampling.sample_occupations`` at that S);
     all chunks of all S are submitted at once, so an executor with several workers works on several S together.
     Every fit is warm-started from ``init`` (tolerance 1e-9); ``hooks`` count samples over the whole curve,
     total = len(S_values) * n_samples.

@@ -180,7 +180,7 @@ class SVMCurveMC:
 def mc_curve(problem: SVMProblem, s_over_n: Sequence[float], mc_samples: int, *, rng: SeedLike = None,
              executor: Executor | None = None, hooks: Hooks | None = None) -> SVMCurveMC:
     """Efron's estimator (eq. 6) at every S/N of the grid, all S at once, each sample's SVM warm-started from
-    the SVM on D0 (:func:`svm.bootstrap_learning_curve`, group k for the k-th S/N).
+    the SVM on D0 (:func:`svm.bootstrap_learning_curve`, samples keyed by S/N).
 
     Parameters
     ----------

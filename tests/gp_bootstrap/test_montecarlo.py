@@ -229,7 +229,7 @@ def test_predictive_moments_at_test_and_train_inputs(rng):
     assert train.mean.shape == (10,) and train.where == "train" and train.n_samples == 50
 
 
-def test_learning_curve_draws_group_k_for_the_kth_S_and_reports_progress(rng):
+def test_learning_curve_draws_the_samples_of_each_S_and_reports_progress(rng):
     K, y, _, _ = gp_problem(rng, 10)
     calls, published = [], []
     curve = bootstrap_learning_curve(K, y, 0.1, [5, 10, 20], 30, rng=11, chunk_size=8,
@@ -237,7 +237,7 @@ def test_learning_curve_draws_group_k_for_the_kth_S_and_reports_progress(rng):
                                                  partial=published.append))
     assert isinstance(curve, LearningCurve) and curve.value.shape == curve.se.shape == (3,)
     for k, (S, value) in enumerate(zip([5, 10, 20], curve.value)):
-        # brute force: the k-th S's samples from group k of the root seed, refitted on duplicated points
+        # brute force: the samples of this S (keyed by its S/N), refitted on duplicated points
         occ = sample_occupations(10, S, "poisson", np.random.SeedSequence(11), k, 0, 30)
         train = np.array([refit_on_duplicates(K, y, 0.1, s) for s in occ])
         assert value == pytest.approx(efron_by_hand(occ, train, y, get_loss("square"))[0], rel=1e-10)

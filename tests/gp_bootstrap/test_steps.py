@@ -56,12 +56,13 @@ def test_draw_1000_is_the_command_learning_curve(problem, capsys):
 
 def test_running_estimate_converges_toward_the_theory(problem):
     r = steps.draw_resamples(problem.K, problem.y, problem.noise_var, 1.0, 0, 2000, rng=1)
-    running = steps.running_efron(r.occupations, r.train, problem.y, [10, 2000])
+    running = steps.running_efron(r.occupations, r.train, problem.y, [100, 2000])
     theory = replica.bootstrap_test_error(replica.solve_replica(problem.K, problem.y, problem.noise_var, problem.n))
     # ADATAP is an approximation, rougher at N = 30 than on boston's 506 points: measured 0.408 ± 0.006 against
     # 0.370 (10 %); the bound says "the same number to the theory's accuracy", not more
     assert abs(running.value[-1] - theory) < 0.15 * theory
-    assert running.se[-1] < running.se[0] / 5  # 1/√B: 2000 resamples against 10, √200 ≈ 14
+    # 1/√B: 2000 resamples against 100, √20 ≈ 4.5 (the se after 10 resamples is itself too noisy to compare)
+    assert running.se[-1] < running.se[0] / 3
 
 
 def test_checkpoints_are_dense_first_then_sparse():

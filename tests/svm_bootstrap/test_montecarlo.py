@@ -224,15 +224,15 @@ def test_sample_b_draws_from_its_own_generator_and_is_a_literal_refit(rng):
         np.testing.assert_allclose(train, refit_on_duplicated_rows(K, y, row_site, s), rtol=0, atol=1e-6)
 
 
-def test_learning_curve_draws_group_k_for_the_kth_S_and_publishes_finished_S(rng):
+def test_learning_curve_draws_the_samples_of_each_S_and_publishes_finished_S(rng):
     _, y, K = toy(rng, 15, 1.0)
     published = []
-    curve = svm.bootstrap_learning_curve(K, y, [5, 10, 20], 25, rng=11, chunk_size=4,
+    curve = svm.bootstrap_learning_curve(K, y, [5, 10, 20], 25, rng=12, chunk_size=4,
                                          hooks=Hooks(partial=published.append))
     assert [p.s_values.tolist() for p in published] == [[5], [5, 10], [5, 10, 20]]
     for k, (S, value) in enumerate(zip([5, 10, 20], curve.value)):
-        # brute force: the k-th S's samples from group k of the root seed, SVMs refitted on duplicated points
-        occ = sample_occupations(15, S, "poisson", np.random.SeedSequence(11), k, 0, 25)
+        # brute force: the samples of this S (keyed by its S/N), SVMs refitted on duplicated points
+        occ = sample_occupations(15, S, "poisson", np.random.SeedSequence(12), k, 0, 25)
         fields = np.array([refit_on_duplicated_rows(K, y, np.arange(15), s) for s in occ])
         assert np.abs(fields).min() > 1e-4                      # no field so close to 0 that 1e-6 flips its sign
         assert value == pytest.approx(efron_by_hand(occ, fields, y), rel=1e-12)  # ratios of counts: exact but for rounding

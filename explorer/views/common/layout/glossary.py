@@ -1,6 +1,8 @@
 """The glossary of the app: the words every page uses, in plain words first and the papers' symbols second.
 
-:data:`GLOSSARY` holds the entries (term, what it means, where the papers define it); :class:`Glossary` is the
+:data:`GLOSSARY` holds the entries (term, what it means, where the papers define it) and :data:`PAPERS` the four
+papers by key ([MO03], [MO03b], [Fis16], [LSWV05]); the documentation's glossary page (``docs/user_guide/glossary.md``)
+is generated from them when the site builds (``docs/conf.py``). :class:`Glossary` is the
 header's "Glossary" button and the text it opens in the template's modal, on every page of the app
 (:func:`explorer.app.create_app` puts the button in the header and the text in the modal, then calls
 :meth:`Glossary.attach`).
@@ -12,7 +14,7 @@ from typing import NamedTuple
 
 import panel as pn
 
-__all__ = ["Entry", "GLOSSARY", "glossary_markdown", "Glossary"]
+__all__ = ["Entry", "GLOSSARY", "PAPERS", "glossary_markdown", "glossary_page", "papers_markdown", "Glossary"]
 
 
 class Entry(NamedTuple):
@@ -23,62 +25,128 @@ class Entry(NamedTuple):
     source: str
 
 
+#: The four papers by key: (key, authors and title, what the explorer takes from it).
+PAPERS = (
+    ("[MO03]", "Malzahn & Opper, *An Approximate Analytical Approach to Resampling Averages*, JMLR 4 (2003)",
+     "GP regression: the replica theory, ADATAP, ε(S), the predictor's bootstrap distribution"),
+    ("[MO03b]", "Malzahn & Opper, *Approximate Analytical Bootstrap Averages for Support Vector Classifiers*, "
+                "NIPS 2003", "the hard-margin SVM's bootstrap"),
+    ("[Fis16]", "Fischer, *Model Selection for Gaussian Process Regression by Approximation Set Coding*, ETH Zürich "
+                "master thesis (2016)", "model selection: ASC against evidence and cross-validation"),
+    ("[LSWV05]", "Lendasse, Simon, Wertz & Verleysen, *Fast bootstrap methodology for regression model selection*, "
+                 "Neurocomputing (2005)", "the fast bootstrap of model complexity"),
+)
+
 #: The entries, in the order a first lecture on the bootstrap meets them.
 GLOSSARY = (
     Entry("Bootstrap sample (resample)",
           "A new data set made by drawing points at random, with replacement, from the N data points: a point can "
           "come several times (its count s_i) or not at all (left out). Refitting the model on many of them shows "
           "how much its predictions would vary with other data.",
-          "seed 000 §3, eq. 11: s_i ~ Poisson(S/N)"),
+          "[MO03] §3, eq. 11: s_i ~ Poisson(S/N)"),
+    Entry("Occupation numbers (counts s_i)",
+          "How many times each data point i is in a resample: s_i = 0 means left out, 2 means drawn twice. The "
+          "explorer draws each s_i independently from a Poisson distribution with mean S/N.",
+          "[MO03] eqs. 10-11"),
     Entry("S/N (bootstrap size)",
-          "The average size S of a bootstrap sample divided by the number N of data points. S/N = 1 is the "
-          "classical bootstrap; a point is left out of a resample with probability e^(−S/N), 37 % at S/N = 1.",
-          "seed 000 §3"),
-    Entry("Test error (Efron's estimate)",
+          "The average size S of a bootstrap sample divided by the number N of data points (S is the mean, not a "
+          "fixed size: the counts are Poisson). S/N = 1 is the classical bootstrap; a point is left out of a "
+          "resample with probability e^(−S/N), 37 % at S/N = 1.",
+          "[MO03] §3"),
+    Entry("Test error ε(S) (Efron's estimate)",
           "The error of the fits at the points each resample left out, averaged over the resamples: every point "
-          "is tested only by fits that did not see it.",
-          "seed 000 eq. 17"),
+          "is tested only by fits that did not see it. The learning curve is ε(S) against S/N.",
+          "[MO03] eq. 17"),
     Entry("Monte-Carlo",
           "Computing an average by actually drawing many random resamples and refitting the model on each. Its "
           "answer wobbles by about one standard error, which shrinks as 1/√B with the number B of resamples.",
-          "seed 000 §5: the simulations the theory is compared with"),
+          "[MO03] §5: the simulations the theory is compared with"),
     Entry("Standard error (SE)",
           "How far a Monte-Carlo average typically is from the value it would reach with endlessly many "
           "resamples: ± 1 SE covers the true value about two times in three.",
+          "—"),
+    Entry("Seed",
+          "The number that fixes the random draws: the same seed, S/N and sample index give the same resample in "
+          "the app, on the command line and in the library, whatever else is computed.",
           "—"),
     Entry("Replica theory",
           "A method from statistical physics that computes the average over all possible resamples with a "
           "formula, without drawing any: the average is written for n copies (replicas) of the model and n is "
           "set to 0 at the end.",
-          "seed 000 §2 (the replica trick)"),
+          "[MO03] §2 (the replica trick)"),
     Entry("ADATAP",
-          "The adaptive TAP approximation that makes the replica theory computable: each point feels the other "
-          "points through a bell-shaped (Gaussian) average. It is solved by iterating a few equations per point "
-          "and gets more accurate as N grows.",
-          "seed 000 §4.3, eqs. 20-21, solved by eqs. 54-59"),
+          "Adaptive TAP (after Thouless, Anderson and Palmer): the approximation that makes the replica theory "
+          "computable. Each point feels the other points through a bell-shaped (Gaussian) average. It is solved "
+          "by iterating a few equations per point and gets more accurate as N grows.",
+          "[MO03] §4.3, eqs. 20-21, solved by eqs. 54-59"),
     Entry("Approximate ADATAP",
           "A cheaper shortcut of ADATAP: one shared value for all points instead of solving the equations point "
           "by point (no iteration). Where it lands nearer to Monte-Carlo than ADATAP, two errors cancel.",
-          "seed 000 §5 and App. A.2"),
+          "[MO03] §5 and App. A.2"),
+    Entry("VG (variational Gaussian)",
+          "Another approximation of the replica average: the best Gaussian in the sense of a variational bound. "
+          "Cruder than ADATAP; [MO03] shows it in Fig. 1.",
+          "[MO03] Fig. 1; derivation in the docs' derivations"),
+    Entry("MF (mean field)",
+          "The simplest approximation of the replica average: each point feels only the average of the others. "
+          "The crudest curve of [MO03]'s Fig. 1.",
+          "[MO03] Fig. 1; derivation in the docs' derivations"),
     Entry("Gaussian process (GP)",
           "The model fitted to the data and to every resample: a smooth curve whose wiggliness the kernel's "
           "lengthscale sets and whose closeness to the points the noise σ² sets.",
-          "seed 000 §4.1 and eq. 50"),
+          "[MO03] §4.1 and eq. 50"),
     Entry("Prediction at point i (f_i)",
           "The value the fitted curve takes at data point i; over the resamples it varies, and its histogram is "
           "the bootstrap distribution that the theory's mixture of Gaussians describes.",
-          "seed 000 eq. 60"),
+          "[MO03] eq. 60"),
+    Entry("L1 distance and noise floor",
+          "The L1 distance measures how far a Monte-Carlo histogram is from the theory's distribution (0: the "
+          "same; 2: nothing in common). Even a perfect theory is not at 0, because the histogram of finitely many "
+          "resamples wobbles: the noise floor is that distance, computed for histograms drawn from the theory "
+          "itself.",
+          "[MO03] Fig. 5"),
+    Entry("Hard-margin SVM",
+          "A support vector classifier that separates the two classes with the widest possible gap and no point "
+          "inside it; its bootstrap error is compared with the replica theory.",
+          "[MO03b]"),
+    Entry("ASC (approximation set coding)",
+          "A model-selection criterion: the model wins whose posteriors, computed from two data sets of the same "
+          "source, agree the most (their posterior agreement, a mutual information at a resolution β). Compared "
+          "with the evidence and cross-validation.",
+          "[Fis16]"),
+    Entry("Fast bootstrap",
+          "A cheaper bootstrap for choosing a model's complexity: the optimism (test minus training error) is "
+          "computed at a few complexities and fitted by a low-order polynomial, checked by an F test.",
+          "[LSWV05] eqs. 8-11"),
 )
 
 
-def glossary_markdown(entries=GLOSSARY) -> str:
-    """The glossary as Markdown: a heading and one paragraph per entry (the term in bold, the papers' reference
-    after it)."""
-    lines = ["## Glossary"]
+def glossary_markdown(entries=GLOSSARY, heading: str = "## Glossary") -> str:
+    """The glossary as Markdown: a heading, one paragraph per entry (the term in bold, the papers' reference after
+    it) and a last paragraph naming the papers the references cite by key."""
+    lines = [heading]
     for entry in entries:
         where = "" if entry.source == "—" else f" *({entry.source})*"
         lines.append(f"**{entry.term}**: {entry.meaning}{where}")
+    lines.append("**The papers**: " + "; ".join(f"{key} {paper}" for key, paper, _ in PAPERS) + ".")
     return "\n\n".join(lines)
+
+
+def glossary_page() -> str:
+    """The documentation's glossary page (``docs/user_guide/glossary.md``, written by ``docs/conf.py`` when the
+    site builds): the app's glossary under a page title, and the papers as a table."""
+    intro = ("The words the explorer uses, as the app's header *Glossary* explains them (the same text: this page is "
+             "generated from it, `explorer/views/common/layout/glossary.py`). References name the papers by key; "
+             "{doc}`concepts` puts the words together.")
+    body = glossary_markdown(heading="# Glossary").split("\n\n")
+    return "\n\n".join([body[0], intro, *body[1:-1], "## The papers", papers_markdown()]) + "\n"
+
+
+def papers_markdown() -> str:
+    """The four papers as a Markdown table: key, paper, what the explorer takes from it."""
+    rows = ["| key | paper | what the explorer takes from it |", "|---|---|---|"]
+    rows += [f"| `{key}` | {paper} | {what} |" for key, paper, what in PAPERS]
+    return "\n".join(rows)
 
 
 class Glossary(pn.viewable.Viewer):
