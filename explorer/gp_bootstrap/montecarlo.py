@@ -47,7 +47,7 @@ from explorer.operators.dense import DenseKernel
 from explorer.operators.features import FeatureKernel
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.resampling import check_occupations, occupation_args, occupation_numbers, sample_occupations
-from explorer.validation import as_float, finite, positive_int, sample_sizes, show
+from explorer.validation import finite, noise_variance, positive_int, sample_sizes
 
 __all__ = ["SAMPLE_SECONDS_PER_NM2", "Cancelled", "occupation_numbers", "bootstrap_predictions",
            "resample_predictions", "refit_on_duplicates", "bootstrap_learning_curve", "check_features",
@@ -460,10 +460,7 @@ def _gp_iv(K, y, noise_var, K_test) -> tuple[KernelOperator, np.ndarray, float, 
         raise ValueError(f"`y` must have shape ({n},) to match {op.refit_operand()}, got shape "
                          f"{y.shape}. Pass one target per training input.")
     finite(y, "y", "Remove or impute missing targets.")
-    if not (np.isfinite(as_float(noise_var)) and noise_var > 0):
-        raise ValueError(f"`noise_var` must be a positive finite number, got {show(noise_var)}. "
-                         "It is the GP noise variance sigma^2 of eq. (50) ([MO03] uses 0.01).")
-    return op, y, float(noise_var), op.check_refit_cross(K_test)
+    return op, y, noise_variance(noise_var), op.check_refit_cross(K_test)
 
 
 def _rows_iv(rows, n: int) -> np.ndarray | None:
