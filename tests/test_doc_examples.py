@@ -85,8 +85,11 @@ def _expected_pattern(expected: str) -> tuple[str, list[str | None]]:
     pattern, numbers = [], []
     tokens = re.split(rf"({NUMBER}|\.\.\.|…)", expected.strip())
     for k, token in enumerate(tokens):
-        if k % 2 == 0:
-            pattern.append(r"\s*" + r"\s*".join(re.escape(word) for word in token.split()) + r"\s*")
+        if k % 2 == 0:  # text: its words, with whitespace wherever the page has some (any amount of it)
+            words = r"\s+".join(re.escape(word) for word in token.split())
+            lead = r"\s+" if token[:1].isspace() else ""
+            trail = r"\s+" if token[-1:].isspace() and words else ""
+            pattern.append(lead + words + trail if words or not token else r"\s+")
         elif token in ("...", "…"):
             pattern.append(r".*?")
         else:
@@ -103,7 +106,7 @@ def _number(text: str) -> float:
 def compare_output(expected: str, actual: str, where: str) -> None:
     """``actual`` reads as ``expected``: the same text (spaces aside) and every number to the digits printed."""
     pattern, numbers = _expected_pattern(expected)
-    match = re.fullmatch(pattern, actual.strip(), re.S)
+    match = re.fullmatch(re.sub(r"(?:\\s\+)+", r"\\s+", pattern), actual.strip(), re.S)
     assert match, f"{where}: the output does not read as the page says.\n--- page:\n{expected}\n--- printed:\n{actual}"
     for shown, got in zip(numbers, match.groups()):
         if shown is None:
