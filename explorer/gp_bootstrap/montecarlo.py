@@ -41,8 +41,7 @@ from explorer.bootstrap.estimates import (
 )
 from explorer.chunks import DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, plan_chunks, root_seed, run_chunks, run_items
 from explorer.losses import Loss, get_loss
-from explorer.lowrank import LowRankFeatures
-from explorer.operators import KernelOperator, require
+from explorer.operators import KernelOperator, as_operator, require
 from explorer.operators.dense import DenseKernel
 from explorer.operators.features import FeatureKernel
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
@@ -414,11 +413,9 @@ def _kernel_operator(K) -> KernelOperator:
     (``operators.as_operator`` would check an array too, with other messages than the ones the Monte-Carlo has
     given its users; this is the one place that turns what a caller holds into an operator here.)
     """
-    if isinstance(K, KernelOperator):
-        return K
-    if isinstance(K, LowRankFeatures):
-        return _features(K.phi)
-    return DenseKernel(_check_kernel_matrix(K))
+    if isinstance(K, np.ndarray):
+        return DenseKernel(_check_kernel_matrix(K))
+    return as_operator(K)  # an operator as it is, LowRankFeatures as their FeatureKernel
 
 
 def _features(phi) -> FeatureKernel:
