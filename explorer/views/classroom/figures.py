@@ -10,7 +10,7 @@ the room pooled.
 from __future__ import annotations
 
 import numpy as np
-from bokeh.models import ColumnDataSource, Range1d, Span
+from bokeh.models import ColumnDataSource, Range1d, SaveTool, Span
 from bokeh.plotting import figure
 
 from explorer.gp_bootstrap import class_draws
@@ -33,6 +33,8 @@ def _base(title: str, height: int, x_label: str, y_label: str, tools: str = "") 
         axis.axis_label_text_font_size = _FONT
         axis.major_label_text_font_size = _FONT
     fig.toolbar.logo = None
+    for tool in fig.select(type=SaveTool):
+        tool.filename = "class-room-figure"  # a PNG of that name, without asking for one
     return fig
 
 
@@ -121,8 +123,8 @@ def answers_columns(q: Question | None) -> dict:
         bins, lo, hi = x.astype(int), -0.5, len(q.choices) - 0.5
     else:
         x = np.array(list(q.answers.values()), dtype=float)
-        marks = [v for v in (q.theory, q.pooled) if np.isfinite(v)]
-        lo, hi = float(min(x.min(), *marks)), float(max(x.max(), *marks))
+        shown = np.r_[x, [v for v in (q.theory, q.pooled) if np.isfinite(v)]]
+        lo, hi = float(shown.min()), float(shown.max())
         pad = 0.08 * (hi - lo) if hi > lo else max(abs(hi), 1.0) * 0.5
         lo, hi = lo - pad, hi + pad
         bins = np.clip(((x - lo) / (hi - lo) * 30).astype(int), 0, 29)

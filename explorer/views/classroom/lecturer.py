@@ -68,8 +68,9 @@ class LecturerView(pn.viewable.Viewer):
         self.answers_fig, self.answer_sources, self.answer_lines = figures.answers_figure(height=200)
         self.question = pn.pane.HTML("", css_classes=css("question"), sizing_mode="stretch_width",
                                      styles={"font-size": "18px"})
-        self.answers = pn.pane.Bokeh(self.answers_fig, css_classes=css("answers"), sizing_mode="stretch_width",
-                                     visible=False)
+        # shown while a question is asked (a Column: a Bokeh pane cannot be hidden by ``visible`` in Panel 1.8)
+        self.answers = pn.Column(pn.pane.Bokeh(self.answers_fig, css_classes=css("answers"),
+                                               sizing_mode="stretch_width"), visible=False, sizing_mode="stretch_width")
         self.controls = self._controls()
         self.refresh()
         if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:

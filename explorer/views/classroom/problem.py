@@ -43,7 +43,8 @@ def problem_at(settings: Mapping[str, object]) -> ClassProblem:
         If the settings give no problem (the page's sentence why).
     """
     state = StepState(**{name: value for name, value in settings.items() if name in SETTINGS})
-    state.start()
+    state.refresh()  # the problem and the ADATAP solution at these settings (no background job is started)
+    state.wait(60)
     return class_problem(state)
 
 

@@ -60,6 +60,10 @@ class StudentView(pn.viewable.Viewer):
                                                                        "border-radius": "8px", "padding": "8px"})
         self.closed = pn.pane.HTML("", css_classes=css("closed"), visible=False, sizing_mode="stretch_width",
                                    styles={"font-size": "24px"})
+        # what the page shows while the room is open (replaced by the sentence once closed: a Bokeh pane cannot be
+        # hidden by ``visible`` in Panel 1.8, whose stylesheet check then fails)
+        self.body = pn.Column(self.header, *self.draws, self.message, self.mine, self.ask_card, self.plot, self.own,
+                              sizing_mode="stretch_width", styles={"max-width": "100%"})
         self.refresh()
         if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
             pn.state.add_periodic_callback(self.refresh, period=REFRESH_MS)
@@ -147,11 +151,10 @@ class StudentView(pn.viewable.Viewer):
         self.number.visible, self.choice.visible = q.kind != "choice", q.kind == "choice"
 
     def _show_closed(self, reason: str) -> None:
-        for item in (*self.draws, self.mine, self.own, self.plot, self.ask_card, self.message):
-            item.visible = False
         self.closed.object, self.closed.visible = html.escape(reason), True
+        if len(self.body.objects) > 2:
+            self.body.objects = [self.header, self.closed]
 
     def __panel__(self) -> pn.viewable.Viewable:
-        return pn.Column(self.header, self.closed, *self.draws, self.message, self.mine, self.ask_card, self.plot,
-                         self.own, sizing_mode="stretch_width", styles={"max-width": "100%"})
+        return self.body
 

@@ -1,0 +1,214 @@
+"""A class room under a lecture hall's load (issue 48, point 8): S students on a real ``explorer serve``, each
+drawing a resample every P seconds for M minutes, and the lecturer's projector view.
+
+    python benchmarks/bench_class.py                          # 60 students, a draw every 2 s each, 5 minutes
+    python benchmarks/bench_class.py --students 10 --minutes 1
+
+Everyone goes through the server's websocket protocol, as a browser does (:class:`serving.LightSession`, Bokeh's
+Python client: it receives and applies every message the server sends, draws nothing): the lecturer's session of
+the step-by-step page presses "Start a class room", the lecturer's projector view opens from the link it gives,
+the students' phone pages open from the join link and press "Draw a resample". The students' sessions run in a
+process of their own (their clients' work would otherwise delay the lecturer's, whose times are measured).
+
+Measured:
+
+- *draw to figure*: the k-th draw asked (the students' clicks in time order) counts as shown when the projector's
+  pooled count (written with the figure, in one update) reaches k: p50 and p95 seconds (target p95 <= 1 s);
+- *draws lost*: draws asked minus draws the projector shows at the end (target 0), and *failed connections*
+  (target 0);
+- the server's CPU (its own process; the Dask workers do nothing for a room) and memory (RSS) before the room,
+  during the run and after the room closed and the students left (target: within 10 % of before).
+
+The machine's load average is printed at the start and the end: on a shared machine the figures are only as good
+as the idle cores.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import multiprocessing as mp
+import re
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+from serving import LightSession, free_port, launch, load
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _text(session: LightSession, css: str) -> str:
+    return html.unescape(str(session.find(css).text))
+
+
+def _wait(predicate, timeout: float, what: str, step: float = 0.1) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(step)
+
+
+def students_process(join: str, students: int, period: float, minutes: float, out) -> None:
+    """Open ``students`` phone pages of ``join`` and click "Draw a resample" on each every ``period`` seconds
+    (staggered) for ``minutes``; send back (click times, failed connections, sessions closed)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sessions, failed = [], 0
+    for _ in range(students):
+        try:
+            sessions.append(LightSession(join, timeout=120))
+        except RuntimeError:
+            failed += 1
+    out.send(("joined", len(sessions), failed))
+    buttons = [s.find("explorer-class-draw-1") for s in sessions]
+    clicks: list[float] = []
+    start = time.time() + 1.0
+    end = start + 60 * minutes
+    offsets = [period * k / max(len(sessions), 1) for k in range(len(sessions))]
+    tick = 0
+    while True:
+        due = [(start + tick * period + offset, k) for k, offset in enumerate(offsets)]
+        if due[0][0] >= end:
+            break
+        for at, k in due:
+            time.sleep(max(at - time.time(), 0.0))
+            clicks.append(time.time())
+            sessions[k].click(buttons[k])
+        tick += 1
+    time.sleep(3.0)
+    closed = sum("The room was closed" in _text(s, "explorer-class-closed") for s in sessions)
+    out.send(("clicks", clicks, failed))
+    out.recv()  # the lecturer closed the room
+    time.sleep(3.0)
+    closed = sum("The room was closed" in _text(s, "explorer-class-closed") for s in sessions)
+    for s in sessions:
+        s.close()
+    out.send(("closed", closed))
+
+
+class Projector:
+    """The lecturer's projector view: every change of its pooled count, with the time it arrived."""
+
+    def __init__(self, url: str):
+        self.session = LightSession(url)
+        self.counts = self.session.find("explorer-class-counts")
+        self.seen: list[tuple[float, int]] = []
+        self.lock = threading.Lock()
+        self.session.document.on_change(lambda event: self._changed())  # applied on the client's thread
+        self._changed()
+
+    def pooled(self) -> int:
+        match = re.search(r"explorer-class-pooled'>([\d,]+)<", html.unescape(str(self.counts.text)))
+        return int(match.group(1).replace(",", "")) if match else -1
+
+    def _changed(self) -> None:
+        n = self.pooled()
+        with self.lock:
+            if not self.seen or self.seen[-1][1] != n:
+                self.seen.append((time.time(), n))
+
+
+def latencies(clicks: list[float], seen: list[tuple[float, int]]) -> list[float]:
+    """Seconds from the k-th click to the first time the projector showed at least k draws (clicks unmatched:
+    left out)."""
+    out, j = [], 0
+    for k, clicked in enumerate(sorted(clicks), start=1):
+        while j < len(seen) and seen[j][1] < k:
+            j += 1
+        if j == len(seen):
+            break
+        out.append(seen[j][0] - clicked)
+    return out
+
+
+def rss_mb(proc: psutil.Process) -> float:
+    return proc.memory_info().rss / 1e6
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=60, help="students (default 60)")
+    parser.add_argument("--period", type=float, default=2.0, help="seconds between a student's draws (default 2)")
+    parser.add_argument("--minutes", type=float, default=5.0, help="minutes of drawing (default 5)")
+    parser.add_argument("--settle", type=float, default=60.0,
+                        help="seconds after the room closed and the students left before the memory is read again "
+                             "(default 60: the server frees a closed page's session within about 30 s)")
+    args = parser.parse_args(argv)
+    print(f"load average at start: {load()}; {args.students} students, a draw every {args.period:g} s each for "
+          f"{args.minutes:g} min")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-warm-up", "--no-show",
+           "--room-capacity", str(max(args.students, 1))]
+    with tempfile.TemporaryFile() as log:
+        server = launch(cmd, port, log)
+        proc = psutil.Process(server.pid)
+        try:
+            run(args, base, proc)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            log.seek(0)
+            lines = log.read().decode(errors="replace").splitlines()
+            print(f"server log: {len(lines)} lines, {sum('Traceback' in x for x in lines)} tracebacks")
+    print(f"load average at the end: {load()}")
+
+
+def run(args, base: str, proc: psutil.Process) -> None:
+    step = LightSession(base + "/")
+    step.click(step.find("explorer-steps-class-room"))
+    link = step.find("explorer-steps-class-room-link")
+    _wait(lambda: "lecture?room=" in html.unescape(str(link.text)), 120, "the room's link")
+    href = re.search(r"href='\.(/lecture\?room=[\w-]+&amp;key=[\w-]+)'", str(link.text)) or \
+        re.search(r"href='\.(/lecture\?room=[\w-]+&key=[\w-]+)'", html.unescape(str(link.text)))
+    lecture = html.unescape(href.group(1))
+    code = re.search(r"room=([\w-]+)", lecture).group(1)
+    time.sleep(5.0)
+    before = rss_mb(proc)
+    projector = Projector(base + lecture)
+    print(f"server before the room's pages: RSS {before:.0f} MB")
+    here, there = mp.Pipe()
+    students = mp.get_context("spawn").Process(
+        target=students_process, args=(f"{base}/class?room={code}", args.students, args.period, args.minutes, there))
+    t0 = time.time()
+    students.start()
+    _, joined, failed = here.recv()
+    print(f"{joined} students joined in {time.time() - t0:.0f} s ({failed} failed connections); RSS "
+          f"{rss_mb(proc):.0f} MB")
+    cpu0, wall0, peak = proc.cpu_times(), time.time(), 0.0
+    samples = []
+    while not here.poll(1.0):
+        peak = max(peak, rss_mb(proc))
+        samples.append(proc.cpu_percent(None))
+    _, clicks, failed = here.recv()
+    cpu1, wall1 = proc.cpu_times(), time.time()
+    _wait(lambda: projector.pooled() >= len(clicks), 30, "the last draws", step=0.2) if clicks else None
+    shown = projector.pooled()
+    lat = latencies(clicks, list(projector.seen))
+    cpu = 100 * ((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)) / (wall1 - wall0)
+    q = statistics.quantiles(lat, n=20) if len(lat) >= 20 else [float("nan")] * 19
+    print(f"draws asked {len(clicks)}, shown on the projector {shown}, lost {len(clicks) - shown}; failed "
+          f"connections {failed}")
+    print(f"draw to the projector's figure: p50 {statistics.median(lat):.3f} s, p95 {q[18]:.3f} s, max "
+          f"{max(lat):.3f} s (target p95 <= 1 s)")
+    print(f"server during the run: CPU {cpu:.0f} % of one core (mean), RSS peak {peak:.0f} MB")
+    projector.session.click(projector.session.find("explorer-class-close"))
+    time.sleep(2.0)
+    here.send("closed")
+    _, closed = here.recv()
+    students.join(timeout=120)
+    projector.session.close()
+    step.close()
+    print(f"room closed: {closed} of {joined} phones say so; RSS {rss_mb(proc):.0f} MB at once")
+    time.sleep(args.settle)
+    after = rss_mb(proc)
+    print(f"server {args.settle:.0f} s after the room closed and every page left: RSS {after:.0f} MB "
+          f"({100 * (after - before) / before:+.1f} % of before; target within 10 %)")
+
+
+if __name__ == "__main__":
+    main()
