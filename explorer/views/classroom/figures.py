@@ -16,7 +16,7 @@ from bokeh.plotting import figure
 from explorer.gp_bootstrap import class_draws
 from explorer.serving.rooms import Question, Round
 
-__all__ = ["class_figure", "show_legends", "histogram_columns", "answers_figure", "answers_columns", "resample_figure",
+__all__ = ["class_figure", "show_legends", "show_histogram", "histogram_columns", "answers_figure", "answers_columns", "resample_figure",
            "resample_columns", "CLASS_COLOR", "THEORY_COLOR", "PREVIOUS_COLOR", "MINE_COLOR"]
 
 CLASS_COLOR, THEORY_COLOR, PREVIOUS_COLOR, MINE_COLOR = "#1f77b4", "#111111", "#999999", "#d62728"
@@ -44,7 +44,7 @@ def class_figure(height: int = 420, tools: str = "save", mine: bool = False) -> 
     in the legend while shown: :func:`show_legends`) and, with ``mine``, a student's last value (a red line): the
     figure and its data sources."""
     sources = {name: ColumnDataSource(data) for name, data in histogram_columns(None, None).items()}
-    fig = _base("The class's resamples", height, "prediction at point i (f_i)", "resamples per bin", tools)
+    fig = _base("The class's resamples", height, "prediction at point i (f_i)", "share of the draws per bin", tools)
     fig.quad(left="left", right="right", bottom=0, top="top", source=sources["bars"], color=CLASS_COLOR,
              alpha=0.75, line_color="white", legend_label="the class's draws")
     fig.line("x", "y", source=sources["previous"], color=PREVIOUS_COLOR, line_width=3, line_dash="dashed",
@@ -68,33 +68,51 @@ def show_legends(fig: figure) -> None:
 
 
 def histogram_columns(current: Round | None, previous: Round | None, mine: float | None = None) -> dict[str, dict]:
-    """The columns of :func:`class_figure`'s sources for round ``current``: bars of the pooled counts, the eq. (60)
-    density as expected counts per bin (n draws; one before any draw), ``previous`` (None: hidden) scaled to as
-    many draws on this round's bins, and ``mine`` (a value of f_i; None: hidden)."""
+    """The columns of :func:`class_figure`'s sources for round ``current``, as shares of the draws per bin (so
+    that the theory's curve stays put while the class draws: only the bars' heights change): bars of the pooled
+    counts over n, the eq. (60) density as the probability of a bin, ``previous`` (None: hidden) on this round's
+    bin width, ``mine`` (a value of f_i; None: hidden), and the axis ranges."""
     none = {"x": np.zeros(0), "y": np.zeros(0)}
     if current is None:
         return {"bars": {"left": np.zeros(0), "right": np.zeros(0), "top": np.zeros(0)}, "theory": none,
                 "previous": dict(none), "mine": dict(none), "ranges": {"x": (0.0, 1.0), "y": (0.0, 1.0)}}
     pooled, p = current.pooled, current.problem
     edges, width = pooled.edges, float(np.diff(pooled.edges).mean())
-    n = max(pooled.n, 1)
     x = np.linspace(edges[0], edges[-1], _CURVE_POINTS)
-    theory = class_draws.mixture_density(p.solution, p.index, x) * width * n
+    theory = class_draws.mixture_density(p.solution, p.index, x) * width
     prev = dict(none)
     lo, hi = float(edges[0]), float(edges[-1])
     if previous is not None and previous.pooled.n:
         e, c = previous.pooled.edges, previous.pooled.counts
         density = c / (previous.pooled.n * np.diff(e))
-        prev = {"x": np.repeat(e, 2), "y": np.concatenate([[0.0], np.repeat(density * width * n, 2), [0.0]])}
+        prev = {"x": np.repeat(e, 2), "y": np.concatenate([[0.0], np.repeat(density * width, 2), [0.0]])}
         lo, hi = min(lo, float(e[0])), max(hi, float(e[-1]))
+    share = pooled.counts / max(pooled.n, 1)
+    top = max(float(share.max(initial=0)), float(theory.max(initial=0)), float(prev["y"].max(initial=0)), 1e-12)
     line = dict(none)
-    top = max(float(pooled.counts.max(initial=0)), float(theory.max(initial=0)),
-              float(prev["y"].max(initial=0)), 1e-12)
     if mine is not None and np.isfinite(mine):
         line = {"x": np.array([mine, mine]), "y": np.array([0.0, 1.05 * top])}
-    bars = {"left": edges[:-1], "right": edges[1:], "top": pooled.counts.astype(float)}
+    bars = {"left": edges[:-1], "right": edges[1:], "top": share}
     return {"bars": bars, "theory": {"x": x, "y": theory}, "previous": prev, "mine": line,
             "ranges": {"x": (lo, hi), "y": (0.0, 1.1 * top)}}
+
+
+def show_histogram(fig: figure, sources: dict[str, ColumnDataSource], columns: dict, whole: bool) -> None:
+    """Write ``columns`` (:func:`histogram_columns`) into the drawn ``fig``: every source when ``whole`` (a new
+    round, or the previous round shown or hidden), else only the bars' heights and the student's line (what the
+    class's draws change: a few hundred bytes to each page)."""
+    if whole:
+        for name in ("bars", "theory", "previous", "mine"):
+            sources[name].data = columns[name]
+        fig.x_range.update(start=columns["ranges"]["x"][0], end=columns["ranges"]["x"][1])
+        show_legends(fig)
+    else:
+        sources["bars"].data["top"] = columns["bars"]["top"]
+        if len(sources["mine"].data["x"]) or len(columns["mine"]["x"]):
+            sources["mine"].data = columns["mine"]
+            show_legends(fig)
+    if fig.y_range.end != columns["ranges"]["y"][1]:
+        fig.y_range.update(start=0.0, end=columns["ranges"]["y"][1])
 
 
 def answers_figure(height: int = 260) -> tuple[figure, dict[str, ColumnDataSource], dict[str, Span]]:

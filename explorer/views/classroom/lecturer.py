@@ -52,7 +52,7 @@ class LecturerView(pn.viewable.Viewer):
         super().__init__(**params)
         self.room, self.registry, self.token = room, registry, room.token
         self.url = join_url(origin, room.code)
-        self._seen, self._note = -1, ""
+        self._seen, self._note, self._shown, self._asked = -1, "", None, 0
         css = lambda name: [f"{_CSS}-{name}"]  # noqa: E731
         self.join = pn.pane.HTML(f"<div style='font-size:20px'>Join on your phone: scan the code or open<br><b "
                                  f"style='font-size:21px;font-family:monospace;word-break:break-all'>"
@@ -166,22 +166,19 @@ class LecturerView(pn.viewable.Viewer):
             columns = figures.histogram_columns(current, previous if self.compare.value else None)
             answers = figures.answers_columns(q)
         with pn.io.hold():
-            self._show_histogram(columns, current.pooled.n, current.index)
+            shown = (current.index, bool(self.compare.value))  # what the whole figure shows: else only bars change
+            figures.show_histogram(self.figure, self.sources, columns, whole=shown != self._shown)
+            self._shown = shown
+            self.figure.title.text = f"Round {current.index + 1}: the class's {current.pooled.n:,} resamples and the theory"
             self.counts.object = (f"<b>{n_students}</b> student{'s' if n_students != 1 else ''} joined · "
                                   f"<b class='{_CSS}-pooled'>{current.pooled.n:,}</b> draws pooled")
             self.settings.object = f"Round {current.index + 1}: {html.escape(settings_words(current.problem))}"
-            self._show_question(q, answers)
+            asked = (id(q), len(q.answers), q.revealed) if q is not None else None
+            if asked != self._asked:  # the question's figure: when an answer came or the lecturer revealed
+                self._show_question(q, answers)
+                self._asked = asked
             note = closed or self._note
             self.message.object, self.message.visible = note, bool(note)
-
-    def _show_histogram(self, columns: dict, n: int, round_index: int) -> None:
-        for name in ("bars", "theory", "previous", "mine"):
-            self.sources[name].data = columns[name]
-        (x0, x1), (y0, y1) = columns["ranges"]["x"], columns["ranges"]["y"]
-        self.figure.x_range.update(start=x0, end=x1)
-        self.figure.y_range.update(start=y0, end=y1)
-        self.figure.title.text = f"Round {round_index + 1}: the class's {n:,} resamples and the theory"
-        figures.show_legends(self.figure)
 
     def _show_question(self, q, answers: dict) -> None:
         if q is None:

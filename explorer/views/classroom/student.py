@@ -20,7 +20,7 @@ from explorer.views.classroom import figures
 __all__ = ["StudentView", "REFRESH_MS"]
 
 #: Milliseconds between two looks of a phone at its room.
-REFRESH_MS = 1000
+REFRESH_MS = 1500
 _CSS = "explorer-class"
 _BIG = {"font-size": "20px"}
 
@@ -33,6 +33,7 @@ class StudentView(pn.viewable.Viewer):
         super().__init__(**params)
         self.room, self.registry, self.student = room, registry, student
         self._seen, self._note, self._asked = -1, "", None
+        self._round, self._drawn = -1, -1  # the round and own draws the figures show
         css = lambda name: [f"{_CSS}-{name}"]  # noqa: E731
         self.header = pn.pane.HTML(f"<div style='font-size:18px'>Class room · you are <b>{student.pseudonym}</b>"
                                    "</div>", sizing_mode="stretch_width")
@@ -104,21 +105,20 @@ class StudentView(pn.viewable.Viewer):
             current, closed, q = room.current, room.closed, room.question
             last = current.last.get(self.student.index)
             drawn = int(last.start + last.values.size) if last is not None else 0
-            own = figures.resample_columns(current, self.student.index)
+            own = figures.resample_columns(current, self.student.index) if (current.index, drawn) != (
+                self._round, self._drawn) else {}
             mine = float(last.values[-1]) if last is not None else None
             columns = figures.histogram_columns(current, None, mine)
         with pn.io.hold():
             if closed:
                 self._show_closed(closed)
                 return
-            for name in ("bars", "theory", "previous", "mine"):
-                self.class_sources[name].data = columns[name]
-            self.class_fig.x_range.update(start=columns["ranges"]["x"][0], end=columns["ranges"]["x"][1])
-            self.class_fig.y_range.update(start=columns["ranges"]["y"][0], end=columns["ranges"]["y"][1])
+            figures.show_histogram(self.class_fig, self.class_sources, columns, whole=current.index != self._round)
             self.class_fig.title.text = f"The class: {current.pooled.n:,} resamples"
-            figures.show_legends(self.class_fig)
-            for name, data in own.items():
-                self.own_sources[name].data = data
+            if (current.index, drawn) != (self._round, self._drawn):  # the student's own resample: when it changed
+                for name, data in own.items():
+                    self.own_sources[name].data = data
+            self._round, self._drawn = current.index, drawn
             self.mine.object = self._mine_words(drawn, last, current.problem.index)
             self._show_question(q)
             self.message.object, self.message.visible = html.escape(self._note), bool(self._note)
