@@ -63,9 +63,9 @@ class LecturerView(pn.viewable.Viewer):
         self.settings = pn.pane.HTML("", css_classes=css("settings"), sizing_mode="stretch_width")
         self.message = pn.pane.Alert("", alert_type="warning", visible=False, css_classes=css("message"),
                                      sizing_mode="stretch_width")
-        self.figure, self.sources = figures.class_figure(height=430)
+        self.figure, self.sources = figures.class_figure(height=370)
         self.plot = pn.pane.Bokeh(self.figure, css_classes=css("figure"), sizing_mode="stretch_width")
-        self.answers_fig, self.answer_sources, self.answer_lines = figures.answers_figure(height=200)
+        self.answers_fig, self.answer_sources, self.answer_lines = figures.answers_figure(height=170)
         self.question = pn.pane.HTML("", css_classes=css("question"), sizing_mode="stretch_width",
                                      styles={"font-size": "18px"})
         # shown while a question is asked (a Column: a Bokeh pane cannot be hidden by ``visible`` in Panel 1.8)
@@ -80,20 +80,20 @@ class LecturerView(pn.viewable.Viewer):
     def _controls(self) -> pn.Column:
         p = self.room.current.problem
         button = lambda label, name, action, color="primary": self._button(label, name, action, color)  # noqa: E731
-        self.s_over_n = pn.widgets.FloatSlider(name="Bootstrap size S/N", start=0.05, end=5.0, step=0.05,
+        self.s_over_n = pn.widgets.FloatSlider(label="Bootstrap size S/N", start=0.05, end=5.0, step=0.05,
                                                value=p.s_over_n, css_classes=[f"{_CSS}-s-over-n"])
-        self.index = pn.widgets.IntSlider(name="Point i", start=0, end=p.n - 1, value=p.index,
+        self.index = pn.widgets.IntSlider(label="Point i", start=0, end=p.n - 1, value=p.index,
                                           css_classes=[f"{_CSS}-index"])
-        self.compare = pn.widgets.Checkbox(name="Compare with the previous round", value=False,
+        self.compare = pn.widgets.Checkbox(label="Compare with the previous round", value=False,
                                            css_classes=[f"{_CSS}-compare"])
         self.compare.param.watch(lambda e: self.refresh(force=True), "value")
-        self.menu = pn.widgets.Select(name="Question", options=QUESTION_MENU, css_classes=[f"{_CSS}-menu"])
-        self.own_text = pn.widgets.TextInput(name="Your question", placeholder="One bump or several?",
+        self.menu = pn.widgets.Select(label="Question", options=QUESTION_MENU, css_classes=[f"{_CSS}-menu"])
+        self.own_text = pn.widgets.TextInput(label="Your question", placeholder="One bump or several?",
                                              css_classes=[f"{_CSS}-own-text"])
-        self.own_choices = pn.widgets.TextInput(name="Its choices, separated by ';'", placeholder="one; several",
+        self.own_choices = pn.widgets.TextInput(label="Its choices, separated by ';'", placeholder="one; several",
                                                 css_classes=[f"{_CSS}-own-choices"])
         csv = pn.widgets.FileDownload(callback=self._csv, filename="class-round.csv", label="Download the round (CSV)",
-                                      css_classes=[f"{_CSS}-csv"], button_type="light", sizing_mode="stretch_width")
+                                      css_classes=[f"{_CSS}-csv"], color="light", sizing_mode="stretch_width")
         return pn.Column(
             pn.pane.Markdown("**A new round** (the pool so far is kept as the previous round)"),
             self.s_over_n, self.index,
@@ -108,7 +108,7 @@ class LecturerView(pn.viewable.Viewer):
 
     @staticmethod
     def _button(label: str, name: str, action, color: str) -> pn.widgets.Button:
-        b = pn.widgets.Button(name=label, button_type=color, css_classes=[f"{_CSS}-{name}"],
+        b = pn.widgets.Button(label=label, color=color, css_classes=[f"{_CSS}-{name}"],
                               sizing_mode="stretch_width")
         b.on_click(lambda event: action())
         return b
@@ -157,6 +157,8 @@ class LecturerView(pn.viewable.Viewer):
     def refresh(self, force: bool = False) -> None:
         """Show the room's state if it changed since last shown (every :data:`REFRESH_MS` ms)."""
         room = self.room
+        if room.idle(room.clock()):  # two hours without activity: the room closes (and says so here)
+            self.registry.expire()
         if not force and room.version == self._seen:
             return
         with room.lock:

@@ -52,7 +52,7 @@ class StudentView(pn.viewable.Viewer):
                                                                                                 "{font-size: 20px}"])
         self.choice = pn.widgets.RadioButtonGroup(options=["-"], css_classes=css("choice"),
                                                   sizing_mode="stretch_width", height=56, orientation="vertical")
-        self.send = pn.widgets.Button(name="Send my answer", button_type="success", css_classes=css("send"),
+        self.send = pn.widgets.Button(label="Send my answer", color="success", css_classes=css("send"),
                                       sizing_mode="stretch_width", height=64, stylesheets=[":host button "
                                                                                            "{font-size: 20px}"])
         self.send.on_click(lambda event: self._answer())
@@ -70,7 +70,7 @@ class StudentView(pn.viewable.Viewer):
             pn.state.add_periodic_callback(self.refresh, period=REFRESH_MS)
 
     def _button(self, label: str, n: int) -> pn.widgets.Button:
-        b = pn.widgets.Button(name=label, button_type="primary", css_classes=[f"{_CSS}-draw-{n}"], height=64,
+        b = pn.widgets.Button(label=label, color="primary", css_classes=[f"{_CSS}-draw-{n}"], height=64,
                               sizing_mode="stretch_width", stylesheets=[":host button {font-size: 22px}"])
         b.on_click(lambda event: self._draw(n))
         return b
@@ -98,6 +98,8 @@ class StudentView(pn.viewable.Viewer):
     def refresh(self, force: bool = False) -> None:
         """Show the room's state if it changed since last shown."""
         room = self.room
+        if room.idle(room.clock()):  # two hours without activity: the room closes (and says so here)
+            self.registry.expire()
         if not force and room.version == self._seen:
             return
         with room.lock:

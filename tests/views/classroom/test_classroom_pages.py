@@ -4,6 +4,8 @@ command line's --room-capacity."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -88,6 +90,16 @@ def test_a_student_and_the_lecturer_on_one_room(state):
     phone._answer()
     projector._reveal()
     assert "The theory, eq. (60)" in projector.question.object
+    projector.s_over_n.value, projector.index.value = 0.5, 2  # a new round at other settings, solved off the loop
+    projector._new_round()
+    deadline = time.monotonic() + 60
+    while room.current.index == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (room.current.index, room.current.problem.s_over_n, room.current.problem.index) == (1, 0.5, 2)
+    assert room.previous.pooled.n == 3 and room.current.pooled.n == 0
+    projector.compare.value = True  # the previous round's outline appears
+    assert projector.sources["previous"].data["x"].size > 0
+    assert "Round 2" in projector.settings.object
     projector._close()
     phone.refresh()
     assert phone.closed.object == "The room was closed." and phone.closed in phone.body.objects
@@ -117,3 +129,13 @@ def test_a_server_of_several_processes_refuses_rooms(monkeypatch):
 def test_room_capacity_must_be_a_whole_number_of_students(capsys, value):
     code, out, err = run_cli(capsys, "serve", "--room-capacity", value, "--no-warm-up")
     assert code == 2 and "--room-capacity" in err and "whole number of students" in err
+
+
+def test_a_phone_left_open_sees_its_room_close_after_two_hours_idle(state):
+    now = [0.0]
+    registry = RoomRegistry(clock=lambda: now[0])
+    room = registry.open(class_problem(state))
+    phone = StudentView(room, registry, room.join())
+    now[0] += rooms.IDLE_EXPIRY + 1
+    phone.refresh()  # the page's next look at its room (every 1.5 s)
+    assert "two hours" in phone.closed.object and registry.rooms == {}
