@@ -17,8 +17,9 @@ What a full lecture hall cannot break:
   :data:`~explorer.gp_bootstrap.class_draws.N_BINS` bins and five numbers, the last resample of each student
   (N + M numbers), the answers (one per student per question, at most :data:`MAX_QUESTIONS` questions) and the draw
   log for the CSV export, at most :data:`LOG_LIMIT` rows of 17 bytes (the histogram keeps counting after it);
-  :data:`KEEP_ROUNDS` rounds are kept. With N ≤ 200 points and 300 students that is at most about 4.5 MB a room,
-  and a server holds at most :data:`MAX_ROOMS` rooms.
+  :data:`KEEP_ROUNDS` rounds are kept. With N ≤ 200 points and 300 students a room holds less than
+  :data:`MEMORY_BOUND_MB` MB (``tests/serving/test_rooms.py`` fills one), and a server holds at most :data:`MAX_ROOMS`
+  rooms.
 - A room closes when the lecturer closes it or after :data:`IDLE_EXPIRY` seconds without a draw, an answer or a
   lecturer's action; its students' pages then say "The room was closed.".
 
@@ -46,7 +47,7 @@ from explorer.gp_bootstrap import class_draws
 from explorer.gp_bootstrap.class_draws import ClassProblem, PooledDraws, StudentDraws
 
 __all__ = ["RoomError", "Question", "Round", "Student", "Room", "RoomRegistry", "registry", "ROOM_CAPACITY",
-           "IDLE_EXPIRY", "DRAW_RATE", "DRAW_BURST", "LOG_LIMIT", "KEEP_ROUNDS", "MAX_ROOMS", "MAX_QUESTIONS",
+           "IDLE_EXPIRY", "MEMORY_BOUND_MB", "DRAW_RATE", "DRAW_BURST", "LOG_LIMIT", "KEEP_ROUNDS", "MAX_ROOMS", "MAX_QUESTIONS",
            "QUESTIONS", "CODE_BYTES", "TOKEN_BYTES"]
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ LOG_LIMIT = 60_000
 KEEP_ROUNDS = 2
 #: Rooms a server holds at once.
 MAX_ROOMS = 20
+#: What a room holds at most (MB) with N <= 200 points and 300 students, whatever they do.
+MEMORY_BOUND_MB = 8.0
 #: Questions a round keeps (the oldest dropped first).
 MAX_QUESTIONS = 20
 #: Random bytes of a room's code (72 bits, 12 characters) and of the lecturer's token (128 bits).

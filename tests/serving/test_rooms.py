@@ -225,3 +225,45 @@ def test_csv_export_lists_the_draws_and_answers_of_the_round(problem):
     assert float(rows[-1]["value"]) == 0.5
     with pytest.raises(RoomError):
         room.export_csv("forged")
+
+
+def test_a_full_room_stays_within_the_memory_bound_it_states():
+    """The worst a class can do: N = 200 points, 300 students who all drew (their last resample kept) and answered
+    20 questions, a full draw log, in both rounds kept: the room holds less than :data:`MEMORY_BOUND_MB`."""
+    import tracemalloc
+
+    data = datasets.load("teacher", rng=datasets.GENERATED_DATA_SEED)
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.uniform(0, 1, 200))
+    kernel = kernels.make_kernel("se", 1, lengthscale=0.1)
+    K, y = kernel(x[:, None], x[:, None]), np.sin(6 * x) + 0.1 * rng.normal(size=200)
+    assert data.n  # the shipped data load (the bound is for any N <= 200)
+    sol = replica.solve_replica(K, y, 0.1, 200.0)
+    grid = np.linspace(0, 1, 150)
+    problem = ClassProblem(K, y, 0.1, 1.0, 0, sol, x, grid, kernel(grid[:, None], x[:, None]))
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    room = Room(problem, capacity=300)
+    students = [room.join() for _ in range(300)]
+    for round_ in range(rooms.KEEP_ROUNDS):
+        if round_:
+            room.new_round(room.token, ClassProblem(K.copy(), y.copy(), 0.1, 1.0, 0, sol, x, grid,
+                                                    kernel(grid[:, None], x[:, None])))
+        r = room.current
+        for k in range(rooms.LOG_LIMIT // rooms.DRAW_BURST + 300):  # the log fills; every student's last resample
+            s = k % 300
+            draws = class_draws.StudentDraws(r.drawn.get(s, 0), rng.normal(size=rooms.DRAW_BURST),
+                                             rng.poisson(1.0, rooms.DRAW_BURST), rng.poisson(1.0, 200),
+                                             rng.normal(size=150))
+            r.drawn[s] = r.drawn.get(s, 0) + rooms.DRAW_BURST
+            room.add_draws(r, s, draws)
+        for q in range(rooms.MAX_QUESTIONS):
+            room.ask(room.token, "sd")
+            for student in students:
+                room.answer(student, str(q + 0.5))
+    held = (tracemalloc.get_traced_memory()[0] - before) / 1e6
+    tracemalloc.stop()
+    assert len(room.rounds) == rooms.KEEP_ROUNDS
+    assert all(r.log_rows == rooms.LOG_LIMIT and len(r.last) == 300 for r in room.rounds)
+    print(f"a full room holds {held:.1f} MB")
+    assert held < rooms.MEMORY_BOUND_MB
