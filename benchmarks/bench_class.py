@@ -28,14 +28,16 @@ import argparse
 import html
 import multiprocessing as mp
 import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import psutil
+from playwright.sync_api import sync_playwright
 from serving import LightSession, free_port, launch, load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,26 +111,55 @@ def _click(session: LightSession, button, clicks: list[float]) -> None:
     session.loop.add_callback(send)
 
 
-class Projector:
-    """The lecturer's projector view: every change of its pooled count, with the time it arrived."""
+#: In the projector's page: every change of its pooled count, with the epoch time (s) the page showed it (a look
+#: every 20 ms at the count written with the figure).
+RECORDER_JS = """() => {
+  const find = (root) => {
+    const el = root.querySelector('.explorer-class-counts');
+    if (el) return el;
+    for (const e of root.querySelectorAll('*')) if (e.shadowRoot) { const f = find(e.shadowRoot); if (f) return f; }
+    return null;
+  };
+  const host = find(document);
+  window.__seen = [];
+  let last = -1;
+  setInterval(() => {
+    const m = /([\\d,]+) draws pooled/.exec(host.shadowRoot ? host.shadowRoot.textContent : host.textContent);
+    const n = m ? parseInt(m[1].replace(/,/g, '')) : -1;
+    if (n !== last) { last = n; window.__seen.push([Date.now() / 1000, n]); }
+  }, 20);
+  return host !== null;
+}"""
 
-    def __init__(self, url: str):
-        self.session = LightSession(url)
-        self.counts = self.session.find("explorer-class-counts")
-        self.seen: list[tuple[float, int]] = []
-        self.lock = threading.Lock()
-        self.session.document.on_change(lambda event: self._changed())  # applied on the client's thread
-        self._changed()
+
+class Projector:
+    """The lecturer's projector view in headless Chromium (a real page, drawing every update): every change of its
+    pooled count, with the time the page showed it."""
+
+    def __init__(self, pw, url: str):
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        self.browser = pw.chromium.launch(executable_path=chromium, headless=True,
+                                          args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        self.page = self.browser.new_page(viewport={"width": 1280, "height": 720})
+        self.page.set_default_timeout(300_000)
+        self.page.goto(url)
+        self.page.locator(".explorer-class-counts").first.wait_for()
+        self.page.wait_for_timeout(2000)
+        assert self.page.evaluate(RECORDER_JS)
+
+    @property
+    def seen(self) -> list[tuple[float, int]]:
+        return [(float(t), int(n)) for t, n in self.page.evaluate("() => window.__seen")]
 
     def pooled(self) -> int:
-        match = re.search(r"explorer-class-pooled'>([\d,]+)<", html.unescape(str(self.counts.text)))
-        return int(match.group(1).replace(",", "")) if match else -1
+        seen = self.seen
+        return seen[-1][1] if seen else -1
 
-    def _changed(self) -> None:
-        n = self.pooled()
-        with self.lock:
-            if not self.seen or self.seen[-1][1] != n:
-                self.seen.append((time.time(), n))
+    def close_room(self) -> None:
+        self.page.locator(".explorer-class-close button").click()
+
+    def close(self) -> None:
+        self.browser.close()
 
 
 def latencies(clicks: list[float], seen: list[tuple[float, int]]) -> list[float]:
@@ -163,21 +194,25 @@ def main(argv: list[str] | None = None) -> None:
     base = f"http://127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--no-warm-up", "--no-show",
            "--room-capacity", str(max(args.students, 1))]
-    with tempfile.TemporaryFile() as log:
+    with tempfile.TemporaryFile() as log, sync_playwright() as pw:
         server = launch(cmd, port, log)
         proc = psutil.Process(server.pid)
         try:
-            run(args, base, proc)
+            run(args, base, proc, pw)
         finally:
             server.terminate()
-            server.wait(timeout=30)
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                print("the server did not stop within 60 s of SIGTERM: killed")
+                server.kill()
             log.seek(0)
             lines = log.read().decode(errors="replace").splitlines()
             print(f"server log: {len(lines)} lines, {sum('Traceback' in x for x in lines)} tracebacks")
     print(f"load average at the end: {load()}")
 
 
-def run(args, base: str, proc: psutil.Process) -> None:
+def run(args, base: str, proc: psutil.Process, pw) -> None:
     step = LightSession(base + "/")
     step.click(step.find("explorer-steps-class-room"))
     link = step.find("explorer-steps-class-room-link")
@@ -189,7 +224,7 @@ def run(args, base: str, proc: psutil.Process) -> None:
     lecture = f"/lecture?room={code}&key={key}"
     time.sleep(5.0)
     before = rss_mb(proc)
-    projector = Projector(base + lecture)
+    projector = Projector(pw, base + lecture)
     print(f"server before the room's pages: RSS {before:.0f} MB")
     here, there = mp.Pipe()
     students = mp.get_context("spawn").Process(
@@ -208,7 +243,7 @@ def run(args, base: str, proc: psutil.Process) -> None:
     cpu1, wall1 = proc.cpu_times(), time.time()
     _wait(lambda: projector.pooled() >= len(clicks), 30, "the last draws", step=0.2) if clicks else None
     shown = projector.pooled()
-    lat = latencies(clicks, list(projector.seen))
+    lat = latencies(clicks, projector.seen)
     cpu = 100 * ((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)) / (wall1 - wall0)
     q = statistics.quantiles(lat, n=20) if len(lat) >= 20 else [float("nan")] * 19
     print(f"draws asked {len(clicks)}, shown on the projector {shown}, lost {len(clicks) - shown}; failed "
@@ -216,12 +251,12 @@ def run(args, base: str, proc: psutil.Process) -> None:
     print(f"draw to the projector's figure: p50 {statistics.median(lat):.3f} s, p95 {q[18]:.3f} s, max "
           f"{max(lat):.3f} s (target p95 <= 1 s)")
     print(f"server during the run: CPU {cpu:.0f} % of one core (mean), RSS peak {peak:.0f} MB")
-    projector.session.click(projector.session.find("explorer-class-close"))
+    projector.close_room()
     time.sleep(2.0)
     here.send("closed")
     _, closed = here.recv()
     students.join(timeout=120)
-    projector.session.close()
+    projector.close()
     step.close()
     print(f"room closed: {closed} of {joined} phones say so; RSS {rss_mb(proc):.0f} MB at once")
     time.sleep(args.settle)

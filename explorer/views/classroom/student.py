@@ -34,6 +34,7 @@ class StudentView(pn.viewable.Viewer):
         self.room, self.registry, self.student = room, registry, student
         self._seen, self._note, self._asked = -1, "", None
         self._round, self._drawn = -1, -1  # the round and own draws the figures show
+        self._shown = None
         css = lambda name: [f"{_CSS}-{name}"]  # noqa: E731
         self.header = pn.pane.HTML(f"<div style='font-size:18px'>Class room · you are <b>{student.pseudonym}</b>"
                                    "</div>", sizing_mode="stretch_width")
@@ -105,6 +106,12 @@ class StudentView(pn.viewable.Viewer):
         with room.lock:
             self._seen = room.version
             current, closed, q = room.current, room.closed, room.question
+            # what this page shows: another student joining changes nothing here (no message to this phone)
+            shown = (current.index, current.pooled.n, closed, id(q), q is not None and q.revealed,
+                     q is not None and self.student.index in q.answers, self._note)
+            if shown == self._shown and not force:
+                return
+            self._shown = shown
             last = current.last.get(self.student.index)
             drawn = int(last.start + last.values.size) if last is not None else 0
             own = figures.resample_columns(current, self.student.index) if (current.index, drawn) != (
