@@ -10,6 +10,7 @@ import subprocess
 import threading
 import time
 import urllib.request
+from urllib.parse import parse_qsl
 
 __all__ = ["free_port", "load", "launch", "LightSession"]
 
@@ -69,7 +70,8 @@ class LightSession:
         asyncio.set_event_loop(asyncio.new_event_loop())
         self.loop = IOLoop.current()
         try:
-            self.session = pull_session(url=url, io_loop=self.loop)
+            address, _, query = url.partition("?")  # the link's query goes as the request's arguments
+            self.session = pull_session(url=address, io_loop=self.loop, arguments=dict(parse_qsl(query)) or None)
             self.document = self.session.document
             self.document.callbacks.send_event(DocumentReady())  # what a browser says once it has drawn the page
         except Exception as err:  # noqa: BLE001 - said by __init__

@@ -27,6 +27,7 @@ from explorer.serving import caches
 from explorer.serving import engine as dask_engine
 from explorer.serving.sessions import bind_to_session
 from explorer.serving.warmup import WarmUp, warm_up_note
+from explorer.views.classroom.entry import lecturer_content, student_content
 from explorer.views.common.layout.engine_status import engine_status
 from explorer.views.common.layout.glossary import Glossary
 from explorer.views.common.layout.page import PageContext
@@ -36,7 +37,8 @@ from explorer.views.common.state.links import link_page
 from explorer.views.common.state.presets import PresetMenu
 from explorer.views.pages import MENU_NAMES, PAGES, PRESETS, STATE_LABELS
 
-__all__ = ["DATA_DIR_ENV", "TITLE", "SERVED_BOKEH_BUNDLES", "Page", "create_app"]
+__all__ = ["DATA_DIR_ENV", "TITLE", "SERVED_BOKEH_BUNDLES", "Page", "create_app", "create_lecturer_page",
+           "create_student_page"]
 
 DATA_DIR_ENV = "EXPLORER_DATA_DIR"
 TITLE = "Resampling Explorer"
@@ -151,6 +153,25 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     template.presets = presets
     template.tab_controls = tab_controls  # the sidebar column shown for each tab, in the order of the tabs
     return template
+
+
+#: The class room's pages are laid out at the phone's own width (without it a phone lays a page out 980 px wide).
+PHONE_VIEWPORT = "width=device-width, initial-scale=1"
+
+
+def create_lecturer_page() -> Page:
+    """The projector view of a class room (``/lecture?room=…&key=…``, the link "Start a class room" gives on the
+    step-by-step page): :func:`explorer.views.classroom.entry.lecturer_content` in the app's template."""
+    main, sidebar = lecturer_content()
+    return Page(title=f"{TITLE}: class room", main=main, sidebar=sidebar, sidebar_width=330, accent="#1f77b4",
+                header_background="#1f4e79", design=pn.theme.Fast, meta_viewport=PHONE_VIEWPORT)
+
+
+def create_student_page() -> Page:
+    """A student's phone page in a class room (``/class?room=…``, the join link and QR code of the projector view):
+    :func:`explorer.views.classroom.entry.student_content` in the app's template, without a sidebar."""
+    return Page(title="Class room", main=student_content(), accent="#1f77b4", header_background="#1f4e79",
+                design=pn.theme.Fast, collapsed_sidebar=True, meta_viewport=PHONE_VIEWPORT)
 
 
 def _check_settings(settings: dict, pages: dict) -> None:

@@ -27,6 +27,10 @@ from explorer.cli.common import (
 )
 from explorer.serving.engine import SCHEDULER_ENV, EngineError
 
+#: Students a class room takes unless ``--room-capacity`` says otherwise (:data:`explorer.serving.rooms.ROOM_CAPACITY`,
+#: not imported from there: the other commands never import the server's modules).
+ROOM_CAPACITY = 300
+
 #: Environment variable: ``0`` starts ``explorer serve`` without its warm-up (as ``--no-warm-up``; the tests do).
 WARM_UP_ENV = "EXPLORER_WARM_UP"
 
@@ -98,11 +102,25 @@ def _serve_arguments(p: argparse.ArgumentParser) -> None:
                    default=os.environ.get(WARM_UP_ENV, "1") != "0",
                    help="compute every page's default view and every preset in the background at start, so that "
                         f"they are ready when a class arrives (default; --no-warm-up or {WARM_UP_ENV}=0: off)")
+    p.add_argument("--room-capacity", type=_room_capacity, default=ROOM_CAPACITY, metavar="N",
+                   help=f"students a class room takes, an integer >= 1 (default {ROOM_CAPACITY}); the next one is "
+                        "told the room is full")
     add_engine_options(p, "where Monte-Carlo runs (default: a local Dask cluster started with the server)",
                        f"worker processes of the local Dask cluster, {WORKERS} (default: one per core, one thread "
                        f"each)",
                        f"use the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead of a local "
                        f"one (default: ${SCHEDULER_ENV} if set)")
+
+
+def _room_capacity(text: str) -> int:
+    """``--room-capacity``: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of students >= 1, got {text!r}")
+    return value
 
 
 def list_datasets(args) -> Output:
@@ -162,7 +180,8 @@ def serve(args) -> int:
     try:
         serve_app(port=args.port, address=args.address, warm_up=args.warm_up,
                   allow_websocket_origin=args.allow_websocket_origin,
-                  data_dir=args.data_dir, show=args.show, scheduler=scheduler, workers=args.workers)
+                  data_dir=args.data_dir, show=args.show, scheduler=scheduler, workers=args.workers,
+                  room_capacity=args.room_capacity)
     except (EngineError, OSError) as err:
         print(f"explorer: error: {one_line(err)}", file=sys.stderr)
         return 2

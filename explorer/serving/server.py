@@ -19,11 +19,12 @@ from functools import partial
 import panel as pn
 from tornado.ioloop import IOLoop
 
-from explorer.app import TITLE, Page, create_app
-from explorer.serving import caches
+from explorer.app import TITLE, Page, create_app, create_lecturer_page, create_student_page
+from explorer.serving import caches, rooms
 from explorer.serving import engine as dask_engine
 from explorer.serving.sessions import KEEP_ALIVE
 from explorer.serving.warmup import WarmUp, draw_every_tab, on_loop
+from explorer.views.classroom.entry import LECTURER_PATH, STUDENT_PATH
 from explorer.views.common.layout.page import PageContext
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_ADDRESS", "LOG_LEVEL_ENV", "LOG_LEVELS", "IDLE_RELEASE_AFTER",
@@ -115,7 +116,8 @@ def _configure_log() -> None:
 
 def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: bool = True,
           allow_websocket_origin: list[str] | None = None, data_dir: str | os.PathLike | None = None,
-          show: bool = False, scheduler: str | None = None, workers: int | None = None, **kwargs) -> None:
+          show: bool = False, scheduler: str | None = None, workers: int | None = None,
+          room_capacity: int = rooms.ROOM_CAPACITY, **kwargs) -> None:
     """Serve the explorer on ``address:port`` (default 127.0.0.1:5006) until interrupted (Ctrl-C or SIGTERM).
 
     The Monte-Carlo runs on a Dask engine opened here and closed when the server stops: the scheduler at
@@ -123,6 +125,12 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
     per core, one thread each). ``allow_websocket_origin`` lists extra ``host[:port]`` origins allowed to open
     the websocket (needed when the page is reached through another host name, e.g. a proxy). Further keyword
     arguments go to ``pn.serve``.
+
+    Besides the page (``/``) it serves the class rooms' pages (:mod:`explorer.views.classroom`): the lecturer's
+    projector view at ``/lecture`` and the students' phone page at ``/class``; a room takes at most
+    ``room_capacity`` students. A room lives in this process (:data:`explorer.serving.rooms.registry`): a server of
+    several processes (``num_procs`` > 1, passed on to ``pn.serve``) refuses to start rooms, with a sentence that
+    says why.
 
     With ``warm_up`` the server computes every page's default view and every preset in the background as soon as
     it listens (:class:`~explorer.serving.warmup.WarmUp`: the caches the sessions share are then warm when the class
@@ -140,6 +148,7 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
     """
     _check_address(address, port)
     _configure_log()
+    _configure_rooms(room_capacity, int(kwargs.get("num_procs") or 1))
     origins = [f"{host}:{port}" for host in dict.fromkeys(("localhost", "127.0.0.1", address))]
     origins += list(allow_websocket_origin or [])
     engine = dask_engine.connect(scheduler, workers=workers)
@@ -169,7 +178,8 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
         return create_app(data_dir, engine=engine, warm_up=warm, on_session_end=release_later)
 
     try:
-        server = pn.serve(app, port=port, address=address, websocket_origin=origins, show=show, title=TITLE,
+        routes = {"/": app, STUDENT_PATH: create_student_page, LECTURER_PATH: create_lecturer_page}
+        server = pn.serve(routes, port=port, address=address, websocket_origin=origins, show=show, title=TITLE,
                           start=False, **{**KEEP_ALIVE, **kwargs})
         _stop_on_signals(server)
         server.start()
@@ -181,6 +191,16 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
         if warm is not None:
             warm.stop()
         engine.close()  # the worker processes of a local cluster end with the server
+
+
+
+def _configure_rooms(capacity: int, num_procs: int) -> None:
+    """Rooms of ``capacity`` students; none on a server of several processes (a room lives in one of them, and a
+    student's page may reach another)."""
+    refusal = "" if num_procs == 1 else (
+        f"Class rooms need a server of one process: this one runs {num_procs} (num_procs), and a room lives in "
+        "one of them. Start the server with one process to teach with a class room.")
+    rooms.registry.configure(capacity=capacity, refusal=refusal)
 
 
 

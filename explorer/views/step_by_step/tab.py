@@ -58,6 +58,11 @@ class StepTab(JobTab):
                                       width=84)
         self.play.param.watch(self._on_play, "value")
         self.reset = self._button("Reset", "reset", lambda e: s.reset(), color="warning")
+        # a class room for these settings: its link (the lecturer's projector view) or why none opened, under it
+        self.class_room = self._button("Start a class room", "class-room", self._start_room, color="light")
+        self.class_room.width = 150
+        self.room_link = pn.pane.HTML("", visible=False, css_classes=[self._css("class-room-link")],
+                                      sizing_mode="stretch_width")
         self.sentence = pn.pane.Markdown("", css_classes=[self._css("sentence")], sizing_mode="stretch_width")
         self.streams = {what: Revision() for what in ("data", "histogram", "running")}
         # a click on the data picks point i: the Tap stream drives the data figure's DynamicMap itself (a stream
@@ -145,6 +150,13 @@ class StepTab(JobTab):
         distance = ((p.X[:, 0] - x) / scale[0]) ** 2 + ((p.y - y) / scale[1]) ** 2
         self.state.input_index = int(np.argmin(distance))
 
+    def _start_room(self, event) -> None:
+        """Open a class room for the page's settings (:func:`explorer.views.classroom.entry.start_room`)."""
+        from explorer.views.classroom.entry import start_room  # the class room's pages: only once asked for
+
+        self.room_link.object = start_room(self.state)
+        self.room_link.visible = True
+
     def _on_play(self, event) -> None:
         self.state.playing = event.new
         self.play.label = "Pause" if event.new else "Play"
@@ -176,7 +188,7 @@ class StepTab(JobTab):
                                 css_classes=[self._css("controls")])
 
     def content(self) -> pn.Column:
-        buttons = pn.FlexBox(*self.draws, self.play, self.reset, self.slider, flex_wrap="wrap",
+        buttons = pn.FlexBox(*self.draws, self.play, self.reset, self.slider, self.class_room, flex_wrap="wrap",
                              align_items="center", sizing_mode="stretch_width")
         head = [alert for alert in (self.error, self.notice) if alert is not None]
         # figure first: the three figures side by side (all of them on the first screen of a projector; wrapped
@@ -184,5 +196,5 @@ class StepTab(JobTab):
         # in one line under them, then the sentence and any message (appearing, they move no figure)
         figures = pn.FlexBox(*self.plots.values(), flex_wrap="wrap", sizing_mode="stretch_width",
                              css_classes=[self._css("figures"), MAIN_FIGURE_CSS])
-        return pn.Column(figures, buttons, self.sentence, *head, sizing_mode="stretch_width",
+        return pn.Column(figures, buttons, self.room_link, self.sentence, *head, sizing_mode="stretch_width",
                          css_classes=[self._css("content")])
