@@ -174,9 +174,8 @@ def bootstrap_optimism(model: ModelFamily, X: np.ndarray, y: np.ndarray, grid: n
     A_j is drawn with replacement (multinomial occupation numbers c, Σ c_i = N); the models are trained on
     the distinct points of A_j with multiplicities c, which is training on the duplicated points. Replication j
     is item j of group 0 of the job: it draws c and then every random choice of its training (k-means starts,
-    MLP initial weights) from ``chunks.item_generator(root, 0, j)`` alone, so c equals row j of
-    ``occupation_numbers(N, N, J, scheme="multinomial", rng=root)`` and neither ``chunk_size`` nor ``executor``
-    changes a number. ``hooks``: ``report`` after each chunk ("j/J replications"), ``should_stop`` cancels the
+    MLP initial weights) from ``chunks.item_generator(root, 0, j)`` alone (c is its first draw,
+    ``multinomial(N, 1/N)``), so neither ``chunk_size`` nor ``executor`` changes a number. ``hooks``: ``report`` after each chunk ("j/J replications"), ``should_stop`` cancels the
     queued chunks (:class:`Cancelled` counts replications).
 
     Parameters

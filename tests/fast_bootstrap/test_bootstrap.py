@@ -10,7 +10,7 @@ from scipy import stats
 
 from explorer import datasets
 from explorer.bootstrap import replica
-from explorer.chunks import item_generator
+from explorer.chunks import item_generator, root_seed
 from explorer.fast_bootstrap import bootstrap as fastboot
 from explorer.fast_bootstrap import experiments as fe
 from explorer.fast_bootstrap.lssvm import LSSVM, lssvm_path
@@ -19,7 +19,6 @@ from explorer.fast_bootstrap.problem import TABLE_1, TABLE_2, Setting, make_mode
 from explorer.fast_bootstrap.stages import replica_optimism
 from explorer.kernels import SquaredExponential
 from explorer.progress import Cancelled, Hooks
-from explorer.resampling import occupation_numbers
 
 LASER = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "santafe_laser_A.csv"
 
@@ -149,7 +148,8 @@ def test_bootstrap_optimism_equals_literal_refits_with_scikit_learn(toy):
     X, y = toy
     ell, grid = 0.1, np.array([2.0, 20.0])
     got = fastboot.bootstrap_optimism(LSSVM(SquaredExponential(ell), bias=False), X, y, grid, 3, rng=11)
-    counts = occupation_numbers(y.size, y.size, 3, scheme="multinomial", rng=11)  # A_j of the same root seed
+    # A_j of the same root seed, drawn as the docstring says: the first draw of replication j's own generator
+    counts = [item_generator(root_seed(11), 0, j).multinomial(y.size, np.full(y.size, 1.0 / y.size)) for j in range(3)]
     for j, c in enumerate(counts):
         idx = np.repeat(np.arange(y.size), c)  # the resample A_j, duplicated points and all
         for q, gamma in enumerate(grid):
