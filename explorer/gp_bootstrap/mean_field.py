@@ -31,18 +31,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg
 
 from explorer.bootstrap.replica import (
-    JITTER_LADDER,
     BootstrapSize,
-    IndefiniteKernelError,
     cavity_test_errors,
     check_replica_inputs,
     poisson_weights,
 )
 from explorer.operators import dense_matrix_of
-from explorer.operators.dense import factor_B
+from explorer.operators.dense import inverse_diagonal, weighted_posterior_mean
 from explorer.validation import sample_sizes
 
 __all__ = [
@@ -138,7 +135,7 @@ def prior_precision_diagonal(K: np.ndarray) -> PriorPrecisionDiagonal:
     """diag J = diag K⁻¹ from the inverse of K's Cholesky factor (K⁻¹ itself is never formed).
 
     (K⁻¹)_ii = Σ_k (L⁻¹)_ki² for K = L Lᵀ. If round-off makes K numerically indefinite, the smallest jitter
-    of ``replica.JITTER_LADDER`` (times the mean diagonal of K) that factorises is added and returned.
+    of ``JITTER_LADDER`` (times the mean diagonal of K; :func:`explorer.operators.dense.inverse_diagonal`) that factorises is added and returned.
 
     Parameters
     ----------
@@ -155,19 +152,8 @@ def prior_precision_diagonal(K: np.ndarray) -> PriorPrecisionDiagonal:
     IndefiniteKernelError
         If K does not factorise even with the largest jitter of ``replica.JITTER_LADDER``.
     """
-    K = np.asarray(K, dtype=float)
-    scale = float(np.mean(np.diag(K)))
-    for jitter in (0.0, *(j * scale for j in JITTER_LADDER)):
-        try:
-            L = linalg.cholesky(K + jitter * np.eye(K.shape[0]), lower=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            continue
-        L_inv, info = linalg.lapack.dtrtri(L, lower=1)
-        if info == 0:
-            return PriorPrecisionDiagonal(J_diag=np.einsum("ki,ki->i", L_inv, L_inv), jitter=jitter)
-    raise IndefiniteKernelError(
-        f"The kernel matrix is not positive definite, even with a jitter of {jitter:.1e} on its diagonal; "
-        "the mean-field approximation needs K⁻¹. Check the kernel and its hyperparameters.")
+    J_diag, jitter = inverse_diagonal(np.asarray(K, dtype=float), "the mean-field approximation")
+    return PriorPrecisionDiagonal(J_diag=J_diag, jitter=jitter)
 
 
 def _coefficients(J_diag: np.ndarray, v: float, noise_var: float):
@@ -182,9 +168,7 @@ def _solve(K, y, noise_var, S, J_diag, jitter) -> MFSolution:
     """MF at one S for validated inputs, given diag K⁻¹ of the (jittered) K."""
     a, c = _coefficients(J_diag, S / y.shape[0], noise_var)
     d = c / a  # = 1/a − J_ii > 0
-    U = factor_B(K, d, np.float64)  # B = I + D^½ K D^½ = UᵀU
-    r = np.sqrt(d)
-    m = K @ (r * linalg.cho_solve((U, False), r * y))  # m = (K⁻¹ + diag d)⁻¹ (d ∘ y)
+    m = weighted_posterior_mean(K, d, y)  # m = (K⁻¹ + diag d)⁻¹ (d ∘ y)
     theta = J_diag * m - d * (y - m)  # θ = −(J − D_J) m, since J m = d ∘ (y − m)
     return MFSolution(S=S, noise_var=noise_var, y=y, m=m, theta=theta, J_diag=J_diag, a=a, b=y * c, d=d,
                       jitter=jitter)

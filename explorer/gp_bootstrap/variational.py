@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg
 
 from explorer.bootstrap.replica import (
     BootstrapSize,
@@ -37,7 +36,7 @@ from explorer.bootstrap.replica import (
     warm_started,
 )
 from explorer.operators import dense_matrix_of
-from explorer.operators.dense import G_diag, G_full, with_jitter
+from explorer.operators.dense import G_diag, G_full, positive_definite_solve, with_jitter
 from explorer.validation import sample_sizes
 
 __all__ = [
@@ -135,7 +134,7 @@ def _solve_w(G: np.ndarray, a: np.ndarray, r: np.ndarray) -> np.ndarray:
     A[np.diag_indices_from(A)] += 1.0
     t = sa * r
     try:
-        z = linalg.cho_solve(linalg.cho_factor(A, lower=False, check_finite=False), t) - t
+        z = positive_definite_solve(A, t) - t
     except np.linalg.LinAlgError as err:
         raise FloatingPointError("I − diag(√a)(G∘G)diag(√a) of (VG-3) is not positive definite: "
                                  "the VG between-replica covariance W has no positive solution") from err

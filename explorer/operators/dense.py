@@ -25,7 +25,7 @@ from explorer.operators.responses import DenseResponses
 
 __all__ = ["JITTER_LADDER", "IndefiniteKernelError", "DenseKernel", "DenseSitePosterior", "check_kernel_matrix",
            "factor_B", "G_diag", "G_full", "kernel_spectrum", "solve_negative_definite", "with_jitter",
-           "first_jitter"]
+           "first_jitter", "inverse_diagonal", "weighted_posterior_mean", "positive_definite_solve"]
 
 #: Jitter ladder, in units of the mean diagonal of K, tried when I + D^½ K D^½ cannot be factorised
 #: because round-off made K slightly indefinite (a kernel matrix is positive semi-definite in exact
@@ -277,3 +277,39 @@ def first_jitter(operator, solve):
     raise IndefiniteKernelError(
         f"The kernel matrix is not positive semi-definite, even with a jitter of {jitter:.1e} on its "
         "diagonal. Check the kernel and its hyperparameters.")
+
+
+def inverse_diagonal(K: np.ndarray, purpose: str) -> tuple[np.ndarray, float]:
+    """(diag K⁻¹, jitter) from the inverse of K's Cholesky factor (K⁻¹ itself is never formed): (K⁻¹)_ii = Σ_k
+    (L⁻¹)_ki² for K = L Lᵀ, with the smallest jitter of :data:`JITTER_LADDER` (times the mean diagonal) that
+    factorises. The mean-field approximation of [MO03] §5 needs it.
+
+    Raises
+    ------
+    IndefiniteKernelError
+        If K does not factorise even with the largest jitter; the message names ``purpose``.
+    """
+    scale = float(np.mean(np.diag(K)))
+    for jitter in (0.0, *(j * scale for j in JITTER_LADDER)):
+        try:
+            L = linalg.cholesky(K + jitter * np.eye(K.shape[0]), lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            continue
+        L_inv, info = linalg.lapack.dtrtri(L, lower=1)
+        if info == 0:
+            return np.einsum("ki,ki->i", L_inv, L_inv), jitter
+    raise IndefiniteKernelError(
+        f"The kernel matrix is not positive definite, even with a jitter of {jitter:.1e} on its diagonal; "
+        f"{purpose} needs K⁻¹. Check the kernel and its hyperparameters.")
+
+
+def weighted_posterior_mean(K: np.ndarray, d: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(K⁻¹ + diag d)⁻¹ (d ∘ y) = K D^½ B⁻¹ D^½ y with B = I + D^½ K D^½ = UᵀU (:func:`factor_B`), no K⁻¹."""
+    U = factor_B(K, d, np.float64)
+    r = np.sqrt(d)
+    return K @ (r * linalg.cho_solve((U, False), r * y))
+
+
+def positive_definite_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A⁻¹ b for a symmetric positive definite A by its Cholesky factor; ``np.linalg.LinAlgError`` if it has none."""
+    return linalg.cho_solve(linalg.cho_factor(A, lower=False, check_finite=False), b)
