@@ -56,3 +56,37 @@ ours = pn.theme.Fast._resources
         "MimeRenderMixin._on_msg", "server.app.resources"]
     assert [r.split(" ")[0] for r in metrics.private_reads(trees)] == ["_on_msg", "_resources", "_tornado"]
     assert [o.split(" ")[0] for o in metrics.private_overrides(trees)] == ["Page._template"]
+
+
+def test_the_theory_keeps_the_numbers_of_issue_47(metrics):
+    trees = metrics._trees()
+    assert len(metrics.s_to_S_places(trees)) == 1  # KernelProblem.sample_size
+    assert len(metrics.low_rank_builders(trees)) == 1  # problems.build_problem
+    assert metrics.long_theory_modules(trees) == []
+    assert len(metrics.noise_messages(trees)) <= 2, metrics.noise_messages(trees)  # the one rule's, sklearn's own
+    switches = metrics.path_switches(trees)
+    assert not [s for s in switches if "/bootstrap/" in s or "/operators/" in s], switches
+    assert len(switches) <= 9, switches  # the app's and CLI's choices of what to show (none in an equation)
+
+
+def test_the_script_counts_switches_places_messages_and_builders(metrics):
+    source = '''
+from explorer.gp_bootstrap.paths import is_low_rank
+
+def solve(problem, v):
+    if problem.low_rank:
+        return v * problem.n
+    if isinstance(problem, LowRankRegressionProblem):
+        raise ValueError(f"`noise_var` must be positive, got {v}.")
+    return is_low_rank(problem)
+
+def build(X):
+    return LowRankRegressionProblem(nystrom_features(X))
+'''
+    path = ROOT / "explorer" / "gp_bootstrap" / "example.py"
+    trees = {path: ast.parse(source)}
+    assert [s.split(" ", 1)[1] for s in metrics.path_switches(trees)] == [
+        ".low_rank", "isinstance LowRankRegressionProblem", "is_low_rank"]
+    assert metrics.s_to_S_places(trees) == ["explorer/gp_bootstrap/example.py:6"]
+    assert list(metrics.noise_messages(trees)) == ["`noise_var` must be positive, got {}."]
+    assert metrics.low_rank_builders(trees) == ["explorer/gp_bootstrap/example.py:build"]
