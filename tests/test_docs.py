@@ -150,14 +150,16 @@ def test_build_has_every_notebook_guide_and_derivation(built):
     assert notebooks
     pages = [f"notebooks/{name}" for name in notebooks] + [
         "index", "notebooks", "linear_response", "derivations/index", "derivations/vg_mf", "derivations/svm_replica",
-        "derivations/low_rank", *(f"user_guide/{name}" for name in
+        "derivations/low_rank", "derivations/kernel_operators", *(f"user_guide/{name}" for name in
                                   ("index", "concepts", "tour", "command_line", "library", "sklearn", "serving", "scale",
-                                   "glossary"))]
+                                   "glossary", "classroom"))]
     missing = [name for name in pages if not (built / f"{name}.html").is_file()]
     assert not missing, f"pages missing: {missing}"
     tour = (built / "user_guide" / "tour.html").read_text(encoding="utf-8")
-    for shot in (DOCS / "screenshots").glob("*.png"):
-        assert shot.name in tour, f"the tour does not show {shot.name}"
+    classroom = (built / "user_guide" / "classroom.html").read_text(encoding="utf-8")
+    for shot in (DOCS / "screenshots").glob("*.png"):  # the tabs' in the tour, the class room's on its own page
+        page, text = ("class room page", classroom) if shot.name.startswith("classroom-") else ("tour", tour)
+        assert shot.name in text, f"the {page} does not show {shot.name}"
         assert (built / "_images" / shot.name).is_file()
 
 
