@@ -30,10 +30,11 @@ def test_both_implementations_follow_the_protocol(operator):
 def test_diag_G_and_G_v_agree_with_the_definition(operator):
     G = np.linalg.inv(np.linalg.inv(K) + np.diag(DL))  # eq. (36) literally
     v = RNG.normal(size=60)
-    np.testing.assert_allclose(operator.site_variances(DL), np.diag(G), rtol=1e-9)
+    # cond(K) ≈ 1.5e3: the literal double inverse is good to ~cond²·ε ≈ 5e-10, whatever the BLAS; 1e-7 leaves room
+    np.testing.assert_allclose(operator.site_variances(DL), np.diag(G), rtol=1e-7)
     post = operator.site_posterior(DL)
-    np.testing.assert_allclose(post.diagonal(), np.diag(G), rtol=1e-9)
-    np.testing.assert_allclose(post.matvec(v), G @ v, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(post.diagonal(), np.diag(G), rtol=1e-7)
+    np.testing.assert_allclose(post.matvec(v), G @ v, rtol=1e-7, atol=1e-9)
 
 
 def test_the_eq57_system_is_solved(operator):
@@ -42,7 +43,7 @@ def test_the_eq57_system_is_solved(operator):
     r = RNG.uniform(size=60)
     lam, failure = operator.site_posterior(DL).solve_hadamard(d, d - np.diag(G) ** 2, r)
     assert failure == ""
-    np.testing.assert_allclose((G * G - np.diag(d)) @ lam, r, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose((G * G - np.diag(d)) @ lam, r, rtol=1e-7, atol=1e-8)  # CG to 1e-10 of ‖r‖
 
 
 def test_single_precision_is_close_and_the_spectrum_is_that_of_K(operator):
