@@ -493,6 +493,13 @@ class RoomRegistry:
             room.close(None, "The room was closed after two hours without activity.")
             self.close(room)
 
+    def changed_since(self, room: Room, seen: int, force: bool = False) -> bool:
+        """Whether a page that last showed ``room`` at version ``seen`` has something new to show (always with
+        ``force``); an idle room is closed first (:meth:`expire`), so its pages show that it closed."""
+        if room.idle(room.clock()):  # two hours without activity: the room closes (and its pages say so)
+            self.expire()
+        return force or room.version != seen
+
     def request_draws(self, room: Room, student: Student, n: int) -> int:
         """Ask for ``n`` draws of ``student`` (rate limited: :meth:`Room.request_draws`), drawn on the registry's
         thread and pooled into the room; returns how many were taken."""

@@ -157,9 +157,7 @@ class LecturerView(pn.viewable.Viewer):
     def refresh(self, force: bool = False) -> None:
         """Show the room's state if it changed since last shown (every :data:`REFRESH_MS` ms)."""
         room = self.room
-        if room.idle(room.clock()):  # two hours without activity: the room closes (and says so here)
-            self.registry.expire()
-        if not force and room.version == self._seen:
+        if not self.registry.changed_since(room, self._seen, force):
             return
         with room.lock:
             self._seen = room.version

@@ -99,9 +99,7 @@ class StudentView(pn.viewable.Viewer):
     def refresh(self, force: bool = False) -> None:
         """Show the room's state if it changed since last shown."""
         room = self.room
-        if room.idle(room.clock()):  # two hours without activity: the room closes (and says so here)
-            self.registry.expire()
-        if not force and room.version == self._seen:
+        if not self.registry.changed_since(room, self._seen, force):
             return
         with room.lock:
             self._seen = room.version
