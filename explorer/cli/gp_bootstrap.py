@@ -26,7 +26,7 @@ BIN_WIDTH = common.FloatRange(1e-3, 1e3, "a bin width", "Narrower bins would mak
 LOSS_EPS = common.FloatRange(0.0, 1e6, "ε")
 LOSS_BETA = common.FloatRange(1e-6, 1e6, "β")
 
-#: Seconds of one Monte-Carlo sample on boston (N = 506; explorer.serving.engine), growing as N³ with the rows: the
+#: Seconds of one Monte-Carlo sample on boston (N = 506; explorer.runtime.engine), growing as N³ with the rows: the
 #: estimate by which a run over :data:`MAX_SECONDS` is refused before it starts.
 SAMPLE_SECONDS = 2e-3
 BOSTON_ROWS = 506

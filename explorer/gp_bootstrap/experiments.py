@@ -220,7 +220,7 @@ def learning_curve_comparison(
     tol : float
         Stopping tolerance of ADATAP and VG: largest relative change of Δλ(i).
     executor : Executor, optional
-        Where the Monte-Carlo chunks run (default: this process; ``explorer.serving.engine`` for Dask).
+        Where the Monte-Carlo chunks run (default: this process; ``explorer.runtime.engine`` for Dask).
     hooks : Hooks, optional
         Progress and cancellation.
     methods : sequence of str, optional

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from explorer.serving.sessions import default_dispatcher, kernel_dispatcher
+from explorer.runtime.sessions import default_dispatcher, kernel_dispatcher
 from explorer.views.gp_bootstrap.state import GPBootstrapState
 
 TIMEOUT = 300  # Dask workers on a busy machine
@@ -94,7 +94,7 @@ def test_a_notebooks_cells_hold_the_notebook_lock_while_they_run():
     code = """
 import threading
 from IPython.core.interactiveshell import InteractiveShell
-from explorer.serving.sessions import NOTEBOOK_LOCK
+from explorer.runtime.sessions import NOTEBOOK_LOCK
 
 shell = InteractiveShell.instance()
 

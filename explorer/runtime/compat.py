@@ -3,9 +3,9 @@
 Everything else uses Panel, Bokeh, Tornado and Dask through their public API and settings (the server's keep-alive
 pings, for instance, are Tornado's ``websocket_ping_interval`` instead of Bokeh's job; a write to a page that closed
 is quieted by the event loop's exception handler; Dask's records of a finished job are forgotten only once every
-worker has sent its metrics, :func:`explorer.serving.engine.forget_finished_spans`; the BokehJS bundles a page loads
+worker has sent its metrics, :func:`explorer.runtime.engine.forget_finished_spans`; the BokehJS bundles a page loads
 are chosen by the page's Jinja template, :class:`explorer.app.Page`; a notebook's cells hold the lock of its comm
-messages through IPython's events, :func:`explorer.serving.sessions.hold_while_cells_run`). What is left here has no
+messages through IPython's events, :func:`explorer.runtime.sessions.hold_while_cells_run`). What is left here has no
 public setting yet:
 
 =====================================  ===========================================  ==============================
@@ -85,7 +85,7 @@ def tested(package: str) -> bool:
 class SessionLinks(weakref.WeakKeyDictionary):
     """Panel's registry of the JavaScript links and callbacks of widgets (``panel.links.Callback.registry``) that also
     remembers the served document for which each widget registered one, so that
-    :func:`explorer.serving.sessions.release_session_links` can drop a session's entries when it ends.
+    :func:`explorer.runtime.sessions.release_session_links` can drop a session's entries when it ends.
 
     Panel keys that registry weakly by the widget, but an entry's value holds the widget's other parts: an
     ``EditableFloatSlider`` registers its text box with ``args={'slider': its slider}``, the slider's watcher holds
@@ -140,8 +140,8 @@ def serialize_notebook_comms(lock) -> None:
     (jupyterlab/jupyterlab#17363), while job updates and the cells run on the kernel's main thread: without the lock
     Panel changed one document from two threads and the parts of two messages interleaved on the comm ("s is not
     iterable" in the browser's ``_apply_json_patch``, updates lost). Job updates and cells hold the same lock by
-    public means (:class:`explorer.serving.sessions.kernel_dispatcher`,
-    :func:`explorer.serving.sessions.hold_while_cells_run`); Panel's handler is the one place where the lock must go
+    public means (:class:`explorer.runtime.sessions.kernel_dispatcher`,
+    :func:`explorer.runtime.sessions.hold_while_cells_run`); Panel's handler is the one place where the lock must go
     round a third party's code. Panel 1.5-1.9; ``tests/serving/test_compat.py`` checks that Panel's handler still
     takes no lock of its own and its ``send`` still lets two threads interleave a message's parts.
     """
