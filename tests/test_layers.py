@@ -24,8 +24,8 @@ PAPERS = {"gp_bootstrap", "svm_bootstrap", "model_selection", "fast_bootstrap"}
 #: the theories are written against (explorer.operators: dense K, features Φ).
 SHARED = {"bootstrap", "operators"}
 #: What every paper uses at the top: kernels (dense and low-rank), regression, losses, datasets, resampling, progress,
-#: validation, chunks, and the app and the scikit-learn adapter above the core (the server, its Dask engine and the
-#: workarounds of upstream problems live in explorer/serving/).
+#: validation, chunks and the scikit-learn adapter (the layers above the core are packages: runtime, views, app,
+#: serving, cli).
 MAX_TOP_LEVEL_MODULES = 10
 
 

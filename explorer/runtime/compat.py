@@ -23,7 +23,7 @@ workaround (function)                  upstream problem                         
 
 Each function installs its workaround once (calling it again changes nothing) and only where the installed version
 lies in the tested range (:data:`TESTED`, the upper bounds of ``pyproject.toml``); elsewhere it installs nothing and
-logs a warning, so that a new release is tested before a workaround is applied to it. ``tests/serving/test_compat.py`` has,
+logs a warning, so that a new release is tested before a workaround is applied to it. ``tests/runtime/test_compat.py`` has,
 per workaround, a test of the upstream behaviour it works around that fails when upstream changes: then the
 workaround is deleted.
 
@@ -73,7 +73,7 @@ def tested(package: str) -> bool:
     if low <= version < high:
         return True
     log.warning("%s %s is outside the range the explorer's workaround of it was tested with (>= %s, < %s): the "
-                "workaround is not installed. Install a tested version, or test this one (tests/serving/test_compat.py).",
+                "workaround is not installed. Install a tested version, or test this one (tests/runtime/test_compat.py).",
                 package, ".".join(map(str, version)) or "(not found)", ".".join(map(str, low)),
                 ".".join(map(str, high)))
     return False
@@ -119,7 +119,7 @@ def release_links_by_session() -> None:
     the links registered before, by no served session, are kept as they were).
 
     Upstream: Panel 1.5-1.9 (``panel/links.py``, ``Callback.registry``); no upstream issue names this cycle yet (the
-    memory of ended sessions is holoviz/panel#8189). ``tests/serving/test_compat.py`` checks that an entry of Panel's own
+    memory of ended sessions is holoviz/panel#8189). ``tests/runtime/test_compat.py`` checks that an entry of Panel's own
     registry still keeps its widget alive.
     """
     from panel.links import Callback
@@ -142,7 +142,7 @@ def serialize_notebook_comms(lock) -> None:
     iterable" in the browser's ``_apply_json_patch``, updates lost). Job updates and cells hold the same lock by
     public means (:class:`explorer.runtime.sessions.kernel_dispatcher`,
     :func:`explorer.runtime.sessions.hold_while_cells_run`); Panel's handler is the one place where the lock must go
-    round a third party's code. Panel 1.5-1.9; ``tests/serving/test_compat.py`` checks that Panel's handler still
+    round a third party's code. Panel 1.5-1.9; ``tests/runtime/test_compat.py`` checks that Panel's handler still
     takes no lock of its own and its ``send`` still lets two threads interleave a message's parts.
     """
     from panel.viewable import MimeRenderMixin
@@ -174,7 +174,7 @@ def inline_notebook_stylesheets() -> None:
     internet those parts were unstyled. No upstream issue found. The message's content (Bokeh's ``Message.content``,
     plain dicts and lists) is changed before it is sent; the models keep their addresses, and a model the browser
     has already got is sent by reference only, so that what the browser holds never changes behind its back.
-    Panel 1.5-1.9, Bokeh 3.4-3.9; ``tests/serving/test_compat.py`` checks that Panel's ``diff`` still sends a new
+    Panel 1.5-1.9, Bokeh 3.4-3.9; ``tests/runtime/test_compat.py`` checks that Panel's ``diff`` still sends a new
     model's CDN address as it is, and how Bokeh encodes a stylesheet in a message.
     """
     import panel.io.notebook as panel_notebook

@@ -65,7 +65,7 @@ def test_a_version_outside_the_tested_range_gets_no_workaround(monkeypatch, capl
     with caplog.at_level(logging.WARNING, logger="explorer.runtime.compat"):
         compat.inline_notebook_stylesheets()
     assert panel_notebook.diff is upstream
-    assert "outside the range" in caplog.text and "tests/serving/test_compat.py" in caplog.text
+    assert "outside the range" in caplog.text and "tests/runtime/test_compat.py" in caplog.text
 
 
 @pytest.mark.parametrize(("text", "numbers"), [("3.9.2", (3, 9, 2)), ("1.10.0rc1", (1, 10, 0)),
