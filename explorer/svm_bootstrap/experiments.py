@@ -18,7 +18,7 @@ import numpy as np
 from explorer.chunks import Executor, SeedLike, root_seed
 from explorer.progress import NO_HOOKS, Hooks, best_time
 from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap import svm_replica
 from explorer.svm_bootstrap.problem import SVMProblem
 from explorer.svm_bootstrap.stages import TheoryPoint, mc_curve, theory_curve
 from explorer.validation import holdout_iv, mc_curve_grid
