@@ -15,6 +15,7 @@ import html
 import panel as pn
 
 from explorer.runtime.rooms import Room, RoomError, RoomRegistry, Student
+from explorer.runtime.sessions import refresh_in_background
 from explorer.views.classroom import figures
 
 __all__ = ["StudentView", "REFRESH_MS"]
@@ -67,8 +68,7 @@ class StudentView(pn.viewable.Viewer):
         self.body = pn.Column(self.header, *self.draws, self.message, self.mine, self.ask_card, self.plot, self.own,
                               sizing_mode="stretch_width", styles={"max-width": "100%"})
         self.refresh()
-        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-            pn.state.add_periodic_callback(self.refresh, period=REFRESH_MS)
+        refresh_in_background(self.refresh, REFRESH_MS)  # served: the page asks the room every REFRESH_MS
 
     def _button(self, label: str, n: int) -> pn.widgets.Button:
         b = pn.widgets.Button(label=label, color="primary", css_classes=[f"{_CSS}-draw-{n}"], height=64,

@@ -139,3 +139,15 @@ def test_a_phone_left_open_sees_its_room_close_after_two_hours_idle(state):
     now[0] += rooms.IDLE_EXPIRY + 1
     phone.refresh()  # the page's next look at its room (every 1.5 s)
     assert "two hours" in phone.closed.object and registry.rooms == {}
+
+
+def test_the_class_room_pages_have_no_server_wide_busy_indicator():
+    """Panel's busy indicator follows every session's events; a phone's page with one would be sent a message at
+    every other student's click (explorer.app.CLASS_ROOM_PAGE)."""
+    import panel as pn
+
+    from explorer.app import create_student_page
+
+    before = len(pn.state._indicators)
+    page = create_student_page()
+    assert page.busy_indicator is None and len(pn.state._indicators) == before
