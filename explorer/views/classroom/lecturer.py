@@ -20,7 +20,7 @@ import segno
 from explorer.runtime.rooms import Room, RoomError, RoomRegistry
 from explorer.runtime.sessions import refresh_in_background
 from explorer.views.classroom import figures
-from explorer.views.classroom.problem import problem_at, settings_words
+from explorer.views.classroom.room_problem import problem_at, settings_words
 
 __all__ = ["LecturerView", "REFRESH_MS", "join_url", "qr_svg"]
 

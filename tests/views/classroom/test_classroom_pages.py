@@ -16,7 +16,7 @@ from explorer.serving.server import _configure_rooms
 from explorer.views.classroom import figures
 from explorer.views.classroom.entry import start_room
 from explorer.views.classroom.lecturer import LecturerView, join_url, qr_svg
-from explorer.views.classroom.problem import class_problem, problem_at
+from explorer.views.classroom.room_problem import class_problem, problem_at
 from explorer.views.classroom.student import StudentView
 from explorer.views.step_by_step.state import StepState
 from tests.conftest import run_cli
