@@ -446,7 +446,7 @@ def _text_files(root: Path):
 
 
 def seed_mentions(root: Path = ROOT) -> list[str]:
-    """``path:line`` of each mention of a paper by its file number ("seed 000", "seed004_...")."""
+    """``path:line`` of each mention of a paper by its file number (the word "seed" and three digits)."""
     import re
 
     pattern = re.compile(r"seeds?[ _-]?00[0-9]", re.IGNORECASE)
