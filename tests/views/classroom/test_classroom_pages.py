@@ -17,7 +17,7 @@ from explorer.views.classroom import figures
 from explorer.views.classroom.entry import start_room
 from explorer.views.classroom.lecturer import LecturerView, join_url, qr_svg
 from explorer.views.classroom.room_problem import class_problem, problem_at
-from explorer.views.classroom.student import StudentView
+from explorer.views.classroom.student import ERROR_COLOUR, SUCCESS_COLOUR, StudentView
 from explorer.views.step_by_step.state import StepState
 from tests.conftest import run_cli
 
@@ -85,9 +85,11 @@ def test_a_student_and_the_lecturer_on_one_room(state):
     projector._ask()
     phone.number.value = "lots"
     phone._answer()
-    assert phone._note == "Type a number, e.g. 0.25." and room.question.answers == {}
+    assert phone._note == ("Type a number, e.g. 0.25.", False) and room.question.answers == {}
+    assert phone.message.styles["color"] == ERROR_COLOUR
     phone.number.value = "0.4"
     phone._answer()
+    assert phone._note == ("Your answer 0.4 was sent.", True) and phone.message.styles["color"] == SUCCESS_COLOUR
     projector._reveal()
     assert "The theory, eq. (60)" in projector.question.object
     projector.s_over_n.value, projector.index.value = 0.5, 2  # a new round at other settings, solved off the loop
@@ -104,7 +106,7 @@ def test_a_student_and_the_lecturer_on_one_room(state):
     phone.refresh()
     assert phone.closed.object == "The room was closed." and phone.closed in phone.body.objects
     phone._draw(1)
-    assert phone._note == "The room was closed."
+    assert phone._note == ("The room was closed.", False)
 
 
 def test_start_a_class_room_gives_the_lecturer_link_or_says_why_not(state):
