@@ -24,7 +24,8 @@ And the numbers of issue 47 (one replica theory against a kernel operator), ``--
 * functions that build a low-rank problem: those that call a feature map and construct a problem;
 * modules of ``explorer/bootstrap`` and ``explorer/gp_bootstrap`` over 600 lines.
 
-And the numbers of issue 51 (a house a newcomer can walk), ``--house`` alone (the first imports take a minute):
+And the numbers of issue 51 (a house a newcomer can walk), ``--house`` alone (the first imports take a minute; with
+``--root DIR`` another checkout's):
 
 * modules that fail a first import: each module imported first in a child forked from an interpreter that loaded
   only the third-party libraries (a circular import between explorer modules fails there);
@@ -496,8 +497,9 @@ def house_report(package: Path = PACKAGE) -> None:
 
 
 def main() -> int:
-    if "--house" in sys.argv:
-        house_report()
+    if "--house" in sys.argv:  # with --root DIR: another checkout's (before and after a change)
+        root = Path(sys.argv[sys.argv.index("--root") + 1]).resolve() if "--root" in sys.argv else ROOT
+        house_report(root / "explorer")
         return 0
     if "--root" in sys.argv:
         theory_report(Path(sys.argv[sys.argv.index("--root") + 1]).resolve() / "explorer")
