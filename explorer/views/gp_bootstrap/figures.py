@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from explorer.bootstrap import replica
 from explorer.gp_bootstrap.l1 import histogram_edges
 from explorer.views.common.drawing.patching import Layer, overlay
 from explorer.views.common.files.exports import csv_table, download_name, html_page, settings_json
 from explorer.views.common.state.declarations import invalidating, settings_of
+from explorer.views.gp_bootstrap.mixture import distribution_at
 from explorer.views.gp_bootstrap.settings import COMPUTED_STAGES, HOLDOUT_TAB
 from explorer.views.gp_bootstrap.state import (
     APPROXIMATIONS,
@@ -326,10 +326,11 @@ def _distribution_data(state: GPBootstrapState):
 
 
 def _bins(sol, i: int, samples, width: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bin edges of width ``width`` (``l1.histogram_edges``), theory mass and MC fraction per bin."""
-    mu = replica.mixture_components(sol, i).means
-    edges = histogram_edges(samples if samples is not None else mu[:1], sol, i, width)
-    theory = replica.bin_probabilities(sol, i, edges)
+    """Bin edges of width ``width`` (``l1.histogram_edges``), theory mass (the eq. (60) distribution's cdf at the
+    edges) and MC fraction per bin."""
+    mixture = distribution_at(sol, i)
+    edges = histogram_edges(samples if samples is not None else mixture.means[0, :1], sol, i, width)
+    theory = np.diff(mixture.cdf(edges))  # one input: the edges broadcast against it
     mc = np.histogram(samples, bins=edges)[0] / samples.size if samples is not None else np.full(theory.size, np.nan)
     return edges, theory, mc
 
@@ -363,14 +364,14 @@ def distribution_plot(state: GPBootstrapState) -> hv.Overlay:
     if sol is not None:
         target = float(sol.y[i])
         edges, theory, mc = _visible(*_bins(sol, i, samples, width), target)
-        mix = replica.mixture_components(sol, i)
-        mu, sd = mix.means, mix.sds
+        mixture = distribution_at(sol, i)
+        w, mu, sd = mixture.weights, mixture.means[0], mixture.sds[0]
         if np.all(sd > 0):  # sd = 0 only for K ∝ I: point masses, shown by the binned theory alone
             h = _h_grid(edges, mu, sd)
-            density = replica.predictive_density(sol, i, h)
+            density = mixture.pdf(h)
             if state.show_components:
-                components = _components(mix.weights, mu, sd)
-                peaks = _component_labels(mix.weights, mu, sd)
+                components = _components(w, mu, sd)
+                peaks = _component_labels(w, mu, sd)
     mc_step = np.append(np.nan_to_num(mc), np.nan_to_num(mc[-1:])) / width if edges.size else _EMPTY
     layers = _framewise(
         hv.Histogram((edges, theory / width), kdims=H_DIM, vdims=DENSITY_DIM, label="theory, mass per bin").opts(
@@ -398,7 +399,7 @@ def _component_labels(w, mu, sd) -> tuple[list, list, list]:
 
 def _components(w, mu, sd) -> tuple[np.ndarray, np.ndarray]:
     """The mixture's components w_k N(h; μ_k, s_k²) (k copies of input i in the sample, weight p_k) as
-    returned by ``replica.mixture_components``, those with weight above 1e-3, each on μ_k ± 5 s_k: one line
+    the eq. (60) distribution holds them (``BootstrapDistribution``), those with weight above 1e-3, each on μ_k ± 5 s_k: one line
     (h, density) with NaN between the components (so that they share one legend entry)."""
     h, density = [], []
     for k in np.flatnonzero(w > 1e-3):

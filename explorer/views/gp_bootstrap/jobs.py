@@ -19,6 +19,7 @@ from explorer.gp_bootstrap import experiments, problems, stages
 from explorer.gp_bootstrap.l1 import scaled_bin_width
 from explorer.gp_bootstrap.montecarlo import SAMPLE_SECONDS_PER_NM2
 from explorer.gp_bootstrap.stages import VG_MF_LOSSES, CurveMC, HoldoutTheory, TheoryCurve
+from explorer.operators import offers
 from explorer.progress import Hooks
 from explorer.serving.caches import lru
 from explorer.views.common.state.jobs import Job, JobSpec
@@ -31,7 +32,8 @@ from explorer.views.gp_bootstrap.settings import (
     THEORY_GRID,
 )
 
-__all__ = ["JOBS", "JobInputs", "NOT_RUN_MESSAGE", "theory_grid", "mc_grid", "mc_seconds", "solution_of",
+__all__ = ["JOBS", "JobInputs", "NOT_RUN_MESSAGE", "solves_at_once", "offers_vg_mf", "theory_grid", "mc_grid",
+           "mc_seconds", "solution_of",
            "holdout_theory_of", "holdout_ij_of", "PROBLEMS", "DATA", "EVIDENCE"]
 
 #: What a Monte-Carlo job that waits for its button says (dense data; large data say how long it will take).
@@ -58,43 +60,61 @@ _DATA = lru("gp_bootstrap.data", 4)               # Dataset per data key (read o
 # ------------------------------------------------------------------------------------ computations
 
 
+def solves_at_once(problem) -> bool:
+    """Whether one ADATAP solve of ``problem`` is quick (~0.1 s): its kernel operator holds the matrix K whole
+    (``operators.offers(op, "dense_matrix")``), which the pages build for at most MAX_ROWS rows. Then the page
+    solves it on the session's thread, along the fine grids, with the IJ curve and Monte-Carlo by itself; an operator
+    of features Φ of large data takes seconds a solve (N = 53,940, m = 256): one S/N at a time, off the event loop,
+    on LOW_RANK_GRID, Monte-Carlo on its button."""
+    return offers(problem.operator, "dense_matrix")
+
+
+def offers_vg_mf(problem) -> bool:
+    """Whether the variational-Gaussian and mean-field approximations can run on ``problem``: they need the N × N
+    kernel matrix (:func:`explorer.gp_bootstrap.stages.vg_mf_curve`), which its operator offers or not."""
+    return offers(problem.operator, "dense_matrix")
+
+
 def _theory_curve(problem, problem_key, loss: str, loss_params: dict, job: Job | None = None) -> TheoryCurve:
-    """The core's stages along THEORY_GRID: ADATAP and approximate ADATAP (``stages.replica_curve``, cached per
-    problem), then VG and MF for the square loss (``stages.vg_mf_curve``), joined by ``stages.theory_curve``.
+    """The core's stages along the problem's theory grid (:func:`theory_grid`): ADATAP and approximate ADATAP
+    (``stages.replica_curve`` at once for a quick problem, one S/N at a time with partial results otherwise, cached per
+    problem), then VG and MF for the square loss where the problem offers them (``stages.vg_mf_curve``), joined by
+    ``stages.theory_curve``.
 
     VG/MF about double the cost (boston: ~0.85 → ~1.9 s CPU), so a ``job`` first gets the curve with NaN in
     their place (``job.partial``): ADATAP shows as soon as before, VG and MF follow.
     """
     report = job.report if job is not None else (lambda fraction, message: None)
-    if problem.low_rank:
+    if solves_at_once(problem):
+        report(0.0, "ADATAP and approximate ADATAP")
+        solutions = _THEORY_SOLUTIONS.get_or_compute(problem_key,
+                                                     lambda: stages.replica_curve(problem, theory_grid(problem)))
+    else:
         solutions = _THEORY_SOLUTIONS.get_or_compute(
-            problem_key, lambda: _low_rank_replica_curve(problem, loss, loss_params, job))
-        return stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params)
-    report(0.0, "ADATAP and approximate ADATAP")
-    solutions = _THEORY_SOLUTIONS.get_or_compute(problem_key, lambda: stages.replica_curve(problem, THEORY_GRID))
+            problem_key, lambda: _stepwise_replica_curve(problem, loss, loss_params, job))
     curve = stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params)
-    if loss not in VG_MF_LOSSES:
+    if loss not in VG_MF_LOSSES or not offers_vg_mf(problem):
         return curve
     vg_mf = _VG_MF.get(problem_key)
     if vg_mf is None and job is not None:
         nan = np.full(solutions.s_over_n.size, np.nan)
         job.partial(replace(curve, theory_vg=nan, theory_mf=nan))
         report(0.5, "variational Gaussian and mean field")
-    vg_mf = vg_mf or _VG_MF.get_or_compute(problem_key, lambda: stages.vg_mf_curve(problem, THEORY_GRID))
+    vg_mf = vg_mf or _VG_MF.get_or_compute(problem_key, lambda: stages.vg_mf_curve(problem, theory_grid(problem)))
     return stages.theory_curve(problem, solutions, loss=loss, loss_params=loss_params, vg_mf=vg_mf)
 
 
-def _low_rank_replica_curve(problem, loss: str, loss_params: dict, job: Job | None) -> stages.ReplicaCurve:
+def _stepwise_replica_curve(problem, loss: str, loss_params: dict, job: Job | None) -> stages.ReplicaCurve:
     """ADATAP (warm-started in ascending S, as ``stages.replica_curve``) and the approximate ADATAP along
-    LOW_RANK_GRID, one S/N at a time: each takes seconds at N = 53,940, so ``job`` reports which and shows the curve
-    so far (``job.partial``), and a superseded job stops within one ADATAP iteration."""
+    the problem's theory grid, one S/N at a time: each takes seconds at N = 53,940, so ``job`` reports which and shows
+    the curve so far (``job.partial``), and a superseded job stops within one ADATAP iteration."""
     hooks = Hooks(should_stop=job.should_stop) if job is not None else None
     exact: list[replica.ReplicaSolution] = []
     approx: list[replica.ReplicaSolution] = []
-    grid = np.array(LOW_RANK_GRID)
+    grid = np.array(theory_grid(problem))
     for j, v in enumerate(grid):
         if job is not None:
-            job.report(j / grid.size, f"ADATAP at S/N = {v:g} ({j + 1} of {grid.size}; low-rank kernel, "
+            job.report(j / grid.size, f"ADATAP at S/N = {v:g} ({j + 1} of {grid.size}; {_kernel_words(problem)}"
                                       f"N = {problem.n:,}, m = {problem.features.rank})")
         exact.append(replica.solve_replica(problem.operator, problem.y, problem.noise_var, problem.sample_size(v), init=exact[-1] if exact else None, hooks=hooks))
         approx.append(replica.approximate_replica(problem.operator, problem.y, problem.noise_var, problem.sample_size(v)))
@@ -104,15 +124,21 @@ def _low_rank_replica_curve(problem, loss: str, loss_params: dict, job: Job | No
     return stages.ReplicaCurve(grid, tuple(exact), tuple(approx))
 
 
+def _kernel_words(problem) -> str:
+    """What the progress messages say of the kernel: "low-rank kernel, " for features Φ (K ≈ ΦΦᵀ), "" for K."""
+    return "" if solves_at_once(problem) else "low-rank kernel, "
+
+
 def theory_grid(problem) -> tuple[float, ...]:
-    """S/N of the theory curve of ``problem``: THEORY_GRID, or LOW_RANK_GRID on the low-rank path."""
-    return LOW_RANK_GRID if problem.low_rank else THEORY_GRID
+    """S/N of the theory curve of ``problem``: THEORY_GRID (15 values) where a solve is quick
+    (:func:`solves_at_once`), else LOW_RANK_GRID (5: each solve takes seconds)."""
+    return THEORY_GRID if solves_at_once(problem) else LOW_RANK_GRID
 
 
 def mc_grid(problem) -> tuple[float, ...]:
-    """S/N of the Monte-Carlo points of ``problem``'s learning curve: MC_GRID, or LOW_RANK_GRID on the low-rank
-    path."""
-    return LOW_RANK_GRID if problem.low_rank else MC_GRID
+    """S/N of the Monte-Carlo points of ``problem``'s learning curve: MC_GRID where a solve is quick, else
+    LOW_RANK_GRID (the theory's own, so that every point has its theory)."""
+    return MC_GRID if solves_at_once(problem) else LOW_RANK_GRID
 
 
 def mc_seconds(problem, samples: int) -> float:
@@ -155,9 +181,10 @@ class JobInputs:
     build: tuple | None = None
 
     @property
-    def low_rank(self) -> bool:
-        """Whether the problem runs the low-rank path (its theory and Monte-Carlo take seconds to minutes)."""
-        return self.problem is not None and self.problem.low_rank
+    def long_mc(self) -> bool:
+        """Whether the problem's Monte-Carlo takes minutes (a solve is not quick, :func:`solves_at_once`): it waits
+        for its button and says how long it will take."""
+        return self.problem is not None and not solves_at_once(self.problem)
 
     def wants(self, kind: str) -> bool:
         """Whether the job ``kind`` is needed now."""
@@ -176,14 +203,13 @@ def _needed(kind: str, key):
 def _solve(i: JobInputs, job: Job) -> replica.ReplicaSolution:
     """ADATAP at the current S/N (eqs. 54-59), cached; on the session's thread for a dense problem (its refresh fills
     the cache first), on the job's for a low-rank one (seconds at N = 53,940)."""
-    low_rank = "low-rank kernel, " if i.low_rank else ""
-    job.report(0.0, f"solving the theory at S/N = {i.s_over_n:g} ({low_rank}N = {i.problem.n:,})")
+    job.report(0.0, f"solving the theory at S/N = {i.s_over_n:g} ({_kernel_words(i.problem)}N = {i.problem.n:,})")
     return solution_of(i.key, i.problem, i.s_over_n, Hooks(should_stop=job.should_stop))
 
 
 def _not_run(i: JobInputs, samples: int) -> str:
-    """What a Monte-Carlo job that waits for its button says; on the low-rank path, how long it will take."""
-    if not i.low_rank:
+    """What a Monte-Carlo job that waits for its button says; where it takes minutes, how long it will take."""
+    if not i.long_mc:
         return NOT_RUN_MESSAGE
     minutes = mc_seconds(i.problem, samples) / 60
     # short: it stands beside the progress bar in the tab's job line (at 1280 px a longer one ran off the screen)
@@ -243,7 +269,8 @@ JOBS = (
     JobSpec("linear_response", "linear_response", _LINEAR_RESPONSE,
             key=_needed("linear_response", lambda i: (i.key, i.loss_key)),
             compute=lambda state, i, job: stages.linear_response_curve(i.problem, theory_grid(i.problem), loss=i.loss,
-                                                                       loss_params=i.loss_params, ij=not i.low_rank),
+                                                                       loss_params=i.loss_params,
+                                                                       ij=solves_at_once(i.problem)),
             cancellable=False),
     JobSpec("curve", "curve_mc", _CURVES,
             key=_needed("curve", lambda i: (i.key, i.loss_key, mc_grid(i.problem), i.curve_samples, i.seed)),

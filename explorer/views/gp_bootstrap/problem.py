@@ -16,7 +16,14 @@ from explorer.gp_bootstrap import experiments, problems
 from explorer.views.common.state.declarations import applies, invalidating
 from explorer.views.common.state.jobs import Job
 from explorer.views.gp_bootstrap.data import check_holdout
-from explorer.views.gp_bootstrap.jobs import PROBLEMS, JobInputs, holdout_ij_of, holdout_theory_of, solution_of
+from explorer.views.gp_bootstrap.jobs import (
+    PROBLEMS,
+    JobInputs,
+    holdout_ij_of,
+    holdout_theory_of,
+    solution_of,
+    solves_at_once,
+)
 from explorer.views.gp_bootstrap.settings import MAX_MC_VALUES, OUTPUTS, SUBSAMPLE_SEED
 
 __all__ = ["GPProblems"]
@@ -135,7 +142,7 @@ class GPProblems:
         if s.input_index > problem.n - 1:
             s._assign("input_index", problem.n - 1)
         s._assign("problem", problem)
-        if not problem.low_rank:  # ~0.1 s: now, so that the "solution" job shows it in this refresh
+        if solves_at_once(problem):  # ~0.1 s: now, so that the "solution" job shows it in this refresh
             solution_of(key, problem, float(s.s_over_n))
         if s.tab != "curve":
             self.check_mc_size(problem.n)
@@ -152,7 +159,7 @@ class GPProblems:
         self.warn_holdout(holdout, problem.n + holdout, problem.name)
         self.check_mc_size(problem.n)
         v = float(s.s_over_n)
-        if not problem.low_rank:  # dense, 30-40 ms on boston: now (the jobs show them in this refresh)
+        if solves_at_once(problem):  # 30-40 ms on boston: now (the jobs show them in this refresh)
             holdout_theory_of(key, problem, v)
             holdout_ij_of(key, problem, v)
         return self.inputs(key, problem)

@@ -398,7 +398,7 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
             self.tell("holdout")  # the held-out rows matter in the 'Test inputs' tab only
             inputs = self.problems.prepare_training()
         if inputs.problem is not None:
-            self._long_mc = inputs.low_rank
+            self._long_mc = inputs.long_mc
         return inputs
 
 #: Every declared control of the state: what a link carries (``declarations.link_names``) and ``tab``, which the
