@@ -11,6 +11,9 @@
   object other than ``self`` (a third party's object reached at run time);
 * private third-party attributes read: ``obj._name`` where no module of ``explorer`` defines ``_name`` (distinct names;
   protocol names such as ``_repr_mimebundle_`` aside);
+* private third-party attributes outside ``explorer/serving/compat.py`` (issue 51): every use, read or set, of a
+  private name of Panel, Bokeh, param or HoloViews (``obj._name``, ``getattr(obj, "_name")``) that ``explorer`` does
+  not define for itself (their installed sources are read for their names, not imported);
 * private attributes of a third party's class that a subclass sets (the third party reads them; no target, listed
   so that they are not hidden);
 * the largest classes of ``explorer/`` (lines of the class statement).
@@ -174,6 +177,81 @@ def private_reads(trees) -> list[str]:
                     and (node.attr not in ours or _root(node.value) in foreign)):
                 found.setdefault(node.attr, f"{path.relative_to(ROOT)}:{node.lineno}")
     return [f"{name} ({where})" for name, where in sorted(found.items())]
+
+
+def _our_private_names(trees) -> set[str]:
+    """Private names that ``explorer`` defines itself: its functions, classes and their body names, parameters, the
+    attributes it sets on ``self``/``cls`` and the names its modules assign."""
+    ours = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                ours.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                ours.add(node.id)
+            elif isinstance(node, ast.arg):
+                ours.add(node.arg)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                  and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                ours.add(node.attr)
+            elif isinstance(node, ast.Call) and _name(node.func) in ("setattr", "__setattr__") \
+                    and any(isinstance(a, ast.Name) and a.id in ("self", "cls") for a in node.args):
+                # setattr(self, "_values", …), object.__setattr__(self, "_values", …)
+                ours |= {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    return ours
+
+
+#: The third parties whose private attributes issue 51 keeps inside ``compat.py``: the page's libraries.
+UI_PACKAGES = ("panel", "bokeh", "param", "holoviews")
+
+
+def third_party_private_names(packages=UI_PACKAGES) -> set[str]:
+    """Every private-looking name (``_x``) in the installed sources of ``packages`` (their text is read, nothing is
+    imported): a name of ours that a third party does not use is not one of its private attributes."""
+    import importlib.util
+    import re
+
+    names = set()
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        if spec is None or spec.origin is None:
+            continue
+        for path in Path(spec.origin).parent.rglob("*.py"):
+            names.update(re.findall(r"\b(_[A-Za-z][A-Za-z0-9_]*)\b", path.read_text(errors="ignore")))
+    return names
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and not name.endswith("_")
+
+
+def private_third_party(trees, compat: Path = COMPAT, theirs: set[str] | None = None) -> list[str]:
+    """Private attributes of Panel, Bokeh, param or HoloViews used outside ``compat`` (issue 51 item 6): ``obj._name``
+    read or set, and ``getattr``/``setattr``/``hasattr`` with a literal ``"_name"``, where ``_name`` is one of
+    ``theirs`` (default :func:`third_party_private_names`) and no module of ``explorer`` defines it for itself (as
+    a function, class, parameter or module name, or on ``self``), or ``obj`` is a third party's module or class by
+    name. One line per use: ``_name (path:line)``."""
+    theirs = third_party_private_names() if theirs is None else theirs
+    ours = _our_private_names(trees)
+    found = []
+    for path, tree in trees.items():
+        if path == compat:
+            continue
+        foreign = _third_party_names(tree)
+        where = path.relative_to(ROOT) if ROOT in path.parents else path
+        for node in ast.walk(tree):
+            name = None
+            if isinstance(node, ast.Attribute) and _is_private(node.attr) and node.attr in theirs \
+                    and (node.attr not in ours or _root(node.value) in foreign):
+                name = node.attr
+            elif (isinstance(node, ast.Call) and _name(node.func) in ("getattr", "setattr", "hasattr")
+                  and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                  and isinstance(node.args[1].value, str) and _is_private(node.args[1].value)
+                  and node.args[1].value in theirs and node.args[1].value not in ours):
+                name = node.args[1].value
+            if name is not None:
+                found.append(f"{name} ({where}:{node.lineno})")
+    return sorted(set(found))
 
 
 def _is_property(value) -> bool:
@@ -346,6 +424,10 @@ def main() -> int:
         print("   ", line)
     print(f"private third-party attributes read: {len(private)}")
     for line in private:
+        print("   ", line)
+    outside_compat = private_third_party(trees)
+    print(f"private third-party attributes outside compat.py (Panel, Bokeh, param, HoloViews): {len(outside_compat)}")
+    for line in outside_compat:
         print("   ", line)
     overrides = private_overrides(trees)
     print(f"private attributes of third-party classes set in a subclass: {len(overrides)}")

@@ -90,3 +90,38 @@ def build(X):
     assert metrics.s_to_S_places(trees) == ["explorer/gp_bootstrap/example.py:6"]
     assert list(metrics.noise_messages(trees)) == ["`noise_var` must be positive, got {}."]
     assert metrics.low_rank_builders(trees) == ["explorer/gp_bootstrap/example.py:build"]
+
+
+def test_no_private_attribute_of_panel_bokeh_param_or_holoviews_is_used_outside_compat(metrics):
+    assert metrics.private_third_party(metrics._trees()) == []
+
+
+def test_the_script_counts_private_third_party_attributes_read_or_set_outside_compat(metrics):
+    source = '''
+import panel as pn
+
+class Tab:
+    def __init__(self):
+        self._values = {}
+        object.__setattr__(self, "_fixed", ())
+
+    def draw(self, widget, pane, logger):
+        widget._debounce = 0
+        for part in (getattr(widget, "_slider", None),):
+            part.value = 1
+        plots = pane._plots
+        logger._explorer_handler = None
+        return self._values, self._fixed, pn.state._thread_pool
+'''
+    theirs = {"_debounce", "_slider", "_plots", "_values", "_fixed", "_thread_pool"}
+    tree = ast.parse(source)
+    found = metrics.private_third_party({ROOT / "explorer" / "example.py": tree}, theirs=theirs)
+    # ours: _values and _fixed (set on self), _explorer_handler (no third party uses it)
+    assert [f.split(" ")[0] for f in found] == ["_debounce", "_plots", "_slider", "_thread_pool"]
+    assert metrics.private_third_party({metrics.COMPAT: tree}, theirs=theirs) == []  # compat.py may
+    assert {"_debounce", "_plots"} <= metrics.third_party_private_names()  # read from the installed sources
+
+
+def test_the_views_ask_the_problem_what_it_offers_instead_of_switching_on_low_rank(metrics):
+    switches = metrics.path_switches(metrics._trees())
+    assert not [s for s in switches if "/views/" in s], switches
