@@ -41,6 +41,7 @@ from explorer.views.common.state.declarations import applies, control, control_n
 from explorer.views.common.state.jobs import HasJobs, JobRunner, output
 from explorer.views.common.state.values import CheckedState
 from explorer.views.gp_bootstrap.data import GPData, subsample_rows
+from explorer.views.gp_bootstrap.errors import WORDING
 from explorer.views.gp_bootstrap.hyperparameters import Hyperparameters
 from explorer.views.gp_bootstrap.jobs import (
     JOBS,
@@ -99,7 +100,7 @@ __all__ = [
 
 def describe_error(err: BaseException) -> str:
     """A readable one-paragraph message for an error of the compute core or the data."""
-    return errors.describe_error(err, "gp")
+    return errors.describe_error(err, WORDING)
 
 
 # ------------------------------------------------------------------------------------ the state
@@ -122,7 +123,7 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
     auto_run_parameter = "auto_mc"
     not_run_message = NOT_RUN_MESSAGE
     expected_errors = EXPECTED_ERRORS
-    error_wording = "gp"
+    error_wordings = WORDING
 
     # --- data (each control declares its sidebar group, what its change makes stale and when it applies)
     dataset = param.Selector(default="boston", objects=list(REGRESSION_DATASETS), label="Dataset",
