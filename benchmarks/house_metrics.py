@@ -27,6 +27,10 @@ And the numbers of issue 47 (one replica theory against a kernel operator), ``--
 * functions that build a low-rank problem: those that call a feature map and construct a problem;
 * modules of ``explorer/bootstrap`` and ``explorer/gp_bootstrap`` over 600 lines.
 
+And of issue 51 (a house a newcomer can walk): private attributes of Panel, Bokeh, param and HoloViews outside
+``compat.py`` (above), and, with ``--s-over-n-path`` (this one runs the page once: :func:`s_over_n_path`), the files S/N
+passes through on the GP page from the widget to the figure.
+
 Read from the source's syntax trees, so a name built at run time escapes it; the numbers are for comparing before and
 after a change, and the lists show where each count comes from.
 """
@@ -408,7 +412,72 @@ def theory_report(package: Path = PACKAGE) -> None:
           f"({', '.join(f'{name} {n}' for n, name in long)})")
 
 
+# ------------------------------------------------------------------------------------ issue 51: S/N's way on the GP page
+
+
+def s_over_n_path(value: float = 1.35) -> list[str]:
+    """The files S/N passes through on the GP page, from the widget to the figure (issue 51 item 3): the modules of
+    ``explorer`` with a function that runs between a change of the S/N control and the redrawn learning curve and
+    either reads or passes S/N by name (a variable or an attribute ``s_over_n``) or is handed the value itself as an
+    argument (``v``, a number). A watcher of every control that is handed the change's event does not count.
+
+    Runs the page once (unlike the rest of this script): a boston state solved at S/N = 1, its sidebar and its
+    learning-curve tab drawn into a Bokeh document, then the S/N widget set to ``value``, the jobs waited for and the
+    figure redrawn, with a profile hook recording the functions that ran. Returns the files, relative to the root."""
+    import os
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import numpy as np
+    import param
+    from bokeh.document import Document
+
+    from explorer.views.gp_bootstrap.state import GPBootstrapState
+    from explorer.views.gp_bootstrap.tab import GPControls, LearningCurveTab
+
+    state = GPBootstrapState(dataset="boston", auto_mc=False)
+    state.refresh()
+    state.wait(300)
+    controls, tab = GPControls(state=state), LearningCurveTab(state=state)
+    tab.plot.get_root(Document())  # drawn: a change redraws it (a patch of the drawn figure or a new frame)
+    widget = controls.widgets["s_over_n"]
+    ran: set = set()
+
+    def holds(x) -> bool:  # the S/N value itself (a number), not a larger structure that holds it
+        return isinstance(x, (float, np.floating)) and abs(float(x) - value) < 1e-12
+
+    def profile(frame, event, arg) -> None:
+        if event == "call":
+            code = frame.f_code
+            names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+            if ("s_over_n" in code.co_names or "s_over_n" in code.co_varnames  # reads or passes it by name
+                    or any(holds(frame.f_locals.get(n)) for n in names)):  # is handed the value itself
+                ran.add(code)
+
+    sys.setprofile(profile)
+    try:
+        with param.edit_constant(widget):  # as the browser sets it: the value, then the throttled value
+            widget.param.update(value=value, value_throttled=value)
+        state.wait(300)
+        tab.redraw()
+    finally:
+        sys.setprofile(None)
+    assert abs(state.s_over_n - value) < 1e-12 and state.solution is not None, "the widget did not reach the state"
+    state.close()
+    import explorer
+
+    package = Path(explorer.__file__).resolve().parent  # the checkout imported (another one's with PYTHONPATH)
+    files = {code.co_filename for code in ran}
+    return sorted(str(Path(f).resolve().relative_to(package.parent)) for f in files
+                  if Path(f).resolve().is_relative_to(package))
+
+
 def main() -> int:
+    if "--s-over-n-path" in sys.argv:
+        path = s_over_n_path()
+        print(f"files S/N passes through on the GP page, widget to figure: {len(path)}")
+        for line in path:
+            print("   ", line)
+        return 0
     if "--root" in sys.argv:
         theory_report(Path(sys.argv[sys.argv.index("--root") + 1]).resolve() / "explorer")
         return 0

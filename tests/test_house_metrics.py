@@ -125,3 +125,14 @@ class Tab:
 def test_the_views_ask_the_problem_what_it_offers_instead_of_switching_on_low_rank(metrics):
     switches = metrics.path_switches(metrics._trees())
     assert not [s for s in switches if "/views/" in s], switches
+
+
+@pytest.mark.usefixtures("one_blas_thread")
+def test_s_over_n_goes_from_the_widget_to_the_figure_through_at_most_six_files(metrics):
+    """Issue 51 item 3: the S/N widget set, the jobs waited for, the learning curve redrawn; the files whose code ran
+    on the way and reads S/N (or is handed its value) include the page's jobs, the core's S = (S/N)·N and the
+    figure, and are at most six (13 on the issue's main, 7 when this test was written)."""
+    path = metrics.s_over_n_path()
+    assert "explorer/bootstrap/problem.py" in path  # KernelProblem.sample_size: S/N becomes S there
+    assert "explorer/views/gp_bootstrap/figures/learning_curve.py" in path  # the figure marks ε at S/N
+    assert len(path) <= 6, path

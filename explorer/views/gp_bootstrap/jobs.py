@@ -2,13 +2,16 @@
 of a server share and the computations the jobs run: the theory curve (dense, or one S/N at a time on the low-rank
 path), ADATAP at the current S/N, the held-out theory, the Monte-Carlo comparisons and the evidence maximum.
 
-Every computation here is a core stage (:mod:`explorer.gp_bootstrap.stages`, ``experiments``, the theories on the problem's kernel operator) called with
-what the state read on the session's thread (:class:`JobInputs`); none reads a control.
+The settings are read once, on the session's thread, into a frozen value (:class:`GPSettings`: the form at the
+click); the jobs of a refresh are planned from it by a pure function (:func:`plan` → :class:`JobInputs`). Every
+computation here is a core stage (:mod:`explorer.gp_bootstrap.stages`, ``experiments``, the theories on the problem's
+kernel operator) called with those inputs; none reads a control.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -32,7 +35,8 @@ from explorer.views.gp_bootstrap.settings import (
     THEORY_GRID,
 )
 
-__all__ = ["JOBS", "JobInputs", "NOT_RUN_MESSAGE", "solves_at_once", "offers_vg_mf", "theory_grid", "mc_grid",
+__all__ = ["JOBS", "GPSettings", "EvidenceRequest", "ProblemBuild", "JobInputs", "plan", "prefill", "NOT_RUN_MESSAGE",
+           "solves_at_once", "offers_vg_mf", "theory_grid", "mc_grid",
            "mc_seconds", "solution_of",
            "holdout_theory_of", "holdout_ij_of", "PROBLEMS", "DATA", "EVIDENCE"]
 
@@ -162,23 +166,76 @@ _TAB_JOBS = {"curve": ("solution", "theory", "linear_response", "curve"), "distr
 
 
 @dataclass(frozen=True)
-class JobInputs:
-    """What the jobs of one refresh read, taken on the session's thread: the active tab's problem with its key,
-    S/N, the loss, the sample counts and the seed; or, while the hyperparameters of CSV data are chosen by maximum
-    evidence, only ``evidence`` (the data's key and the data)."""
+class GPSettings:
+    """The Gaussian-process page's form at the click: what the jobs of one refresh read, taken once from the state's
+    controls on the session's thread (:meth:`read`); nothing after reads a control."""
 
     tab: str
+    s_over_n: float
+    loss: str
+    loss_params: Mapping[str, float]
+    curve_samples: int
+    mc_samples: int
+    seed: int
+    holdout: int
+
+    @classmethod
+    def read(cls, state) -> GPSettings:
+        """The settings of ``state`` (a :class:`~explorer.views.gp_bootstrap.state.GPBootstrapState`) now."""
+        return cls(tab=state.tab, s_over_n=float(state.s_over_n), loss=state.loss,
+                   loss_params=dict(state.loss_params), curve_samples=int(state.curve_mc_samples),
+                   mc_samples=int(state.mc_samples), seed=int(state.seed), holdout=int(state.holdout))
+
+    @property
+    def loss_key(self) -> tuple:
+        """The loss and its parameters' values: the part of a theory curve's cache key the loss makes."""
+        return (self.loss, *self.loss_params.values())
+
+    @property
+    def held_out(self) -> int:
+        """The rows held out of the problem of the open tab: ``holdout`` in the 'Test inputs' tab, else none."""
+        return self.holdout if self.tab == HOLDOUT_TAB else 0
+
+
+@dataclass(frozen=True)
+class EvidenceRequest:
+    """The evidence maximum to compute before anything else (CSV data start from it): its cache key, the data, one
+    lengthscale per input (``ard``) and the rank of the low-rank GP (large data; else None)."""
+
+    key: tuple
+    data: datasets.Dataset
+    ard: bool
+    rank: int | None
+
+
+@dataclass(frozen=True)
+class ProblemBuild:
+    """A low-rank problem to build off the event loop: its cache key and ``build(job)``, which builds it."""
+
+    key: tuple
+    build: Callable[[Job], problems.RegressionProblem]
+
+
+@dataclass(frozen=True)
+class JobInputs:
+    """What the jobs of one refresh read (:func:`plan`): the form's :class:`GPSettings` and the open tab's problem
+    with its cache key; or, while the hyperparameters of CSV data are chosen by maximum evidence, only ``evidence``;
+    or, while a low-rank problem is built, only ``build``."""
+
+    settings: GPSettings
     key: tuple | None = None
     problem: problems.RegressionProblem | None = None
-    s_over_n: float = 1.0
-    loss: str = "square"
-    loss_params: dict = field(default_factory=dict)
-    loss_key: tuple = ()
-    curve_samples: int = 0
-    mc_samples: int = 0
-    seed: int = 0
-    evidence: tuple | None = None
-    build: tuple | None = None
+    evidence: EvidenceRequest | None = None
+    build: ProblemBuild | None = None
+
+    tab = property(lambda self: self.settings.tab, doc="The open tab.")
+    s_over_n = property(lambda self: self.settings.s_over_n, doc="S/N.")
+    loss = property(lambda self: self.settings.loss, doc="The test loss.")
+    loss_params = property(lambda self: self.settings.loss_params, doc="The test loss's parameters.")
+    loss_key = property(lambda self: self.settings.loss_key, doc="The loss's part of a cache key.")
+    curve_samples = property(lambda self: self.settings.curve_samples, doc="Monte-Carlo samples per S/N.")
+    mc_samples = property(lambda self: self.settings.mc_samples, doc="Monte-Carlo samples at one S/N.")
+    seed = property(lambda self: self.settings.seed, doc="The Monte-Carlo's root seed.")
 
     @property
     def long_mc(self) -> bool:
@@ -193,6 +250,28 @@ class JobInputs:
         if kind == "problem":
             return self.build is not None
         return self.problem is not None and kind in _TAB_JOBS[self.tab]
+
+
+def plan(settings: GPSettings, key: tuple | None = None, problem: problems.RegressionProblem | None = None, *,
+         evidence: EvidenceRequest | None = None, build: ProblemBuild | None = None) -> JobInputs:
+    """The jobs of one refresh, planned from the form's ``settings`` alone (a pure function: it reads no control and
+    computes nothing): the open tab's ``problem`` (cache key ``key``), else the ``evidence`` maximum to find first or
+    the low-rank problem to ``build``. Which jobs run is :meth:`JobInputs.wants`, their keys the ``JOBS`` rows'."""
+    return JobInputs(settings, key, problem, evidence, build)
+
+
+def prefill(inputs: JobInputs) -> None:
+    """Fill the caches with what a quick problem (:func:`solves_at_once`) needs at once, on the session's thread,
+    so that the jobs show it in this refresh: ADATAP at S/N (~0.1 s), or in the 'Test inputs' tab the theory and the
+    linear response at the held-out inputs (30-40 ms on boston). A slow problem's jobs compute them off the loop."""
+    problem = inputs.problem
+    if problem is None or not solves_at_once(problem):
+        return
+    if inputs.tab == HOLDOUT_TAB:
+        holdout_theory_of(inputs.key, problem, inputs.s_over_n)
+        holdout_ij_of(inputs.key, problem, inputs.s_over_n)
+    else:
+        solution_of(inputs.key, problem, inputs.s_over_n)
 
 
 def _needed(kind: str, key):
@@ -250,8 +329,8 @@ def _holdout(i: JobInputs, executor, job: Job) -> experiments.HoldoutComparison:
 JOBS = (
     # the low-rank problem's features Φ (Nyström: 0.5 s at N = 53,940, m = 256), off the event loop; a dense problem
     # is built in the refresh (its K: 0.06 s at 1,000 rows)
-    JobSpec("problem", None, _PROBLEMS, key=_needed("problem", lambda i: i.build[0]),
-            compute=lambda state, i, job: i.build[1](job), cancellable=False),
+    JobSpec("problem", None, _PROBLEMS, key=_needed("problem", lambda i: i.build.key),
+            compute=lambda state, i, job: i.build.build(job), cancellable=False),
     # dense: solved on the session's thread in ~0.1 s (the refresh fills the cache, so this shows it at once);
     # low-rank: seconds, off the event loop
     JobSpec("solution", "solution", _SOLUTIONS, key=_needed("solution", lambda i: (i.key, round(i.s_over_n, 12))),
@@ -285,8 +364,8 @@ JOBS = (
             key=_needed(HOLDOUT_TAB, lambda i: (i.key, i.s_over_n, i.mc_samples, i.seed)),
             compute=lambda state, i, job: _holdout(i, state.executor, job), optional=True, gated=True,
             not_run=lambda i: _not_run(i, i.mc_samples)),
-    JobSpec("evidence", "evidence", _EVIDENCE, key=_needed("evidence", lambda i: i.evidence[0]),
-            compute=lambda state, i, job: _evidence_fit(i.evidence[1], job, ard=i.evidence[2], rank=i.evidence[3]),
+    JobSpec("evidence", "evidence", _EVIDENCE, key=_needed("evidence", lambda i: i.evidence.key),
+            compute=lambda state, i, job: _evidence_fit(i.evidence.data, job, ard=i.evidence.ard, rank=i.evidence.rank),
             cancellable=False),
 )
 

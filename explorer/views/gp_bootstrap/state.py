@@ -46,8 +46,11 @@ from explorer.views.gp_bootstrap.hyperparameters import Hyperparameters
 from explorer.views.gp_bootstrap.jobs import (
     JOBS,
     NOT_RUN_MESSAGE,
+    EvidenceRequest,
+    GPSettings,
     JobInputs,
     mc_grid,
+    plan,
 )
 from explorer.views.gp_bootstrap.problem import GPProblems
 from explorer.views.gp_bootstrap.settings import (
@@ -389,15 +392,14 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
         self.refresh()
 
     def _prepare_jobs(self) -> JobInputs:
+        settings = GPSettings.read(self)  # the form at the click: nothing after reads a control
         self.data.sync_target()
         evidence = self.hyper.choose() if self.hyper.pending else None
         if evidence is not None:
-            return JobInputs(self.tab, evidence=evidence)
-        if self.tab == HOLDOUT_TAB:
-            inputs = self.problems.prepare_holdout()
-        else:
+            return plan(settings, evidence=EvidenceRequest(*evidence))
+        if settings.tab != HOLDOUT_TAB:
             self.tell("holdout")  # the held-out rows matter in the 'Test inputs' tab only
-            inputs = self.problems.prepare_training()
+        inputs = self.problems.prepare(settings)
         if inputs.problem is not None:
             self._long_mc = inputs.long_mc
         return inputs

@@ -122,7 +122,7 @@ def test_l1_reference_lines_reach_the_highest_bar(toy_state):
 def test_the_gap_warning_at_small_s_over_n_says_what_the_paper_shows(monkeypatch):
     import pandas as pd
 
-    from explorer.views.gp_bootstrap import figures as gp_figures
+    from explorer.views.gp_bootstrap.figures import learning_curve as gp_figures
 
     small = pd.DataFrame({"s_over_n": [0.25, 0.5], "gap_se_theory": [-5.4, -4.4]})
     monkeypatch.setattr(gp_figures, "large_gaps", lambda state, threshold: small)
