@@ -140,10 +140,11 @@ class _Tab(JobTab):
     def __init__(self, **params):
         super().__init__(**params)
         t = self.tab
-        self.theory_line = pn.pane.Str("", css_classes=[f"explorer-theory-{t}"], margin=(0, 10),
-                                       styles={"color": "#555"})
-        for kind in self.theory_jobs:
-            self.state.jobs[kind].param.watch(self._on_theory_job, ["running", "message", "progress"])
+        # the theory's progress: a view of the jobs' status (Panel redraws it when one of them changes)
+        statuses = [self.state.jobs[kind].param for kind in self.theory_jobs]
+        self.theory_line = pn.pane.Str(
+            pn.bind(self._theory_text, *[p[name] for p in statuses for name in ("running", "message", "progress")]),
+            css_classes=[f"explorer-theory-{t}"], margin=(0, 10), styles={"color": "#555"})
         self.revision = 0
         self._stale = True
         self._patched = False
@@ -173,12 +174,13 @@ class _Tab(JobTab):
     def _css(self, what: str) -> str:
         return f"explorer-{what}-{self.tab}"
 
-    def _on_theory_job(self, *events) -> None:
+    def _theory_text(self, *status) -> str:
         """The theory's progress in one line while a job of ``theory_jobs`` runs (seconds to a minute on large
-        data, where it runs off the event loop), empty otherwise."""
+        data, where it runs off the event loop), empty otherwise; ``status``: the jobs' (running, message, progress)
+        the line depends on."""
         jobs = self.state.jobs
         running = [jobs[kind] for kind in self.theory_jobs if jobs[kind].running]
-        self.theory_line.object = (f"Theory: {running[0].message} ({running[0].progress:.0%})" if running else "")
+        return f"Theory: {running[0].message} ({running[0].progress:.0%})" if running else ""
 
     def figure_frame(self, figure, *body, **options) -> pn.Column:
         return super().figure_frame(figure, self.theory_line, *body, **options)

@@ -207,17 +207,11 @@ def terms_line(text: str, css_class: str) -> pn.pane.Markdown:
 
 
 def message_alert(state, name: str, css_class: str, alert_type: str = "danger") -> pn.pane.Alert:
-    """An alert showing the text of ``state.<name>`` (e.g. ``error``), hidden while it is empty."""
-    alert = pn.pane.Alert("", alert_type=alert_type, visible=False, css_classes=[css_class],
-                          sizing_mode="stretch_width")
-
-    def show(*events) -> None:
-        text = getattr(state, name)
-        alert.param.update(object=text, visible=bool(text))
-
-    state.param.watch(show, name)
-    show()
-    return alert
+    """An alert showing the text of ``state.<name>`` (e.g. ``error``), hidden while it is empty: its text and its
+    visibility are references to the parameter (Panel follows them)."""
+    text = state.param[name]
+    return pn.pane.Alert(text, alert_type=alert_type, visible=pn.bind(bool, text), css_classes=[css_class],
+                         sizing_mode="stretch_width")
 
 
 #: Stream whose events make a DynamicMap re-evaluate its figure (the value counts the redraws).
