@@ -6,12 +6,12 @@
   lists, tuples, sets and dict keys of the page's modules, its state included (presets aside,
   ``explorer/views/<page>/presets.py``);
 * assignments to third-party attributes: ``X.attr = …`` (or ``setattr(X, …)``) where X's root name was imported
-  from a package other than ``explorer``, outside ``explorer/serving/compat.py`` and in all;
+  from a package other than ``explorer``, outside ``explorer/runtime/compat.py`` and in all;
 * methods replaced at run time: those assignments, and ``obj.attr = f`` with ``f`` a function of the module on an
   object other than ``self`` (a third party's object reached at run time);
 * private third-party attributes read: ``obj._name`` where no module of ``explorer`` defines ``_name`` (distinct names;
   protocol names such as ``_repr_mimebundle_`` aside);
-* private third-party attributes outside ``explorer/serving/compat.py`` (issue 51): every use, read or set, of a
+* private third-party attributes outside ``explorer/runtime/compat.py`` (issue 51): every use, read or set, of a
   private name of Panel, Bokeh, param or HoloViews (``obj._name``, ``getattr(obj, "_name")``) that ``explorer`` does
   not define for itself (their installed sources are read for their names, not imported);
 * private attributes of a third party's class that a subclass sets (the third party reads them; no target, listed
@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "explorer"
 PAGES = ("gp_bootstrap", "model_selection", "fast_bootstrap", "step_by_step", "svm_bootstrap")
-COMPAT = PACKAGE / "serving" / "compat.py"
+COMPAT = PACKAGE / "runtime" / "compat.py"
 
 
 def _trees(package: Path = PACKAGE) -> dict[Path, ast.Module]:
@@ -488,7 +488,7 @@ def main() -> int:
     private = private_reads(trees)
     print("control names repeated by hand (presets aside):",
           ", ".join(f"{page} {n}" for page, n in repeats.items()), f"- {sum(repeats.values())} in all")
-    print(f"assignments to third-party attributes: {len(outside)} outside explorer/serving/compat.py, {len(assignments)} in all")
+    print(f"assignments to third-party attributes: {len(outside)} outside explorer/runtime/compat.py, {len(assignments)} in all")
     for line in assignments:
         print("   ", line)
     print(f"private third-party attributes read: {len(private)}")

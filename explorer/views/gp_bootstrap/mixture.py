@@ -2,20 +2,15 @@
 object, :class:`~explorer.bootstrap.distribution.BootstrapDistribution` ([MO03] eq. (60)), of that input alone.
 
 :func:`~explorer.bootstrap.distribution.bootstrap_distribution` builds the mixture of every training input (0.1 s
-at N = 506, seconds at N = 53,940); the page shows one input at a time, so it asks it of the replica solution
-restricted to that input, S/N kept (what eq. (60) reads of input i: y_i, Δλ_c(i), γ_c(i), λ_c(i), σ² and S/N).
+at N = 506, seconds at N = 53,940); the page shows one input at a time, so it asks for that input's row alone
+(``rows=[i]``).
 """
 from __future__ import annotations
-
-from dataclasses import replace
 
 from explorer.bootstrap.distribution import BootstrapDistribution, bootstrap_distribution
 from explorer.bootstrap.replica import ReplicaSolution
 
 __all__ = ["distribution_at"]
-
-#: The fields of a replica solution that hold one value per training input.
-_PER_INPUT = ("y", "dl", "dl_c", "gam", "gam_c", "lam", "lam_c", "m", "G_diag")
 
 
 def distribution_at(sol: ReplicaSolution, i: int) -> BootstrapDistribution:
@@ -29,5 +24,4 @@ def distribution_at(sol: ReplicaSolution, i: int) -> BootstrapDistribution:
     """
     if not 0 <= i < sol.n:
         raise IndexError(f"Input index must be in 0..{sol.n - 1}, got {i}.")
-    one = replace(sol, S=sol.S / sol.n, **{name: getattr(sol, name)[i:i + 1] for name in _PER_INPUT})
-    return bootstrap_distribution(one)
+    return bootstrap_distribution(sol, rows=[i])

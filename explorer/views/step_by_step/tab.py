@@ -17,7 +17,7 @@ import panel as pn
 import param
 from panel.io.callbacks import PeriodicCallback
 
-from explorer.serving.compat import drawn_plots
+from explorer.runtime.compat import drawn_plots
 from explorer.views.common.drawing.patching import forget_frames, patch_layers
 from explorer.views.common.layout.presentation import FIGURE_HEIGHT
 from explorer.views.common.layout.tab import MAIN_FIGURE_CSS, JobTab

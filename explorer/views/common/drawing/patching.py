@@ -24,7 +24,7 @@ import holoviews as hv
 import numpy as np
 import panel as pn
 
-from explorer.serving.compat import drawn_plots
+from explorer.runtime.compat import drawn_plots
 
 __all__ = ["Layer", "forget_frames", "overlay", "overlay_extents", "overlay_ranges", "patch_overlay", "patch_layers",
            "write_columns"]
@@ -148,7 +148,7 @@ def _matches(subplot, layer: Layer) -> bool:
 def _drawn_like(pane: pn.pane.HoloViews, layers: Sequence[Layer]) -> list:
     """Every copy of the figure ``pane`` has drawn, if each has the layers ``layers`` describe; else ``[]``.
 
-    Panel has no public accessor for a pane's plots: :func:`explorer.serving.compat.drawn_plots` reads them.
+    Panel has no public accessor for a pane's plots: :func:`explorer.runtime.compat.drawn_plots` reads them.
     ``tests/views/common/drawing/test_patching.py`` notices a change (a patched figure would be redrawn instead)."""
     drawn = drawn_plots(pane)
     if any(len(plot.subplots) != len(layers) or not all(map(_matches, plot.subplots.values(), layers))

@@ -15,7 +15,7 @@ import holoviews as hv
 import panel as pn
 import param
 
-from explorer.serving.compat import handle_changes_at_once
+from explorer.runtime.compat import handle_changes_at_once
 from explorer.views.common.files.file_input import CSVFileInput
 from explorer.views.common.state import declarations
 from explorer.views.common.state.values import rejection
@@ -144,7 +144,7 @@ def checked_input(state, name: str, kind: type[pn.widgets.Widget], **options) ->
 
 def respond_at_once(widget: pn.widgets.Widget) -> pn.widgets.Widget:
     """``widget``, whose changes in the browser reach the server's callbacks at once (without Panel's 50 ms wait,
-    which has no public setting: :func:`explorer.serving.compat.handle_changes_at_once`). For a control whose update
+    which has no public setting: :func:`explorer.runtime.compat.handle_changes_at_once`). For a control whose update
     is fast (S/N: a cached theory curve and one replica solve), those 50 ms are a third of the server's share of the
     update. A composite widget's parts get it too."""
     return handle_changes_at_once(widget)

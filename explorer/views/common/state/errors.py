@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import panel as pn
 
 from explorer.datasets import DatasetError
-from explorer.serving.engine import EngineError
+from explorer.runtime.engine import EngineError
 
 __all__ = ["Wording", "COMMON", "describe_error", "over_figure", "OVER_FIGURE_CSS"]
 

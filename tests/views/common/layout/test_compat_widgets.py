@@ -1,4 +1,4 @@
-"""The S/N control answers without Panel's 50 ms wait, through the one workaround in ``explorer/serving/compat.py``
+"""The S/N control answers without Panel's 50 ms wait, through the one workaround in ``explorer/runtime/compat.py``
 (``handle_changes_at_once``): Panel still waits 50 ms by default (the upstream behaviour; when this test fails, Panel
 changed and the workaround goes), an ``EditableFloatSlider``'s parts are the ones that receive the browser's changes,
 and outside the tested range of Panel nothing is changed."""
@@ -8,7 +8,7 @@ import logging
 
 import panel as pn
 
-from explorer.serving import compat
+from explorer.runtime import compat
 from explorer.views.common.layout.widgets import respond_at_once
 
 
