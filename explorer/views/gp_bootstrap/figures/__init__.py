@@ -2,7 +2,7 @@
 results a :class:`~explorer.views.gp_bootstrap.state.GPBootstrapState` holds.
 
 * :mod:`~.learning_curve` — Fig. 1: the learning curve ε(S), the gaps to Monte-Carlo, the tab's status line;
-* :mod:`~.held_out` — Fig. 2: bootstrap mean and variance at held-out inputs;
+* :mod:`~.held_out_moments` — Fig. 2: bootstrap mean and variance at held-out inputs;
 * :mod:`~.predictive_distribution` — Figs. 3-4: the distribution of the predictor at one input (eq. 60), and
   :mod:`~.inputs_scatter`, the inputs to choose it from;
 * :mod:`~.l1_map` — Fig. 5: the L1 distances at all inputs;
@@ -26,7 +26,7 @@ from explorer.views.gp_bootstrap.figures.downloads import (
     settings_line,
     settings_text,
 )
-from explorer.views.gp_bootstrap.figures.held_out import holdout_frame, holdout_overlay, holdout_plot
+from explorer.views.gp_bootstrap.figures.held_out_moments import holdout_frame, holdout_overlay, holdout_plot
 from explorer.views.gp_bootstrap.figures.inputs_scatter import (
     inputs_plot,
     inputs_points,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from explorer.views.gp_bootstrap.figures.held_out import HOLDOUT_COLUMNS, holdout_frame, holdout_plot
+from explorer.views.gp_bootstrap.figures.held_out_moments import HOLDOUT_COLUMNS, holdout_frame, holdout_plot
 from explorer.views.gp_bootstrap.figures.l1_map import L1_COLUMNS, l1_frame, l1_plot
 from explorer.views.gp_bootstrap.figures.learning_curve import CURVE_COLUMNS, curve_frame, learning_curve_plot
 from explorer.views.gp_bootstrap.figures.predictive_distribution import (
