@@ -11,6 +11,9 @@
   object other than ``self`` (a third party's object reached at run time);
 * private third-party attributes read: ``obj._name`` where no module of ``explorer`` defines ``_name`` (distinct names;
   protocol names such as ``_repr_mimebundle_`` aside);
+* private third-party attributes outside ``explorer/runtime/compat.py`` (issue 51): every use, read or set, of a
+  private name of Panel, Bokeh, param or HoloViews (``obj._name``, ``getattr(obj, "_name")``) that ``explorer`` does
+  not define for itself (their installed sources are read for their names, not imported);
 * private attributes of a third party's class that a subclass sets (the third party reads them; no target, listed
   so that they are not hidden);
 * the largest classes of ``explorer/`` (lines of the class statement).
@@ -24,8 +27,12 @@ And the numbers of issue 47 (one replica theory against a kernel operator), ``--
 * functions that build a low-rank problem: those that call a feature map and construct a problem;
 * modules of ``explorer/bootstrap`` and ``explorer/gp_bootstrap`` over 600 lines.
 
-And the numbers of issue 51 (a house a newcomer can walk), ``--house`` alone (the first imports take a minute; with
-``--root DIR`` another checkout's):
+And of issue 51 (a house a newcomer can walk): private attributes of Panel, Bokeh, param and HoloViews outside
+``compat.py`` (above), and, with ``--s-over-n-path`` (this one runs the page once: :func:`s_over_n_path`), the files S/N
+passes through on the GP page from the widget to the figure.
+
+And the other numbers of issue 51, ``--house`` alone (the first imports take a minute; with ``--root DIR`` another
+checkout's):
 
 * modules that fail a first import: each module imported first in a child forked from an interpreter that loaded
   only the third-party libraries (a circular import between explorer modules fails there);
@@ -190,6 +197,81 @@ def private_reads(trees) -> list[str]:
     return [f"{name} ({where})" for name, where in sorted(found.items())]
 
 
+def _our_private_names(trees) -> set[str]:
+    """Private names that ``explorer`` defines itself: its functions, classes and their body names, parameters, the
+    attributes it sets on ``self``/``cls`` and the names its modules assign."""
+    ours = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                ours.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                ours.add(node.id)
+            elif isinstance(node, ast.arg):
+                ours.add(node.arg)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                  and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                ours.add(node.attr)
+            elif isinstance(node, ast.Call) and _name(node.func) in ("setattr", "__setattr__") \
+                    and any(isinstance(a, ast.Name) and a.id in ("self", "cls") for a in node.args):
+                # setattr(self, "_values", …), object.__setattr__(self, "_values", …)
+                ours |= {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    return ours
+
+
+#: The third parties whose private attributes issue 51 keeps inside ``compat.py``: the page's libraries.
+UI_PACKAGES = ("panel", "bokeh", "param", "holoviews")
+
+
+def third_party_private_names(packages=UI_PACKAGES) -> set[str]:
+    """Every private-looking name (``_x``) in the installed sources of ``packages`` (their text is read, nothing is
+    imported): a name of ours that a third party does not use is not one of its private attributes."""
+    import importlib.util
+    import re
+
+    names = set()
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        if spec is None or spec.origin is None:
+            continue
+        for path in Path(spec.origin).parent.rglob("*.py"):
+            names.update(re.findall(r"\b(_[A-Za-z][A-Za-z0-9_]*)\b", path.read_text(errors="ignore")))
+    return names
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and not name.endswith("_")
+
+
+def private_third_party(trees, compat: Path = COMPAT, theirs: set[str] | None = None) -> list[str]:
+    """Private attributes of Panel, Bokeh, param or HoloViews used outside ``compat`` (issue 51 item 6): ``obj._name``
+    read or set, and ``getattr``/``setattr``/``hasattr`` with a literal ``"_name"``, where ``_name`` is one of
+    ``theirs`` (default :func:`third_party_private_names`) and no module of ``explorer`` defines it for itself (as
+    a function, class, parameter or module name, or on ``self``), or ``obj`` is a third party's module or class by
+    name. One line per use: ``_name (path:line)``."""
+    theirs = third_party_private_names() if theirs is None else theirs
+    ours = _our_private_names(trees)
+    found = []
+    for path, tree in trees.items():
+        if path == compat:
+            continue
+        foreign = _third_party_names(tree)
+        where = path.relative_to(ROOT) if ROOT in path.parents else path
+        for node in ast.walk(tree):
+            name = None
+            if isinstance(node, ast.Attribute) and _is_private(node.attr) and node.attr in theirs \
+                    and (node.attr not in ours or _root(node.value) in foreign):
+                name = node.attr
+            elif (isinstance(node, ast.Call) and _name(node.func) in ("getattr", "setattr", "hasattr")
+                  and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                  and isinstance(node.args[1].value, str) and _is_private(node.args[1].value)
+                  and node.args[1].value in theirs and node.args[1].value not in ours):
+                name = node.args[1].value
+            if name is not None:
+                found.append(f"{name} ({where}:{node.lineno})")
+    return sorted(set(found))
+
+
 def _is_property(value) -> bool:
     """A property of our own (``started.setter(...)``, ``property(...)``), not a setting the base class reads."""
     return isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] in ("setter", "property", "getter")
@@ -342,6 +424,65 @@ def theory_report(package: Path = PACKAGE) -> None:
     print(f"functions that build a low-rank problem: {len(builders)} ({', '.join(builders)})")
     print(f"modules of bootstrap/ and gp_bootstrap/ over 600 lines: {len(long)} "
           f"({', '.join(f'{name} {n}' for n, name in long)})")
+
+
+# ------------------------------------------------------------------------------------ issue 51: S/N's way on the GP page
+
+
+def s_over_n_path(value: float = 1.35) -> list[str]:
+    """The files S/N passes through on the GP page, from the widget to the figure (issue 51 item 3): the modules of
+    ``explorer`` with a function that runs between a change of the S/N control and the redrawn learning curve and
+    either reads or passes S/N by name (a variable or an attribute ``s_over_n``) or is handed the value itself as an
+    argument (``v``, a number). A watcher of every control that is handed the change's event does not count.
+
+    Runs the page once (unlike the rest of this script): a boston state solved at S/N = 1, its sidebar and its
+    learning-curve tab drawn into a Bokeh document, then the S/N widget set to ``value``, the jobs waited for and the
+    figure redrawn, with a profile hook recording the functions that ran. Returns the files, relative to the root."""
+    import os
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import numpy as np
+    import param
+    from bokeh.document import Document
+
+    from explorer.views.gp_bootstrap.state import GPBootstrapState
+    from explorer.views.gp_bootstrap.tab import GPControls, LearningCurveTab
+
+    state = GPBootstrapState(dataset="boston", auto_mc=False)
+    state.refresh()
+    state.wait(300)
+    controls, tab = GPControls(state=state), LearningCurveTab(state=state)
+    tab.plot.get_root(Document())  # drawn: a change redraws it (a patch of the drawn figure or a new frame)
+    widget = controls.widgets["s_over_n"]
+    ran: set = set()
+
+    def holds(x) -> bool:  # the S/N value itself (a number), not a larger structure that holds it
+        return isinstance(x, (float, np.floating)) and abs(float(x) - value) < 1e-12
+
+    def profile(frame, event, arg) -> None:
+        if event == "call":
+            code = frame.f_code
+            names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+            if ("s_over_n" in code.co_names or "s_over_n" in code.co_varnames  # reads or passes it by name
+                    or any(holds(frame.f_locals.get(n)) for n in names)):  # is handed the value itself
+                ran.add(code)
+
+    sys.setprofile(profile)
+    try:
+        with param.edit_constant(widget):  # as the browser sets it: the value, then the throttled value
+            widget.param.update(value=value, value_throttled=value)
+        state.wait(300)
+        tab.redraw()
+    finally:
+        sys.setprofile(None)
+    assert abs(state.s_over_n - value) < 1e-12 and state.solution is not None, "the widget did not reach the state"
+    state.close()
+    import explorer
+
+    package = Path(explorer.__file__).resolve().parent  # the checkout imported (another one's with PYTHONPATH)
+    files = {code.co_filename for code in ran}
+    return sorted(str(Path(f).resolve().relative_to(package.parent)) for f in files
+                  if Path(f).resolve().is_relative_to(package))
 
 
 PAPER_FAMILY = {"bootstrap", "gp_bootstrap", "svm_bootstrap", "model_selection", "fast_bootstrap"}
@@ -497,6 +638,12 @@ def house_report(package: Path = PACKAGE) -> None:
 
 
 def main() -> int:
+    if "--s-over-n-path" in sys.argv:
+        path = s_over_n_path()
+        print(f"files S/N passes through on the GP page, widget to figure: {len(path)}")
+        for line in path:
+            print("   ", line)
+        return 0
     if "--house" in sys.argv:  # with --root DIR: another checkout's (before and after a change)
         root = Path(sys.argv[sys.argv.index("--root") + 1]).resolve() if "--root" in sys.argv else ROOT
         house_report(root / "explorer")
@@ -516,6 +663,10 @@ def main() -> int:
         print("   ", line)
     print(f"private third-party attributes read: {len(private)}")
     for line in private:
+        print("   ", line)
+    outside_compat = private_third_party(trees)
+    print(f"private third-party attributes outside compat.py (Panel, Bokeh, param, HoloViews): {len(outside_compat)}")
+    for line in outside_compat:
         print("   ", line)
     overrides = private_overrides(trees)
     print(f"private attributes of third-party classes set in a subclass: {len(overrides)}")

@@ -35,7 +35,7 @@ from explorer.views.common.layout.presentation import PRESENTATION_CSS, TAB_BAR_
 from explorer.views.common.layout.widgets import LazyTabs
 from explorer.views.common.state.links import link_page
 from explorer.views.common.state.presets import PresetMenu
-from explorer.views.pages import MENU_NAMES, PAGES, PRESETS, STATE_LABELS
+from explorer.views.pages import GLOSSARY, MENU_NAMES, PAGES, PRESETS, STATE_LABELS
 
 __all__ = ["DATA_DIR_ENV", "TITLE", "SERVED_BOKEH_BUNDLES", "Page", "create_app", "create_lecturer_page",
            "create_student_page"]
@@ -139,7 +139,7 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     # figure first: the pages' messages and the preset's panel (citation, settings, the paper's numbers beside ours)
     # under the tabs, never above them (appearing, they would move the figure)
     main = pn.Column(tabs, *messages, presets.panel, sizing_mode="stretch_width")
-    glossary = Glossary()  # the header's "Glossary": the words of every page, in the template's modal
+    glossary = Glossary(GLOSSARY)  # the header's "Glossary": the words of every page, in the template's modal
     template = Page(
         # one card in main: no empty one above
         title=TITLE, sidebar=[sidebar, warm_up_note(warm_up), engine_status(engine)], main=[main],

@@ -68,6 +68,7 @@ from explorer.views.common.state.data_source import DataSourced
 from explorer.views.common.state.declarations import applies, control, groups, invalidating
 from explorer.views.common.state.jobs import HasJobs, Job, JobRunner, JobSpec, output
 from explorer.views.common.state.values import CheckedState
+from explorer.views.fast_bootstrap.errors import WORDING
 
 __all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "GRIDS", "JOB_KINDS", "JOB_NAMES",
            "MAX_GRID_POINTS", "MAX_JOB_SECONDS", "MAX_POINTS", "MODEL_LABELS", "RUN_LABELS", "SERIES",
@@ -128,7 +129,7 @@ EXPECTED_ERRORS = (ConvergenceError, np.linalg.LinAlgError, FloatingPointError, 
 
 def describe_error(err: BaseException) -> str:
     """A readable message for an error of the fast-bootstrap core or the data."""
-    return errors.describe_error(err, "fastboot")
+    return errors.describe_error(err, WORDING)
 
 
 @dataclass(frozen=True)
@@ -464,7 +465,7 @@ class FastBootstrapState(CheckedState, HasJobs, DataSourced):
     job_specs = _JOBS
     outputs = ("data", "fast", "full", "replica")
     expected_errors = EXPECTED_ERRORS
-    error_wording = "fastboot"
+    error_wordings = WORDING
 
     def __init__(self, **params):
         given = set(params)

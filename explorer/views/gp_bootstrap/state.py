@@ -42,12 +42,16 @@ from explorer.views.common.state.declarations import applies, control, control_n
 from explorer.views.common.state.jobs import HasJobs, JobRunner, output
 from explorer.views.common.state.values import CheckedState
 from explorer.views.gp_bootstrap.data import GPData, subsample_rows
+from explorer.views.gp_bootstrap.errors import WORDING
 from explorer.views.gp_bootstrap.hyperparameters import Hyperparameters
 from explorer.views.gp_bootstrap.jobs import (
     JOBS,
     NOT_RUN_MESSAGE,
+    EvidenceRequest,
+    GPSettings,
     JobInputs,
     mc_grid,
+    plan,
 )
 from explorer.views.gp_bootstrap.problem import GPProblems
 from explorer.views.gp_bootstrap.settings import (
@@ -100,7 +104,7 @@ __all__ = [
 
 def describe_error(err: BaseException) -> str:
     """A readable one-paragraph message for an error of the compute core or the data."""
-    return errors.describe_error(err, "gp")
+    return errors.describe_error(err, WORDING)
 
 
 # ------------------------------------------------------------------------------------ the state
@@ -123,7 +127,7 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
     auto_run_parameter = "auto_mc"
     not_run_message = NOT_RUN_MESSAGE
     expected_errors = EXPECTED_ERRORS
-    error_wording = "gp"
+    error_wordings = WORDING
 
     # --- data (each control declares its sidebar group, what its change makes stale and when it applies)
     dataset = param.Selector(default="boston", objects=list(REGRESSION_DATASETS), label="Dataset",
@@ -389,17 +393,16 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
         self.refresh()
 
     def _prepare_jobs(self) -> JobInputs:
+        settings = GPSettings.read(self)  # the form at the click: nothing after reads a control
         self.data.sync_target()
         evidence = self.hyper.choose() if self.hyper.pending else None
         if evidence is not None:
-            return JobInputs(self.tab, evidence=evidence)
-        if self.tab == HOLDOUT_TAB:
-            inputs = self.problems.prepare_holdout()
-        else:
+            return plan(settings, evidence=EvidenceRequest(*evidence))
+        if settings.tab != HOLDOUT_TAB:
             self.tell("holdout")  # the held-out rows matter in the 'Test inputs' tab only
-            inputs = self.problems.prepare_training()
+        inputs = self.problems.prepare(settings)
         if inputs.problem is not None:
-            self._long_mc = inputs.low_rank
+            self._long_mc = inputs.long_mc
         return inputs
 
 #: Every declared control of the state: what a link carries (``declarations.link_names``) and ``tab``, which the

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from explorer.views.common.layout.page import DeferredPageView, Page, PageContext, states_settings
 from explorer.views.model_selection.experiments import SelectionExperimentState
+from explorer.views.model_selection.glossary import GLOSSARY
 from explorer.views.model_selection.presets import PRESETS
 from explorer.views.model_selection.state import SelectionState
 from explorer.views.model_selection.tab import SelectionTab
@@ -23,4 +24,4 @@ def _build(page: Page, context: PageContext) -> DeferredPageView:
 
 PAGE = Page("selection", tabs={"selection": "Model selection"},
             states={"sel_": "Model selection", "selx_": "Model selection, Experiments"}, build=_build,
-            presets=PRESETS, citation="Fischer 2016, model selection", extra_roles=("experiments",))
+            presets=PRESETS, glossary=GLOSSARY, citation="Fischer 2016, model selection", extra_roles=("experiments",))

@@ -40,6 +40,7 @@ from explorer.views.common.state.data_source import DataSourced
 from explorer.views.common.state.declarations import control, invalidating
 from explorer.views.common.state.jobs import HasJobs, Job, JobRunner, JobSpec, output
 from explorer.views.common.state.values import CheckedState
+from explorer.views.model_selection.errors import WORDING
 
 __all__ = [
     "SelectionState", "SelectionJobs", "SelectionProblem", "SelectionCurves", "SelectionFits", "SelectionRanking",
@@ -73,7 +74,7 @@ EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPoin
 
 def describe_error(err: BaseException) -> str:
     """A readable one-paragraph message for an error of the selection core or the data."""
-    return errors.describe_error(err, "selection")
+    return errors.describe_error(err, WORDING)
 
 
 # ------------------------------------------------------------------------------------ caches
@@ -203,7 +204,7 @@ class SelectionJobs(HasJobs):
     (:func:`describe_error`); the Explore and the Experiments states share it."""
 
     expected_errors = EXPECTED_ERRORS
-    error_wording = "selection"
+    error_wordings = WORDING
 
 
 #: The sidebar's headings, in order; each control's declaration names its own.

@@ -31,6 +31,7 @@ from explorer.views.common.state.declarations import control, invalidating
 from explorer.views.common.state.jobs import HasJobs, JobRunner
 from explorer.views.common.state.values import CheckedState
 from explorer.views.step_by_step import sentences
+from explorer.views.step_by_step.errors import WORDING
 from explorer.views.step_by_step.sentences import CLEAR_GAP_SE, MIN_RESAMPLES_TO_COMPARE
 
 __all__ = ["StepState", "DATASETS", "DRAWS", "KEEP_CURVES", "GRID_POINTS", "KEEP_SETTINGS", "KEEP_RESAMPLES",
@@ -102,7 +103,7 @@ class StepState(CheckedState, HasJobs):
     """
 
     outputs = ("problem", "solution", "approx_solution")
-    error_wording = "gp"
+    error_wordings = WORDING
     expected_errors = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError,
                        IndexError, datasets.DatasetError)
 

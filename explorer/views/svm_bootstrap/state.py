@@ -32,6 +32,7 @@ from explorer.views.common.state.data_source import DataSourced
 from explorer.views.common.state.declarations import control, invalidating
 from explorer.views.common.state.jobs import HasJobs, Job, JobRunner, JobSpec, output
 from explorer.views.common.state.values import CheckedState
+from explorer.views.svm_bootstrap.errors import WORDING
 
 __all__ = ["SVMState", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD", "MAX_ROWS",
            "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "S_OVER_N_COLUMN", "SAMPLES_COLUMN", "describe_error"]
@@ -74,7 +75,7 @@ EXPORT_COLUMNS = {
 
 def describe_error(err: BaseException) -> str:
     """A readable one-paragraph message for an error of the SVM core or the data."""
-    return errors.describe_error(err, "svm")
+    return errors.describe_error(err, WORDING)
 
 
 # ------------------------------------------------------------------------------------ caches
@@ -218,7 +219,7 @@ class SVMState(CheckedState, HasJobs, DataSourced):
     auto_run_parameter = "auto_mc"
     not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
     expected_errors = EXPECTED_ERRORS
-    error_wording = "svm"
+    error_wordings = WORDING
 
     def __init__(self, **params):
         super().__init__(**params)
