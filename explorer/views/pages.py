@@ -35,8 +35,8 @@ PRESETS: tuple[Preset, ...] = tuple(p for page in PAGES for p in page.presets)
 GLOSSARY: tuple[glossary.Entry, ...] = (*glossary.WORDS, *(entry for page in PAGES for entry in page.glossary))
 #: Each preset's name in the menu: its paper in plain words, then the figure ("Malzahn & Opper 2005, GP bootstrap —
 #: Fig. 1 left: square-loss learning curve, boston").
-_SEED = re.compile(r"^Seed \d+ ")
-MENU_NAMES: dict[str, str] = {p.key: f"{page.citation} — {_SEED.sub('', p.name)}"
+_PAPER_KEY = re.compile(r"^\[\w+\] ")  # a preset's name starts with its paper's key: the menu names the page's citation instead
+MENU_NAMES: dict[str, str] = {p.key: f"{page.citation} — {_PAPER_KEY.sub('', p.name)}"
                               for page in PAGES for p in page.presets}
 
 

@@ -1,4 +1,4 @@
-"""The fast-bootstrap page (seed 002): one tab, its view made when first opened; its time series are the server's
+"""The fast-bootstrap page ([LSWV05]): one tab, its view made when first opened; its time series are the server's
 data folder's CSV files."""
 
 from __future__ import annotations

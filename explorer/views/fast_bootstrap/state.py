@@ -1,4 +1,4 @@
-"""Session state of the fast-bootstrap view (seed 002, Lendasse et al. 2005): controls, background jobs, results.
+"""Session state of the fast-bootstrap view ([LSWV05], Lendasse et al. 2005): controls, background jobs, results.
 
 :class:`FastBootstrapState` (param, no widgets) holds the controls — data (the toy function of eq. 19, the
 shipped regression sets, or a time-series CSV embedded as NAR(lags), e.g. the Santa Fe laser), the model
@@ -78,7 +78,7 @@ __all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS",
 #: upload) and embedded as NAR(``lags``).
 SERIES = "time series CSV"
 #: The data offered: the toy function (eq. 19), the GP teacher, the shipped sets (the classification ones are
-#: refused with a message: seed 002 is about regression), and a time-series CSV.
+#: refused with a message: [LSWV05] is about regression), and a time-series CSV.
 FASTBOOT_DATASETS = ("toy", "teacher", "boston", "crabs", "pima", "wisconsin", SERIES)
 #: The full bootstrap and the replica theory start by themselves when :func:`estimated_seconds` ≤ this.
 AUTO_SECONDS = 15.0
@@ -441,7 +441,7 @@ class FastBootstrapState(CheckedState, HasJobs, DataSourced):
     with_replica = param.Boolean(default=True, label="Replica theory (LS-SVM)",
                                  metadata=control(RUNS, invalidates=("replica",), applies=_for_model("ls-svm")),
                                  doc="Also show the replica theory's bootstrap optimism of the LS-SVM, without refits "
-                                     "(seed 000).")
+                                     "([MO03]).")
     replica_points = param.Integer(default=46, bounds=(2, 500), softbounds=(5, 100), label="Replica: values of γ",
                                    metadata=control(RUNS, invalidates=("replica",), applies=_for_model("ls-svm")),
                                    doc="Values of γ (evenly spread over the full grid) of the replica theory.")

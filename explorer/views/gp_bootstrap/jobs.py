@@ -1,4 +1,4 @@
-"""The background jobs of the Gaussian-process pages (seed 000), declared once (``JOBS``), with the caches the sessions
+"""The background jobs of the Gaussian-process pages ([MO03]), declared once (``JOBS``), with the caches the sessions
 of a server share and the computations the jobs run: the theory curve (dense, or one S/N at a time on the low-rank
 path), ADATAP at the current S/N, the held-out theory, the Monte-Carlo comparisons and the evidence maximum.
 

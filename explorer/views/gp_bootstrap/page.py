@@ -1,4 +1,4 @@
-"""The Gaussian-process bootstrap page (seed 000): four tabs (learning curve, predictive distribution, L1 map,
+"""The Gaussian-process bootstrap page ([MO03]): four tabs (learning curve, predictive distribution, L1 map,
 test inputs) over one state, with one sidebar of controls."""
 
 from __future__ import annotations

@@ -218,7 +218,7 @@ class _Tab(JobTab):
 
 class LearningCurveTab(_Tab):
     """Bootstrap learning curve ε(S): ADATAP, approximate ADATAP, VG, MF, the linear response (IJ), the
-    leave-one-out limit and Monte-Carlo (seed 000, Fig. 1; docs/linear_response.md), with the table of each
+    leave-one-out limit and Monte-Carlo ([MO03], Fig. 1; docs/linear_response.md), with the table of each
     method's gap to Monte-Carlo at the Monte-Carlo points."""
 
     tab, kind = "curve", "curve"
@@ -381,7 +381,7 @@ def _summary_table(summary: dict | None) -> str:
             f"Histogram bins of width {m['bin_width']:.4g}: they follow the target's scale, 0.2 × sd(target) / "
             f"{BOSTON_TARGET_SD:.4f} (boston's target sd, so boston keeps the paper's 0.2, Fig. 5), and the noise floor "
             "uses the same bins: rescaling the target leaves these numbers unchanged. "
-            "Seed 000 reports 86.2 %, 2 % and 0.3109 for boston at S = N.")
+            "[MO03] reports 86.2 %, 2 % and 0.3109 for boston at S = N.")
 
 
 class HoldoutTab(_Tab):
@@ -420,7 +420,7 @@ class HoldoutTab(_Tab):
 
 
 class GPBootstrapView(pn.viewable.Viewer):
-    """The Gaussian-process bootstrap (seed 000) without a page template: sidebar controls and the four tabs
+    """The Gaussian-process bootstrap ([MO03]) without a page template: sidebar controls and the four tabs
     (shows in a notebook; in the app its tabs are the first four of the page, :mod:`~explorer.views.gp_bootstrap.page`)."""
 
     state = param.ClassSelector(class_=GPBootstrapState, label="State", doc="The session state shown.")

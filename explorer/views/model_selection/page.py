@@ -1,10 +1,10 @@
-"""The model-selection page (seed 001): one tab with its Explore and Experiments sub-panels, its view made when
+"""The model-selection page ([Fis16]): one tab with its Explore and Experiments sub-panels, its view made when
 first opened; the temperature series of the Experiments are the server's data folder's CSV files."""
 
 from __future__ import annotations
 
 from explorer.views.common.layout.page import DeferredPageView, Page, PageContext, states_settings
-from explorer.views.model_selection.experiments import SelectionExperimentState
+from explorer.views.model_selection.experiments_state import SelectionExperimentState
 from explorer.views.model_selection.glossary import GLOSSARY
 from explorer.views.model_selection.presets import PRESETS
 from explorer.views.model_selection.state import SelectionState

@@ -108,8 +108,8 @@ class StepState(CheckedState, HasJobs):
                        IndexError, datasets.DatasetError)
 
     dataset = param.Selector(default="toy", objects=list(DATASETS), label="Dataset",
-                             doc="Generated 1-D regression data: toy (seed 002 eq. 19) or teacher (a GP teacher, "
-                                 "seed 001); the page uses its last N rows.",
+                             doc="Generated 1-D regression data: toy ([LSWV05] eq. 19) or teacher (a GP teacher, "
+                                 "[Fis16]); the page uses its last N rows.",
                              metadata=control("Data", invalidates=_PROBLEM))
     n_points = param.Integer(default=30, bounds=(10, 200), label="Points N",
                              doc="Number N of training points: the last N rows of the data set (teacher has 64).",

@@ -1,4 +1,4 @@
-"""The SVM bootstrap page (seed 004): one tab, its view made when first opened."""
+"""The SVM bootstrap page ([MO03b]): one tab, its view made when first opened."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ __all__ = ["JobIndicators", "job_indicators", "WIDGET_KINDS", "widget_kind", "pa
 BOOTSTRAP_TERMS = ("**N** = the training points. A bootstrap sample draws **S** points from them *with "
                    "replacement*: each draw takes any of the N again, so a point comes 0, 1, 2, … times and at S = N "
                    "about 37 % of the points are left out. **S/N** is the sample's size relative to the data.")
-#: The same for a page whose bootstrap samples have N points (the fast bootstrap of seed 002).
+#: The same for a page whose bootstrap samples have N points (the fast bootstrap of [LSWV05]).
 REPLICATION_TERMS = ("**N** = the training points. A bootstrap replication refits the model on N points drawn from "
                      "them *with replacement*: each draw takes any of the N again, so a point comes 0, 1, 2, … times "
                      "and about 37 % of the points are left out of each.")

@@ -71,7 +71,7 @@ def over_figure(figure, error: pn.pane.Alert | None = None, notice: pn.pane.Aler
     An error covers the whole figure, its message at the top (a refused upload: no axes of the data shown
     before); a notice lies over the figure's top edge, with a "Hide" button that hides it until its text changes.
     Either sits in the first screen beside the figure it concerns, and neither moves the figure (figure first,
-    STYLE.md): the layer is positioned over it, out of the page's flow.
+    CONTRIBUTING.md): the layer is positioned over it, out of the page's flow.
     """
     hide = pn.widgets.Button(label="Hide", color="light", width=70, align="center",
                              css_classes=[OVER_FIGURE_CSS["hide"]])

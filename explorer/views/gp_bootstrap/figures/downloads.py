@@ -92,7 +92,7 @@ def _model_settings(state: GPBootstrapState) -> dict:
 
 def settings_text(state: GPBootstrapState, tab: str) -> str:
     """The JSON sidecar of ``tab``'s CSV: ``{"export", "files", "settings"}`` (:func:`settings`)."""
-    return settings_json(f"GP bootstrap (seed 000): {tab}", settings(state), [csv_filename(state, tab)])
+    return settings_json(f"GP bootstrap ([MO03]): {tab}", settings(state), [csv_filename(state, tab)])
 
 
 def html_text(state: GPBootstrapState, tab: str) -> str:

@@ -20,7 +20,7 @@ HOLDOUT_COLUMNS = ["test_input", TARGET_COLUMN, "theory_mean", "ij_mean", "mc_me
 def holdout_overlay(state: GPBootstrapState, what: str) -> hv.Overlay:
     """Bootstrap ``what`` ("mean" or "var") of the prediction at the held-out inputs: theory (crosses,
     eq. 48), the first-order linear response (IJ, triangles; docs/linear_response.md eqs. 5-6) and Monte-Carlo
-    (circles, ± 1 s.e.), one panel of seed 000 Fig. 2."""
+    (circles, ± 1 s.e.), one panel of [MO03] Fig. 2."""
     theory, mc, ij = state.holdout_theory, state.holdout_mc, state.holdout_ij
     label = {"mean": "bootstrap mean E[f_x]", "var": "bootstrap variance Var[f_x]"}[what]
     x, y = hv.Dimension("test_input", label="held-out input"), hv.Dimension(what, label=label)
@@ -44,7 +44,7 @@ def holdout_overlay(state: GPBootstrapState, what: str) -> hv.Overlay:
 
 
 def holdout_plot(state: GPBootstrapState) -> hv.Layout:
-    """Bootstrap mean (left) and variance (right) at the held-out inputs, seed 000 Fig. 2."""
+    """Bootstrap mean (left) and variance (right) at the held-out inputs, [MO03] Fig. 2."""
     return (holdout_overlay(state, "mean") + holdout_overlay(state, "var")).cols(2)
 
 

@@ -30,7 +30,7 @@ L1_REFERENCES = {0.1: "dashed", 0.2: "dotted"}
 
 
 def l1_plot(state: GPBootstrapState) -> hv.Overlay:
-    """Histogram of L1(MC histogram, theory) over all inputs, with the MC noise floor, seed 000 Fig. 5.
+    """Histogram of L1(MC histogram, theory) over all inputs, with the MC noise floor, [MO03] Fig. 5.
 
     The reference values ``L1_REFERENCES`` are vertical lines from 0 to the highest bar, drawn as curves (not
     ``hv.VLine``, which Bokeh leaves out of the legend) so that the legend names them."""

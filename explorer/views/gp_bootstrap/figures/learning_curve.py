@@ -132,7 +132,7 @@ CURVE_PADDING = 0.04
 
 def learning_curve_plot(state: GPBootstrapState) -> hv.Overlay:
     """ε(S) of ADATAP, approximate ADATAP, VG, MF, the linear response (IJ), the leave-one-out limit at noise
-    σ²N/S and Monte-Carlo (± 1 s.e.) vs S/N, seed 000 Fig. 1 (left) with docs/linear_response.md.
+    σ²N/S and Monte-Carlo (± 1 s.e.) vs S/N, [MO03] Fig. 1 (left) with docs/linear_response.md.
 
     The second y axis shows the expected number of test points N·e^(−S/N) (the paper's top axis); the
     diamond marks the ADATAP theory at the current S/N. A click on a legend entry hides its layer (Bokeh
@@ -190,7 +190,7 @@ def gap_sentence(state: GPBootstrapState, threshold: float = GAP_THRESHOLD) -> s
     if min(flagged[S_COLUMN]) < 1:
         text += (" At small S/N a bootstrap sample holds few distinct points (N(1 − e^(−S/N)) of them) and the "
                  "theory's Gaussian approximation is at its roughest; the paper's Fig. 1 shows theory and simulation "
-                 "agreeing by eye over the whole curve, at a scale where a few standard errors do not show (seed 000, "
+                 "agreeing by eye over the whole curve, at a scale where a few standard errors do not show ([MO03], "
                  "§5).")
     return text
 

@@ -81,7 +81,7 @@ def _h_grid(edges: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
 
 def distribution_plot(state: GPBootstrapState) -> hv.Overlay:
     """MC histogram of f_i(D) vs the eq. (60) mixture: its density, its mass per bin and, on demand, its Poisson
-    components (k copies of input i in the sample), seed 000 Fig. 3-4. Bin width ``state.bin_width``: 0.2 for
+    components (k copies of input i in the sample), [MO03] Fig. 3-4. Bin width ``state.bin_width``: 0.2 for
     boston, 0.2 · sd(y)/sd(boston's target) for other targets."""
     sol, i, samples = _distribution_data(state)
     width = state.bin_width
