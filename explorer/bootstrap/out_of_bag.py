@@ -87,9 +87,13 @@ def jackknife_plus_bounds(means: np.ndarray, residuals: np.ndarray, confidence: 
         −q̂(−(μ₋ᵢ(x) − R_i)) and q̂(μ₋ᵢ(x) + R_i), q̂ numpy's "lower" quantile at :func:`conformal_level`.
     """
     level = conformal_level(confidence, residuals.size)
-    low = -np.quantile(residuals - means, level, axis=1, method="lower")
-    high = np.quantile(means + residuals, level, axis=1, method="lower")
-    return low, high
+    k = int(np.floor((residuals.size - 1) * level))  # numpy's index of the "lower" quantile at ``level``
+    values = means + residuals
+    values.partition(k, axis=1)  # in place: O(N) per row, no sort and no copy (np.quantile makes both)
+    high = values[:, k].copy()
+    np.subtract(residuals, means, out=values)
+    values.partition(k, axis=1)
+    return -values[:, k], high
 
 
 @dataclass(frozen=True)
