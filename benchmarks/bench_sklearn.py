@@ -13,7 +13,9 @@ rows), the estimator is fitted once (the user's model), then:
 Each side runs in a forked child process with the same number of BLAS threads (``--threads``, default 1), which
 reports its CPU seconds and its peak resident memory above what it started with (``ru_maxrss`` less the RSS at
 the fork). "refits" is a side's CPU time over one fit of the estimator on the N rows. One JSON line per measurement,
-then a table. ``--skip`` names runs to leave out (e.g. ``--skip 200000:300``: 300 refits of 200,000 rows take
+then a table. Each side's process is capped at ``--memory-cap-gb`` of address space (default 8 GB: MAPIE's "plus"
+intervals hold N × (held-out rows) matrices, 3.2 GB each at N = 200,000); a side that needs more is reported as
+such. ``--skip`` names runs to leave out (e.g. ``--skip 200000:300``: 300 refits of 200,000 rows take
 about half an hour on one core); a skipped run is listed as such.
 
     python benchmarks/bench_sklearn.py [--threads 1] [--sizes 2000 20000 200000] [--skip 200000:300]
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import queue as queue_module
 import resource
 import time
 
@@ -88,22 +91,39 @@ def _literal(est, X, y, X_test, resamples):
     return jackknife_plus_bounds(at_test / count, np.abs(y - at_train / count), CONFIDENCE)
 
 
-def _child(queue, threads, work, args):
+def _child(queue, threads, cap_gb, work, args):
+    if cap_gb:  # a side that needs more fails alone, instead of taking the machine's memory from everyone
+        limit = int(cap_gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     with threadpool_limits(threads):
         base = _rss_bytes()
         start = time.process_time()
-        low, high = work(*args)
+        try:
+            low, high = work(*args)
+        except MemoryError:
+            queue.put(None)
+            return
         cpu = time.process_time() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     queue.put((cpu, max(peak - base, 0), np.asarray(low), np.asarray(high)))
 
 
-def _measure(threads, work, *args):
+def _measure(threads, cap_gb, work, *args):
     ctx = mp.get_context("fork")
     queue = ctx.Queue()
-    proc = ctx.Process(target=_child, args=(queue, threads, work, args))
+    proc = ctx.Process(target=_child, args=(queue, threads, cap_gb, work, args))
     proc.start()
-    result = queue.get()
+    while True:  # a child the cap kills outright (not by a MemoryError) puts nothing: count it as out of memory
+        try:
+            result = queue.get(timeout=5)
+            break
+        except queue_module.Empty:
+            if not proc.is_alive():
+                try:  # what it put just before it ended
+                    result = queue.get(timeout=1)
+                except queue_module.Empty:
+                    result = None
+                break
     proc.join()
     return result
 
@@ -120,6 +140,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads of both sides (default 1)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[2_000, 20_000, 200_000])
     parser.add_argument("--skip", nargs="*", default=[], help="runs to leave out, as N:B (B = 0 for the theory)")
+    parser.add_argument("--memory-cap-gb", type=float, default=8.0,
+                        help="address-space cap of each side's process (default 8; 0: none); a side above it is "
+                             "reported as out of memory")
     args = parser.parse_args()
     rows = []
     for n in args.sizes:
@@ -136,7 +159,12 @@ def main() -> None:
                 rows.append({**row, "skipped": True})
                 print(json.dumps(rows[-1]), flush=True)
                 continue
-            cpu, peak, low, high = _measure(args.threads, work, *work_args)
+            result = _measure(args.threads, args.memory_cap_gb, work, *work_args)
+            if result is None:
+                rows.append({**row, "out_of_memory_gb": args.memory_cap_gb})
+                print(json.dumps(rows[-1]), flush=True)
+                continue
+            cpu, peak, low, high = result
             inside = (y_test >= low) & (y_test <= high)
             rows.append({**row, "cpu_s": round(cpu, 2), "refits": round(cpu / fit, 1),
                          "peak_mb": round(peak / 2**20, 1), "coverage": round(float(inside.mean()), 4),
@@ -144,8 +172,9 @@ def main() -> None:
             print(json.dumps(rows[-1]), flush=True)
     print(f"\n{'model':22s} {'N':>8s} {'side':12s} {'CPU s':>9s} {'refits':>8s} {'peak MB':>9s} {'coverage':>9s}")
     for r in rows:
-        if r.get("skipped"):
-            print(f"{r['model']:22s} {r['N']:8d} {r['side']:12s} {'skipped':>9s}")
+        if r.get("skipped") or r.get("out_of_memory_gb"):
+            what = "skipped" if r.get("skipped") else f"needs more than {r['out_of_memory_gb']:g} GB"
+            print(f"{r['model']:22s} {r['N']:8d} {r['side']:12s} {what}")
             continue
         print(f"{r['model']:22s} {r['N']:8d} {r['side']:12s} {r['cpu_s']:9.2f} {r['refits']:8.1f} "
               f"{r['peak_mb']:9.1f} {r['coverage']:9.3f}")
