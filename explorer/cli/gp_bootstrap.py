@@ -26,7 +26,7 @@ BIN_WIDTH = common.FloatRange(1e-3, 1e3, "a bin width", "Narrower bins would mak
 LOSS_EPS = common.FloatRange(0.0, 1e6, "ε")
 LOSS_BETA = common.FloatRange(1e-6, 1e6, "β")
 
-#: Seconds of one Monte-Carlo sample on boston (N = 506; explorer.serving.engine), growing as N³ with the rows: the
+#: Seconds of one Monte-Carlo sample on boston (N = 506; explorer.runtime.engine), growing as N³ with the rows: the
 #: estimate by which a run over :data:`MAX_SECONDS` is refused before it starts.
 SAMPLE_SECONDS = 2e-3
 BOSTON_ROWS = 506
@@ -370,13 +370,9 @@ class _Run:
         return {**payload, "low_rank": self.problem.features_record(), "model": self.model.record()}
 
     def header(self) -> str:
-        """The lines that name the model (and, on the low-rank path, the features)."""
-        if not self.problem.low_rank:
-            return self.model.header()
-        f = self.problem.features
-        how = (f"{f.rank} Nyström landmarks drawn with --seed, jitter {f.jitter:.2g} on K_LL" if f.method == "nystrom"
-               else f"{f.rank} random Fourier features")
-        return f"low-rank kernel K ≈ ΦΦᵀ: {how}; VG and MF: dense path only\n" + self.model.header()
+        """The lines that name the model (and, for a low-rank kernel, the features: ``kernel_note``)."""
+        note = self.problem.kernel_note("--seed")
+        return self.model.header() if note is None else f"{note}\n{self.model.header()}"
 
 
 def _data(args) -> tuple[datasets.Dataset, dict | None]:

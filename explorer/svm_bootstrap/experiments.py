@@ -161,7 +161,7 @@ def svm_learning_curve(
     exact_loo : bool
         Also compute the literal leave-one-out error (one SVM fit per support vector).
     executor : Executor, optional
-        Where the Monte-Carlo chunks run (default: this process; ``explorer.serving.engine`` for Dask).
+        Where the Monte-Carlo chunks run (default: this process; ``explorer.runtime.engine`` for Dask).
     hooks : Hooks, optional
         Progress and cancellation.
 

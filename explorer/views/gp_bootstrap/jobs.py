@@ -20,7 +20,7 @@ from explorer.gp_bootstrap.l1 import scaled_bin_width
 from explorer.gp_bootstrap.montecarlo import SAMPLE_SECONDS_PER_NM2
 from explorer.gp_bootstrap.stages import VG_MF_LOSSES, CurveMC, HoldoutTheory, TheoryCurve
 from explorer.progress import Hooks
-from explorer.serving.caches import lru
+from explorer.runtime.caches import lru
 from explorer.views.common.state.jobs import Job, JobSpec
 from explorer.views.gp_bootstrap.settings import (
     EVIDENCE_ROWS,

@@ -113,7 +113,7 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
     ``theory_curve``, ``linear_response``, ``curve_mc``, ``distribution``, ``holdout_theory``, ``holdout_ij``,
     ``holdout_mc``, ``error``) follow for the active ``tab`` (every change refreshes, also before the first
     :meth:`refresh`). Call :meth:`wait` to block until background jobs are done (in a script their results and
-    progress are applied by ``wait``, see :func:`~explorer.serving.sessions.script_dispatcher`); ``jobs[kind]``
+    progress are applied by ``wait``, see :func:`~explorer.runtime.sessions.script_dispatcher`); ``jobs[kind]``
     reports each job ("theory", "linear_response" and ``MC_KINDS``).
     """
 
