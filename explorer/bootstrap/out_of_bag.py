@@ -9,7 +9,7 @@ input x. The replica theory gives both from its one solve ([MO03] §4-5; derivat
 * at a test input, μ₋ᵢ(x) = μ(x) + c_i t_i(x), with μ(x) = t(x)ᵀγ the bootstrap mean of eq. (48),
   t(x) = Tᵀk(x), T = (I + diag(Δλ) K)⁻¹, and c_i = (μ₋ᵢ(x_i) − m_i)/G_ii, G_ii = 1/(Δλ(i) + Δλ_c(i)) (eq. 54).
 
-The J+aB interval at x with absolute residuals R_i = |y_i − μ₋ᵢ(x_i)| and confidence 1 − α is
+The J+aB interval at x with absolute residuals R_i = abs(y_i − μ₋ᵢ(x_i)) and confidence 1 − α is
 
     [ q̂⁻ of {μ₋ᵢ(x) − R_i},  q̂⁺ of {μ₋ᵢ(x) + R_i} ],
 
@@ -77,7 +77,7 @@ def jackknife_plus_bounds(means: np.ndarray, residuals: np.ndarray, confidence: 
     means : ndarray of shape (M, N)
         μ₋ᵢ(x) at M test inputs (rows) for the N training inputs (columns).
     residuals : ndarray of shape (N,)
-        R_i = |y_i − μ₋ᵢ(x_i)|.
+        R_i = abs(y_i − μ₋ᵢ(x_i)).
     confidence : float
         1 − α, in (0, 1).
 
@@ -107,7 +107,7 @@ class OutOfBagMeans:
     shifts : ndarray of shape (N,)
         c_i = (μ₋ᵢ(x_i) − m_i)(Δλ(i) + Δλ_c(i)): how far leaving i out moves the mean, per unit of t_i(x).
     residuals : ndarray of shape (N,)
-        R_i = |y_i − μ₋ᵢ(x_i)|, the absolute out-of-bag residuals.
+        R_i = abs(y_i − μ₋ᵢ(x_i)), the absolute out-of-bag residuals.
     """
 
     training: np.ndarray

@@ -14,6 +14,7 @@ pytest.importorskip("mapie")
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "user_guide" / "sklearn.md"
 
 
+@pytest.mark.docs
 def test_the_jackknife_plus_example_runs_and_prints_the_pages_output():
     text = PAGE.read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
