@@ -139,6 +139,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads of both sides (default 1)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[2_000, 20_000, 200_000])
+    parser.add_argument("--held-out", type=int, default=HELD_OUT, help=f"held-out rows (default {HELD_OUT})")
     parser.add_argument("--skip", nargs="*", default=[], help="runs to leave out, as N:B (B = 0 for the theory)")
     parser.add_argument("--memory-cap-gb", type=float, default=8.0,
                         help="address-space cap of each side's process (default 8; 0: none); a side above it is "
@@ -146,7 +147,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     for n in args.sizes:
-        X_all, y_all = make_friedman1(n + HELD_OUT, noise=1.0, random_state=0)
+        X_all, y_all = make_friedman1(n + args.held_out, noise=1.0, random_state=0)
         X, y, X_test, y_test = X_all[:n], y_all[:n], X_all[n:], y_all[n:]
         est = _model(n).fit(X, y)
         fit = _fit_seconds(args.threads, est, X, y)
@@ -154,7 +155,8 @@ def main() -> None:
         runs = [("theory", 0, _theory, (est, X, y, X_test))]
         runs += [(f"MAPIE B={b}", b, _mapie, (est, X, y, X_test, b)) for b in RESAMPLES]
         for side, b, work, work_args in runs:
-            row = {"model": name, "N": n, "side": side, "threads": args.threads, "one_fit_cpu_s": round(fit, 3)}
+            row = {"model": name, "N": n, "held_out": args.held_out, "side": side, "threads": args.threads,
+                   "one_fit_cpu_s": round(fit, 3)}
             if f"{n}:{b}" in args.skip:
                 rows.append({**row, "skipped": True})
                 print(json.dumps(rows[-1]), flush=True)
