@@ -188,3 +188,15 @@ def test_what_the_theory_cannot_take_is_a_value_error():
     with pytest.raises(ValueError, match="precomputed"):
         K = X @ X.T
         ReplicaBootstrapRegressor.from_estimator(KernelRidge(kernel="precomputed").fit(K, Y), K, Y)
+
+
+def test_kernel_ridge_on_nystroem_features_of_nearly_full_rank_gives_the_dense_intervals():
+    """rank = N − 1 landmarks of a smooth kernel: ΦΦᵀ ≈ K, so the low-rank intervals are the dense ones (1e-3)."""
+    krr = KernelRidge(alpha=0.1, kernel="rbf", gamma=0.05).fit(X, Y)
+    dense = ReplicaBootstrapRegressor.from_estimator(krr, X, Y)
+    low_rank = ReplicaBootstrapRegressor.from_estimator(krr, X, Y, rank=N - 1, random_state=0)
+    assert isinstance(low_rank.problem_.operator, FeatureKernel)
+    for method in ("percentile", "jackknife+-after-bootstrap"):
+        a, b = np.array(dense.predict_interval(X_TEST, method=method)), np.array(
+            low_rank.predict_interval(X_TEST, method=method))
+        assert np.max(np.abs(a - b)) < 1e-3 * np.max(a[1] - a[0])
