@@ -1,4 +1,4 @@
-"""Benchmark: cost of the SVM replica/ADATAP theory (seed 004) in units of exact SVM fits on D0.
+"""Benchmark: cost of the SVM replica/ADATAP theory ([MO03b]) in units of exact SVM fits on D0.
 
 Prints ratios measured in one run (never compare absolute seconds across machines):
 - one SVM trained on all of D0 (Lawson-Hanson NNLS on the dual; best of --repeats);
@@ -24,7 +24,7 @@ from timing import best_of, timing_parser
 
 from explorer import datasets
 from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap import svm_replica
 from explorer.svm_bootstrap.problem import BROAD_LENGTHSCALE, svm_problem
 
 SONAR = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "sonar.csv"

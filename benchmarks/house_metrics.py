@@ -24,6 +24,19 @@ And the numbers of issue 47 (one replica theory against a kernel operator), ``--
 * functions that build a low-rank problem: those that call a feature map and construct a problem;
 * modules of ``explorer/bootstrap`` and ``explorer/gp_bootstrap`` over 600 lines.
 
+And the numbers of issue 51 (a house a newcomer can walk), ``--house`` alone (the first imports take a minute):
+
+* modules that fail a first import: each module imported first in a child forked from an interpreter that loaded
+  only the third-party libraries (a circular import between explorer modules fails there);
+* imports against the layers: an import of a later layer (core → runtime → pages → app → server and command line;
+  the scikit-learn adapter on the core alone), inside functions too;
+* top-level modules of ``explorer/``;
+* repeated file names with different meanings: a file name in two folders unless every folder is one of a family
+  whose members hold the same kind of module (the pages of ``views/`` with ``views/common``, the papers' subpackages
+  with ``bootstrap/``);
+* mentions of "seed 00N" (the papers' file numbers) and of Markdown files that are not in the repository;
+* modules over 500 lines.
+
 Read from the source's syntax trees, so a name built at run time escapes it; the numbers are for comparing before and
 after a change, and the lists show where each count comes from.
 """
@@ -37,7 +50,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "explorer"
 PAGES = ("gp_bootstrap", "model_selection", "fast_bootstrap", "step_by_step", "svm_bootstrap")
-COMPAT = PACKAGE / "serving" / "compat.py"
+COMPAT = PACKAGE / "runtime" / "compat.py"
 
 
 def _trees(package: Path = PACKAGE) -> dict[Path, ast.Module]:
@@ -330,7 +343,162 @@ def theory_report(package: Path = PACKAGE) -> None:
           f"({', '.join(f'{name} {n}' for n, name in long)})")
 
 
+PAPER_FAMILY = {"bootstrap", "gp_bootstrap", "svm_bootstrap", "model_selection", "fast_bootstrap"}
+LAYER_PREFIXES = (("explorer.runtime", "explorer.distributed"), ("explorer.views",), ("explorer.app",),
+                  ("explorer.serving", "explorer.cli"))
+ADAPTERS = ("explorer.sklearn",)
+HEAVY_LIBRARIES = ("numpy", "scipy.linalg", "scipy.stats", "panel", "holoviews", "bokeh.plotting", "param", "dask",
+                   "distributed", "sklearn", "segno")
+
+
+def _module_of(path: Path, package: Path) -> str:
+    parts = path.relative_to(package.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> int:
+    for level, prefixes in enumerate(LAYER_PREFIXES, start=1):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return level
+    return 1 if module.startswith(ADAPTERS) else 0
+
+
+def layer_violations(trees, package: Path = PACKAGE) -> list[str]:
+    """``"module imports later"`` for every import of a later layer (and of the adapter by anything but itself)."""
+    found = []
+    for path, tree in trees.items():
+        module = _module_of(path, package)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                if not name.startswith("explorer."):
+                    continue
+                adapter_import = name.startswith(ADAPTERS) and not module.startswith(ADAPTERS)
+                adapter_up = module.startswith(ADAPTERS) and _layer(name) > 0 and not name.startswith(ADAPTERS)
+                if _layer(name) > _layer(module) or adapter_import or adapter_up:
+                    found.append(f"{module} imports {name}")
+    return sorted(set(found))
+
+
+def first_import_failures(package: Path = PACKAGE) -> list[str]:
+    """Modules of ``package`` that fail when imported first (one forked child each, after the third-party libraries)."""
+    import subprocess
+
+    modules = sorted(_module_of(p, package) for p in package.rglob("*.py") if p.name != "__main__.py")
+    code = ("import importlib, os, sys\n"
+            "for name in sys.argv[2:]:\n"
+            "    try: importlib.import_module(name)\n"
+            "    except ImportError: pass\n"
+            "failed = []\n"
+            "for module in sys.argv[1].split(','):\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        try: importlib.import_module(module)\n"
+            "        except BaseException: os._exit(1)\n"
+            "        os._exit(0)\n"
+            "    if os.waitpid(pid, 0)[1]: failed.append(module)\n"
+            "print(','.join(failed))\n")
+    out = subprocess.run([sys.executable, "-c", code, ",".join(modules), *HEAVY_LIBRARIES], capture_output=True,
+                         text=True, cwd=package.parent, timeout=900)
+    return [m for m in out.stdout.strip().split(",") if m]
+
+
+def top_level_modules(package: Path = PACKAGE) -> list[str]:
+    """The modules directly inside ``explorer/`` (packages aside)."""
+    return sorted(p.stem for p in package.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+
+
+def _family(folder: Path, package: Path) -> str | None:
+    """The family whose members hold the same kinds of module: a page of views/ (or views/common/...), a paper."""
+    rel = folder.relative_to(package).parts
+    if len(rel) >= 2 and rel[0] == "views":
+        return "views"
+    if len(rel) == 1 and rel[0] in PAPER_FAMILY:
+        return "papers"
+    return None
+
+
+def repeated_names(package: Path = PACKAGE) -> dict[str, list[str]]:
+    """File names in two or more folders of ``package`` where the folders are not all of one family."""
+    by_name: dict[str, list[Path]] = {}
+    for path in package.rglob("*.py"):
+        if path.name not in ("__init__.py", "__main__.py"):
+            by_name.setdefault(path.name, []).append(path)
+    out = {}
+    for name, paths in sorted(by_name.items()):
+        families = {_family(p.parent, package) for p in paths}
+        if len(paths) > 1 and (None in families or len(families) > 1):
+            out[name] = sorted(str(p.relative_to(package.parent)) for p in paths)
+    return out
+
+
+def _text_files(root: Path):
+    for pattern in ("explorer/**/*.py", "tests/**/*.py", "benchmarks/**/*.py", "docs/**/*.md", "docs/**/*.py",
+                    "notebooks/*.ipynb", "README.md", "CONTRIBUTING.md", "pyproject.toml"):
+        for path in root.glob(pattern):
+            if "_build" not in path.parts and ".venv" not in path.parts and "docs/notebooks" not in str(path):
+                yield path
+
+
+def seed_mentions(root: Path = ROOT) -> list[str]:
+    """``path:line`` of each mention of a paper by its file number ("seed 000", "seed004_...")."""
+    import re
+
+    pattern = re.compile(r"seeds?[ _-]?00[0-9]", re.IGNORECASE)
+    return [f"{p.relative_to(root)}:{i}" for p in _text_files(root)
+            for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1) if pattern.search(line)]
+
+
+def missing_markdown_files(root: Path = ROOT) -> list[str]:
+    """Mentions of a Markdown file name that is nowhere in the repository (``../shared/...`` paths aside:
+    the data and papers beside the checkout, which tests skip without)."""
+    import re
+
+    present = {p.name for p in root.rglob("*.md") if ".venv" not in p.parts and "_build" not in p.parts}
+    pattern = re.compile(r"(\.\./shared/)?([\w./-]*?)([A-Za-z_][\w-]*\.md)\b")
+    found = []
+    for path in _text_files(root):
+        if path.relative_to(root) == Path("tests/test_docs.py"):  # names the notes outside the repository to forbid them
+            continue
+        for i, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            for m in pattern.finditer(line):
+                if not m.group(1) and m.group(3) not in present:
+                    found.append(f"{path.relative_to(root)}:{i} {m.group(3)}")
+    return found
+
+
+def long_modules(package: Path = PACKAGE, limit: int = 500) -> list[tuple[int, str]]:
+    """Modules of ``package`` over ``limit`` lines, longest first."""
+    sizes = ((len(p.read_text().splitlines()), str(p.relative_to(package.parent))) for p in package.rglob("*.py"))
+    return sorted((s for s in sizes if s[0] > limit), reverse=True)
+
+
+def house_report(package: Path = PACKAGE) -> None:
+    """Print the numbers of issue 51."""
+    trees = _trees(package)
+    root = package.parent
+    for title, lines in (("modules that fail a first import", first_import_failures(package)),
+                         ("imports against the layers", layer_violations(trees, package)),
+                         ("top-level modules", top_level_modules(package)),
+                         ("repeated file names with different meanings",
+                          [f"{k}: {', '.join(v)}" for k, v in repeated_names(package).items()]),
+                         ("mentions of 'seed 00N'", seed_mentions(root)),
+                         ("mentions of Markdown files not in the repository", missing_markdown_files(root)),
+                         ("modules over 500 lines", [f"{name} {n}" for n, name in long_modules(package)])):
+        print(f"{title}: {len(lines)}")
+        for line in lines[:40]:
+            print("   ", line)
+
+
 def main() -> int:
+    if "--house" in sys.argv:
+        house_report()
+        return 0
     if "--root" in sys.argv:
         theory_report(Path(sys.argv[sys.argv.index("--root") + 1]).resolve() / "explorer")
         return 0

@@ -90,3 +90,30 @@ def build(X):
     assert metrics.s_to_S_places(trees) == ["explorer/gp_bootstrap/example.py:6"]
     assert list(metrics.noise_messages(trees)) == ["`noise_var` must be positive, got {}."]
     assert metrics.low_rank_builders(trees) == ["explorer/gp_bootstrap/example.py:build"]
+
+
+def test_the_script_counts_the_numbers_of_issue_51(metrics, tmp_path):
+    """Layers, repeated names, file numbers of the papers and missing notes, on a package written for the test."""
+    package = tmp_path / "explorer"
+    for folder in ("runtime", "views/gp", "views/svm", "views/common", "gp_bootstrap", "svm_bootstrap", "cli"):
+        (package / folder).mkdir(parents=True)
+    (package / "runtime" / "engine.py").write_text("def f():\n    from explorer.views.gp import state\n")
+    (package / "views" / "gp" / "state.py").write_text('"""The GP page (seed 000, see STYLE.md)."""\n')
+    (package / "views" / "svm" / "state.py").write_text('"""[MO03b] eq. (17); CONTRIBUTING.md."""\n')
+    (package / "views" / "common" / "state.py").write_text("from explorer.runtime import engine\n")
+    (package / "gp_bootstrap" / "problem.py").write_text("")
+    (package / "svm_bootstrap" / "problem.py").write_text("")
+    (package / "views" / "gp" / "problem.py").write_text("")
+    (package / "cli" / "app.py").write_text("import explorer.sklearn\n")
+    (package / "app.py").write_text("")
+    (tmp_path / "CONTRIBUTING.md").write_text("")
+    trees = metrics._trees(package)
+    assert metrics.layer_violations(trees, package) == ["explorer.cli.app imports explorer.sklearn",  # nothing imports an adapter
+                                                        "explorer.runtime.engine imports explorer.views.gp"]
+    assert metrics.repeated_names(package) == {
+        "app.py": ["explorer/app.py", "explorer/cli/app.py"],
+        "problem.py": ["explorer/gp_bootstrap/problem.py", "explorer/svm_bootstrap/problem.py",
+                       "explorer/views/gp/problem.py"]}
+    assert metrics.seed_mentions(tmp_path) == ["explorer/views/gp/state.py:1"]
+    assert metrics.missing_markdown_files(tmp_path) == ["explorer/views/gp/state.py:1 STYLE.md"]
+    assert metrics.top_level_modules(package) == ["app"]

@@ -1,6 +1,6 @@
 """``learning-curve``, ``distribution`` and ``holdout``: the GP-regression bootstrap of seed 000, theory vs MC.
 
-Each builds its problem with :func:`explorer.gp_bootstrap.problems.regression_problem` (as the app's
+Each builds its problem with :func:`explorer.gp_bootstrap.problem.regression_problem` (as the app's
 :mod:`explorer.views.gp_bootstrap.state` does) and prints the comparison of
 :mod:`explorer.gp_bootstrap.experiments`: Fig. 1 (learning curve ε(S)), Fig. 3-5 (L1 distances between the
 bootstrap distribution and eq. (60)) and Fig. 2 (mean and variance at held-out inputs).
@@ -14,7 +14,8 @@ import numpy as np
 
 from explorer import datasets, kernels, lowrank
 from explorer.cli import common
-from explorer.gp_bootstrap import evidence, experiments, montecarlo, problems, stages
+from explorer.gp_bootstrap import evidence, experiments, montecarlo, stages
+from explorer.gp_bootstrap import problem as problems
 
 __all__ = ["register", "COMMANDS"]
 

@@ -1,4 +1,4 @@
-"""Seed 000 (Malzahn & Opper, JMLR 2003): bootstrap averages of GP regression without retraining.
+"""[MO03] (Malzahn & Opper, JMLR 2003): bootstrap averages of GP regression without retraining.
 
 The ADATAP theory itself (eqs. 45-67) is :mod:`explorer.bootstrap.replica` (dense) and
 :mod:`explorer.operators` (dense K or K ≈ ΦΦᵀ), shared with the other papers. Here: ``montecarlo`` the

@@ -1,6 +1,6 @@
-"""Theory-vs-Monte-Carlo experiments of seed 000 (Fig. 1-5), shared by the CLI, the views and notebooks.
+"""Theory-vs-Monte-Carlo experiments of [MO03] (Fig. 1-5), shared by the CLI, the views and notebooks.
 
-Each function takes a :class:`~explorer.gp_bootstrap.problems.RegressionProblem` (data, kernel, noise and the
+Each function takes a :class:`~explorer.gp_bootstrap.problem.RegressionProblem` (data, kernel, noise and the
 kernel operator: the dense K or the features Φ of K ≈ ΦΦᵀ; re-exported here with :func:`regression_problem` and the
 paper's constants), runs the replica theory and the Monte-Carlo bootstrap on its operator, and returns a frozen
 result object.
@@ -19,7 +19,7 @@ from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike, item_generator, root_seed
 from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
 from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
-from explorer.gp_bootstrap.problems import (
+from explorer.gp_bootstrap.problem import (
     PAPER_L2,
     PAPER_NOISE_VAR,
     RegressionProblem,
@@ -139,7 +139,7 @@ class LearningCurveRow:
 
 @dataclass(frozen=True)
 class LearningCurveComparison:
-    """Bootstrap learning curve ε(S), theory vs MC (seed 000, Fig. 1); timing in seconds.
+    """Bootstrap learning curve ε(S), theory vs MC ([MO03], Fig. 1); timing in seconds.
 
     ``theory_s``, ``vg_s`` and ``mf_s`` are cold solves at S = N of ADATAP, VG and MF (``vg_s`` and ``mf_s``
     None when the loss is not square: VG and MF are then not solved); ``mc_sample_s`` one MC sample at S = N;
@@ -194,7 +194,7 @@ def learning_curve_comparison(
     hooks: Hooks | None = None,
     methods: Sequence[str] | None = None,
 ) -> LearningCurveComparison:
-    """ε(S) from ADATAP, the approximate ADATAP, VG, MF (seed 000 Fig. 1, left), IJ, the LOO limit and Monte-Carlo.
+    """ε(S) from ADATAP, the approximate ADATAP, VG, MF ([MO03] Fig. 1, left), IJ, the LOO limit and Monte-Carlo.
 
     ADATAP and VG are warm-started along S, both with tolerance ``tol``; MF is a linear solve; IJ and the LOO limit
     are one factorisation per S (:func:`linear_response_curve`). VG, MF and IJ define ε(S) for the square loss

@@ -1,11 +1,11 @@
-"""The core's problem (:class:`~explorer.gp_bootstrap.problems.RegressionProblem`) for the scikit-learn estimator:
-a kernel model dense or Nyström (:func:`~explorer.gp_bootstrap.problems.build_problem`), an explicit-feature model on
+"""The core's problem (:class:`~explorer.gp_bootstrap.problem.RegressionProblem`) for the scikit-learn estimator:
+a kernel model dense or Nyström (:func:`~explorer.gp_bootstrap.problem.build_problem`), an explicit-feature model on
 its features Φ (never an N×N matrix) up to :data:`~explorer.lowrank.MAX_RANK` of them."""
 from __future__ import annotations
 
 import numpy as np
 
-from explorer.gp_bootstrap.problems import RegressionProblem, build_problem
+from explorer.gp_bootstrap.problem import RegressionProblem, build_problem
 from explorer.lowrank import MAX_RANK, given_features
 from explorer.operators.features import FeatureKernel
 from explorer.sklearn.estimators import TheoryModel

@@ -1,4 +1,4 @@
-"""Seed 004 (Malzahn & Opper, NIPS 2003): bootstrap averages of hard-margin support vector classifiers.
+"""[MO03b] (Malzahn & Opper, NIPS 2003): bootstrap averages of hard-margin support vector classifiers.
 
 ``classifier`` the hard-margin SVM, ``montecarlo`` its Monte-Carlo bootstrap, ``replica`` the replica theory;
 ``problem`` the SVM problem (standardised inputs, labels, kernel, merged sites), ``stages`` the stages the CLI and

@@ -1,4 +1,4 @@
-"""The stages of seed 004's learning curve on one :class:`~explorer.svm_bootstrap.problem.SVMProblem`, each built
+"""The stages of [MO03b]'s learning curve on one :class:`~explorer.svm_bootstrap.problem.SVMProblem`, each built
 once: the CLI (through :func:`~explorer.svm_bootstrap.experiments.svm_learning_curve`) and the app's SVM tab call
 the same functions, so they agree by construction.
 
@@ -18,7 +18,7 @@ import numpy as np
 from explorer.chunks import Executor, SeedLike
 from explorer.progress import NO_HOOKS, Hooks
 from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap import svm_replica
 from explorer.svm_bootstrap.problem import SVMProblem
 from explorer.validation import mc_curve_grid, s_over_n_grid
 

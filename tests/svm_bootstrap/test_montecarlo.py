@@ -1,4 +1,4 @@
-"""Hard-margin SVM without bias and its Monte-Carlo bootstrap (seed 004, eqs. 1, 6, 7).
+"""Hard-margin SVM without bias and its Monte-Carlo bootstrap ([MO03b], eqs. 1, 6, 7).
 
 Tolerances: the active-set solver stops at margin violations below 1e-9 and refines every solve, so
 weights agree with independent solvers to ~1e-6 relative (SLSQP's own accuracy is the limit there) and
@@ -360,7 +360,7 @@ def test_counts_validation_message():
 # ----------------------------------------------------------------------------- layers
 
 def test_svm_core_does_not_import_ui_stack():
-    code = ("import sys, explorer.svm_bootstrap.montecarlo, explorer.svm_bootstrap.replica, explorer.svm_bootstrap.experiments, "
+    code = ("import sys, explorer.svm_bootstrap.montecarlo, explorer.svm_bootstrap.svm_replica, explorer.svm_bootstrap.experiments, "
             "explorer.svm_bootstrap.problem, explorer.svm_bootstrap.stages\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
             "{'panel', 'holoviews', 'bokeh', 'param'})))\n")

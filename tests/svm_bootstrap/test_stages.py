@@ -1,4 +1,4 @@
-"""The stages of seed 004's learning curve (theory_curve, mc_curve in explorer.svm_bootstrap.stages) against
+"""The stages of [MO03b]'s learning curve (theory_curve, mc_curve in explorer.svm_bootstrap.stages) against
 the functions they join, and their partial results."""
 
 import pytest
@@ -6,7 +6,7 @@ import pytest
 from explorer import datasets
 from explorer.progress import Cancelled, Hooks
 from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap import svm_replica
 from explorer.svm_bootstrap.problem import BROAD_LENGTHSCALE, svm_problem
 from explorer.svm_bootstrap.stages import mc_curve, theory_curve, theory_learning_curve
 

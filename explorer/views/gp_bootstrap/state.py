@@ -22,7 +22,8 @@ import param
 from explorer import kernels
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import experiments, problems
+from explorer.gp_bootstrap import experiments
+from explorer.gp_bootstrap import problem as problems
 from explorer.gp_bootstrap.l1 import scaled_bin_width
 from explorer.gp_bootstrap.linear_response import LinearResponseMoments
 from explorer.gp_bootstrap.stages import (
