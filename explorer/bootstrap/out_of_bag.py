@@ -16,7 +16,7 @@ The J+aB interval at x with absolute residuals R_i = abs(y_i − μ₋ᵢ(x_i)) 
 q̂⁺ the ⌈(1 − α)(N + 1)⌉/N quantile of the N values (numpy's ``method="lower"``) and q̂⁻ the same of their negatives,
 negated — MAPIE's ``JackknifeAfterBootstrapRegressor`` with ``conformity_score="absolute"``, ``method="plus"``,
 ``aggregation_method="mean"``. After the solve, each block of M test inputs costs what t(x) costs
-(:mod:`explorer.operators.out_of_bag`: O(N² M) dense, O(N m M) on features) plus O(N M) for the quantiles.
+(:mod:`explorer.operators.cross_covariances`: O(N² M) dense, O(N m M) on features) plus O(N M) for the quantiles.
 
 Core module: numpy and scipy only.
 """

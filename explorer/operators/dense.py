@@ -19,8 +19,8 @@ import numpy as np
 from scipy import linalg
 from scipy.sparse import linalg as sparse_linalg
 
+from explorer.operators.cross_covariances import DenseOutOfBag
 from explorer.operators.log_evidence import DenseEvidence
-from explorer.operators.out_of_bag import DenseOutOfBag
 from explorer.operators.refits import DenseRefits
 from explorer.operators.responses import DenseResponses
 from explorer.validation import finite

@@ -34,8 +34,8 @@ import numpy as np
 from scipy import linalg
 from scipy.sparse import linalg as sparse_linalg
 
+from explorer.operators.cross_covariances import FeatureOutOfBag
 from explorer.operators.log_evidence import FeatureEvidence
-from explorer.operators.out_of_bag import FeatureOutOfBag
 from explorer.operators.refits import FeatureRefits
 from explorer.operators.responses import FeatureResponses
 from explorer.progress import NO_HOOKS

@@ -16,13 +16,13 @@ refitted:
 
 Modules: :mod:`~explorer.sklearn.regressor` (the estimator), :mod:`~explorer.sklearn.estimators` (what each
 scikit-learn regressor is in the theory), :mod:`~explorer.sklearn.intervals` (the two kinds of interval),
-:mod:`~explorer.sklearn.kernels` (prior and noise of a Gaussian-process kernel), :mod:`~explorer.sklearn.results`.
+:mod:`~explorer.sklearn.gp_kernels` (prior and noise of a Gaussian-process kernel), :mod:`~explorer.sklearn.results`.
 The compute core does the maths; this adapter validates, maps the estimator and calls it. It is not core: it
 imports scikit-learn (the ``sklearn`` extra), and no core module imports it.
 """
 from explorer.bootstrap.distribution import BootstrapDistribution
 from explorer.sklearn.estimators import SUPPORTED, TheoryModel
-from explorer.sklearn.kernels import split_noise
+from explorer.sklearn.gp_kernels import split_noise
 from explorer.sklearn.regressor import EXPECTED_FAILED_CHECKS, MAX_EVIDENCE_ROWS, ReplicaBootstrapRegressor
 from explorer.sklearn.results import BootstrapLearningCurve
 

@@ -34,7 +34,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from explorer.sklearn.kernels import gp_model
+from explorer.sklearn.gp_kernels import gp_model
 from explorer.validation import noise_variance
 
 __all__ = ["SUPPORTED", "INTERCEPT_PRIOR", "PSD_RTOL", "TheoryModel", "theory_model", "check_kind", "check_supported",

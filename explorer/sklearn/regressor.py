@@ -17,7 +17,7 @@ from explorer.bootstrap.out_of_bag import OutOfBagMeans, out_of_bag_means
 from explorer.gp_bootstrap import stages
 from explorer.sklearn import intervals, problems
 from explorer.sklearn.estimators import check_kind, check_supported, theory_model
-from explorer.sklearn.kernels import gp_model
+from explorer.sklearn.gp_kernels import gp_model
 from explorer.sklearn.results import BootstrapLearningCurve, generator, is_integer, is_real, seed_of
 from explorer.validation import s_over_n_grid
 
