@@ -114,6 +114,15 @@ class LowRankFeatures:
             return _fourier_map(check_inputs(X), self._frequencies, self._scale)
         raise ValueError("given features have no map to new inputs: pass the test rows' features yourself.")
 
+    def description(self, seed_option: str = "the seed") -> str:
+        """How Φ was made, in words: ``"128 Nyström landmarks drawn with --seed, jitter 1e-08 on K_LL"``,
+        ``"256 random Fourier features"`` or ``"16 given features"``; ``seed_option`` names where the seed came from."""
+        if self.method == "nystrom":
+            return f"{self.rank} Nyström landmarks drawn with {seed_option}, jitter {self.jitter:.2g} on K_LL"
+        if self.method == "rff":
+            return f"{self.rank} random Fourier features"
+        return f"{self.rank} given features"
+
     def as_dict(self) -> dict:
         """What rebuilds ΦΦᵀ, as JSON: ``method``, ``rank``, ``landmarks`` (0-based training rows) and ``jitter``."""
         return {"method": self.method, "rank": self.rank,

@@ -182,3 +182,22 @@ def test_rank_above_the_largest_is_refused():
     X = np.zeros((MAX_RANK + 1, 1))
     with pytest.raises(ValueError, match=f"above {MAX_RANK}"):
         nystrom_features(SquaredExponential(), X, MAX_RANK + 1)
+
+
+def test_a_problem_says_what_its_features_are_and_a_dense_one_says_nothing():
+    """The line above the model names Φ (method, rank, jitter) for a low-rank problem and is absent for a dense one;
+    what needs the N×N matrix is asked of the operator."""
+    from explorer.gp_bootstrap.problems import build_problem
+    from explorer.kernels import paper_rbf
+
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((60, 2)), rng.standard_normal(60)
+    kernel = paper_rbf(X, l2=1.0)
+    assert build_problem("toy", X, y, kernel, 0.1).kernel_note() is None
+    nystrom = build_problem("toy", X, y, kernel, 0.1, rank=12, rng=0)
+    assert nystrom.kernel_note("--seed") == (f"low-rank kernel K ≈ ΦΦᵀ: 12 Nyström landmarks drawn with --seed, jitter "
+                                            f"{nystrom.features.jitter:.2g} on K_LL; VG and MF: dense path only")
+    rff = build_problem("toy", X, y, kernel, 0.1, rank=12, method="rff", rng=0)
+    assert rff.kernel_note().startswith("low-rank kernel K ≈ ΦΦᵀ: 12 random Fourier features;")
+    assert nystrom.operator.refit_flops() == 60 * 12 ** 2
+    assert build_problem("toy", X, y, kernel, 0.1).operator.refit_flops() == 60 ** 3 / 3

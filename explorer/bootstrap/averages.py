@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from explorer.bootstrap.occupations import SERIES_TAIL, poisson_weights
 from explorer.operators import as_operator
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # replica re-exports this module's names, so it is imported f
 
 __all__ = ["bootstrap_test_error", "cavity_test_errors", "bootstrap_loss_error", "OptimismErrors",
            "bootstrap_optimism", "BootstrapMoments", "bootstrap_moments", "bootstrap_moments_lowrank",
-           "MixtureComponents", "mixture_components", "predictive_density", "bin_probabilities",
+           "MixtureComponents", "mixture_components",
            "self_consistency_residuals"]
 
 
@@ -246,52 +246,6 @@ def mixture_components(sol: ReplicaSolution, i: int, tail_mass: float = 1e-6) ->
     means = (sol.gam_c[i] + sol.y[i] * np.arange(p.size) / sol.noise_var) / prec
     sds = np.sqrt(max(-sol.lam_c[i], 0.0)) / prec
     return MixtureComponents(weights=p, means=means, sds=sds)
-
-
-def predictive_density(sol: ReplicaSolution, i: int, h: np.ndarray, tail_mass: float = 1e-6) -> np.ndarray:
-    """Theory density ρ_i(h) of the bootstrapped predictor at training input i, eq. (60).
-
-    Parameters
-    ----------
-    sol, i, tail_mass
-        As in :func:`mixture_components`: the replica solution at S, the index of the training input and
-        the Poisson tail mass dropped from the mixture.
-    h : ndarray of any shape
-        Predictor values at which to evaluate the density.
-
-    Returns
-    -------
-    ndarray of the shape of ``h``
-        ρ_i(h).
-    """
-    mix = mixture_components(sol, i, tail_mass)
-    h = np.asarray(h, dtype=float)
-    return (mix.weights * stats.norm.pdf(h[..., None], mix.means, mix.sds)).sum(axis=-1)
-
-
-def bin_probabilities(sol: ReplicaSolution, i: int, edges: np.ndarray, tail_mass: float = 1e-6) -> np.ndarray:
-    """Mass of the eq. (60) mixture in each histogram bin (the k ≥ 1 components are narrower than a bin).
-
-    Parameters
-    ----------
-    sol, i, tail_mass
-        As in :func:`predictive_density`.
-    edges : ndarray of shape (n_bins + 1,)
-        Increasing bin edges.
-
-    Returns
-    -------
-    ndarray of shape (n_bins,)
-        The probability of each bin.
-    """
-    mix = mixture_components(sol, i, tail_mass)
-    w, mu, sd = mix.weights, mix.means, mix.sds
-    edges = np.asarray(edges, dtype=float)
-    if sd[0] > 0:
-        cdf = stats.norm.cdf(edges[:, None], mu, sd)
-    else:  # K ∝ I: point masses
-        cdf = (edges[:, None] >= mu).astype(float)
-    return np.diff(cdf @ w)
 
 
 def self_consistency_residuals(sol: ReplicaSolution, K: np.ndarray) -> dict[str, float]:

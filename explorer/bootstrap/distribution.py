@@ -19,7 +19,7 @@ from explorer.bootstrap.averages import mixture_components
 if TYPE_CHECKING:  # replica re-exports this module's names, so it is imported for annotations only
     from explorer.bootstrap.replica import ReplicaSolution
 
-__all__ = ["BootstrapDistribution", "bootstrap_distribution"]
+__all__ = ["BootstrapDistribution", "bootstrap_distribution", "predictive_density", "bin_probabilities"]
 
 #: Bisection steps of :meth:`BootstrapDistribution.ppf`: each halves the bracket, 80 take any double-precision
 #: bracket down to its last bit.
@@ -165,7 +165,8 @@ class BootstrapDistribution:
             return np.where(sds > 0, gap / sds, np.where(gap >= 0, np.inf, -np.inf)), sds
 
 
-def bootstrap_distribution(sol: ReplicaSolution, tail_mass: float = 1e-6) -> BootstrapDistribution:
+def bootstrap_distribution(sol: ReplicaSolution, tail_mass: float = 1e-6, rows: ArrayLike | None = None
+                           ) -> BootstrapDistribution:
     """The eq. (60) mixture of every training input of ``sol`` as one :class:`BootstrapDistribution`.
 
     Parameters
@@ -174,12 +175,58 @@ def bootstrap_distribution(sol: ReplicaSolution, tail_mass: float = 1e-6) -> Boo
         The replica solution at S (any kernel operator).
     tail_mass : float
         Largest Poisson tail mass P(k > k_max) left out of the mixture (the rest is renormalised).
+    rows : array_like of int, optional
+        The training inputs to keep (default all N), in this order.
 
     Returns
     -------
     BootstrapDistribution
-        In the order of the training rows.
+        One row per training input kept, in the order of ``rows`` (of the training rows by default).
     """
-    parts = [mixture_components(sol, i, tail_mass) for i in range(sol.n)]  # eq. (60)
+    parts = [mixture_components(sol, int(i), tail_mass) for i in (range(sol.n) if rows is None else rows)]  # eq. (60)
     return BootstrapDistribution(parts[0].weights, np.stack([p.means for p in parts]),
                                  np.stack([np.broadcast_to(p.sds, p.means.shape) for p in parts]), sol.s_over_n)
+
+
+def predictive_density(sol: ReplicaSolution, i: int, h: ArrayLike, tail_mass: float = 1e-6) -> np.ndarray:
+    """Theory density ρ_i(h) of the bootstrapped predictor at training input i, eq. (60): the
+    :meth:`BootstrapDistribution.pdf` of input i alone.
+
+    Parameters
+    ----------
+    sol : ReplicaSolution
+        The replica solution at S.
+    i : int
+        The index of the training input.
+    h : array_like of any shape
+        Predictor values at which to evaluate the density.
+    tail_mass : float
+        The Poisson tail mass dropped from the mixture.
+
+    Returns
+    -------
+    ndarray of the shape of ``h``
+        ρ_i(h).
+    """
+    h = np.asarray(h, dtype=float)
+    return bootstrap_distribution(sol, tail_mass, rows=[i]).pdf(h[..., None])[..., 0]
+
+
+def bin_probabilities(sol: ReplicaSolution, i: int, edges: ArrayLike, tail_mass: float = 1e-6) -> np.ndarray:
+    """Mass of the eq. (60) mixture in each histogram bin: differences of the :meth:`BootstrapDistribution.cdf` of
+    input i at the edges.
+
+    Parameters
+    ----------
+    sol, i, tail_mass
+        As in :func:`predictive_density`.
+    edges : array_like of shape (n_bins + 1,)
+        Increasing bin edges.
+
+    Returns
+    -------
+    ndarray of shape (n_bins,)
+        The probability of each bin.
+    """
+    edges = np.asarray(edges, dtype=float)
+    return np.diff(bootstrap_distribution(sol, tail_mass, rows=[i]).cdf(edges[:, None])[:, 0])

@@ -570,7 +570,6 @@ from explorer.bootstrap.averages import (  # noqa: E402 - averages imports Repli
     BootstrapMoments,
     MixtureComponents,
     OptimismErrors,
-    bin_probabilities,
     bootstrap_loss_error,
     bootstrap_moments,
     bootstrap_moments_lowrank,
@@ -578,9 +577,9 @@ from explorer.bootstrap.averages import (  # noqa: E402 - averages imports Repli
     bootstrap_test_error,
     cavity_test_errors,
     mixture_components,
-    predictive_density,
     self_consistency_residuals,
 )
+from explorer.bootstrap.distribution import bin_probabilities, predictive_density  # noqa: E402 - eq. (60) at one input
 
 __all__ += ["bootstrap_test_error", "cavity_test_errors", "bootstrap_loss_error", "OptimismErrors",
             "bootstrap_optimism", "BootstrapMoments", "bootstrap_moments", "bootstrap_moments_lowrank",

@@ -370,13 +370,9 @@ class _Run:
         return {**payload, "low_rank": self.problem.features_record(), "model": self.model.record()}
 
     def header(self) -> str:
-        """The lines that name the model (and, on the low-rank path, the features)."""
-        if not self.problem.low_rank:
-            return self.model.header()
-        f = self.problem.features
-        how = (f"{f.rank} Nyström landmarks drawn with --seed, jitter {f.jitter:.2g} on K_LL" if f.method == "nystrom"
-               else f"{f.rank} random Fourier features")
-        return f"low-rank kernel K ≈ ΦΦᵀ: {how}; VG and MF: dense path only\n" + self.model.header()
+        """The lines that name the model (and, for a low-rank kernel, the features: ``kernel_note``)."""
+        note = self.problem.kernel_note("--seed")
+        return self.model.header() if note is None else f"{note}\n{self.model.header()}"
 
 
 def _data(args) -> tuple[datasets.Dataset, dict | None]:

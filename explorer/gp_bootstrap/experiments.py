@@ -312,9 +312,10 @@ def _vg_and_mf(problem: RegressionProblem, grid: np.ndarray, loss: str, tol: flo
 
 
 def _time_mc_sample(problem: RegressionProblem, rng) -> float:
-    """Seconds per MC bootstrap sample at S = N (the mean over 100 samples after 5, or 5 after 1 on the low-rank
-    path and above ``ALL_METHODS_ROWS`` rows, where one sample takes a tenth of a second or more)."""
-    warm, n_samples = (1, 5) if problem.low_rank or problem.n > ALL_METHODS_ROWS else (5, 100)
+    """Seconds per MC bootstrap sample at S = N: the mean over 100 samples after 5, or over 5 after 1 where one refit
+    costs more than a dense one of ``ALL_METHODS_ROWS`` rows (a tenth of a second or more)."""
+    costly = problem.operator.refit_flops() > ALL_METHODS_ROWS ** 3 / 3
+    warm, n_samples = (1, 5) if costly else (5, 100)
     montecarlo.bootstrap_predictions(problem.operator, problem.y, problem.noise_var, problem.sample_size(1.0), warm,
                                      rng=rng)
     t0 = time.perf_counter()

@@ -19,7 +19,7 @@ from explorer.bootstrap.problem import KernelProblem
 from explorer.datasets import Dataset, holdout_split
 from explorer.kernels import Kernel, paper_rbf
 from explorer.lowrank import LowRankFeatures, low_rank_features
-from explorer.operators import KernelOperator, require
+from explorer.operators import KernelOperator, offers, require
 from explorer.operators.dense import DenseKernel
 from explorer.operators.features import FeatureKernel
 from explorer.validation import noise_variance
@@ -74,6 +74,15 @@ class RegressionProblem(KernelProblem):
     def features_record(self) -> dict | None:
         """What rebuilds ΦΦᵀ (method, rank, landmarks, jitter) for the outputs of a low-rank problem, None for a dense one."""
         return None if self.features is None else self.features.as_dict()
+
+    def kernel_note(self, seed_option: str = "the seed") -> str | None:
+        """The line outputs print above the model when the kernel is an approximation K ≈ ΦΦᵀ (what Φ is and what
+        needs the N×N matrix), None when it is the kernel matrix itself — a report of the model, like
+        :meth:`features_record`, not a choice of computation."""
+        if self.features is None:
+            return None
+        needs = "" if offers(self.operator, "dense_matrix") else "; VG and MF: dense path only"
+        return f"low-rank kernel K ≈ ΦΦᵀ: {self.features.description(seed_option)}{needs}"
 
     def cross(self, X_other: np.ndarray) -> np.ndarray:
         """The model's cross terms with other inputs, what eq. (48) and the Monte-Carlo take at test inputs: k(x, x_i)

@@ -50,6 +50,10 @@ class DenseRefits:
     #: The operand's name in messages.
     refit_name = "K"
 
+    def refit_flops(self) -> float:
+        """Floating-point operations of one refit: a Cholesky factor of the N×N matrix, N³/3."""
+        return self.n ** 3 / 3
+
     def refit_operand(self) -> str:
         """The operand as messages name it: "`K` of shape (N, N)"."""
         return f"`K` of shape {self.K.shape}"
@@ -192,6 +196,10 @@ class FeatureRefits:
     refit_reduction = "streamed"
     #: The operand's name in messages.
     refit_name = "phi"
+
+    def refit_flops(self) -> float:
+        """Floating-point operations of one refit: the m×m matrix Φᵀ diag(s) Φ, N m²."""
+        return self.n * self.phi.shape[1] ** 2
 
     def refit_operand(self) -> str:
         """The operand as messages name it: "`phi` of shape (N, m)"."""
