@@ -74,8 +74,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="a Parquet file or folder of your own, read by partitions on the workers; needs --target "
                         "(and pyarrow: pip install 'resampling-explorer[distributed]')")
     g.add_argument("--rows", type=GENERATED_ROWS, default=None, metavar="N",
-                   help=f"with --dataset teacher: a generated data set of N rows and {GENERATED_INPUTS} inputs made "
-                        "on the workers from --seed (x ~ N(0, I), y = a random-feature teacher + noise of variance "
+                   help=f"with --dataset teacher: a generated data set of N rows, N from {GENERATED_ROWS}, and "
+                        f"{GENERATED_INPUTS} inputs made on the workers from --seed (x ~ N(0, I), y = a random-feature teacher + noise of variance "
                         "--noise-var)")
 
 
@@ -104,6 +104,10 @@ def plan(args) -> Plan | None:
         raise ValueError("--rows N sizes the generated data set: use it with --dataset teacher.")
     if args.chunk_rows is None and not _from_files_or_generated(args):
         return None
+    if args.rank is None and args.csv and args.chunk_rows is None:
+        raise ValueError(f"argument --csv: {args.csv!r} has {os.path.getsize(args.csv):,} bytes; at most "
+                         f"{common.MAX_CSV_BYTES:,} are read in memory. Add --rank M to read it by partitions on a Dask "
+                         "cluster.")
     if args.rank is None:
         raise ValueError("The rows in chunks are for the low-rank model: give --rank M (e.g. --rank 128).")
     if args.parquet and not args.target:
