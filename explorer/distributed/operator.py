@@ -46,6 +46,7 @@ from scipy import linalg
 
 from explorer.distributed import passes
 from explorer.distributed.feature_maps import FeatureMap
+from explorer.distributed.responses import ChunkedResponses
 from explorer.distributed.rows import RowChunks
 from explorer.operators.features import DENSE_FALLBACK_MAX_N, SITE_FLOOR, solve_hadamard_system
 from explorer.progress import NO_HOOKS
@@ -76,7 +77,7 @@ def _ordered_sum(pieces: list) -> Any:
 
 
 @dataclass(frozen=True, eq=False)
-class ChunkedFeatureKernel:
+class ChunkedFeatureKernel(ChunkedResponses):
     """K = ΦΦᵀ with Φ = φ(X) computed on the workers from the chunks of X they hold (see the module docstring).
 
     Build it with :meth:`of`. Attributes: ``rows`` (the chunks of (X, y)), ``feature_map`` (φ), ``dtype`` (the

@@ -12,7 +12,9 @@ With Ψ_c = Φ_c L⁻ᵀ (L the Cholesky factor of A = I + ΦᵀDΦ, G = ΨΨᵀ
 * :func:`psi_transpose_times` / :func:`psi_times` — Ψ_cᵀ v_c and Ψ_c z: G v = Ψ(Ψᵀv) (eq. 34);
 * :func:`weighted_psi_gram` / :func:`quadratic_rows` — Ψ_cᵀ diag(v_c) Ψ_c and the rows of (Ψ_c M) ∘ Ψ_c: (G∘G) v
   (eq. 57);
-* :func:`moment_pieces` — Ψ_cᵀγ_c and Ψ_cᵀ diag(λ_c) Ψ_c for eq. (48).
+* :func:`moment_pieces` — Ψ_cᵀγ_c and Ψ_cᵀ diag(λ_c) Ψ_c for eq. (48);
+* :func:`gram_and_moment` / :func:`fit_and_leverage` — Φ_cᵀΦ_c, Φ_cᵀy_c, then Φ_cβ and the leverages, for the
+  leave-one-out limit (C = τI + ΦᵀΦ = LLᵀ, :mod:`explorer.operators.responses`).
 
 Runtime module: numpy and scipy only (it runs on the workers).
 """
@@ -22,7 +24,7 @@ import numpy as np
 from scipy import linalg
 
 __all__ = ["features", "gram", "site_diagonal", "psi_transpose_times", "psi_times", "weighted_psi_gram",
-           "quadratic_rows", "moment_pieces", "value", "rows_of_psi"]
+           "quadratic_rows", "moment_pieces", "value", "rows_of_psi", "gram_and_moment", "fit_and_leverage"]
 
 
 def value(x):
@@ -88,3 +90,16 @@ def moment_pieces(part, fmap, L, gam, lam) -> tuple[np.ndarray, np.ndarray]:
 def rows_of_psi(part, fmap, L) -> np.ndarray:
     """Ψ_c itself (the dense fallback of eq. (57), N ≤ DENSE_FALLBACK_MAX_N only)."""
     return _psi(part, fmap, L)
+
+
+def gram_and_moment(part, fmap, y) -> tuple[np.ndarray, np.ndarray]:
+    """(Φ_cᵀΦ_c, Φ_cᵀy_c): the chunk's pieces of C = τI + ΦᵀΦ and Φᵀy (the linear response's expansion point)."""
+    phi = features(part, fmap)
+    return phi.T @ phi, phi.T @ y
+
+
+def fit_and_leverage(part, fmap, L, beta) -> tuple[np.ndarray, np.ndarray]:
+    """(Φ_cβ, h_c): the chunk's fitted values and leverages h_i = ‖L⁻¹φ_i‖² = φ_iᵀC⁻¹φ_i."""
+    phi = features(part, fmap)
+    Z = linalg.solve_triangular(L, phi.T, lower=True, check_finite=False)
+    return phi @ beta, np.einsum("ij,ij->j", Z, Z)

@@ -114,3 +114,22 @@ def test_mixed_precision_agrees_to_single_precision(two_workers, data):
     assert sol.converged and expected.converged
     assert 0 < relative(sol.dl, expected.dl) < 1e-5
     assert relative(replica.bootstrap_test_error(sol), replica.bootstrap_test_error(expected)) < 1e-7
+
+
+def test_loo_limit_and_eq_60_at_chosen_rows_equal_in_memory(two_workers, data):
+    from explorer.gp_bootstrap.linear_response import loo_limit
+
+    X, y, features, in_memory, X_test, reference, approximate = data
+    op = chunked_nystrom(RowChunks.teacher(two_workers, N, D, 4096, seed=7, noise_var=NOISE), KERNEL, RANK, rng=1)
+    for S in (0.5 * N, 4.0 * N):
+        for loss in ("square", "eps-insensitive"):
+            a, b = loo_limit(op, y, NOISE, S, loss=loss), loo_limit(in_memory, y, NOISE, S, loss=loss)
+            assert relative(a.value, b.value) < 1e-10 and relative(a.residuals, b.residuals) < 1e-10
+    sol = replica.solve_replica(op, y, NOISE, 2.0 * N, precision="double")
+    expected = reference[2.0 * N]
+    for i in (0, 4095, 4096, N - 1):                  # eq. (60) at rows on both sides of a chunk boundary
+        mine, theirs = replica.mixture_components(sol, i), replica.mixture_components(expected, i)
+        assert np.array_equal(mine.weights, theirs.weights)
+        assert relative(mine.means, theirs.means) < 1e-10 and relative(mine.sds, theirs.sds) < 1e-10
+    with pytest.raises(AttributeError):               # the jackknife's contractions with B: not offered
+        op.expansion_point(y, 1.0, 1.0).left_out_sums
