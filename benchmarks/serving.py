@@ -79,7 +79,33 @@ class LightSession:
             self._ready.set()
             return
         self._ready.set()
-        self.session._loop_until_closed()  # apply what the server sends until closed (the client has no public loop)
+        self._apply_until_closed()
+
+    #: Messages applied per turn of the client's loop (see :meth:`_apply_until_closed`).
+    MESSAGES_PER_TURN = 100
+
+    def _apply_until_closed(self) -> None:
+        """Apply what the server sends until the connection closes (the client has no public loop).
+
+        Bokeh's client handles its messages by recursion (``bokeh/client/connection.py``: ``_handle_messages`` awaits
+        ``_next``, which awaits the state's ``run``, which awaits ``_handle_messages``): three frames a message, never
+        unwound while the connection lives, so a session that receives some 330 messages dies of a RecursionError —
+        a phone in a five-minute class receives thousands. The loop is therefore stopped every
+        :data:`MESSAGES_PER_TURN` turns, which unwinds the stack, and started again; the messages that arrive
+        meanwhile wait in the websocket's queue, the callbacks of :meth:`set` and :meth:`click` in the loop's.
+        """
+        from bokeh.client.states import DISCONNECTED
+
+        connection = self.session._connection
+        turns = 0
+
+        def turn_over() -> bool:
+            nonlocal turns
+            turns += 1
+            return isinstance(connection._state, DISCONNECTED) or turns % self.MESSAGES_PER_TURN == 0
+
+        while not isinstance(connection._state, DISCONNECTED):
+            connection._loop_until(turn_over)
 
     def find(self, css_class: str):
         """The first model of the page with the CSS class ``css_class``."""

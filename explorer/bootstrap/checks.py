@@ -8,10 +8,22 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.operators import KernelOperator, as_operator
+from explorer.operators.dense import DenseKernel
 from explorer.operators.features import FeatureKernel
-from explorer.validation import noise_variance
+from explorer.validation import finite, noise_variance
 
-__all__ = ['check_replica_inputs', 'check_replica_problem', 'check_lowrank_inputs', 'check_noise_and_sample_size']
+__all__ = ['check_targets', 'check_replica_inputs', 'check_replica_problem', 'check_lowrank_inputs', 'check_noise_and_sample_size']
+
+
+def check_targets(y, operator: KernelOperator) -> np.ndarray:
+    """The targets y as a finite float array of one value per training input of ``operator``; else a ValueError
+    saying which and what to pass — the one check of the targets of every GP-regression computation."""
+    y = np.asarray(y, dtype=float)
+    if y.shape != (operator.n,):
+        raise ValueError(f"`y` must have shape ({operator.n},) to match {operator.refit_operand()}, got shape "
+                         f"{y.shape}. Pass one target per training input.")
+    finite(y, "y", "Remove or impute missing targets.")
+    return y
 
 
 def check_replica_inputs(K, y, noise_var: float, S: float) -> tuple[np.ndarray, np.ndarray, float, float]:
@@ -38,21 +50,9 @@ def check_replica_inputs(K, y, noise_var: float, S: float) -> tuple[np.ndarray, 
     ValueError
         If a shape, a value or the symmetry of ``K`` is wrong; the message says which.
     """
-    K = np.asarray(K, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(f"`K` must be a square kernel matrix, got shape {K.shape}.")
-    if y.shape != (K.shape[0],):
-        raise ValueError(
-            f"`y` must have shape ({K.shape[0]},) to match K, got {y.shape}. Pass one target per row of K."
-        )
-    if K.shape[0] < 2:
-        raise ValueError(f"Need at least 2 training points, got {K.shape[0]}.")
-    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(y))):
-        raise ValueError("`K` and `y` must be finite; found NaN or inf. Clean the data first.")
-    if not (np.array_equal(K, K.T) or np.allclose(K, K.T, rtol=1e-10, atol=1e-12)):
-        raise ValueError("`K` must be symmetric; got a non-symmetric matrix. Is it a kernel matrix?")
-    return K, y, *check_noise_and_sample_size(noise_var, S)
+    op = DenseKernel.of(K)
+    y = check_targets(y, op)
+    return op.K, y, *check_noise_and_sample_size(noise_var, S)
 
 
 def check_replica_problem(K, y, noise_var: float, S: float) -> tuple[KernelOperator, np.ndarray, float, float]:
@@ -77,12 +77,7 @@ def check_replica_problem(K, y, noise_var: float, S: float) -> tuple[KernelOpera
         If a shape or a value is wrong; the message says which.
     """
     op = as_operator(K)
-    y = np.asarray(y, dtype=float)
-    if y.shape != (op.n,):
-        raise ValueError(f"`y` must have shape ({op.n},) to match {op.name}, got {y.shape}. Pass one target per row "
-                         f"of {op.name}.")
-    if not np.all(np.isfinite(y)):
-        raise ValueError(f"`{op.name}` and `y` must be finite; found NaN or inf. Clean the data first.")
+    y = check_targets(y, op)
     return op, y, *check_noise_and_sample_size(noise_var, S)
 
 

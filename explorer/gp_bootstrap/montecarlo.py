@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from explorer.bootstrap.checks import check_targets
 from explorer.bootstrap.estimates import (
     BootstrapError,
     BootstrapPredictions,
@@ -42,11 +43,10 @@ from explorer.bootstrap.estimates import (
 from explorer.chunks import DEFAULT_CHUNK_SIZE, Chunk, Executor, SeedLike, plan_chunks, root_seed, run_chunks, run_items
 from explorer.losses import Loss, get_loss
 from explorer.operators import KernelOperator, as_operator, require
-from explorer.operators.dense import DenseKernel
-from explorer.operators.features import FeatureKernel
+from explorer.operators.features import FeatureKernel, check_feature_matrix
 from explorer.progress import NO_HOOKS, Cancelled, Hooks
 from explorer.resampling import check_occupations, occupation_args, occupation_numbers, sample_occupations
-from explorer.validation import finite, noise_variance, positive_int, sample_sizes
+from explorer.validation import noise_variance, positive_int, sample_sizes
 
 __all__ = ["SAMPLE_SECONDS_PER_NM2", "Cancelled", "occupation_numbers", "bootstrap_predictions",
            "resample_predictions", "refit_on_duplicates", "bootstrap_learning_curve", "check_features",
@@ -407,57 +407,16 @@ def bootstrap_learning_curve_lowrank(phi: ArrayLike, y: ArrayLike, noise_var: fl
 
 # ----------------------------------------------------------------------------- validation
 
-def _kernel_operator(K) -> KernelOperator:
-    """K as a kernel operator: an operator as it is; an N×N array or features checked with this module's messages.
-
-    (``operators.as_operator`` would check an array too, with other messages than the ones the Monte-Carlo has
-    given its users; this is the one place that turns what a caller holds into an operator here.)
-    """
-    if isinstance(K, np.ndarray):
-        return DenseKernel(_check_kernel_matrix(K))
-    return as_operator(K)  # an operator as it is, LowRankFeatures as their FeatureKernel
-
-
 def _features(phi) -> FeatureKernel:
-    """The :class:`FeatureKernel` of features Φ, checked (:func:`_check_feature_matrix`)."""
-    return FeatureKernel(_check_feature_matrix(phi))
-
-
-def _check_kernel_matrix(K) -> np.ndarray:
-    """K as a float array: non-empty, square, finite and symmetric (to 1e-10 relative), or a ValueError."""
-    K = np.asarray(K, dtype=float)
-    if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
-        raise ValueError(f"`K` must be a non-empty square matrix of shape (N, N), got shape "
-                         f"{K.shape}. Pass the kernel matrix k(X, X) of the training inputs.")
-    finite(K, "K", "Check the kernel hyperparameters and the inputs.")
-    if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * np.abs(K).max()):
-        raise ValueError(f"`K` must be symmetric, got max |K - K^T| = "
-                         f"{np.abs(K - K.T).max():.3g}. Pass k(X, X) for the training inputs "
-                         "(k(X_test, X) goes to `K_test`).")
-    return K
-
-
-def _check_feature_matrix(phi) -> np.ndarray:
-    """Φ as a C-ordered float array of shape (N, m), N, m ≥ 1, finite, or a ValueError."""
-    phi = np.ascontiguousarray(phi, dtype=float)
-    if phi.ndim != 2 or phi.shape[0] == 0 or phi.shape[1] == 0:
-        raise ValueError(f"`phi` must be a non-empty feature matrix of shape (N, m), got shape {phi.shape}. "
-                         "Pass LowRankFeatures.phi (explorer.lowrank), one row per training input.")
-    finite(phi, "phi", "Check the kernel hyperparameters and the inputs of the feature map.")
-    return phi
+    """The :class:`FeatureKernel` of features Φ, checked once (``check_feature_matrix``), laid out by rows."""
+    return FeatureKernel(np.ascontiguousarray(check_feature_matrix(phi)))
 
 
 def _gp_iv(K, y, noise_var, K_test) -> tuple[KernelOperator, np.ndarray, float, np.ndarray | None]:
-    """(operator, y, σ², test inputs) checked: one target per training input, finite; σ² > 0; the test inputs by
-    the operator (``check_refit_cross``)."""
-    op = _kernel_operator(K)
-    n = op.n
-    y = np.asarray(y, dtype=float)
-    if y.shape != (n,):
-        raise ValueError(f"`y` must have shape ({n},) to match {op.refit_operand()}, got shape "
-                         f"{y.shape}. Pass one target per training input.")
-    finite(y, "y", "Remove or impute missing targets.")
-    return op, y, noise_variance(noise_var), op.check_refit_cross(K_test)
+    """(operator, y, σ², test inputs) checked: the kernel and the targets once (:func:`check_targets`), σ² > 0, the
+    test inputs by the operator (``check_refit_cross``)."""
+    op = as_operator(K)  # checks an array or features once, for every computation
+    return op, check_targets(y, op), noise_variance(noise_var), op.check_refit_cross(K_test)
 
 
 def _rows_iv(rows, n: int) -> np.ndarray | None:

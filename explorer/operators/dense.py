@@ -22,6 +22,7 @@ from scipy.sparse import linalg as sparse_linalg
 from explorer.operators.evidence import DenseEvidence
 from explorer.operators.refits import DenseRefits
 from explorer.operators.responses import DenseResponses
+from explorer.validation import finite
 
 __all__ = ["JITTER_LADDER", "IndefiniteKernelError", "DenseKernel", "DenseSitePosterior", "check_kernel_matrix",
            "factor_B", "G_diag", "G_full", "kernel_spectrum", "solve_negative_definite", "with_jitter",
@@ -38,16 +39,18 @@ class IndefiniteKernelError(np.linalg.LinAlgError):
 
 
 def check_kernel_matrix(K) -> np.ndarray:
-    """K as a float array: square, at least 2 rows, finite and symmetric; else a ValueError saying which."""
+    """K as a float array: square, at least 2 rows, finite and symmetric (to 1e-10 relative); else a ValueError
+    saying which and what to pass — the one check of a kernel matrix, whatever computation takes it."""
     K = np.asarray(K, dtype=float)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(f"`K` must be a square kernel matrix, got shape {K.shape}.")
+        raise ValueError(f"`K` must be a square kernel matrix, got shape {K.shape}. Pass k(X, X) of the training "
+                         "inputs.")
     if K.shape[0] < 2:
         raise ValueError(f"Need at least 2 training points, got {K.shape[0]}.")
-    if not np.all(np.isfinite(K)):
-        raise ValueError("`K` and `y` must be finite; found NaN or inf. Clean the data first.")
-    if not (np.array_equal(K, K.T) or np.allclose(K, K.T, rtol=1e-10, atol=1e-12)):
-        raise ValueError("`K` must be symmetric; got a non-symmetric matrix. Is it a kernel matrix?")
+    finite(K, "K", "Check the kernel hyperparameters and the inputs.")
+    if not (np.array_equal(K, K.T) or np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * np.abs(K).max())):
+        raise ValueError(f"`K` must be symmetric, got max |K - K^T| = {np.abs(K - K.T).max():.3g}. Pass k(X, X) of "
+                         "the training inputs (k(X_test, X) goes to the test inputs' argument).")
     return K
 
 

@@ -38,6 +38,7 @@ from explorer.operators.evidence import FeatureEvidence
 from explorer.operators.refits import FeatureRefits
 from explorer.operators.responses import FeatureResponses
 from explorer.progress import NO_HOOKS
+from explorer.validation import finite
 
 __all__ = ["CG_RTOL", "CG_MAX_ITER", "DENSE_FALLBACK_MAX_N", "SITE_FLOOR", "FeatureKernel", "FeatureSitePosterior",
            "check_feature_matrix", "factor_features", "feature_spectrum", "hadamard_square_product",
@@ -64,14 +65,14 @@ SITE_FLOOR = 1e-100
 
 def check_feature_matrix(phi) -> np.ndarray:
     """Φ (its ``.phi`` for ``LowRankFeatures``) as a float array of shape (N, m), m ≥ 1, N ≥ 2, finite and not all
-    zeros; else a ValueError that says which."""
+    zeros; else a ValueError that says which — the one check of features, whatever computation takes them."""
     phi = np.asarray(getattr(phi, "phi", phi), dtype=float)
     if phi.ndim != 2 or phi.shape[1] < 1:
-        raise ValueError(f"`phi` must be a feature matrix of shape (N, m), m >= 1, got shape {phi.shape}.")
+        raise ValueError(f"`phi` must be a feature matrix of shape (N, m), m >= 1, got shape {phi.shape}. Pass "
+                         "LowRankFeatures.phi (explorer.lowrank), one row per training input.")
     if phi.shape[0] < 2:
         raise ValueError(f"Need at least 2 training points, got {phi.shape[0]}.")
-    if not np.all(np.isfinite(phi)):
-        raise ValueError("`phi` and `y` must be finite; found NaN or inf. Clean the data first.")
+    finite(phi, "phi", "Check the kernel hyperparameters and the inputs of the feature map.")
     if not np.any(phi):
         raise ValueError("`phi` is all zeros, so the kernel ΦΦᵀ is 0 and no input is learnt. Check the features.")
     return phi

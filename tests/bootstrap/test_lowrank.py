@@ -305,7 +305,7 @@ Y5, PHI5 = np.arange(5.0), np.ones((5, 2))
 @pytest.mark.parametrize("call, match", [
     (lambda: LR.solve_replica_lowrank(np.ones(5), Y5, 0.1, 5.0), r"`phi` must be a feature matrix of shape \(N, m\)"),
     (lambda: LR.solve_replica_lowrank(np.ones((5, 0)), Y5, 0.1, 5.0), "`phi` must be a feature matrix"),
-    (lambda: LR.solve_replica_lowrank(PHI5, Y5[:4], 0.1, 5.0), r"`y` must have shape \(5,\) to match phi, got \(4,\)"),
+    (lambda: LR.solve_replica_lowrank(PHI5, Y5[:4], 0.1, 5.0), r"`y` must have shape \(5,\) to match `phi` of shape \(5, 2\), got shape \(4,\)"),
     (lambda: LR.solve_replica_lowrank(PHI5[:1], Y5[:1], 0.1, 5.0), "at least 2 training points"),
     (lambda: LR.solve_replica_lowrank(np.where(np.eye(5, 2), np.nan, 1.0), Y5, 0.1, 5.0), "must be finite"),
     (lambda: LR.solve_replica_lowrank(PHI5, np.r_[Y5[:4], np.inf], 0.1, 5.0), "must be finite"),

@@ -267,7 +267,7 @@ def _valid(rng):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(K=np.ones((5, 4))), r"`K` must be a non-empty square matrix of shape \(N, N\), got shape \(5, 4\)"),
+    (dict(K=np.ones((5, 4))), r"`K` must be a square kernel matrix, got shape \(5, 4\)"),
     (dict(y=np.ones(4)), r"`y` must have shape \(5,\) to match `K` of shape \(5, 5\), got shape \(4,\)"),
     (dict(noise_var=0.0), "`noise_var` must be a positive finite number, got 0.0"),
     (dict(S=-3), "`S` must be positive and finite, got -3. S is the mean bootstrap sample size"),

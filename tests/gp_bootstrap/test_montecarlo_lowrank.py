@@ -254,8 +254,8 @@ def test_memory_stays_a_few_vectors_of_length_n():
 # ----------------------------------------------------------------------------- validation
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(phi=np.ones(5)), r"`phi` must be a non-empty feature matrix of shape \(N, m\), got shape \(5,\)"),
-    (dict(phi=np.ones((5, 0))), r"`phi` must be a non-empty feature matrix of shape \(N, m\), got shape \(5, 0\)"),
+    (dict(phi=np.ones(5)), r"`phi` must be a feature matrix of shape \(N, m\), m >= 1, got shape \(5,\)"),
+    (dict(phi=np.ones((5, 0))), r"`phi` must be a feature matrix of shape \(N, m\), m >= 1, got shape \(5, 0\)"),
     (dict(y=np.ones(4)), r"`y` must have shape \(5,\) to match `phi` of shape \(5, 2\), got shape \(4,\)"),
     (dict(phi=np.full((5, 2), np.nan)), "`phi` must be finite, got 10 NaN or infinite entries"),
     (dict(y=np.array([0, 1, np.inf, 0, 0])), "`y` must be finite, got 1 NaN or infinite entries"),
