@@ -10,10 +10,11 @@ data set (``explorer.distributed.rows``: 4 standard-normal inputs, a random-feat
 - theory seconds (wall) and this process's CPU seconds, ADATAP iterations, passes over the data, seconds per pass per
   10⁶ rows (linear scaling: constant in N);
 - peak resident memory of each worker and of this process (the client) during the theory, sampled every 0.25 s
-  (``psutil``: resident set size, what the operating system counts);
+  (``psutil``: resident set size, what the operating system counts), and the client's before the theory (its local
+  scheduler, the rows' task records and y);
 - whether the workers held Φ (``hold_features="auto"``: at most 40 % of their memory) or computed it again each pass.
 
-Then the user's alternative, timed in the same run with one BLAS thread as the workers have: scikit-learn
+Then (after the cluster is closed) the user's alternative, timed in the same run with one BLAS thread as the workers have: scikit-learn
 ``Nystroem(kernel="rbf", gamma=1/(2ℓ²), n_components=m)`` transform of --sklearn-rows rows (once) and one bootstrap
 refit ``Ridge(alpha=σ²/σ_f², fit_intercept=False).fit(Z, y, sample_weight=s)``, s ~ Poisson(1) (the same model as
 ΦΦᵀ + σ²I); the theory at that N expressed in such refits. Last, from the measured seconds per chunk-pass, what
@@ -87,6 +88,7 @@ def theory_at(client, n: int, rank: int, chunk_rows: int) -> dict:
     op.spectrum()  # the rows made and Φ held (if it is) before the clock starts
     setup = time.perf_counter() - started
     before = op.passes_made["passes"]
+    baseline = _rss()
     with PeakMemory(client) as peak:
         wall, cpu = time.perf_counter(), time.process_time()
         sol = replica.solve_replica(op, y, NOISE, float(n))
@@ -96,7 +98,8 @@ def theory_at(client, n: int, rank: int, chunk_rows: int) -> dict:
     result = {"n": n, "rank": rank, "chunk_rows": chunk_rows, "chunks": len(rows.sizes), "held": op.held,
               "setup_s": setup, "theory_s": wall, "client_cpu_s": cpu, "n_iter": sol.n_iter, "passes": passes,
               "s_per_pass_per_1e6_rows": wall / passes / (n / 1e6), "epsilon": eps,
-              "worker_peak_gb": sorted(v / 1e9 for v in peak.workers.values()), "client_peak_gb": peak.client_peak / 1e9}
+              "worker_peak_gb": sorted(v / 1e9 for v in peak.workers.values()), "client_peak_gb": peak.client_peak / 1e9,
+              "client_before_gb": baseline / 1e9}
     client.cancel(op.parts + rows.parts + [op.map_future])
     return result
 
@@ -143,24 +146,25 @@ def main() -> None:
         out.flush()
 
     ranks = [int(r) for r in args.ranks.split(",")]
-    refits = {}
-    for rank in ranks:
-        refits[rank] = sklearn_refit(args.sklearn_rows, rank)
-        emit({"sklearn": refits[rank]})
     engine = connect(workers=args.workers, memory_limit=args.worker_memory, dashboard=False)
     emit({"cluster": engine.description, "worker_memory": args.worker_memory, "cpu_count": os.cpu_count()})
-    per_chunk_pass = []
+    per_chunk_pass, results = [], []
     try:
         for rank in ranks:
             for n in (int(float(v)) for v in args.sizes.split(",")):
                 result = theory_at(engine.client, n, rank, args.chunk_rows)
-                if n == args.sklearn_rows:
-                    result["theory_in_refits"] = result["theory_s"] / refits[rank]["refit_cpu_s"]
                 emit(result)
+                results.append(result)
                 per_chunk_pass.append((rank, result["theory_s"] / result["passes"] * args.workers / result["chunks"],
                                        result["passes"]))
     finally:
         engine.close()
+    for rank in ranks:  # after the cluster (the transform's N×m array would stay in this process's peak)
+        refit = sklearn_refit(args.sklearn_rows, rank)
+        emit({"sklearn": refit})
+        for result in results:
+            if (result["n"], result["rank"]) == (args.sklearn_rows, rank):
+                emit({"n": result["n"], "rank": rank, "theory_in_refits": result["theory_s"] / refit["refit_cpu_s"]})
     for rank, chunk_s, passes in per_chunk_pass[-1:]:
         chunks = 10**8 // args.chunk_rows
         waves = -(-chunks // 32)
