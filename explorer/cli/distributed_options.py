@@ -12,7 +12,8 @@ Data: ``--dataset NAME`` and a ``--csv`` of at most ``common.MAX_CSV_BYTES`` are
 ``--dataset teacher --rows N`` is a generated data set of N rows made on the workers from ``--seed``
 (:func:`explorer.distributed.rows.teacher_block`). On the chunked path the model is ``--kernel`` with its values, or
 the maximum evidence of the rank-M Nyström GP on a random subsample of :data:`EVIDENCE_SUBSAMPLE` rows (said in the
-output); the methods are ADATAP and the approximate ADATAP.
+output); the methods are ADATAP and the approximate ADATAP by default, and the Monte-Carlo with ``--methods ...,mc``
+(:mod:`explorer.distributed.montecarlo`: occupations seeded per sample and block of rows).
 
 Bad input — ``--chunk-rows`` 0 or negative, a Parquet file without the target column, a scheduler address that does
 not parse or does not answer (within ``connect``'s 10 s), a rank above the rows of the smallest chunk — is one line
@@ -46,8 +47,9 @@ DEFAULT_CHUNK_ROWS = 100_000
 CHUNK_ROWS = common.IntRange(1, 10**9, "the rows of a chunk")
 GENERATED_ROWS = common.IntRange(10, 10**10, "the rows of the generated data set")
 
-#: The methods of the chunked path (a learning curve's --methods).
-CHUNKED_METHODS = ("adatap", "approx")
+#: The methods of the chunked path (a learning curve's --methods); the default leaves out Monte-Carlo.
+CHUNKED_METHODS = ("adatap", "approx", "mc")
+CHUNKED_DEFAULT = ("adatap", "approx")
 
 
 def large_csv_path(text: str) -> str:
@@ -66,7 +68,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group(
         "beyond one machine (rows in chunks on a Dask cluster: --workers N local processes, default one per core, or "
         f"--scheduler ADDRESS; chosen when the in-memory low-rank path would need more than "
-        f"{IN_MEMORY_BYTES / 1e9:g} GB = 8·3.1·N·M bytes, or with --chunk-rows; ADATAP and approx only)")
+        f"{IN_MEMORY_BYTES / 1e9:g} GB = 8·3.1·N·M bytes, or with --chunk-rows; ADATAP and approx, and mc if asked)")
     g.add_argument("--chunk-rows", type=CHUNK_ROWS, default=None, metavar="R",
                    help=f"put the rows in chunks of R on Dask workers, R from {CHUNK_ROWS} (default "
                         f"{DEFAULT_CHUNK_ROWS:,} when the rule chooses chunks; files: one chunk per partition)")
@@ -117,7 +119,7 @@ def plan(args) -> Plan | None:
         if value:
             raise ValueError(f"{option} is not offered on the chunked path; drop it (the model there is --kernel "
                              "with its values, or maximum evidence on a subsample).")
-    methods = args.methods or CHUNKED_METHODS
+    methods = args.methods or CHUNKED_DEFAULT
     if set(methods) - set(CHUNKED_METHODS):
         raise ValueError(f"The chunked path runs {', '.join(CHUNKED_METHODS)} only; got --methods "
                          f"{','.join(methods)}.")
@@ -214,6 +216,7 @@ def learning_curve(args, chosen: Plan) -> common.Output:
     """ε(S) by ADATAP (and the approximate ADATAP) on the chunked operator, at each --s-over-n."""
     from explorer.bootstrap import replica
     from explorer.distributed import chunked_nystrom
+    from explorer.distributed.montecarlo import chunked_bootstrap_error
     from explorer.serving.engine import connect
 
     engine = connect(args.scheduler, workers=args.workers, timeout=10.0, dashboard=False)
@@ -228,7 +231,7 @@ def learning_curve(args, chosen: Plan) -> common.Output:
         kernel, noise_var, how = _kernel(args, rows, engine.client)
         op = chunked_nystrom(rows, kernel, args.rank, rng=args.seed)
         y = rows.targets()
-        methods = args.methods or CHUNKED_METHODS
+        methods = args.methods or CHUNKED_DEFAULT
         results, init = [], None
         for v in sorted(args.s_over_n):
             S = v * rows.n
@@ -241,6 +244,9 @@ def learning_curve(args, chosen: Plan) -> common.Output:
                 row |= {"theory": replica.bootstrap_test_error(sol), "n_iter": sol.n_iter}
             if "approx" in methods:
                 row["theory_approx"] = replica.bootstrap_test_error(replica.approximate_replica(op, y, noise_var, S))
+            if "mc" in methods:  # seeds per row block: the same numbers whatever the chunks and workers
+                mc = chunked_bootstrap_error(op, y, noise_var, S, args.mc_samples, rng=args.seed)
+                row |= {"mc_mean": mc.value, "mc_se": mc.se, "mc_samples": mc.n_samples}
             row |= {"seconds": time.perf_counter() - started, "passes": op.passes_made["passes"] - before}
             results.append(row)
         payload = {"path": "chunked", "rule": chosen.reason, "engine": engine.description, "data": rows.description,
@@ -262,10 +268,12 @@ def format_curve(payload: dict) -> str:
              " the workers",
              f"model: {payload['model']['kernel']} {payload['model']['hyperparameters']}, σ² = "
              f"{payload['model']['noise_var']:.4g} ({payload['model']['obtained']}); Nyström rank {payload['rank']}",
-             f"{'S/N':>6} {'theory':>10} {'approx':>10} {'iter':>5} {'passes':>7} {'seconds':>8}"]
+             f"{'S/N':>6} {'theory':>10} {'approx':>10} {'MC':>10} {'± se':>8} {'iter':>5} {'passes':>7} "
+             f"{'seconds':>8}"]
     for r in payload["rows"]:
         theory = f"{r['theory']:10.4g}" if "theory" in r else f"{'n/a':>10}"
         approx = f"{r['theory_approx']:10.4g}" if "theory_approx" in r else f"{'n/a':>10}"
-        lines.append(f"{r['s_over_n']:6.3g} {theory} {approx} {r.get('n_iter', 'n/a'):>5} {r['passes']:>7} "
+        mc = f"{r['mc_mean']:10.4g} {r['mc_se']:8.2g}" if "mc_mean" in r else f"{'n/a':>10} {'n/a':>8}"
+        lines.append(f"{r['s_over_n']:6.3g} {theory} {approx} {mc} {r.get('n_iter', 'n/a'):>5} {r['passes']:>7} "
                      f"{r['seconds']:8.1f}")
     return "\n".join(lines)

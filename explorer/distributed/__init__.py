@@ -5,8 +5,10 @@ with Φ's rows computed by the workers from the chunks of X they hold. Every O(N
 sum over rows of m×m (or m-vector) pieces — ΦᵀDΦ, Φᵀv, the diagonal of ΦMΦᵀ, (G∘G)v — so the chunks return those
 pieces and this process adds them in chunk order (:mod:`explorer.distributed.operator`). The theory of
 :mod:`explorer.bootstrap` runs on it unchanged: ADATAP iterated and approximate, ε(S) for any loss (eqs. 45-46),
-eq. (48) at test inputs; the closing is the features' ``"fixed-point"``; a capability it lacks (the dense matrix for
-VG and MF) is a method it does not have.
+eq. (48) at test inputs, eq. (60) at any row, and the leave-one-out limit
+(:mod:`explorer.distributed.responses`); the closing is the features' ``"fixed-point"``; a capability it lacks (the
+dense matrix for VG and MF, the jackknife's contractions) is a method it does not have. The Monte-Carlo bootstrap
+runs on the same chunks (:mod:`explorer.distributed.montecarlo`).
 
 * :mod:`~explorer.distributed.rows` — the rows on the cluster: from arrays, from the partitions of CSV or Parquet
   files (``dask.dataframe``), or generated on the workers from a seed (:func:`~explorer.distributed.rows.teacher_block`);
