@@ -125,7 +125,9 @@ def sklearn_refit(n: int, rank: int) -> dict:
 
 
 def main() -> None:
-    from explorer.serving.engine import connect, use_single_threaded_blas
+    from distributed import Client, LocalCluster
+
+    from explorer.serving.engine import Engine, use_single_threaded_blas
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="100000,1000000,3000000,10000000")
@@ -146,8 +148,13 @@ def main() -> None:
         out.flush()
 
     ranks = [int(r) for r in args.ranks.split(",")]
-    engine = connect(workers=args.workers, memory_limit=args.worker_memory, dashboard=False)
-    emit({"cluster": engine.description, "worker_memory": args.worker_memory, "cpu_count": os.cpu_count()})
+    # The engine's local cluster, without its preload that lowers the workers' CPU priority (right for a server that
+    # must stay responsive; on a machine shared with other work a niced worker gets a fraction of a core).
+    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                           memory_limit=args.worker_memory, dashboard_address=None, host="127.0.0.1")
+    engine = Engine(Client(cluster, set_as_default=False), cluster, f"local Dask cluster, {args.workers} workers")
+    emit({"cluster": engine.description, "worker_memory": args.worker_memory, "cpu_count": os.cpu_count(),
+          "load_average": os.getloadavg()})
     per_chunk_pass, results = [], []
     try:
         for rank in ranks:
