@@ -127,7 +127,7 @@ def sklearn_refit(n: int, rank: int) -> dict:
 def main() -> None:
     from distributed import Client, LocalCluster
 
-    from explorer.serving.engine import Engine, use_single_threaded_blas
+    from explorer.runtime.engine import Engine, use_single_threaded_blas
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="100000,1000000,3000000,10000000")

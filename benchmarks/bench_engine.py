@@ -32,8 +32,8 @@ from explorer.kernels import paper_rbf
 from explorer.losses import get_loss
 from explorer.operators.refits import dense_refit_predictions as _predict_batch
 from explorer.resampling import occupation_numbers
-from explorer.serving import engine
-from explorer.serving.engine import use_single_threaded_blas
+from explorer.runtime import engine
+from explorer.runtime.engine import use_single_threaded_blas
 
 MC_GRID = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)  # the app's learning-curve grid (explorer.views.gp_bootstrap.state)
 

@@ -29,7 +29,7 @@ import numpy as np
 from explorer import datasets
 from explorer.fast_bootstrap import experiments as fe
 from explorer.fast_bootstrap.problem import MODELS
-from explorer.serving.engine import use_single_threaded_blas
+from explorer.runtime.engine import use_single_threaded_blas
 
 PAPER_F = {"mlp": "F(1,2) = 3.2545", "rbfn": "F(1,1) = 16.3085", "ls-svm": "F(1,7) = 0*"}
 PAPER_F_LASER = {"mlp": "F(1,3) = 0.2002", "rbfn": "F(1,2) = 1.6472", "ls-svm": "F(1,16) = 0*"}

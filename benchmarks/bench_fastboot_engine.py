@@ -19,7 +19,7 @@ import numpy as np
 from explorer import datasets
 from explorer.fast_bootstrap import bootstrap as fastboot
 from explorer.fast_bootstrap.problem import TABLE_1, make_model, prepare_data
-from explorer.serving import engine
+from explorer.runtime import engine
 
 
 def timed(fn):

@@ -3,12 +3,12 @@ after the server's warm-up.
 
 For each preset: empty result caches, fresh page states on the process's shared Dask engine (a local cluster, one
 worker per core), apply the preset, refresh the states it sets and wait for their jobs
-(:func:`explorer.serving.warmup.compute_preset`). Prints the seconds against the preset's stated estimate
+(:func:`explorer.app.warmup.compute_preset`). Prints the seconds against the preset's stated estimate
 (``seconds``: what this printed on the 2-core development machine, shared with other work) and the paper's
 numbers beside ours.
 
 ``--warm`` then does what ``explorer serve`` does at start: empty caches, the warm-up of every default view and
-every preset (:class:`explorer.serving.warmup.WarmUp`), timed; then each preset again on fresh states, as a class
+every preset (:class:`explorer.app.warmup.WarmUp`), timed; then each preset again on fresh states, as a class
 opening it on the warmed server would, against its estimate.
 
 Run: .venv/bin/python benchmarks/bench_presets.py [KEY ...] [--warm [--skip-cold]] [--data-dir ../shared/datasets]
@@ -20,9 +20,9 @@ import argparse
 import os
 import time
 
-from explorer.serving.caches import clear_caches
-from explorer.serving.engine import shared_engine, use_single_threaded_blas
-from explorer.serving.warmup import WarmUp, compute_preset, page_states
+from explorer.app.warmup import WarmUp, compute_preset, page_states
+from explorer.runtime.caches import clear_caches
+from explorer.runtime.engine import shared_engine, use_single_threaded_blas
 from explorer.views.common.layout.page import PageContext
 from explorer.views.common.state.presets import comparison_frame
 from explorer.views.pages import PRESETS, preset

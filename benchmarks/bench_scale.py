@@ -63,7 +63,7 @@ from explorer.gp_bootstrap.evidence import maximum_evidence_lowrank
 from explorer.gp_bootstrap.montecarlo import bootstrap_learning_curve_lowrank, posterior_weights
 from explorer.kernels import SquaredExponential
 from explorer.lowrank import nystrom_features
-from explorer.serving.engine import use_single_threaded_blas
+from explorer.runtime.engine import use_single_threaded_blas
 
 ROOT = Path(__file__).resolve().parent.parent
 DIAMONDS = "diamonds"

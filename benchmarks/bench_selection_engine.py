@@ -22,8 +22,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: the numbers 
 import numpy as np  # noqa: E402
 
 from explorer.chunks import IN_PROCESS  # noqa: E402
-from explorer.serving import engine as dask_engine  # noqa: E402
-from explorer.serving.caches import clear_caches  # noqa: E402
+from explorer.runtime import engine as dask_engine  # noqa: E402
+from explorer.runtime.caches import clear_caches  # noqa: E402
 from explorer.views.model_selection.state import SelectionState  # noqa: E402
 
 SETTINGS = (("defaults", {}), ("16 restarts", {"n_restarts": 16}), ("N = 200", {"n_points": 200}),

@@ -53,7 +53,7 @@ from bench_served_load import CHROMIUM_ARGS  # noqa: E402
 from served_trace import all_jobs_ended  # noqa: E402
 from serving import launch, load  # noqa: E402
 
-from explorer.serving.caches import BUDGET_ENV, budget_from_env  # noqa: E402
+from explorer.runtime.caches import BUDGET_ENV, budget_from_env  # noqa: E402
 from explorer.views.pages import MENU_NAMES  # noqa: E402
 
 GP_TABS = {"Learning curve": "curve", "Predictive distribution": "distribution", "L1 map": "l1",

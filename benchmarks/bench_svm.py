@@ -24,7 +24,7 @@ from timing import best_of, timing_parser
 
 from explorer import datasets
 from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap import svm_replica
 from explorer.svm_bootstrap.problem import BROAD_LENGTHSCALE, svm_problem
 
 SONAR = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "sonar.csv"

@@ -18,7 +18,7 @@ from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import mean_field, montecarlo, variational
 from explorer.gp_bootstrap.experiments import regression_problem
-from explorer.serving.engine import use_single_threaded_blas
+from explorer.runtime.engine import use_single_threaded_blas
 
 GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
 

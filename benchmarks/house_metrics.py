@@ -6,7 +6,7 @@
   lists, tuples, sets and dict keys of the page's modules, its state included (presets aside,
   ``explorer/views/<page>/presets.py``);
 * assignments to third-party attributes: ``X.attr = …`` (or ``setattr(X, …)``) where X's root name was imported
-  from a package other than ``explorer``, outside ``explorer/serving/compat.py`` and in all;
+  from a package other than ``explorer``, outside ``explorer/runtime/compat.py`` and in all;
 * methods replaced at run time: those assignments, and ``obj.attr = f`` with ``f`` a function of the module on an
   object other than ``self`` (a third party's object reached at run time);
 * private third-party attributes read: ``obj._name`` where no module of ``explorer`` defines ``_name`` (distinct names;
@@ -341,7 +341,7 @@ def main() -> int:
     private = private_reads(trees)
     print("control names repeated by hand (presets aside):",
           ", ".join(f"{page} {n}" for page, n in repeats.items()), f"- {sum(repeats.values())} in all")
-    print(f"assignments to third-party attributes: {len(outside)} outside explorer/serving/compat.py, {len(assignments)} in all")
+    print(f"assignments to third-party attributes: {len(outside)} outside explorer/runtime/compat.py, {len(assignments)} in all")
     for line in assignments:
         print("   ", line)
     print(f"private third-party attributes read: {len(private)}")

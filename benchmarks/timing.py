@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from explorer.serving.engine import use_single_threaded_blas
+from explorer.runtime.engine import use_single_threaded_blas
 
 
 def best_of(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:

@@ -11,7 +11,7 @@ whose first axis runs over the chunk's items); :func:`run_chunks` puts them back
 reduction afterwards sees the same arrays whatever the chunk size, the order of completion or the executor.
 
 An *executor* runs the chunks: :class:`InProcess` (a loop here, the default) or the Dask executor of
-:mod:`explorer.serving.engine`, which scatters the shared inputs once per job and yields results as they complete.
+:mod:`explorer.runtime.engine`, which scatters the shared inputs once per job and yields results as they complete.
 Core module: numpy and scipy only.
 """
 from __future__ import annotations

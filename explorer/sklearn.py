@@ -19,7 +19,7 @@ A fitted ``GaussianProcessRegressor`` becomes one in a line (:meth:`ReplicaBoots
 
 The model is seed 000's: prior mean 0 (no ``normalize_y``), noise variance σ² = ``alpha`` plus
 the noise levels of the ``WhiteKernel`` terms of a sum, prior covariance the sum of the other terms. The compute core
-(:mod:`explorer.bootstrap.replica`, :mod:`explorer.gp_bootstrap.problems`, :mod:`explorer.lowrank`) does all the maths;
+(:mod:`explorer.bootstrap.replica`, :mod:`explorer.gp_bootstrap.problem`, :mod:`explorer.lowrank`) does all the maths;
 this adapter only validates, splits the kernel and calls it. It is not core: it imports scikit-learn (the ``sklearn``
 extra), and no core module imports it.
 """
@@ -39,7 +39,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from explorer.bootstrap import replica
 from explorer.bootstrap.distribution import BootstrapDistribution, bootstrap_distribution
 from explorer.gp_bootstrap import stages
-from explorer.gp_bootstrap.problems import build_problem
+from explorer.gp_bootstrap.problem import build_problem
 from explorer.validation import s_over_n_grid
 
 __all__ = ["MAX_EVIDENCE_ROWS", "EXPECTED_FAILED_CHECKS", "ReplicaBootstrapRegressor", "BootstrapDistribution",

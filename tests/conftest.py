@@ -23,7 +23,7 @@ def pytest_configure(config):
     """One BLAS thread per process, as the CLI, the server and the Dask workers use: then the in-process
     Monte-Carlo and the Dask workers' give the same numbers bit for bit (a multi-threaded BLAS sums in a
     different order). Set before any thread starts (changing it later can deadlock OpenBLAS)."""
-    from explorer.serving.engine import use_single_threaded_blas
+    from explorer.runtime.engine import use_single_threaded_blas
 
     use_single_threaded_blas()
 
@@ -32,7 +32,7 @@ def pytest_configure(config):
 def dask_engine():
     """The engine the states of this test process share: a local Dask cluster, one worker process per core,
     started once per test session (it takes seconds) and closed at exit."""
-    from explorer.serving.engine import shared_engine
+    from explorer.runtime.engine import shared_engine
 
     return shared_engine()
 
@@ -58,7 +58,7 @@ def one_blas_thread():
 def empty_view_caches():
     """Empty the result caches of every view before and after a test (they are shared by all sessions of a
     server, so one test's results would otherwise be served to the next)."""
-    from explorer.serving.caches import clear_caches
+    from explorer.runtime.caches import clear_caches
 
     clear_caches()
     yield

@@ -76,7 +76,7 @@ def test_the_sidebar_says_where_monte_carlo_runs_and_links_the_dask_dashboard(ap
 
 
 def test_an_unreachable_scheduler_is_an_alert_on_the_page(monkeypatch):
-    from explorer.serving import engine
+    from explorer.runtime import engine
     from explorer.views.common.layout.engine_status import engine_status
 
     monkeypatch.setenv(engine.SCHEDULER_ENV, "tcp://127.0.0.1:9")
@@ -379,7 +379,7 @@ def test_a_session_that_ends_logs_what_the_result_caches_hold(caplog, monkeypatc
     import numpy as np
 
     from explorer import app as app_module
-    from explorer.serving import caches
+    from explorer.runtime import caches
 
     registry = caches.CacheRegistry(max_bytes=256e6)
     monkeypatch.setattr(caches, "registry", registry)
@@ -397,7 +397,7 @@ def test_an_idle_server_drops_its_sessions_results_and_keeps_the_warm_ups(caplog
 
     import numpy as np
 
-    from explorer.serving import caches
+    from explorer.runtime import caches
     from explorer.serving import server as server_module
 
     registry = caches.CacheRegistry(max_bytes=256e6)

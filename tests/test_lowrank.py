@@ -187,7 +187,7 @@ def test_rank_above_the_largest_is_refused():
 def test_a_problem_says_what_its_features_are_and_a_dense_one_says_nothing():
     """The line above the model names Φ (method, rank, jitter) for a low-rank problem and is absent for a dense one;
     what needs the N×N matrix is asked of the operator."""
-    from explorer.gp_bootstrap.problems import build_problem
+    from explorer.gp_bootstrap.problem import build_problem
     from explorer.kernels import paper_rbf
 
     rng = np.random.default_rng(3)

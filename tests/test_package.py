@@ -159,7 +159,7 @@ def test_wheel_holds_the_package_its_data_and_its_command(dists):
         info = f"{DIST_NAME}-{explorer.__version__}.dist-info/"
         metadata = wheel.read(info + "METADATA").decode()
         entry_points = wheel.read(info + "entry_points.txt").decode()
-    assert {"explorer/__init__.py", "explorer/cli/__main__.py", "explorer/app.py"} <= names
+    assert {"explorer/__init__.py", "explorer/cli/__main__.py", "explorer/app/__init__.py"} <= names
     shipped = {f"explorer/_data/{path.name}" for path in (ROOT / "datasets").iterdir() if path.is_file()}
     assert "explorer/_data/boston.csv" in shipped and shipped <= names, sorted(shipped - names)
     assert not [name for name in names if name.split("/")[0] in ("tests", "datasets", "notebooks", "benchmarks")]

@@ -1,6 +1,6 @@
 """What every kernel bootstrap problem holds: its name, the N data rows D0 and the kernel (core: numpy only).
 
-The GP-regression problem of [MO03] (:class:`explorer.gp_bootstrap.problems.RegressionProblem`) and the SVM problem
+The GP-regression problem of [MO03] (:class:`explorer.gp_bootstrap.problem.RegressionProblem`) and the SVM problem
 of [MO03b] (:class:`explorer.svm_bootstrap.problem.SVMProblem`) add their own fields (noise, sites, the kernel
 matrix K, held-out rows) to :class:`KernelProblem`.
 """

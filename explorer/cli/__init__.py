@@ -5,7 +5,7 @@ One module per paper declares its commands (``COMMANDS``, each a :class:`~explor
 
 - :mod:`~explorer.cli.gp_bootstrap` (seed 000): ``learning-curve`` (Fig. 1), ``distribution`` (Fig. 3-5,
   L1 distances), ``holdout`` (Fig. 2, mean/variance at held-out inputs);
-- :mod:`~explorer.cli.app`: ``datasets`` (what can be loaded) and ``serve`` (the interactive dashboard,
+- :mod:`~explorer.cli.serve`: ``datasets`` (what can be loaded) and ``serve`` (the interactive dashboard,
   ``explorer.app``);
 - :mod:`~explorer.cli.svm_bootstrap` (seed 004): ``svm-curve`` (Fig. 1: hard-margin SVM bootstrap
   classification error, theory vs MC);
@@ -27,14 +27,14 @@ import sys
 from collections.abc import Sequence
 
 from explorer import __version__
-from explorer.cli import app, fast_bootstrap, gp_bootstrap, model_selection, svm_bootstrap
+from explorer.cli import fast_bootstrap, gp_bootstrap, model_selection, serve, svm_bootstrap
 from explorer.cli.common import OneLineParser
-from explorer.serving.engine import use_single_threaded_blas
+from explorer.runtime.engine import use_single_threaded_blas
 
 __all__ = ["build_parser", "main", "run"]
 
 #: Command modules, in the order their commands are listed by ``explorer --help``.
-COMMAND_MODULES = (gp_bootstrap, app, svm_bootstrap, model_selection, fast_bootstrap)
+COMMAND_MODULES = (gp_bootstrap, serve, svm_bootstrap, model_selection, fast_bootstrap)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> int:
-    """The installed ``explorer`` command: one BLAS thread per process (see explorer.serving.engine), then main."""
+    """The installed ``explorer`` command: one BLAS thread per process (see explorer.runtime.engine), then main."""
     use_single_threaded_blas()
     return main()
 

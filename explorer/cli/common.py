@@ -34,7 +34,7 @@ from explorer.bootstrap import replica
 from explorer.chunks import Executor
 from explorer.gp_bootstrap.evidence import subsample_rows
 from explorer.progress import Hooks, Progress
-from explorer.serving.engine import EngineError, connect
+from explorer.runtime.engine import EngineError, connect
 
 __all__ = ["Output", "Command", "register", "command", "add_json_option", "add_data_source", "add_engine_options",
            "engine_executor", "load_dataset", "progress", "to_json", "jsonable", "OneLineParser", "IntRange",
@@ -402,7 +402,7 @@ def add_engine_options(p: argparse.ArgumentParser, title: str = ENGINE_TITLE, wo
 def engine_executor(args: argparse.Namespace) -> Iterator[Executor | None]:
     """The executor of ``--workers`` / ``--scheduler`` (None: in-process), closed when the block ends.
 
-    Raises :class:`~explorer.serving.engine.EngineError` (exit code 2 under :func:`command`) if the scheduler cannot be
+    Raises :class:`~explorer.runtime.engine.EngineError` (exit code 2 under :func:`command`) if the scheduler cannot be
     reached.
     """
     if args.workers is None and args.scheduler is None:

@@ -217,7 +217,7 @@ def learning_curve(args, chosen: Plan) -> common.Output:
     from explorer.bootstrap import replica
     from explorer.distributed import chunked_nystrom
     from explorer.distributed.montecarlo import chunked_bootstrap_error
-    from explorer.serving.engine import connect
+    from explorer.runtime.engine import connect
 
     engine = connect(args.scheduler, workers=args.workers, timeout=10.0, dashboard=False)
     try:

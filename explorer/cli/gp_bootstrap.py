@@ -1,6 +1,6 @@
 """``learning-curve``, ``distribution`` and ``holdout``: the GP-regression bootstrap of seed 000, theory vs MC.
 
-Each builds its problem with :func:`explorer.gp_bootstrap.problems.regression_problem` (as the app's
+Each builds its problem with :func:`explorer.gp_bootstrap.problem.regression_problem` (as the app's
 :mod:`explorer.views.gp_bootstrap.state` does) and prints the comparison of
 :mod:`explorer.gp_bootstrap.experiments`: Fig. 1 (learning curve ε(S)), Fig. 3-5 (L1 distances between the
 bootstrap distribution and eq. (60)) and Fig. 2 (mean and variance at held-out inputs).
@@ -14,7 +14,8 @@ import numpy as np
 
 from explorer import datasets, kernels, lowrank
 from explorer.cli import common, distributed_options
-from explorer.gp_bootstrap import evidence, experiments, montecarlo, problems, stages
+from explorer.gp_bootstrap import evidence, experiments, montecarlo, stages
+from explorer.gp_bootstrap import problem as problems
 
 __all__ = ["register", "COMMANDS"]
 
@@ -26,7 +27,7 @@ BIN_WIDTH = common.FloatRange(1e-3, 1e3, "a bin width", "Narrower bins would mak
 LOSS_EPS = common.FloatRange(0.0, 1e6, "ε")
 LOSS_BETA = common.FloatRange(1e-6, 1e6, "β")
 
-#: Seconds of one Monte-Carlo sample on boston (N = 506; explorer.serving.engine), growing as N³ with the rows: the
+#: Seconds of one Monte-Carlo sample on boston (N = 506; explorer.runtime.engine), growing as N³ with the rows: the
 #: estimate by which a run over :data:`MAX_SECONDS` is refused before it starts.
 SAMPLE_SECONDS = 2e-3
 BOSTON_ROWS = 506

@@ -29,7 +29,7 @@ of workers, the order in which chunks finish, and a worker lost and its chunks c
 
 **Faults.** A worker that dies: Dask computes its chunks again elsewhere (the rows are the results of tasks, never
 scattered data) and the numbers are unchanged; a chunk whose workers die :data:`ALLOWED_FAILURES` times stops the
-theory with :class:`~explorer.serving.engine.EngineError` (one sentence). Interrupted (Ctrl-C, a cancelled job),
+theory with :class:`~explorer.runtime.engine.EngineError` (one sentence). Interrupted (Ctrl-C, a cancelled job),
 every pass cancels its tasks before the exception leaves it: a chunk already running finishes (Dask does not stop a
 running task; a chunk takes a fraction of a second to seconds), nothing else starts.
 
@@ -50,7 +50,7 @@ from explorer.distributed.responses import ChunkedResponses
 from explorer.distributed.rows import RowChunks
 from explorer.operators.features import DENSE_FALLBACK_MAX_N, SITE_FLOOR, solve_hadamard_system
 from explorer.progress import NO_HOOKS
-from explorer.serving.engine import EngineError
+from explorer.runtime.engine import EngineError
 
 __all__ = ["HOLD_FRACTION", "ALLOWED_FAILURES", "ChunkedFeatureKernel", "ChunkedSitePosterior", "worker_memory"]
 

@@ -189,7 +189,7 @@ def bootstrap_optimism(model: ModelFamily, X: np.ndarray, y: np.ndarray, grid: n
     chunk_size : int
         Replications per chunk, the unit of work of an executor (and of progress and cancellation).
     executor : Executor, optional
-        Where the chunks run: in this process (default) or on Dask workers (``explorer.serving.engine``).
+        Where the chunks run: in this process (default) or on Dask workers (``explorer.runtime.engine``).
     hooks : Hooks, optional
         Progress and cancellation.
 
@@ -354,7 +354,7 @@ def fast_bootstrap(model: ModelFamily, X, y, grid, sample_grid, n_replications: 
     chunk_size : int
         Replications per chunk (:func:`bootstrap_optimism`); changes no number.
     executor : Executor, optional
-        Where the replications run: in this process (default) or on Dask workers (``explorer.serving.engine``).
+        Where the replications run: in this process (default) or on Dask workers (``explorer.runtime.engine``).
     hooks : Hooks, optional
         Progress and stop hooks, passed to :func:`bootstrap_optimism`.
 

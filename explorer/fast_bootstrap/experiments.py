@@ -131,7 +131,7 @@ def compare_bootstraps(data: Dataset, model: str = "ls-svm", setting: Setting | 
         Bootstrap replications per chunk (changes no number).
     executor : Executor, optional
         Where the bootstrap replications run: in this process (default) or on Dask workers
-        (``explorer.serving.engine``); the apparent error and the replica theory run in this process.
+        (``explorer.runtime.engine``); the apparent error and the replica theory run in this process.
     hooks : Hooks, optional
         Progress and cancellation.
 

@@ -18,7 +18,7 @@ squared-exponential kernel and the noise variance σ², for two models of the sa
 The evidence of a given K is :func:`log_evidence`, written once against a kernel operator
 (:mod:`explorer.operators`): a dense K by a Cholesky factor with the jitter ladder of :mod:`explorer.regression`,
 features Φ by the determinant lemma and the Woodbury identity; the value and gradient formulas of each are in
-:mod:`explorer.operators.evidence`.
+:mod:`explorer.operators.log_evidence`.
 
 Core module: numpy and scipy only.
 """
@@ -36,8 +36,8 @@ from explorer.kernels import SquaredExponential, check_inputs, data_driven_hyper
 from explorer.lowrank import check_rank
 from explorer.operators import as_operator
 from explorer.operators.dense import DenseKernel
-from explorer.operators.evidence import BLOCK_ROWS
 from explorer.operators.features import FeatureKernel
+from explorer.operators.log_evidence import BLOCK_ROWS
 from explorer.progress import NO_HOOKS, Hooks
 from explorer.validation import noise_variance
 
@@ -283,7 +283,7 @@ def log_evidence(K, y, noise_var) -> float:
     """log N(y | 0, K + σ²I), R&W eq. (2.30), for a kernel operator K (:mod:`explorer.operators`).
 
     A dense K by a Cholesky factor of K + σ²I (with :mod:`explorer.regression`'s jitter ladder), features Φ
-    (K = ΦΦᵀ) in O(N m²) by the determinant lemma and the Woodbury identity (:mod:`explorer.operators.evidence`).
+    (K = ΦΦᵀ) in O(N m²) by the determinant lemma and the Woodbury identity (:mod:`explorer.operators.log_evidence`).
 
     Parameters
     ----------

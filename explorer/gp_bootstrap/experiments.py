@@ -1,6 +1,6 @@
 """Theory-vs-Monte-Carlo experiments of seed 000 (Fig. 1-5), shared by the CLI, the views and notebooks.
 
-Each function takes a :class:`~explorer.gp_bootstrap.problems.RegressionProblem` (data, kernel, noise and the
+Each function takes a :class:`~explorer.gp_bootstrap.problem.RegressionProblem` (data, kernel, noise and the
 kernel operator: the dense K or the features Φ of K ≈ ΦΦᵀ; re-exported here with :func:`regression_problem` and the
 paper's constants), runs the replica theory and the Monte-Carlo bootstrap on its operator, and returns a frozen
 result object.
@@ -19,7 +19,7 @@ from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike, item_generator, root_seed
 from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
 from explorer.gp_bootstrap.l1 import L1Summary, l1_all_inputs, l1_noise_floor, scaled_bin_width
-from explorer.gp_bootstrap.problems import (
+from explorer.gp_bootstrap.problem import (
     PAPER_L2,
     PAPER_NOISE_VAR,
     RegressionProblem,
@@ -220,7 +220,7 @@ def learning_curve_comparison(
     tol : float
         Stopping tolerance of ADATAP and VG: largest relative change of Δλ(i).
     executor : Executor, optional
-        Where the Monte-Carlo chunks run (default: this process; ``explorer.serving.engine`` for Dask).
+        Where the Monte-Carlo chunks run (default: this process; ``explorer.runtime.engine`` for Dask).
     hooks : Hooks, optional
         Progress and cancellation.
     methods : sequence of str, optional

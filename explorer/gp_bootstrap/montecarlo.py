@@ -113,7 +113,7 @@ def bootstrap_predictions(K, y: ArrayLike, noise_var: float, S: float, n_samples
     chunk_size : int
         Samples per chunk, the unit of work of an executor (and of progress and cancellation).
     executor : Executor, optional
-        Where the chunks run: in this process (default) or on Dask workers (``explorer.serving.engine``); the
+        Where the chunks run: in this process (default) or on Dask workers (``explorer.runtime.engine``); the
         operator, y, σ² and the test inputs are sent once.
     hooks : Hooks, optional
         ``report`` after every chunk ("done/total samples"); ``should_stop`` cancels the queued chunks

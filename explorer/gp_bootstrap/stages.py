@@ -25,7 +25,7 @@ import numpy as np
 from explorer.bootstrap import estimates, replica
 from explorer.chunks import Executor, SeedLike
 from explorer.gp_bootstrap import linear_response, mean_field, montecarlo, variational
-from explorer.gp_bootstrap.problems import RegressionProblem
+from explorer.gp_bootstrap.problem import RegressionProblem
 from explorer.losses import get_loss
 from explorer.progress import NO_HOOKS, Hooks
 from explorer.validation import holdout_iv, mc_curve_grid, s_over_n_grid, s_over_n_value

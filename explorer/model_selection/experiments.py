@@ -254,7 +254,7 @@ def curves_experiment(parameter: str = "lengthscale", criteria: Sequence[str] = 
     chunk_size : int, optional
         Data sets per chunk (changes no number).
     executor : Executor, optional
-        Where the data sets run: in this process (default) or on Dask workers (``explorer.serving.engine``).
+        Where the data sets run: in this process (default) or on Dask workers (``explorer.runtime.engine``).
     hooks : Hooks, optional
         Progress and stop hooks (counted in data sets).
 

@@ -19,7 +19,7 @@ import numpy as np
 from scipy import linalg
 from scipy.sparse import linalg as sparse_linalg
 
-from explorer.operators.evidence import DenseEvidence
+from explorer.operators.log_evidence import DenseEvidence
 from explorer.operators.refits import DenseRefits
 from explorer.operators.responses import DenseResponses
 from explorer.validation import finite

@@ -34,7 +34,7 @@ import numpy as np
 from scipy import linalg
 from scipy.sparse import linalg as sparse_linalg
 
-from explorer.operators.evidence import FeatureEvidence
+from explorer.operators.log_evidence import FeatureEvidence
 from explorer.operators.refits import FeatureRefits
 from explorer.operators.responses import FeatureResponses
 from explorer.progress import NO_HOOKS

@@ -1,6 +1,6 @@
 """The server of the explorer: :func:`serve` (``explorer serve``) serves the page of :func:`explorer.app.create_app`
 to every browser session, with the Dask engine it opens and closes, the keep-alive of the sessions
-(:data:`~explorer.serving.sessions.KEEP_ALIVE`), the warm-up (:mod:`explorer.serving.warmup`), the release of memory
+(:data:`~explorer.runtime.sessions.KEEP_ALIVE`), the warm-up (:mod:`explorer.app.warmup`), the release of memory
 once no page is open (:func:`release_when_idle`), the log level and the signals that stop it. (The BokehJS bundles
 a page loads are the page template's: :class:`explorer.app.Page`.)
 """
@@ -20,10 +20,10 @@ import panel as pn
 from tornado.ioloop import IOLoop
 
 from explorer.app import TITLE, Page, create_app, create_lecturer_page, create_student_page
-from explorer.serving import caches, rooms
-from explorer.serving import engine as dask_engine
-from explorer.serving.sessions import KEEP_ALIVE
-from explorer.serving.warmup import WarmUp, draw_every_tab, on_loop
+from explorer.app.warmup import WarmUp, draw_every_tab, on_loop
+from explorer.runtime import caches, rooms
+from explorer.runtime import engine as dask_engine
+from explorer.runtime.sessions import KEEP_ALIVE
 from explorer.views.classroom.entry import LECTURER_PATH, STUDENT_PATH
 from explorer.views.common.layout.page import PageContext
 
@@ -63,9 +63,9 @@ def release_when_idle(sessions: Callable[[], int], warm_up: WarmUp | None = None
                       engine: dask_engine.Engine | None = None) -> int:
     """If no session is open (``sessions()`` is 0) and the warm-up, if any, has finished, drop the results the
     sessions added to the shared caches (the warm-up's stay:
-    :meth:`~explorer.serving.caches.CacheRegistry.drop_unkept`) and give their memory back to the system, this process's and, on a thread of its own, the
-    ``engine``'s workers' (:meth:`~explorer.serving.engine.Engine.return_workers_memory`), after its local scheduler let go
-    of the finished jobs (:meth:`~explorer.serving.engine.Engine.forget_finished_jobs`); return the bytes dropped
+    :meth:`~explorer.runtime.caches.CacheRegistry.drop_unkept`) and give their memory back to the system, this process's and, on a thread of its own, the
+    ``engine``'s workers' (:meth:`~explorer.runtime.engine.Engine.return_workers_memory`), after its local scheduler let go
+    of the finished jobs (:meth:`~explorer.runtime.engine.Engine.forget_finished_jobs`); return the bytes dropped
     (0 when not idle).
 
     A server after a class then comes back to its warm level instead of keeping up to the caches' budget of the
@@ -128,19 +128,19 @@ def serve(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS, *, warm_up: 
 
     Besides the page (``/``) it serves the class rooms' pages (:mod:`explorer.views.classroom`): the lecturer's
     projector view at ``/lecture`` and the students' phone page at ``/class``; a room takes at most
-    ``room_capacity`` students. A room lives in this process (:data:`explorer.serving.rooms.registry`): a server of
+    ``room_capacity`` students. A room lives in this process (:data:`explorer.runtime.rooms.registry`): a server of
     several processes (``num_procs`` > 1, passed on to ``pn.serve``) refuses to start rooms, with a sentence that
     says why.
 
     With ``warm_up`` the server computes every page's default view and every preset in the background as soon as
-    it listens (:class:`~explorer.serving.warmup.WarmUp`: the caches the sessions share are then warm when the class
+    it listens (:class:`~explorer.app.warmup.WarmUp`: the caches the sessions share are then warm when the class
     arrives; it waits while a page is open, and the sidebar says while it runs), and draws every tab once on its
-    event loop (:func:`~explorer.serving.warmup.draw_every_tab`). :data:`IDLE_RELEASE_AFTER` seconds
+    event loop (:func:`~explorer.app.warmup.draw_every_tab`). :data:`IDLE_RELEASE_AFTER` seconds
     after a session ends, if no other is open, the results the sessions added are dropped (:func:`release_when_idle`).
 
     Raises
     ------
-    explorer.serving.engine.EngineError
+    explorer.runtime.engine.EngineError
         If the scheduler cannot be reached (nothing is served then).
     OSError
         If the server cannot listen on ``address:port`` (in use, not an address of this machine, a privileged

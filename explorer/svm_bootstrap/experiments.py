@@ -18,7 +18,7 @@ import numpy as np
 from explorer.chunks import Executor, SeedLike, root_seed
 from explorer.progress import NO_HOOKS, Hooks, best_time
 from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap import svm_replica
 from explorer.svm_bootstrap.problem import SVMProblem
 from explorer.svm_bootstrap.stages import TheoryPoint, mc_curve, theory_curve
 from explorer.validation import holdout_iv, mc_curve_grid
@@ -161,7 +161,7 @@ def svm_learning_curve(
     exact_loo : bool
         Also compute the literal leave-one-out error (one SVM fit per support vector).
     executor : Executor, optional
-        Where the Monte-Carlo chunks run (default: this process; ``explorer.serving.engine`` for Dask).
+        Where the Monte-Carlo chunks run (default: this process; ``explorer.runtime.engine`` for Dask).
     hooks : Hooks, optional
         Progress and cancellation.
 

@@ -1,7 +1,7 @@
 """The problem of seed 004 (hard-margin SVM): standardised inputs, ±1 labels, the kernel, the merged sites.
 
 :func:`svm_problem` is the one path from a classification :class:`~explorer.datasets.Dataset` to the
-:class:`SVMProblem` the theory (:mod:`~explorer.svm_bootstrap.replica`) and the Monte-Carlo bootstrap
+:class:`SVMProblem` the theory (:mod:`~explorer.svm_bootstrap.svm_replica`) and the Monte-Carlo bootstrap
 (:mod:`~explorer.svm_bootstrap.montecarlo`) take; the CLI's ``svm-curve`` and the app's SVM tab both build theirs
 with it.
 """

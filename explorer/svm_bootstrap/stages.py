@@ -18,7 +18,7 @@ import numpy as np
 from explorer.chunks import Executor, SeedLike
 from explorer.progress import NO_HOOKS, Hooks
 from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap import svm_replica
 from explorer.svm_bootstrap.problem import SVMProblem
 from explorer.validation import mc_curve_grid, s_over_n_grid
 

@@ -10,7 +10,7 @@ declaration, the base tab, widgets, Presentation mode, the glossary), ``files`` 
 registry; the server, its sessions, caches and Dask engine are in :mod:`explorer.serving`.
 """
 
-from explorer.serving.caches import clear_caches
+from explorer.runtime.caches import clear_caches
 from explorer.views.common.state.jobs import JobStatus
 from explorer.views.gp_bootstrap.state import GP_TABS, URL_PARAMETERS, GPBootstrapState
 from explorer.views.gp_bootstrap.tab import (

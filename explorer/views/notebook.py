@@ -6,16 +6,16 @@ blank. :func:`extension` loads everything inline (the kernel sends it; an export
 shows HoloViews figures through Panel, whose notebook output inlines its stylesheets. Models that Panel builds
 for a later update (a tab opened for the first time, a new dataset) name Panel's stylesheets on its CDN; every
 update the kernel sends to the notebook turns those addresses into ``data:`` URLs of Panel's own files first
-(:func:`explorer.serving.compat.inline_notebook_stylesheets`).
+(:func:`explorer.runtime.compat.inline_notebook_stylesheets`).
 
 A number typed into an embedded input is applied when Enter is pressed, as in the served app (Chromium does
 not commit a text input in a Bokeh widget's shadow root inside a JupyterLab cell on Enter, only on blur).
 
 Job updates of the views' states reach the notebook on the kernel's event loop
-(:func:`explorer.serving.sessions.default_dispatcher`); JupyterLab hands widget messages to a kernel
+(:func:`explorer.runtime.sessions.default_dispatcher`); JupyterLab hands widget messages to a kernel
 subshell (another thread), so Panel's comm handler and every cell run holding the same lock as those updates
-(:data:`~explorer.serving.sessions.NOTEBOOK_LOCK`, :func:`explorer.serving.compat.serialize_notebook_comms`,
-:func:`explorer.serving.sessions.hold_while_cells_run`).
+(:data:`~explorer.runtime.sessions.NOTEBOOK_LOCK`, :func:`explorer.runtime.compat.serialize_notebook_comms`,
+:func:`explorer.runtime.sessions.hold_while_cells_run`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from __future__ import annotations
 import holoviews as hv
 import panel as pn
 
-from explorer.serving.compat import inline_notebook_stylesheets, serialize_notebook_comms
-from explorer.serving.sessions import NOTEBOOK_LOCK, hold_while_cells_run
+from explorer.runtime.compat import inline_notebook_stylesheets, serialize_notebook_comms
+from explorer.runtime.sessions import NOTEBOOK_LOCK, hold_while_cells_run
 
 __all__ = ["extension"]
 

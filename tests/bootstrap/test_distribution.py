@@ -32,7 +32,7 @@ def test_a_point_mass_has_no_density_and_its_mass_falls_where_its_components_are
     point mass; its density is 0 (it was NaN when the density divided by a zero sd) and the bins around the
     components' means hold all their weight."""
     from explorer import datasets
-    from explorer.gp_bootstrap.problems import regression_problem
+    from explorer.gp_bootstrap.problem import regression_problem
     from explorer.kernels import paper_rbf
 
     data = datasets.load("boston")

@@ -55,7 +55,7 @@ def test_only_serve_imports_the_ui_stack():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[-2] == ""
     parser = cli.build_parser()
-    assert parser.parse_args(["serve"]).handler.__module__ == "explorer.cli.app"
+    assert parser.parse_args(["serve"]).handler.__module__ == "explorer.cli.serve"
 
 
 @pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])

@@ -17,7 +17,7 @@ def test_serve_warms_up_by_default_and_not_with_no_warm_up(monkeypatch):
 
 def test_the_page_says_while_the_warm_up_runs_and_not_after(dask_engine):
     from explorer.app import create_app
-    from explorer.serving.warmup import WarmUp
+    from explorer.app.warmup import WarmUp
     from explorer.views.common.layout.page import PageContext
 
     warm = WarmUp(PageContext(engine=dask_engine), presets=())

@@ -13,7 +13,7 @@ from explorer.bootstrap import replica
 from explorer.distributed import RowChunks, chunked_nystrom
 from explorer.kernels import SquaredExponential
 from explorer.progress import Cancelled, Hooks
-from explorer.serving.engine import EngineError, connect
+from explorer.runtime.engine import EngineError, connect
 
 N, D, RANK, NOISE = 12_000, 3, 32, 0.01
 KERNEL = SquaredExponential(lengthscale=1.5, signal_var=1.0)

@@ -20,7 +20,7 @@ KERNEL = SquaredExponential(lengthscale=1.5, signal_var=1.0)
 
 @pytest.fixture(scope="module")
 def client():
-    from explorer.serving.engine import connect
+    from explorer.runtime.engine import connect
 
     engine = connect(workers=2, memory_limit="1GB", dashboard=False)
     yield engine.client

@@ -41,7 +41,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def two_workers():
-    from explorer.serving.engine import connect
+    from explorer.runtime.engine import connect
 
     engine = connect(workers=2, memory_limit="1GB", dashboard=False)
     yield engine.client
@@ -89,7 +89,7 @@ def test_chunked_theory_equals_in_memory_features_chunk_sizes(two_workers, data,
 
 @pytest.mark.slow
 def test_one_worker_gives_the_bits_of_two(two_workers, data):
-    from explorer.serving.engine import connect
+    from explorer.runtime.engine import connect
 
     y = data[1]
     two = chunked_nystrom(RowChunks.teacher(two_workers, N, D, 1000, seed=7, noise_var=NOISE), KERNEL, RANK, rng=1)

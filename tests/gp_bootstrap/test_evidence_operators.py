@@ -1,4 +1,4 @@
-"""The evidence written once against a kernel operator (explorer.gp_bootstrap.evidence, explorer.operators.evidence):
+"""The evidence written once against a kernel operator (explorer.gp_bootstrap.evidence, explorer.operators.log_evidence):
 the dense and the feature implementation on the same matrix K = ΦΦᵀ, the dense one against explorer.regression, and
 the one landmark draw that nystrom_features and the Nyström evidence fit share."""
 

@@ -360,7 +360,7 @@ def test_counts_validation_message():
 # ----------------------------------------------------------------------------- layers
 
 def test_svm_core_does_not_import_ui_stack():
-    code = ("import sys, explorer.svm_bootstrap.montecarlo, explorer.svm_bootstrap.replica, explorer.svm_bootstrap.experiments, "
+    code = ("import sys, explorer.svm_bootstrap.montecarlo, explorer.svm_bootstrap.svm_replica, explorer.svm_bootstrap.experiments, "
             "explorer.svm_bootstrap.problem, explorer.svm_bootstrap.stages\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
             "{'panel', 'holoviews', 'bokeh', 'param'})))\n")

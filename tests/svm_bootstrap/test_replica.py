@@ -18,10 +18,10 @@ from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap import svm_replica
 from explorer.svm_bootstrap.problem import BROAD_LENGTHSCALE, svm_problem
-from explorer.svm_bootstrap.replica import ConvergenceError
 from explorer.svm_bootstrap.stages import theory_learning_curve
+from explorer.svm_bootstrap.svm_replica import ConvergenceError
 from tests.conftest import rbf, two_rings
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")

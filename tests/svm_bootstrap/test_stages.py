@@ -6,7 +6,7 @@ import pytest
 from explorer import datasets
 from explorer.progress import Cancelled, Hooks
 from explorer.svm_bootstrap import montecarlo as svm
-from explorer.svm_bootstrap import replica as svm_replica
+from explorer.svm_bootstrap import svm_replica
 from explorer.svm_bootstrap.problem import BROAD_LENGTHSCALE, svm_problem
 from explorer.svm_bootstrap.stages import mc_curve, theory_curve, theory_learning_curve
 

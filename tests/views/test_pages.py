@@ -61,7 +61,7 @@ def _imported_modules(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("module", ["app.py", "views/common/state/links.py", "views/common/state/presets.py",
+@pytest.mark.parametrize("module", ["app/__init__.py", "views/common/state/links.py", "views/common/state/presets.py",
                                     "views/common/layout/page.py", "views/common/layout/tab.py"])
 def test_the_app_links_and_presets_name_no_paper(module):
     imported = _imported_modules(ROOT / "explorer" / module)
@@ -70,7 +70,7 @@ def test_the_app_links_and_presets_name_no_paper(module):
 
 
 def test_nothing_in_the_app_reads_a_private_attribute_of_panel_tabs():
-    for path in [ROOT / "explorer" / "app.py", *VIEWS.rglob("*.py")]:
+    for path in [*(ROOT / "explorer" / "app").rglob("*.py"), *VIEWS.rglob("*.py")]:
         assert "._names" not in path.read_text(), path
 
 

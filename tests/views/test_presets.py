@@ -11,7 +11,7 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
-from explorer.serving.caches import clear_caches
+from explorer.runtime.caches import clear_caches
 from explorer.views import GPBootstrapState
 from explorer.views.common.state.presets import (
     MENU_LABEL,

@@ -1,7 +1,7 @@
 """How a class room is entered: the step-by-step page starts one (:func:`start_room`), the lecturer's link opens its
 projector view (:func:`lecturer_content`), the join link a student's phone page (:func:`student_content`). A code
 that is unknown or closed, a lecturer link with a forged token, a student link of another room or a full room give
-one sentence on the page instead (and one line in the server's log, :mod:`explorer.serving.rooms`)."""
+one sentence on the page instead (and one line in the server's log, :mod:`explorer.runtime.rooms`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import html
 
 import panel as pn
 
-from explorer.serving import rooms
-from explorer.serving.rooms import RoomError, RoomRegistry
+from explorer.runtime import rooms
+from explorer.runtime.rooms import RoomError, RoomRegistry
 from explorer.views.classroom.lecturer import LecturerView
 from explorer.views.classroom.problem import class_problem
 from explorer.views.classroom.student import StudentView

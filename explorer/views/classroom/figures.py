@@ -14,7 +14,7 @@ from bokeh.models import ColumnDataSource, Range1d, SaveTool, Span
 from bokeh.plotting import figure
 
 from explorer.gp_bootstrap import class_draws
-from explorer.serving.rooms import Question, Round
+from explorer.runtime.rooms import Question, Round
 
 __all__ = ["class_figure", "show_legends", "show_histogram", "histogram_columns", "answers_figure", "answers_columns", "resample_figure",
            "resample_columns", "CLASS_COLOR", "THEORY_COLOR", "PREVIOUS_COLOR", "MINE_COLOR"]

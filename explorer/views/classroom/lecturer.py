@@ -17,7 +17,7 @@ import numpy as np
 import panel as pn
 import segno
 
-from explorer.serving.rooms import Room, RoomError, RoomRegistry
+from explorer.runtime.rooms import Room, RoomError, RoomRegistry
 from explorer.views.classroom import figures
 from explorer.views.classroom.problem import problem_at, settings_words
 
@@ -26,7 +26,7 @@ __all__ = ["LecturerView", "REFRESH_MS", "join_url", "qr_svg"]
 #: Milliseconds between two looks of the projector at its room (the draw-to-figure latency's floor).
 REFRESH_MS = 250
 _CSS = "explorer-class"
-#: The question menu: its words → a key of :data:`~explorer.serving.rooms.QUESTIONS`, or "choice".
+#: The question menu: its words → a key of :data:`~explorer.runtime.rooms.QUESTIONS`, or "choice".
 QUESTION_MENU = {"The bootstrap standard deviation of f_i (a number)": "sd",
                  "The bootstrap mean of f_i (a number)": "mean",
                  "The share of resamples leaving point i out (a number)": "left_out",

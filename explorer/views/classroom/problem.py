@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from explorer.gp_bootstrap.class_draws import ClassProblem
-from explorer.serving.rooms import RoomError
+from explorer.runtime.rooms import RoomError
 from explorer.views.step_by_step.state import StepState
 
 __all__ = ["SETTINGS", "class_problem", "problem_at", "settings_words"]

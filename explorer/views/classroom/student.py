@@ -14,7 +14,7 @@ import html
 
 import panel as pn
 
-from explorer.serving.rooms import Room, RoomError, RoomRegistry, Student
+from explorer.runtime.rooms import Room, RoomError, RoomRegistry, Student
 from explorer.views.classroom import figures
 
 __all__ = ["StudentView", "REFRESH_MS"]

@@ -60,8 +60,8 @@ from explorer.fast_bootstrap.problem import (
 )
 from explorer.fast_bootstrap.stages import ReplicaOptimism, estimated_seconds, replica_grid, replica_optimism
 from explorer.progress import Cancelled, Hooks, Progress
-from explorer.serving.caches import lru
-from explorer.serving.data_folder import DATA_DIR_HELP
+from explorer.runtime.caches import lru
+from explorer.views.common.files.data_folder import DATA_DIR_HELP
 from explorer.views.common.files.uploads import Upload, use_uploaded_file
 from explorer.views.common.state import controls, errors
 from explorer.views.common.state.data_source import DataSourced

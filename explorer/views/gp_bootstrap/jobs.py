@@ -15,12 +15,13 @@ import numpy as np
 from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import experiments, problems, stages
+from explorer.gp_bootstrap import experiments, stages
+from explorer.gp_bootstrap import problem as problems
 from explorer.gp_bootstrap.l1 import scaled_bin_width
 from explorer.gp_bootstrap.montecarlo import SAMPLE_SECONDS_PER_NM2
 from explorer.gp_bootstrap.stages import VG_MF_LOSSES, CurveMC, HoldoutTheory, TheoryCurve
 from explorer.progress import Hooks
-from explorer.serving.caches import lru
+from explorer.runtime.caches import lru
 from explorer.views.common.state.jobs import Job, JobSpec
 from explorer.views.gp_bootstrap.settings import (
     EVIDENCE_ROWS,

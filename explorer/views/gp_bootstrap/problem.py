@@ -12,7 +12,8 @@ import numpy as np
 
 from explorer import kernels
 from explorer.chunks import item_generator, root_seed
-from explorer.gp_bootstrap import experiments, problems
+from explorer.gp_bootstrap import experiments
+from explorer.gp_bootstrap import problem as problems
 from explorer.views.common.state.declarations import applies, invalidating
 from explorer.views.common.state.jobs import Job
 from explorer.views.gp_bootstrap.data import check_holdout

@@ -22,7 +22,8 @@ import param
 from explorer import kernels
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import evidence as gp_evidence
-from explorer.gp_bootstrap import experiments, problems
+from explorer.gp_bootstrap import experiments
+from explorer.gp_bootstrap import problem as problems
 from explorer.gp_bootstrap.l1 import scaled_bin_width
 from explorer.gp_bootstrap.linear_response import LinearResponseMoments
 from explorer.gp_bootstrap.stages import (
@@ -113,7 +114,7 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
     ``theory_curve``, ``linear_response``, ``curve_mc``, ``distribution``, ``holdout_theory``, ``holdout_ij``,
     ``holdout_mc``, ``error``) follow for the active ``tab`` (every change refreshes, also before the first
     :meth:`refresh`). Call :meth:`wait` to block until background jobs are done (in a script their results and
-    progress are applied by ``wait``, see :func:`~explorer.serving.sessions.script_dispatcher`); ``jobs[kind]``
+    progress are applied by ``wait``, see :func:`~explorer.runtime.sessions.script_dispatcher`); ``jobs[kind]``
     reports each job ("theory", "linear_response" and ``MC_KINDS``).
     """
 

@@ -22,8 +22,8 @@ import param
 from explorer import datasets
 from explorer.model_selection import experiments as sx
 from explorer.model_selection.criterion import CRITERIA, CRITERION_LABELS
-from explorer.serving.caches import lru
-from explorer.serving.data_folder import DATA_DIR_HELP
+from explorer.runtime.caches import lru
+from explorer.views.common.files.data_folder import DATA_DIR_HELP
 from explorer.views.common.files.exports import csv_table, json_text
 from explorer.views.common.files.uploads import Upload, file_settings, use_uploaded_file
 from explorer.views.common.state import controls, declarations

@@ -33,7 +33,7 @@ from explorer.model_selection.stages import (
     reference_hyperparameters,
 )
 from explorer.progress import Hooks
-from explorer.serving.caches import lru
+from explorer.runtime.caches import lru
 from explorer.views.common.files.uploads import UPLOAD, Upload, use_uploaded_table
 from explorer.views.common.state import controls, errors
 from explorer.views.common.state.data_source import DataSourced

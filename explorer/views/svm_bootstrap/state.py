@@ -20,7 +20,7 @@ import param
 from explorer import datasets
 from explorer.bootstrap import replica
 from explorer.progress import Hooks
-from explorer.serving.caches import lru
+from explorer.runtime.caches import lru
 from explorer.svm_bootstrap import experiments as svm_experiments
 from explorer.svm_bootstrap import stages as svm_stages
 from explorer.svm_bootstrap.experiments import SVMFieldComparison

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from explorer.gp_bootstrap import class_draws
-from explorer.serving import rooms
-from explorer.serving.rooms import RoomRegistry
+from explorer.runtime import rooms
+from explorer.runtime.rooms import RoomRegistry
 from explorer.serving.server import _configure_rooms
 from explorer.views.classroom import figures
 from explorer.views.classroom.entry import start_room

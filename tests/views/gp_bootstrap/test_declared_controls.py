@@ -12,7 +12,7 @@ import panel as pn  # noqa: E402
 import param  # noqa: E402
 
 from explorer import kernels  # noqa: E402
-from explorer.gp_bootstrap import problems  # noqa: E402
+from explorer.gp_bootstrap import problem as problems  # noqa: E402
 from explorer.views.common.layout.widgets import param_widget  # noqa: E402
 from explorer.views.common.state import declarations  # noqa: E402
 from explorer.views.common.state.links import Linked, link_parameters, query_of  # noqa: E402

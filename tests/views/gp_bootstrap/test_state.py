@@ -21,8 +21,8 @@ from explorer.gp_bootstrap import (
     experiments,  # noqa: E402
     montecarlo,
 )
-from explorer.serving import caches as caches_module  # noqa: E402
-from explorer.serving.caches import clear_caches  # noqa: E402
+from explorer.runtime import caches as caches_module  # noqa: E402
+from explorer.runtime.caches import clear_caches  # noqa: E402
 from explorer.views.common.state.jobs import JobStatus, call_now  # noqa: E402
 from explorer.views.gp_bootstrap import figures as plots  # noqa: E402
 from explorer.views.gp_bootstrap.state import (

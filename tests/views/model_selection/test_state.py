@@ -82,7 +82,7 @@ def test_parameter_follows_the_kernel():
 def test_cancel_stops_between_criteria(monkeypatch):
     state = small_state(criteria=["evidence", "loo", "kfold", "asc-beta-noise"], rank_kernels=["se", "rq", "exponential"])
     # in this process: on a worker the whole small job ends before the cancel, relayed every 0.2 s, reaches it
-    # (tests/serving/test_engine.py stops a call on a worker)
+    # (tests/runtime/test_engine.py stops a call on a worker)
     monkeypatch.setattr(type(state), "executor", property(lambda self: IN_PROCESS))
 
     cancelled = set()

@@ -148,7 +148,7 @@ def _drawn_like(pane: pn.pane.HoloViews, layers: Sequence[Layer]) -> list:
 
     Panel keeps a HoloViews pane's plots, one per page showing it, in the pane's ``_plots`` (a root's id → (plot,
     pane); Panel 1.5-1.9) and has no public accessor for them (Panel's own linking code reads ``_plots`` too): the
-    one private attribute of a third party read outside :mod:`explorer.serving.compat`.
+    one private attribute of a third party read outside :mod:`explorer.runtime.compat`.
     ``tests/views/common/drawing/test_patching.py`` notices a change (a patched figure would be redrawn instead)."""
     drawn = [plot for plot, _ in pane._plots.values()]
     if any(len(plot.subplots) != len(layers) or not all(map(_matches, plot.subplots.values(), layers))

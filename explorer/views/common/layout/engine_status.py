@@ -10,7 +10,7 @@ import html
 
 import panel as pn
 
-from explorer.serving import engine as dask_engine
+from explorer.runtime import engine as dask_engine
 
 __all__ = ["engine_text", "engine_status"]
 

@@ -14,7 +14,7 @@ import holoviews as hv
 import panel as pn
 import param
 
-from explorer.serving.sessions import bind_to_session
+from explorer.runtime.sessions import bind_to_session
 from explorer.views.common.files.exports import Export, download_button
 from explorer.views.common.layout.presentation import FIGURE_HEIGHT, axis_text, presented
 from explorer.views.common.layout.widgets import (

@@ -14,7 +14,7 @@ from pathlib import Path
 import param
 
 from explorer import datasets
-from explorer.serving.data_folder import data_file_names, read_data_file
+from explorer.views.common.files.data_folder import data_file_names, read_data_file
 from explorer.views.common.files.uploads import Upload, csv_columns, file_settings, read_upload
 
 __all__ = ["DataSource", "DataSourced"]
@@ -78,7 +78,7 @@ class DataSource(param.Parameterized):
 
     def read(self, name: str, **limits: int) -> Upload:
         """The data folder's file ``name`` (an :class:`Upload` with its name, text and SHA-256); ``limits``: those of
-        :func:`~explorer.serving.data_folder.read_data_file` (``max_bytes``, ``max_rows``, ``max_values``).
+        :func:`~explorer.views.common.files.data_folder.read_data_file` (``max_bytes``, ``max_rows``, ``max_values``).
 
         Raises
         ------

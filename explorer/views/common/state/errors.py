@@ -20,7 +20,7 @@ import panel as pn
 
 from explorer.bootstrap.replica import ConvergenceError
 from explorer.datasets import DatasetError
-from explorer.serving.engine import EngineError
+from explorer.runtime.engine import EngineError
 from explorer.svm_bootstrap.classifier import NotSeparableError
 
 __all__ = ["Wording", "WORDING", "COMMON", "describe_error", "over_figure", "OVER_FIGURE_CSS"]

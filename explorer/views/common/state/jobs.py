@@ -4,7 +4,7 @@ A :class:`Job` runs on a daemon thread of its own, checks a stop flag between Mo
 (``should_stop``), reports throttled progress and partial results through callbacks, and marks itself
 done; its session shows it through a :class:`JobStatus`. :class:`JobRunner` is the machinery every tab's state
 holds as a component (``state.job_runner``) to run its jobs (lookup in a shared
-:class:`~explorer.serving.caches.LRU`, start, deferred start, cancel, progress, results handed to the session's
+:class:`~explorer.runtime.caches.LRU`, start, deferred start, cancel, progress, results handed to the session's
 event loop in order); it reads from its state only what :class:`JobHooks` declares. :class:`HasJobs` is the small
 mixin that gives a state the parameters its page shows and the public API (forwarders to the runner). A state
 declares its jobs once, as :class:`JobSpec` rows of ``job_specs``; refresh, run and cancel follow the declaration.
@@ -24,9 +24,9 @@ import param
 
 from explorer.chunks import Executor
 from explorer.progress import Cancelled, Progress
-from explorer.serving import engine as dask_engine
-from explorer.serving.caches import LRU
-from explorer.serving.sessions import default_dispatcher
+from explorer.runtime import engine as dask_engine
+from explorer.runtime.caches import LRU
+from explorer.runtime.sessions import default_dispatcher
 from explorer.views.common.state import errors
 
 __all__ = ["Job", "JobSpec", "JobStatus", "JobHooks", "JobRunner", "HasJobs", "RedrawGate", "call_now", "output",
@@ -230,7 +230,7 @@ class JobSpec:
 
 
 def engine_of(client) -> dask_engine.Engine:
-    """The :class:`explorer.serving.engine.Engine` of a state's ``client``: an Engine as it is, a ``distributed.Client``
+    """The :class:`explorer.runtime.engine.Engine` of a state's ``client``: an Engine as it is, a ``distributed.Client``
     wrapped, None the process's shared engine."""
     if client is None:
         return dask_engine.shared_engine()
@@ -304,9 +304,9 @@ class JobRunner:
     parameters and ``error``.
 
     Worker threads never touch the session: they hand their updates to :attr:`dispatch`, which applies them in order
-    where the session lives (:func:`explorer.serving.sessions.default_dispatcher`: in a notebook on the
+    where the session lives (:func:`explorer.runtime.sessions.default_dispatcher`: in a notebook on the
     kernel's event loop, in a script on the thread that made the runner when it calls :meth:`wait`; a served
-    session points it at its event loop, :func:`explorer.serving.sessions.bind_to_session`, through the state's
+    session points it at its event loop, :func:`explorer.runtime.sessions.bind_to_session`, through the state's
     ``dispatch``). Jobs run elsewhere (e.g. on Dask workers) report through the same ``Job`` methods, so their
     updates take the same way.
     """
@@ -557,7 +557,7 @@ class HasJobs(JobHooks, param.Parameterized):
     runs on Dask (:attr:`executor`): the job's thread only submits seeded chunks and waits for them."""
 
     client = param.Parameter(default=None, precedence=-1, label="Dask engine",
-                             doc="Where the Monte-Carlo runs: an explorer.serving.engine.Engine, a distributed.Client, "
+                             doc="Where the Monte-Carlo runs: an explorer.runtime.engine.Engine, a distributed.Client, "
                                  "or None for the engine this process shares (a local cluster of worker "
                                  "processes, started at first use; $EXPLORER_SCHEDULER if set).")
     error = param.String(default="", precedence=-1, label="Error",
@@ -592,7 +592,7 @@ class HasJobs(JobHooks, param.Parameterized):
 
     @property
     def engine(self) -> dask_engine.Engine:
-        """The :class:`explorer.serving.engine.Engine` of ``client`` (the process's shared engine if it is None)."""
+        """The :class:`explorer.runtime.engine.Engine` of ``client`` (the process's shared engine if it is None)."""
         return engine_of(self.client)
 
     @property

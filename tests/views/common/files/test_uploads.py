@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("panel")
 
 from explorer import datasets
-from explorer.serving.data_folder import data_file_names, read_data_file
+from explorer.views.common.files.data_folder import data_file_names, read_data_file
 from explorer.views.common.files.file_input import CSVFileInput, too_large_message
 from explorer.views.common.files.uploads import (
     MAX_UPLOAD_BYTES,

@@ -9,7 +9,7 @@ pytest.importorskip("panel")
 
 from explorer.bootstrap.replica import ConvergenceError  # noqa: E402
 from explorer.datasets import DatasetError  # noqa: E402
-from explorer.serving.engine import EngineError  # noqa: E402
+from explorer.runtime.engine import EngineError  # noqa: E402
 from explorer.svm_bootstrap.classifier import NotSeparableError  # noqa: E402
 from explorer.views.common.state.errors import WORDING, describe_error  # noqa: E402
 from explorer.views.pages import PAGES  # noqa: E402

@@ -7,7 +7,7 @@ import param
 import pytest
 
 from explorer.progress import Cancelled
-from explorer.serving.caches import LRU
+from explorer.runtime.caches import LRU
 from explorer.views.common.state import jobs
 from explorer.views.common.state.jobs import (
     REPORT_INTERVAL,

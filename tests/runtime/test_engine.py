@@ -16,7 +16,7 @@ pytest.importorskip("distributed")
 from explorer.chunks import item_generator, plan_chunks, root_seed, run_chunks, stack_rows  # noqa: E402
 from explorer.gp_bootstrap import montecarlo  # noqa: E402
 from explorer.progress import Cancelled, Hooks  # noqa: E402
-from explorer.serving import engine  # noqa: E402
+from explorer.runtime import engine  # noqa: E402
 from tests.conftest import rbf  # noqa: E402
 
 
@@ -264,7 +264,7 @@ def _hold_and_free(nbytes: int) -> None:
 
 def test_a_jobs_keys_name_a_group_of_its_own_and_a_prefix_shared_by_all_jobs():
     """Dask's own key functions read the group (the job's: the scheduler's queue needs it) and the prefix (the task
-    function's: the scheduler keeps one per prefix for good) from :func:`~explorer.serving.engine.task_key`."""
+    function's: the scheduler keeps one per prefix for good) from :func:`~explorer.runtime.engine.task_key`."""
     from dask.utils import key_split
     from distributed.utils import key_split_group
 
@@ -284,7 +284,7 @@ def _task_groups_alive(names: set[str]) -> int:
 
 def test_an_idle_local_scheduler_keeps_nothing_per_job(gp):
     """After a class's jobs, a local scheduler (in the server) holds the same task prefixes as after one job, and
-    :meth:`~explorer.serving.engine.Engine.forget_finished_jobs` removes the spans of every finished job and their task
+    :meth:`~explorer.runtime.engine.Engine.forget_finished_jobs` removes the spans of every finished job and their task
     groups from the scheduler's history of computations (no task group object is left alive but those the
     scheduler still knows); jobs after it give the same numbers as before (and as in-process)."""
     K, y, _ = gp
@@ -327,7 +327,7 @@ def test_an_idle_local_scheduler_keeps_nothing_per_job(gp):
 
 
 def test_dasks_span_heartbeat_still_fails_on_a_span_it_no_longer_records():
-    """Why :func:`~explorer.serving.engine.forget_finished_spans` waits until every worker has reported: Dask keeps every span
+    """Why :func:`~explorer.runtime.engine.forget_finished_spans` waits until every worker has reported: Dask keeps every span
     (no setting forgets finished ones), and a worker's metrics of a span the scheduler no longer records fail its
     heartbeat, after which the worker closes itself. When this fails, the wait (``settle``) can go."""
     from distributed.spans import SpansSchedulerExtension

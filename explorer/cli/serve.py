@@ -25,9 +25,9 @@ from explorer.cli.common import (
     one_line,
     scheduler_address,
 )
-from explorer.serving.engine import SCHEDULER_ENV, EngineError
+from explorer.runtime.engine import SCHEDULER_ENV, EngineError
 
-#: Students a class room takes unless ``--room-capacity`` says otherwise (:data:`explorer.serving.rooms.ROOM_CAPACITY`,
+#: Students a class room takes unless ``--room-capacity`` says otherwise (:data:`explorer.runtime.rooms.ROOM_CAPACITY`,
 #: not imported from there: the other commands never import the server's modules).
 ROOM_CAPACITY = 300
 

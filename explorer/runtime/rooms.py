@@ -18,7 +18,7 @@ What a full lecture hall cannot break:
   (N + M numbers), the answers (one per student per question, at most :data:`MAX_QUESTIONS` questions) and the draw
   log for the CSV export, at most :data:`LOG_LIMIT` rows of 17 bytes (the histogram keeps counting after it);
   :data:`KEEP_ROUNDS` rounds are kept. With N ≤ 200 points and 300 students a room holds less than
-  :data:`MEMORY_BOUND_MB` MB (``tests/serving/test_rooms.py`` fills one), and a server holds at most :data:`MAX_ROOMS`
+  :data:`MEMORY_BOUND_MB` MB (``tests/runtime/test_rooms.py`` fills one), and a server holds at most :data:`MAX_ROOMS`
   rooms.
 - A room closes when the lecturer closes it or after :data:`IDLE_EXPIRY` seconds without a draw, an answer or a
   lecturer's action; its students' pages then say "The room was closed.".

@@ -24,7 +24,7 @@ from panel.links import Callback  # noqa: E402
 from tornado.websocket import WebSocketClosedError  # noqa: E402
 
 from explorer.app import create_app  # noqa: E402
-from explorer.serving.sessions import KEEP_ALIVE, SessionLinks, quiet_closed_websockets  # noqa: E402
+from explorer.runtime.sessions import KEEP_ALIVE, SessionLinks, quiet_closed_websockets  # noqa: E402
 from tests.conftest import free_port  # noqa: E402
 
 TIMEOUT = 300  # seconds for a page to be built and its jobs to stop on a busy 2-core machine

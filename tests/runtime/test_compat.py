@@ -1,4 +1,4 @@
-"""The workarounds of :mod:`explorer.serving.compat`: per workaround, the upstream behaviour it works around (a test that fails
+"""The workarounds of :mod:`explorer.runtime.compat`: per workaround, the upstream behaviour it works around (a test that fails
 when upstream changes: the workaround is then deleted), and what the workaround does instead; the tested versions
 agree with ``pyproject.toml``'s bounds and a version outside them gets no workaround."""
 from __future__ import annotations
@@ -25,8 +25,8 @@ from panel.io.state import set_curdoc  # noqa: E402
 from panel.links import Callback  # noqa: E402
 from panel.viewable import MimeRenderMixin  # noqa: E402
 
-from explorer.serving import compat  # noqa: E402
-from explorer.serving.sessions import NOTEBOOK_LOCK, release_session_links  # noqa: E402
+from explorer.runtime import compat  # noqa: E402
+from explorer.runtime.sessions import NOTEBOOK_LOCK, release_session_links  # noqa: E402
 from explorer.views.notebook import extension  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,10 +62,10 @@ def test_a_version_outside_the_tested_range_gets_no_workaround(monkeypatch, capl
     upstream = inspect.unwrap(panel_notebook.diff)
     monkeypatch.setattr(panel_notebook, "diff", upstream)  # as before any workaround (restored after the test)
     monkeypatch.setitem(compat.TESTED, "bokeh", ((0,), (1,)))
-    with caplog.at_level(logging.WARNING, logger="explorer.serving.compat"):
+    with caplog.at_level(logging.WARNING, logger="explorer.runtime.compat"):
         compat.inline_notebook_stylesheets()
     assert panel_notebook.diff is upstream
-    assert "outside the range" in caplog.text and "tests/serving/test_compat.py" in caplog.text
+    assert "outside the range" in caplog.text and "tests/runtime/test_compat.py" in caplog.text
 
 
 @pytest.mark.parametrize(("text", "numbers"), [("3.9.2", (3, 9, 2)), ("1.10.0rc1", (1, 10, 0)),

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from explorer.serving.sessions import default_dispatcher, kernel_dispatcher
+from explorer.runtime.sessions import default_dispatcher, kernel_dispatcher
 from explorer.views.gp_bootstrap.state import GPBootstrapState
 
 TIMEOUT = 300  # Dask workers on a busy machine
@@ -87,14 +87,14 @@ def test_a_closed_state_says_so_when_asked_to_compute():
 
 def test_a_notebooks_cells_hold_the_notebook_lock_while_they_run():
     """JupyterLab hands comm messages to a kernel subshell thread: a cell that changes a shown object must not run
-    while Panel applies a widget's message (Panel's handler waits for the same lock: ``tests/serving/test_compat.py``).
+    while Panel applies a widget's message (Panel's handler waits for the same lock: ``tests/runtime/test_compat.py``).
     An IPython shell of its own runs the cells (in a process of its own: ``extension()`` installs for the process):
     the cell that installs holds nothing, every later cell holds the lock, a failing one and one run from a cell
     give it back, and installing twice registers once."""
     code = """
 import threading
 from IPython.core.interactiveshell import InteractiveShell
-from explorer.serving.sessions import NOTEBOOK_LOCK
+from explorer.runtime.sessions import NOTEBOOK_LOCK
 
 shell = InteractiveShell.instance()
 

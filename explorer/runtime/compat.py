@@ -3,9 +3,9 @@
 Everything else uses Panel, Bokeh, Tornado and Dask through their public API and settings (the server's keep-alive
 pings, for instance, are Tornado's ``websocket_ping_interval`` instead of Bokeh's job; a write to a page that closed
 is quieted by the event loop's exception handler; Dask's records of a finished job are forgotten only once every
-worker has sent its metrics, :func:`explorer.serving.engine.forget_finished_spans`; the BokehJS bundles a page loads
+worker has sent its metrics, :func:`explorer.runtime.engine.forget_finished_spans`; the BokehJS bundles a page loads
 are chosen by the page's Jinja template, :class:`explorer.app.Page`; a notebook's cells hold the lock of its comm
-messages through IPython's events, :func:`explorer.serving.sessions.hold_while_cells_run`). What is left here has no
+messages through IPython's events, :func:`explorer.runtime.sessions.hold_while_cells_run`). What is left here has no
 public setting yet:
 
 =====================================  ===========================================  ==============================
@@ -23,7 +23,7 @@ workaround (function)                  upstream problem                         
 
 Each function installs its workaround once (calling it again changes nothing) and only where the installed version
 lies in the tested range (:data:`TESTED`, the upper bounds of ``pyproject.toml``); elsewhere it installs nothing and
-logs a warning, so that a new release is tested before a workaround is applied to it. ``tests/serving/test_compat.py`` has,
+logs a warning, so that a new release is tested before a workaround is applied to it. ``tests/runtime/test_compat.py`` has,
 per workaround, a test of the upstream behaviour it works around that fails when upstream changes: then the
 workaround is deleted.
 
@@ -73,7 +73,7 @@ def tested(package: str) -> bool:
     if low <= version < high:
         return True
     log.warning("%s %s is outside the range the explorer's workaround of it was tested with (>= %s, < %s): the "
-                "workaround is not installed. Install a tested version, or test this one (tests/serving/test_compat.py).",
+                "workaround is not installed. Install a tested version, or test this one (tests/runtime/test_compat.py).",
                 package, ".".join(map(str, version)) or "(not found)", ".".join(map(str, low)),
                 ".".join(map(str, high)))
     return False
@@ -85,7 +85,7 @@ def tested(package: str) -> bool:
 class SessionLinks(weakref.WeakKeyDictionary):
     """Panel's registry of the JavaScript links and callbacks of widgets (``panel.links.Callback.registry``) that also
     remembers the served document for which each widget registered one, so that
-    :func:`explorer.serving.sessions.release_session_links` can drop a session's entries when it ends.
+    :func:`explorer.runtime.sessions.release_session_links` can drop a session's entries when it ends.
 
     Panel keys that registry weakly by the widget, but an entry's value holds the widget's other parts: an
     ``EditableFloatSlider`` registers its text box with ``args={'slider': its slider}``, the slider's watcher holds
@@ -119,7 +119,7 @@ def release_links_by_session() -> None:
     the links registered before, by no served session, are kept as they were).
 
     Upstream: Panel 1.5-1.9 (``panel/links.py``, ``Callback.registry``); no upstream issue names this cycle yet (the
-    memory of ended sessions is holoviz/panel#8189). ``tests/serving/test_compat.py`` checks that an entry of Panel's own
+    memory of ended sessions is holoviz/panel#8189). ``tests/runtime/test_compat.py`` checks that an entry of Panel's own
     registry still keeps its widget alive.
     """
     from panel.links import Callback
@@ -140,9 +140,9 @@ def serialize_notebook_comms(lock) -> None:
     (jupyterlab/jupyterlab#17363), while job updates and the cells run on the kernel's main thread: without the lock
     Panel changed one document from two threads and the parts of two messages interleaved on the comm ("s is not
     iterable" in the browser's ``_apply_json_patch``, updates lost). Job updates and cells hold the same lock by
-    public means (:class:`explorer.serving.sessions.kernel_dispatcher`,
-    :func:`explorer.serving.sessions.hold_while_cells_run`); Panel's handler is the one place where the lock must go
-    round a third party's code. Panel 1.5-1.9; ``tests/serving/test_compat.py`` checks that Panel's handler still
+    public means (:class:`explorer.runtime.sessions.kernel_dispatcher`,
+    :func:`explorer.runtime.sessions.hold_while_cells_run`); Panel's handler is the one place where the lock must go
+    round a third party's code. Panel 1.5-1.9; ``tests/runtime/test_compat.py`` checks that Panel's handler still
     takes no lock of its own and its ``send`` still lets two threads interleave a message's parts.
     """
     from panel.viewable import MimeRenderMixin
@@ -174,7 +174,7 @@ def inline_notebook_stylesheets() -> None:
     internet those parts were unstyled. No upstream issue found. The message's content (Bokeh's ``Message.content``,
     plain dicts and lists) is changed before it is sent; the models keep their addresses, and a model the browser
     has already got is sent by reference only, so that what the browser holds never changes behind its back.
-    Panel 1.5-1.9, Bokeh 3.4-3.9; ``tests/serving/test_compat.py`` checks that Panel's ``diff`` still sends a new
+    Panel 1.5-1.9, Bokeh 3.4-3.9; ``tests/runtime/test_compat.py`` checks that Panel's ``diff`` still sends a new
     model's CDN address as it is, and how Bokeh encodes a stylesheet in a message.
     """
     import panel.io.notebook as panel_notebook

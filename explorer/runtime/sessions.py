@@ -6,7 +6,7 @@ it is the thread that made the state, when it calls ``wait`` (:func:`script_disp
 
 A served session that ends (its page closed) takes its objects with it: its states are closed (their jobs stop),
 the links Panel keeps for its widgets are dropped (:func:`release_session_links`, with the registry of
-:func:`explorer.serving.compat.release_links_by_session`), and a write to a page that closed logs no traceback
+:func:`explorer.runtime.compat.release_links_by_session`), and a write to a page that closed logs no traceback
 (:func:`quiet_closed_websockets`, on the event loop's exception handler). Bokeh's keep-alive job, which detached the
 session of a closing websocket (bokeh/bokeh#13654), is off in :func:`explorer.serving.server.serve`, whose
 websockets Tornado pings instead (:data:`KEEP_ALIVE`).
@@ -29,8 +29,8 @@ from panel.links import Callback
 from tornado.ioloop import IOLoop
 from tornado.websocket import WebSocketClosedError
 
-from explorer.serving.compat import SessionLinks, release_links_by_session
-from explorer.serving.engine import return_freed_memory
+from explorer.runtime.compat import SessionLinks, release_links_by_session
+from explorer.runtime.engine import return_freed_memory
 
 __all__ = ["bind_to_session", "release_session_links", "SessionLinks", "KEEP_ALIVE", "quiet_closed_websockets",
            "session_dispatcher", "kernel_dispatcher", "script_dispatcher", "default_dispatcher", "NOTEBOOK_LOCK",
@@ -149,7 +149,7 @@ def session_dispatcher(doc) -> Callable[[Callable[[], None]], None]:
 #: while job updates and cells run on the kernel's main thread: without this lock Panel changed one document from
 #: two threads and the parts of two messages interleaved on the comm ("s is not iterable" in the browser's
 #: ``_apply_json_patch``, updates lost). :func:`explorer.views.notebook.extension` takes it around Panel's comm
-#: handler (:func:`explorer.serving.compat.serialize_notebook_comms`) and around every cell
+#: handler (:func:`explorer.runtime.compat.serialize_notebook_comms`) and around every cell
 #: (:func:`hold_while_cells_run`); :class:`kernel_dispatcher` around the updates it applies.
 NOTEBOOK_LOCK = threading.RLock()
 

@@ -28,8 +28,8 @@ from bokeh.server.contexts import BokehSessionContext
 from bokeh.util.token import generate_session_id
 from panel.io.state import set_curdoc
 
-from explorer.serving import caches
-from explorer.serving.sessions import release_session_links
+from explorer.runtime import caches
+from explorer.runtime.sessions import release_session_links
 from explorer.views.common.layout.page import PageContext
 from explorer.views.common.state.presets import Preset, PresetError, apply_preset
 from explorer.views.pages import PAGES, PRESETS
@@ -218,7 +218,7 @@ class WarmUp:
         """Compute one item on fresh states; False if a session opened meanwhile (its jobs stopped: again later).
 
         The item's pages are built in a document of their own, whose links are dropped with its states
-        (:func:`~explorer.serving.sessions.release_session_links`): a widget made outside any document keeps
+        (:func:`~explorer.runtime.sessions.release_session_links`): a widget made outside any document keeps
         its JavaScript link in Panel's registry for good, and that link holds the whole page (an editable
         slider's text box → its slider → the state → the page's figures: 19 pages a server kept for ever)."""
         self.current = name

@@ -1,15 +1,15 @@
 """The served Resampling Explorer: one Panel page (FastListTemplate) per browser session.
 
 ``explorer serve`` calls :func:`explorer.serving.server.serve`, which serves :func:`create_app`; ``panel serve
-explorer/app.py`` runs this file, which then marks the page servable (give it ``--keep-alive 0`` for the keep-alive
+explorer/app/__init__.py`` runs this file, which then marks the page servable (give it ``--keep-alive 0`` for the keep-alive
 :func:`~explorer.serving.server.serve` sets,
-:data:`~explorer.serving.sessions.KEEP_ALIVE`). Either way :func:`create_app` builds the page of one session, so that every session
+:data:`~explorer.runtime.sessions.KEEP_ALIVE`). Either way :func:`create_app` builds the page of one session, so that every session
 has its own state, widgets and background jobs. The page holds every page of the registry
 (:data:`explorer.views.pages.PAGES`) in tab-bar order; this module names none of them.
 
-The Monte-Carlo of every session runs on one Dask engine (:mod:`explorer.serving.engine`): :func:`~explorer.serving.server.serve` opens it
+The Monte-Carlo of every session runs on one Dask engine (:mod:`explorer.runtime.engine`): :func:`~explorer.serving.server.serve` opens it
 with the server (a local cluster of worker processes, or ``scheduler``) and closes it when the server stops;
-under ``panel serve`` the sessions share the process's engine (:func:`explorer.serving.engine.shared_engine`).
+under ``panel serve`` the sessions share the process's engine (:func:`explorer.runtime.engine.shared_engine`).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from pathlib import Path
 import panel as pn
 from bokeh.resources import Resources
 
-from explorer.serving import caches
-from explorer.serving import engine as dask_engine
-from explorer.serving.sessions import bind_to_session
-from explorer.serving.warmup import WarmUp, warm_up_note
+from explorer.app.warmup import WarmUp, warm_up_note
+from explorer.runtime import caches
+from explorer.runtime import engine as dask_engine
+from explorer.runtime.sessions import bind_to_session
 from explorer.views.classroom.entry import lecturer_content, student_content
 from explorer.views.common.layout.engine_status import engine_status
 from explorer.views.common.layout.glossary import Glossary
@@ -88,7 +88,7 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     are offered as datasets next to the shipped ones. ``engine`` runs the Monte-Carlo of every tab (default:
     the process's shared engine); the sidebar says where. ``tab`` is the URL name of the tab that opens first
     (default: the first page's; in a served session the link's ``?tab=`` decides). ``warm_up`` is the server's
-    warm-up (:class:`~explorer.serving.warmup.WarmUp`): the sidebar says while it runs. ``on_session_end`` is called
+    warm-up (:class:`~explorer.app.warmup.WarmUp`): the sidebar says while it runs. ``on_session_end`` is called
     when a served session ends (on the server's event loop; :func:`serve` frees the sessions' results once none is
     left). ``settings`` are initial
     values by their URL name (e.g. ``dataset="teacher"`` for the Gaussian-process state, ``svm_dataset="pima"`` for the SVM's); parameters

@@ -14,8 +14,8 @@ from explorer import datasets, kernels
 from explorer.bootstrap import replica
 from explorer.gp_bootstrap import class_draws, experiments, steps
 from explorer.gp_bootstrap.class_draws import ClassProblem
-from explorer.serving import rooms
-from explorer.serving.rooms import Room, RoomError, RoomRegistry
+from explorer.runtime import rooms
+from explorer.runtime.rooms import Room, RoomError, RoomRegistry
 
 
 class Clock:
@@ -64,7 +64,7 @@ def test_unknown_closed_and_forged_requests_change_nothing_and_log_one_line(prob
     room = registry.open(problem)
     student = room.join()
     before = (room.version, room.current.index)
-    with caplog.at_level(logging.WARNING, logger="explorer.serving.rooms"):
+    with caplog.at_level(logging.WARNING, logger="explorer.runtime.rooms"):
         with pytest.raises(RoomError, match="no class room with the code"):
             registry.get("nonexistent")
         with pytest.raises(RoomError, match="lecturer link is not valid"):

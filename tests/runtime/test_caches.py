@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("panel")
 
 import explorer.views  # noqa: E402
-from explorer.serving import caches  # noqa: E402
+from explorer.runtime import caches  # noqa: E402
 
 
 def _view_modules():

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from explorer import datasets
-from explorer.serving.caches import lru
+from explorer.runtime.caches import lru
 from explorer.views.common.files.uploads import MAX_UPLOAD_BYTES, Upload, read_upload
 
 __all__ = ["DATA_DIR_HELP", "data_file_names", "read_data_file"]

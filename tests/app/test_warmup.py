@@ -10,8 +10,8 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
-from explorer.serving.caches import clear_caches, registry  # noqa: E402
-from explorer.serving.warmup import WarmUp, draw_every_tab, on_loop, page_states, warm_up_note  # noqa: E402
+from explorer.app.warmup import WarmUp, draw_every_tab, on_loop, page_states, warm_up_note  # noqa: E402
+from explorer.runtime.caches import clear_caches, registry  # noqa: E402
 from explorer.views.common.layout.page import PageContext  # noqa: E402
 from explorer.views.common.state.presets import apply_preset  # noqa: E402
 from explorer.views.pages import preset  # noqa: E402
@@ -60,7 +60,7 @@ def test_a_preset_this_server_cannot_open_is_skipped_without_a_traceback(dask_en
     # the Santa Fe presets need a file of the server's --data-dir: without one a session is told so, and the
     # warm-up goes on (the soak counts tracebacks in the server's log)
     warm = WarmUp(PageContext(engine=dask_engine), presets=(preset("002-t2-lssvm"),), default_views=False)
-    with caplog.at_level("INFO", logger="explorer.serving.warmup"):
+    with caplog.at_level("INFO", logger="explorer.app.warmup"):
         warm.run()
     assert warm.finished and warm.done == 1
     assert [r.levelname for r in caplog.records] == ["INFO", "INFO"] and "skipped" in caplog.records[0].getMessage()
@@ -70,7 +70,7 @@ def test_a_preset_this_server_cannot_open_is_skipped_without_a_traceback(dask_en
 def test_the_pages_a_warm_up_item_built_are_let_go_with_it(dask_engine, monkeypatch):
     # an editable slider made outside any document registers its text box's JavaScript link in Panel's registry,
     # which then held the item's whole page for good (19 pages in a server after its warm-up)
-    from explorer.serving import warmup
+    from explorer.app import warmup
 
     built = []
 
