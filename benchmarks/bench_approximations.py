@@ -5,7 +5,7 @@ synthetic N = 2000 problem of bench_replica.py, prints per method — replica AD
 the infinitesimal jackknife ε_IJ (eq. 14 of docs/linear_response.md; ε_IJ2, eq. 15, on a line of its own) and the
 leave-one-out limit ε_∞ (eq. 9) — its cost at S = N (cold, best of --repeats) in seconds and in Monte-Carlo
 samples (its time / the time of one Monte-Carlo refit at S = N), its ε(S) and its gap to Monte-Carlo (Efron's
-estimator, eq. 17 of seed 000, square loss) at S/N = 0.5, 1, 2 in Monte-Carlo standard errors. A biased method's
+estimator, eq. 17 of [MO03], square loss) at S/N = 0.5, 1, 2 in Monte-Carlo standard errors. A biased method's
 gap in SE grows as √B with the number B of Monte-Carlo samples: compare gaps at the same B.
 
 One BLAS thread (the explorer command's policy). Run from the repository root:

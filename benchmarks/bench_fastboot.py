@@ -1,4 +1,4 @@
-"""Benchmark: fast bootstrap vs full bootstrap on the toy example of seed 002 (Table 1), and the replica optimism.
+"""Benchmark: fast bootstrap vs full bootstrap on the toy example of [LSWV05] (Table 1), and the replica optimism.
 
 For each model (ls-svm, rbfn, mlp) and each seed (a new draw of the eq. 19 data and new resamples) it prints:
 - the complexity selected by the full bootstrap (Table 1 grid, 100 replications) and by the fast bootstrap

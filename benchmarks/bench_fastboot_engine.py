@@ -1,4 +1,4 @@
-"""Benchmark: the full bootstrap of seed 002 (Table 1, toy data N = 200, 100 replications) in this process vs on
+"""Benchmark: the full bootstrap of [LSWV05] (Table 1, toy data N = 200, 100 replications) in this process vs on
 a local Dask cluster of worker processes, measured in one run.
 
 For each model (default: ls-svm and rbfn) it times ``full_bootstrap`` once in this process (one BLAS thread) and

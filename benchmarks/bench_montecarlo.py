@@ -20,11 +20,11 @@ import numpy as np
 from explorer.gp_bootstrap.montecarlo import bootstrap_predictions, refit_on_duplicates
 
 BOSTON = Path(__file__).resolve().parents[1] / "datasets" / "boston.csv"
-NOISE_VAR = 0.01  # sigma^2 of Fig. 1, seed 000
+NOISE_VAR = 0.01  # sigma^2 of Fig. 1, [MO03]
 
 
 def rbf(X: np.ndarray, l2: float, v: np.ndarray) -> np.ndarray:
-    """K(x, x') = exp(-sum_j (x_j - x'_j)^2 / (v_j l^2)), the kernel of Fig. 1 of seed 000."""
+    """K(x, x') = exp(-sum_j (x_j - x'_j)^2 / (v_j l^2)), the kernel of Fig. 1 of [MO03]."""
     Z = X / np.sqrt(v * l2)
     sq = np.sum(Z**2, axis=1)
     return np.exp(-np.maximum(sq[:, None] + sq[None, :] - 2.0 * Z @ Z.T, 0.0))

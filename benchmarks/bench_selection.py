@@ -1,6 +1,6 @@
 """Benchmark: one evaluation of each model-selection criterion at N = 365, in milliseconds.
 
-The data are the temperature series of seed 001 §5.1 (365 days, ``../shared/datasets/``) when present, else a
+The data are the temperature series of [Fis16] §5.1 (365 days, ``../shared/datasets/``) when present, else a
 squared-exponential GP teacher draw of the same size. The kernel is a squared exponential near the evidence
 optimum. For each criterion it prints the best of ``--repeats`` timings of
 

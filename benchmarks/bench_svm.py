@@ -1,4 +1,4 @@
-"""Benchmark: cost of the SVM replica/ADATAP theory (seed 004) in units of exact SVM fits on D0.
+"""Benchmark: cost of the SVM replica/ADATAP theory ([MO03b]) in units of exact SVM fits on D0.
 
 Prints ratios measured in one run (never compare absolute seconds across machines):
 - one SVM trained on all of D0 (Lawson-Hanson NNLS on the dual; best of --repeats);

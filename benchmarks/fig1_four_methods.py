@@ -1,4 +1,4 @@
-"""Seed 000, Fig. 1 (left): ε(S) on boston from ADATAP, approximate ADATAP, VG, MF and Monte-Carlo.
+"""[MO03], Fig. 1 (left): ε(S) on boston from ADATAP, approximate ADATAP, VG, MF and Monte-Carlo.
 
 The problem is the paper preset the CLI's ``learning-curve`` uses (``regression_problem(load("boston"))``:
 RBF with l² = 73.54 and v_j = input sd, σ² = 0.01, raw targets). Theory curves are warm-started along S;

@@ -11,6 +11,9 @@
   object other than ``self`` (a third party's object reached at run time);
 * private third-party attributes read: ``obj._name`` where no module of ``explorer`` defines ``_name`` (distinct names;
   protocol names such as ``_repr_mimebundle_`` aside);
+* private third-party attributes outside ``explorer/runtime/compat.py`` (issue 51): every use, read or set, of a
+  private name of Panel, Bokeh, param or HoloViews (``obj._name``, ``getattr(obj, "_name")``) that ``explorer`` does
+  not define for itself (their installed sources are read for their names, not imported);
 * private attributes of a third party's class that a subclass sets (the third party reads them; no target, listed
   so that they are not hidden);
 * the largest classes of ``explorer/`` (lines of the class statement).
@@ -23,6 +26,24 @@ And the numbers of issue 47 (one replica theory against a kernel operator), ``--
 * distinct messages for σ² ≤ 0: string literals (f-string parts joined) that say ``noise_var``/σ² must be positive;
 * functions that build a low-rank problem: those that call a feature map and construct a problem;
 * modules of ``explorer/bootstrap`` and ``explorer/gp_bootstrap`` over 600 lines.
+
+And of issue 51 (a house a newcomer can walk): private attributes of Panel, Bokeh, param and HoloViews outside
+``compat.py`` (above), and, with ``--s-over-n-path`` (this one runs the page once: :func:`s_over_n_path`), the files S/N
+passes through on the GP page from the widget to the figure.
+
+And the other numbers of issue 51, ``--house`` alone (the first imports take a minute; with ``--root DIR`` another
+checkout's):
+
+* modules that fail a first import: each module imported first in a child forked from an interpreter that loaded
+  only the third-party libraries (a circular import between explorer modules fails there);
+* imports against the layers: an import of a later layer (core → runtime → pages → app → server and command line;
+  the scikit-learn adapter on the core alone), inside functions too;
+* top-level modules of ``explorer/``;
+* repeated file names with different meanings: a file name in two folders unless every folder is one of a family
+  whose members hold the same kind of module (the pages of ``views/`` with ``views/common``, the papers' subpackages
+  with ``bootstrap/``);
+* mentions of "seed 00N" (the papers' file numbers) and of Markdown files that are not in the repository;
+* modules over 500 lines.
 
 Read from the source's syntax trees, so a name built at run time escapes it; the numbers are for comparing before and
 after a change, and the lists show where each count comes from.
@@ -37,7 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "explorer"
 PAGES = ("gp_bootstrap", "model_selection", "fast_bootstrap", "step_by_step", "svm_bootstrap")
-COMPAT = PACKAGE / "serving" / "compat.py"
+COMPAT = PACKAGE / "runtime" / "compat.py"
 
 
 def _trees(package: Path = PACKAGE) -> dict[Path, ast.Module]:
@@ -174,6 +195,81 @@ def private_reads(trees) -> list[str]:
                     and (node.attr not in ours or _root(node.value) in foreign)):
                 found.setdefault(node.attr, f"{path.relative_to(ROOT)}:{node.lineno}")
     return [f"{name} ({where})" for name, where in sorted(found.items())]
+
+
+def _our_private_names(trees) -> set[str]:
+    """Private names that ``explorer`` defines itself: its functions, classes and their body names, parameters, the
+    attributes it sets on ``self``/``cls`` and the names its modules assign."""
+    ours = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                ours.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                ours.add(node.id)
+            elif isinstance(node, ast.arg):
+                ours.add(node.arg)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                  and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                ours.add(node.attr)
+            elif isinstance(node, ast.Call) and _name(node.func) in ("setattr", "__setattr__") \
+                    and any(isinstance(a, ast.Name) and a.id in ("self", "cls") for a in node.args):
+                # setattr(self, "_values", …), object.__setattr__(self, "_values", …)
+                ours |= {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    return ours
+
+
+#: The third parties whose private attributes issue 51 keeps inside ``compat.py``: the page's libraries.
+UI_PACKAGES = ("panel", "bokeh", "param", "holoviews")
+
+
+def third_party_private_names(packages=UI_PACKAGES) -> set[str]:
+    """Every private-looking name (``_x``) in the installed sources of ``packages`` (their text is read, nothing is
+    imported): a name of ours that a third party does not use is not one of its private attributes."""
+    import importlib.util
+    import re
+
+    names = set()
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        if spec is None or spec.origin is None:
+            continue
+        for path in Path(spec.origin).parent.rglob("*.py"):
+            names.update(re.findall(r"\b(_[A-Za-z][A-Za-z0-9_]*)\b", path.read_text(errors="ignore")))
+    return names
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and not name.endswith("_")
+
+
+def private_third_party(trees, compat: Path = COMPAT, theirs: set[str] | None = None) -> list[str]:
+    """Private attributes of Panel, Bokeh, param or HoloViews used outside ``compat`` (issue 51 item 6): ``obj._name``
+    read or set, and ``getattr``/``setattr``/``hasattr`` with a literal ``"_name"``, where ``_name`` is one of
+    ``theirs`` (default :func:`third_party_private_names`) and no module of ``explorer`` defines it for itself (as
+    a function, class, parameter or module name, or on ``self``), or ``obj`` is a third party's module or class by
+    name. One line per use: ``_name (path:line)``."""
+    theirs = third_party_private_names() if theirs is None else theirs
+    ours = _our_private_names(trees)
+    found = []
+    for path, tree in trees.items():
+        if path == compat:
+            continue
+        foreign = _third_party_names(tree)
+        where = path.relative_to(ROOT) if ROOT in path.parents else path
+        for node in ast.walk(tree):
+            name = None
+            if isinstance(node, ast.Attribute) and _is_private(node.attr) and node.attr in theirs \
+                    and (node.attr not in ours or _root(node.value) in foreign):
+                name = node.attr
+            elif (isinstance(node, ast.Call) and _name(node.func) in ("getattr", "setattr", "hasattr")
+                  and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                  and isinstance(node.args[1].value, str) and _is_private(node.args[1].value)
+                  and node.args[1].value in theirs and node.args[1].value not in ours):
+                name = node.args[1].value
+            if name is not None:
+                found.append(f"{name} ({where}:{node.lineno})")
+    return sorted(set(found))
 
 
 def _is_property(value) -> bool:
@@ -330,7 +426,232 @@ def theory_report(package: Path = PACKAGE) -> None:
           f"({', '.join(f'{name} {n}' for n, name in long)})")
 
 
+# ------------------------------------------------------------------------------------ issue 51: S/N's way on the GP page
+
+
+def s_over_n_path(value: float = 1.35) -> list[str]:
+    """The files S/N passes through on the GP page, from the widget to the figure (issue 51 item 3): the modules of
+    ``explorer`` with a function that runs between a change of the S/N control and the redrawn learning curve and
+    either reads or passes S/N by name (a variable or an attribute ``s_over_n``) or is handed the value itself as an
+    argument (``v``, a number). A watcher of every control that is handed the change's event does not count.
+
+    Runs the page once (unlike the rest of this script): a boston state solved at S/N = 1, its sidebar and its
+    learning-curve tab drawn into a Bokeh document, then the S/N widget set to ``value``, the jobs waited for and the
+    figure redrawn, with a profile hook recording the functions that ran. Returns the files, relative to the root."""
+    import os
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import numpy as np
+    import param
+    from bokeh.document import Document
+
+    from explorer.views.gp_bootstrap.state import GPBootstrapState
+    from explorer.views.gp_bootstrap.tab import GPControls, LearningCurveTab
+
+    state = GPBootstrapState(dataset="boston", auto_mc=False)
+    state.refresh()
+    state.wait(300)
+    controls, tab = GPControls(state=state), LearningCurveTab(state=state)
+    tab.plot.get_root(Document())  # drawn: a change redraws it (a patch of the drawn figure or a new frame)
+    widget = controls.widgets["s_over_n"]
+    ran: set = set()
+
+    def holds(x) -> bool:  # the S/N value itself (a number), not a larger structure that holds it
+        return isinstance(x, (float, np.floating)) and abs(float(x) - value) < 1e-12
+
+    def profile(frame, event, arg) -> None:
+        if event == "call":
+            code = frame.f_code
+            names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+            if ("s_over_n" in code.co_names or "s_over_n" in code.co_varnames  # reads or passes it by name
+                    or any(holds(frame.f_locals.get(n)) for n in names)):  # is handed the value itself
+                ran.add(code)
+
+    sys.setprofile(profile)
+    try:
+        with param.edit_constant(widget):  # as the browser sets it: the value, then the throttled value
+            widget.param.update(value=value, value_throttled=value)
+        state.wait(300)
+        tab.redraw()
+    finally:
+        sys.setprofile(None)
+    assert abs(state.s_over_n - value) < 1e-12 and state.solution is not None, "the widget did not reach the state"
+    state.close()
+    import explorer
+
+    package = Path(explorer.__file__).resolve().parent  # the checkout imported (another one's with PYTHONPATH)
+    files = {code.co_filename for code in ran}
+    return sorted(str(Path(f).resolve().relative_to(package.parent)) for f in files
+                  if Path(f).resolve().is_relative_to(package))
+
+
+PAPER_FAMILY = {"bootstrap", "gp_bootstrap", "svm_bootstrap", "model_selection", "fast_bootstrap"}
+LAYER_PREFIXES = (("explorer.runtime", "explorer.distributed"), ("explorer.views",), ("explorer.app",),
+                  ("explorer.serving", "explorer.cli"))
+ADAPTERS = ("explorer.sklearn",)
+HEAVY_LIBRARIES = ("numpy", "scipy.linalg", "scipy.stats", "panel", "holoviews", "bokeh.plotting", "param", "dask",
+                   "distributed", "sklearn", "segno")
+
+
+def _module_of(path: Path, package: Path) -> str:
+    parts = path.relative_to(package.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> int:
+    for level, prefixes in enumerate(LAYER_PREFIXES, start=1):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return level
+    return 1 if module.startswith(ADAPTERS) else 0
+
+
+def layer_violations(trees, package: Path = PACKAGE) -> list[str]:
+    """``"module imports later"`` for every import of a later layer (and of the adapter by anything but itself)."""
+    found = []
+    for path, tree in trees.items():
+        module = _module_of(path, package)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                if not name.startswith("explorer."):
+                    continue
+                adapter_import = name.startswith(ADAPTERS) and not module.startswith(ADAPTERS)
+                adapter_up = module.startswith(ADAPTERS) and _layer(name) > 0 and not name.startswith(ADAPTERS)
+                if _layer(name) > _layer(module) or adapter_import or adapter_up:
+                    found.append(f"{module} imports {name}")
+    return sorted(set(found))
+
+
+def first_import_failures(package: Path = PACKAGE) -> list[str]:
+    """Modules of ``package`` that fail when imported first (one forked child each, after the third-party libraries)."""
+    import subprocess
+
+    modules = sorted(_module_of(p, package) for p in package.rglob("*.py") if p.name != "__main__.py")
+    code = ("import importlib, os, sys\n"
+            "for name in sys.argv[2:]:\n"
+            "    try: importlib.import_module(name)\n"
+            "    except ImportError: pass\n"
+            "failed = []\n"
+            "for module in sys.argv[1].split(','):\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        try: importlib.import_module(module)\n"
+            "        except BaseException: os._exit(1)\n"
+            "        os._exit(0)\n"
+            "    if os.waitpid(pid, 0)[1]: failed.append(module)\n"
+            "print(','.join(failed))\n")
+    out = subprocess.run([sys.executable, "-c", code, ",".join(modules), *HEAVY_LIBRARIES], capture_output=True,
+                         text=True, cwd=package.parent, timeout=900)
+    return [m for m in out.stdout.strip().split(",") if m]
+
+
+def top_level_modules(package: Path = PACKAGE) -> list[str]:
+    """The modules directly inside ``explorer/`` (packages aside)."""
+    return sorted(p.stem for p in package.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+
+
+def _family(folder: Path, package: Path) -> str | None:
+    """The family whose members hold the same kinds of module: a page of views/ (or views/common/...), a paper."""
+    rel = folder.relative_to(package).parts
+    if len(rel) >= 2 and rel[0] == "views":
+        return "views"
+    if len(rel) == 1 and rel[0] in PAPER_FAMILY:
+        return "papers"
+    return None
+
+
+def repeated_names(package: Path = PACKAGE) -> dict[str, list[str]]:
+    """File names in two or more folders of ``package`` where the folders are not all of one family."""
+    by_name: dict[str, list[Path]] = {}
+    for path in package.rglob("*.py"):
+        if path.name not in ("__init__.py", "__main__.py"):
+            by_name.setdefault(path.name, []).append(path)
+    out = {}
+    for name, paths in sorted(by_name.items()):
+        families = {_family(p.parent, package) for p in paths}
+        if len(paths) > 1 and (None in families or len(families) > 1):
+            out[name] = sorted(str(p.relative_to(package.parent)) for p in paths)
+    return out
+
+
+#: Files that name what the counts look for on purpose: the notes outside the repository, to forbid them
+#: (tests/test_docs.py), and this script's own test, which writes them into a package to count them.
+COUNTS_ON_PURPOSE = (Path("tests/test_docs.py"), Path("tests/test_house_metrics.py"))
+
+
+def _text_files(root: Path):
+    for pattern in ("explorer/**/*.py", "tests/**/*.py", "benchmarks/**/*.py", "docs/**/*.md", "docs/**/*.py",
+                    "notebooks/*.ipynb", "README.md", "CONTRIBUTING.md", "pyproject.toml"):
+        for path in root.glob(pattern):
+            if "_build" not in path.parts and ".venv" not in path.parts and "docs/notebooks" not in str(path) \
+                    and path.relative_to(root) not in COUNTS_ON_PURPOSE:
+                yield path
+
+
+def seed_mentions(root: Path = ROOT) -> list[str]:
+    """``path:line`` of each mention of a paper by its file number (the word "seed" and three digits)."""
+    import re
+
+    pattern = re.compile(r"seeds?[ _-]?00[0-9]", re.IGNORECASE)
+    return [f"{p.relative_to(root)}:{i}" for p in _text_files(root)
+            for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1) if pattern.search(line)]
+
+
+def missing_markdown_files(root: Path = ROOT) -> list[str]:
+    """Mentions of a Markdown file name that is nowhere in the repository (``../shared/...`` paths aside:
+    the data and papers beside the checkout, which tests skip without)."""
+    import re
+
+    present = {p.name for p in root.rglob("*.md") if ".venv" not in p.parts and "_build" not in p.parts}
+    pattern = re.compile(r"(\.\./shared/)?([\w./-]*?)([A-Za-z_][\w-]*\.md)\b")
+    found = []
+    for path in _text_files(root):
+        for i, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            for m in pattern.finditer(line):
+                if not m.group(1) and m.group(3) not in present:
+                    found.append(f"{path.relative_to(root)}:{i} {m.group(3)}")
+    return found
+
+
+def long_modules(package: Path = PACKAGE, limit: int = 500) -> list[tuple[int, str]]:
+    """Modules of ``package`` over ``limit`` lines, longest first."""
+    sizes = ((len(p.read_text().splitlines()), str(p.relative_to(package.parent))) for p in package.rglob("*.py"))
+    return sorted((s for s in sizes if s[0] > limit), reverse=True)
+
+
+def house_report(package: Path = PACKAGE) -> None:
+    """Print the numbers of issue 51."""
+    trees = _trees(package)
+    root = package.parent
+    for title, lines in (("modules that fail a first import", first_import_failures(package)),
+                         ("imports against the layers", layer_violations(trees, package)),
+                         ("top-level modules", top_level_modules(package)),
+                         ("repeated file names with different meanings",
+                          [f"{k}: {', '.join(v)}" for k, v in repeated_names(package).items()]),
+                         ("mentions of 'seed 00N'", seed_mentions(root)),
+                         ("mentions of Markdown files not in the repository", missing_markdown_files(root)),
+                         ("modules over 500 lines", [f"{name} {n}" for n, name in long_modules(package)])):
+        print(f"{title}: {len(lines)}")
+        for line in lines[:40]:
+            print("   ", line)
+
+
 def main() -> int:
+    if "--s-over-n-path" in sys.argv:
+        path = s_over_n_path()
+        print(f"files S/N passes through on the GP page, widget to figure: {len(path)}")
+        for line in path:
+            print("   ", line)
+        return 0
+    if "--house" in sys.argv:  # with --root DIR: another checkout's (before and after a change)
+        root = Path(sys.argv[sys.argv.index("--root") + 1]).resolve() if "--root" in sys.argv else ROOT
+        house_report(root / "explorer")
+        return 0
     if "--root" in sys.argv:
         theory_report(Path(sys.argv[sys.argv.index("--root") + 1]).resolve() / "explorer")
         return 0
@@ -346,6 +667,10 @@ def main() -> int:
         print("   ", line)
     print(f"private third-party attributes read: {len(private)}")
     for line in private:
+        print("   ", line)
+    outside_compat = private_third_party(trees)
+    print(f"private third-party attributes outside compat.py (Panel, Bokeh, param, HoloViews): {len(outside_compat)}")
+    for line in outside_compat:
         print("   ", line)
     overrides = private_overrides(trees)
     print(f"private attributes of third-party classes set in a subclass: {len(overrides)}")

@@ -17,10 +17,10 @@ sys.path.insert(0, os.path.abspath("_ext"))
 
 
 def _write_glossary() -> None:
-    """``user_guide/glossary.md`` from the app's glossary (:func:`explorer.views.common.layout.glossary.glossary_page`),
+    """``user_guide/glossary.md`` from the app's glossary (:func:`explorer.views.pages.glossary_page`),
     rewritten when it differs, so the site's glossary is the app's text (tests/test_doc_examples.py checks the
     committed page is up to date, for readers of the repository)."""
-    from explorer.views.common.layout.glossary import glossary_page
+    from explorer.views.pages import glossary_page
 
     page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "user_guide", "glossary.md")
     text = glossary_page()

@@ -3,8 +3,8 @@
 Everything comes back as a :class:`Dataset` with float64 ``inputs`` of shape (n, d) and ``targets`` of
 shape (n,); classification targets are -1.0 / +1.0. Shipped tables (``boston``, ``crabs``, ``pima``,
 ``wisconsin``, ``diamonds``) are described in ``datasets/PROVENANCE.md``; ``diamonds`` (53,940 rows, standardised
-inputs and log-price target) is too large for the dense N×N methods and is meant for the low-rank ones. Generated sets: ``toy`` (eq. (19) of seed 002)
-and ``teacher`` (the Gaussian-process teacher of seed 001, §5.1). Any other data is read with
+inputs and log-price target) is too large for the dense N×N methods and is meant for the low-rank ones. Generated sets: ``toy`` (eq. (19) of [LSWV05])
+and ``teacher`` (the Gaussian-process teacher of [Fis16], §5.1). Any other data is read with
 :func:`load_csv`, which validates the file and says what to fix when it cannot be used.
 
 Core module: numpy, scipy and the standard library only.
@@ -147,7 +147,7 @@ class Dataset:
 
 
 #: Divisor n − ddof of the standard deviation that standardises data: the sample sd (n − 1), as for the
-#: v_j of seed 000's paper kernel (:func:`explorer.kernels.paper_rbf`) and R's ``scale()``. Every
+#: v_j of [MO03]'s paper kernel (:func:`explorer.kernels.paper_rbf`) and R's ``scale()``. Every
 #: standardisation of the project (CLI ``select --standardize``, the app's "Standardise" box, the SVM and
 #: fast-bootstrap data) goes through :func:`standardization`.
 STANDARDIZE_DDOF = 1
@@ -475,7 +475,7 @@ def write_csv(dataset: Dataset, path: str | os.PathLike) -> Path:
 
 
 def nar_embedding(series: np.ndarray, lags: int = 6, *, name: str = "series", provenance: str = "") -> Dataset:
-    """Nonlinear auto-regressive (NAR) regression data of eq. (20) of seed 002.
+    """Nonlinear auto-regressive (NAR) regression data of eq. (20) of [LSWV05].
 
     Predict x(t+1) from (x(t), x(t−1), ..., x(t−lags+1)), for every t with a full window.
 
@@ -484,7 +484,7 @@ def nar_embedding(series: np.ndarray, lags: int = 6, *, name: str = "series", pr
     series : array_like of shape (T,)
         The time series x(1), ..., x(T), in time order.
     lags : int, optional
-        Number of past values per example (6 in seed 002); a whole number >= 1.
+        Number of past values per example (6 in [LSWV05]); a whole number >= 1.
     name : str, optional
         Data set name.
     provenance : str, optional
@@ -521,7 +521,7 @@ def nar_embedding(series: np.ndarray, lags: int = 6, *, name: str = "series", pr
 def load_series_csv(source: str | os.PathLike | IO[str], column: str, lags: int = 6, *,
                     name: str | None = None) -> Dataset:
     """Read one numeric column of a CSV as a time series (rows in time order) and embed it by
-    :func:`nar_embedding` — e.g. the Santa Fe laser series A with ``column="value"`` (seed 002 §5.3).
+    :func:`nar_embedding` — e.g. the Santa Fe laser series A with ``column="value"`` ([LSWV05] §5.3).
 
     Parameters
     ----------
@@ -744,12 +744,12 @@ def _check_real(value, name: str, *, positive: bool) -> None:
 
 
 def _toy_signal(x: np.ndarray) -> np.ndarray:
-    """Noise-free part of eq. (19), seed 002: sin(5x) + sin(15x) + sin(25x)."""
+    """Noise-free part of eq. (19), [LSWV05]: sin(5x) + sin(15x) + sin(25x)."""
     return np.sin(5 * x) + np.sin(15 * x) + np.sin(25 * x)
 
 
 def toy_function(n: int = 200, noise: float = 0.5, rng: np.random.Generator | int | None = None) -> Dataset:
-    """Toy regression data of eq. (19), seed 002 §5.2 (Lendasse et al. 2005)::
+    """Toy regression data of eq. (19), [LSWV05] §5.2 (Lendasse et al. 2005)::
 
         x_i ~ U(0, 1),   y_i = sin(5 x_i) + sin(15 x_i) + sin(25 x_i) + eps_i,   eps_i ~ U(-noise, noise)
 
@@ -788,14 +788,14 @@ def toy_function(n: int = 200, noise: float = 0.5, rng: np.random.Generator | in
                    "regression model selection, Neurocomputing, §5.2, eq. (19).")
 
 
-#: The covariance functions of seed 001, Fig. 2.1, by their :func:`explorer.kernels.make_kernel` names: squared
+#: The covariance functions of [Fis16], Fig. 2.1, by their :func:`explorer.kernels.make_kernel` names: squared
 #: exponential eq. (2.5), rational quadratic eq. (2.6), exponential eq. (2.7) and periodic eq. (2.8).
 TEACHER_KERNELS = ("se", "rq", "exponential", "periodic")
 
 
 def teacher_covariance(kernel: str = "se", d: int = 1, *, lengthscale: float = 1.0, sigma_f: float = 1.0,
                        alpha: float = 0.5, period: float = 2.0) -> Kernel:
-    """The teacher's covariance k of seed 001, Fig. 2.1, with signal variance sigma_f^2, as a kernel object.
+    """The teacher's covariance k of [Fis16], Fig. 2.1, with signal variance sigma_f^2, as a kernel object.
 
     Parameters
     ----------
@@ -820,7 +820,7 @@ def teacher_covariance(kernel: str = "se", d: int = 1, *, lengthscale: float = 1
 def gp_teacher(n: int = 64, rng: np.random.Generator | int | None = None, *, d: int = 1,
                kernel: str = "se", lengthscale: float = 1.0, sigma_f: float = 1.0,
                sigma_n: float = 0.1, alpha: float = 0.5, period: float = 2.0, jitter: float = 1e-8) -> Dataset:
-    """One data set drawn from the Gaussian-process teacher of seed 001 (Fischer 2016), §5.1.
+    """One data set drawn from the Gaussian-process teacher of [Fis16] (Fischer 2016), §5.1.
 
     Inputs x_{d,n} ~ N(0, 1) i.i.d.; latent f ~ N(0, K_f) with K_f = k(X, X) (zero mean, eq. (2.1));
     outputs y = f + eps, eps ~ N(0, sigma_n^2 I) (eq. (2.2)), so y ~ N(0, K_f + sigma_n^2 I), eq. (2.3).

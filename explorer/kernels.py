@@ -565,9 +565,9 @@ class Product(_Binary):
 
 
 def paper_rbf(X, l2=73.54, scale="sd", *, signal_var=1.0, bounds=None, fixed=()):
-    r"""RBF kernel of seed 000, :math:`K(x, x') = \exp(-\sum_j (x_j - x'_j)^2 / (v_j l^2))`.
+    r"""RBF kernel of [MO03], :math:`K(x, x') = \exp(-\sum_j (x_j - x'_j)^2 / (v_j l^2))`.
 
-    Section 5 of seed 000 uses l² = 73.54 with v_j the standard deviation of input j (Boston
+    Section 5 of [MO03] uses l² = 73.54 with v_j the standard deviation of input j (Boston
     housing, ``scale="sd"``) and l² = 3 with v_j the variance (robot arm, ``scale="var"``); both
     with ``ddof=1``. As a :class:`SquaredExponential` this is the ARD lengthscale
     :math:`\ell_j = \sqrt{v_j l^2 / 2}` and signal variance 1.

@@ -1,4 +1,4 @@
-"""Test losses g(f, y) for bootstrap generalization errors, eqs. (17) and (46) of seed 000.
+"""Test losses g(f, y) for bootstrap generalization errors, eqs. (17) and (46) of [MO03].
 
 Every loss is a vectorised function ``g(f, y) -> ndarray`` of the prediction ``f`` and the target
 ``y`` (any broadcastable shapes), so that Efron's estimator can evaluate it on a whole
@@ -21,7 +21,7 @@ __all__ = ["Loss", "square_loss", "eps_insensitive_loss", "get_loss", "LOSSES"]
 
 
 def square_loss(f: ArrayLike, y: ArrayLike) -> np.ndarray:
-    """Square loss g(f, y) = (f - y)^2, the test error of eqs. (17) and (45) of seed 000.
+    """Square loss g(f, y) = (f - y)^2, the test error of eqs. (17) and (45) of [MO03].
 
     Parameters
     ----------
@@ -38,7 +38,7 @@ def square_loss(f: ArrayLike, y: ArrayLike) -> np.ndarray:
 
 def eps_insensitive_loss(f: ArrayLike, y: ArrayLike, eps: float = 0.1,
                          beta: float = 0.1) -> np.ndarray:
-    """Smoothed epsilon-insensitive loss, the equation after eq. (46) of seed 000.
+    """Smoothed epsilon-insensitive loss, the equation after eq. (46) of [MO03].
 
     With delta = f - y::
 
@@ -79,10 +79,10 @@ def _eps_insensitive_iv(eps: float, beta: float) -> tuple[float, float]:
     eps_f, beta_f = _as_float(eps), _as_float(beta)
     if not (np.isfinite(eps_f) and eps_f > 0):
         raise ValueError(f"`eps` must be a positive finite number, got {_show(eps)}. "
-                         "It is the half-width of the insensitive tube (seed 000 uses 0.1).")
+                         "It is the half-width of the insensitive tube ([MO03] uses 0.1).")
     if not 0 < beta_f <= 1:
         raise ValueError(f"`beta` must lie in (0, 1], got {_show(beta)}. It is the relative width "
-                         "of the quadratic zone around |f - y| = eps (seed 000 uses 0.1).")
+                         "of the quadratic zone around |f - y| = eps ([MO03] uses 0.1).")
     return eps_f, beta_f
 
 

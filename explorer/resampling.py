@@ -1,4 +1,4 @@
-"""Bootstrap occupation numbers s = (s_1, ..., s_N), eqs. (10)-(11) of seed 000 and eq. (7) of seed 004.
+"""Bootstrap occupation numbers s = (s_1, ..., s_N), eqs. (10)-(11) of [MO03] and eq. (7) of [MO03b].
 
 Every paper's Monte-Carlo draws its resamples here: Poisson occupation numbers (the factorising weight
 W(s)) or multinomial ones (fixed sample size S).
@@ -22,7 +22,7 @@ def occupation_numbers(n_inputs: int, S: float, n_samples: int, *, scheme: str =
     """Occupation numbers s of ``n_samples`` bootstrap samples of N = ``n_inputs`` points.
 
     ``"poisson"``: s_i ~ Poisson(S/N) independently, the factorising weight W(s) of eq. (11) of
-    seed 000 (sample size Poisson with mean S). ``"multinomial"``: S points drawn with replacement,
+    [MO03] (sample size Poisson with mean S). ``"multinomial"``: S points drawn with replacement,
     sum_i s_i = S exactly (S must be a whole number).
 
     Parameters

@@ -95,7 +95,7 @@ def positive_int(value, name: str, meaning: str) -> int:
 
 
 def positive_S(S) -> float:
-    """Check the mean bootstrap sample size S of eq. (11) of seed 000.
+    """Check the mean bootstrap sample size S of eq. (11) of [MO03].
 
     Parameters
     ----------

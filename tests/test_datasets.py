@@ -210,7 +210,7 @@ def test_teacher_reproducible_and_seed_dependent():
 
 
 def brute_force_covariance(x, kernel, ell=1.0, sf=1.0, alpha=0.5, period=2.0):
-    """Seed 001 eqs. (2.5)-(2.8) written out independently, pairwise."""
+    """[Fis16] eqs. (2.5)-(2.8) written out independently, pairwise."""
     r = np.sqrt(((x[:, None, :] - x[None, :, :]) ** 2).sum(-1))
     forms = {
         "se": np.exp(-0.5 * r**2 / ell**2),

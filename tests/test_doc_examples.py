@@ -217,7 +217,7 @@ def test_the_glossary_page_is_the_app_s_glossary():
     """docs/user_guide/glossary.md is generated from the app's glossary (docs/conf.py rewrites it at each build);
     the committed page is that text, so the repository's reader sees it too."""
     pytest.importorskip("panel")
-    from explorer.views.common.layout.glossary import GLOSSARY, glossary_page
+    from explorer.views.pages import GLOSSARY, glossary_page
 
     page = (ROOT / "docs" / "user_guide" / "glossary.md").read_text(encoding="utf-8")
     assert page == glossary_page(), "run the docs build (or docs/conf.py's _write_glossary) and commit the page"

@@ -16,10 +16,10 @@ _NOT_CORE = ("explorer.views", "explorer.serving", "explorer.cli", "explorer.app
 
 # The main entry point of each paper: its module must carry at least one example.
 ENTRY_POINT_MODULES = {
-    "explorer.bootstrap.replica",  # seed 000: solve_replica
-    "explorer.svm_bootstrap.svm_replica",  # seed 004: solve_svm_replica
-    "explorer.model_selection.selection",  # seed 001: select_hyperparameters
-    "explorer.fast_bootstrap.bootstrap",  # seed 002: fast_bootstrap
+    "explorer.bootstrap.replica",  # [MO03]: solve_replica
+    "explorer.svm_bootstrap.svm_replica",  # [MO03b]: solve_svm_replica
+    "explorer.model_selection.selection",  # [Fis16]: select_hyperparameters
+    "explorer.fast_bootstrap.bootstrap",  # [LSWV05]: fast_bootstrap
 }
 
 

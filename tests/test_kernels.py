@@ -1,4 +1,4 @@
-"""Covariance functions: properties, gradients, seed 000's RBF and scikit-learn agreement."""
+"""Covariance functions: properties, gradients, [MO03]'s RBF and scikit-learn agreement."""
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose

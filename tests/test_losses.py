@@ -1,4 +1,4 @@
-"""Test losses of seed 000: square loss and the smoothed eps-insensitive loss after eq. (46)."""
+"""Test losses of [MO03]: square loss and the smoothed eps-insensitive loss after eq. (46)."""
 import numpy as np
 import pytest
 
@@ -16,7 +16,7 @@ def test_square_loss_values_and_broadcasting():
 
 @pytest.mark.parametrize("eps, beta", PARAMS)
 def test_eps_insensitive_pieces(eps, beta):
-    """Values on each of the three pieces, from the formula after eq. (46) of seed 000."""
+    """Values on each of the three pieces, from the formula after eq. (46) of [MO03]."""
     lo, hi = (1 - beta) * eps, (1 + beta) * eps
     inside, middle, outside = 0.5 * lo, 0.5 * (lo + hi), hi + 0.7
     assert eps_insensitive_loss(inside, 0.0, eps, beta) == 0.0

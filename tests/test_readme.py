@@ -16,7 +16,7 @@ def test_readme_has_library_examples():
 def test_readme_python_block_runs(index, one_blas_thread):
     namespace: dict = {}
     exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), namespace)
-    if "mc" in namespace:        # seed 000: the ADATAP solution converged and ε(S = N) lies near Monte-Carlo
+    if "mc" in namespace:        # [MO03]: the ADATAP solution converged and ε(S = N) lies near Monte-Carlo
         from explorer.bootstrap import estimates, replica
         assert namespace["sol"].converged
         mc = estimates.bootstrap_test_error(namespace["mc"], namespace["data"].targets)
@@ -26,7 +26,7 @@ def test_readme_python_block_runs(index, one_blas_thread):
         assert namespace["sol"].converged
         error = namespace["curve"].errors[0]
         assert abs(replica.bootstrap_test_error(namespace["sol"]) - error.value) < 4 * error.se + 0.03 * error.value
-    if "res" in namespace:       # seed 002: both bootstraps selected a complexity of the grid
+    if "res" in namespace:       # [LSWV05]: both bootstraps selected a complexity of the grid
         res = namespace["res"]
         assert res.full.selected in res.full.grid and 0 < res.gain < 1
     if "boot" in namespace:      # scikit-learn: a mean and sd per test row, an interval per training row

@@ -202,7 +202,7 @@ def test_hyperparameters_are_those_of_gaussian_process_regressor():
 
 
 def test_evidence_on_a_subsample_above_max_evidence_rows(monkeypatch):
-    monkeypatch.setattr(adapter, "MAX_EVIDENCE_ROWS", 25)
+    monkeypatch.setattr(adapter.regressor, "MAX_EVIDENCE_ROWS", 25)
     X, y = _data()
     kernel = ConstantKernel() * RBF() + WhiteKernel()
     est = ReplicaBootstrapRegressor(kernel, random_state=3).fit(X, y)
@@ -302,7 +302,7 @@ def test_point_mass_components_have_a_step_cdf():
     (dict(s_over_n=0.0), r"'s_over_n' parameter .* range \(0, inf\)"),
     (dict(rank=0), r"'rank' parameter .* None or an int"),
     (dict(tol=2.0), r"'tol' parameter .* range \(0, 1\)"),
-    (dict(alpha=0.0, kernel=RBF()), "noise variance σ² = alpha \\+ WhiteKernel levels must be positive"),
+    (dict(alpha=0.0, kernel=RBF()), "`noise_var` must be a positive finite number, got 0.0"),
     (dict(kernel=WhiteKernel()), "only WhiteKernel noise"),
     (dict(rank=100), "above the number of training rows"),
 ])

@@ -35,7 +35,7 @@ from explorer.views.common.layout.presentation import PRESENTATION_CSS, TAB_BAR_
 from explorer.views.common.layout.widgets import LazyTabs
 from explorer.views.common.state.links import link_page
 from explorer.views.common.state.presets import PresetMenu
-from explorer.views.pages import MENU_NAMES, PAGES, PRESETS, STATE_LABELS
+from explorer.views.pages import GLOSSARY, MENU_NAMES, PAGES, PRESETS, STATE_LABELS
 
 __all__ = ["DATA_DIR_ENV", "TITLE", "SERVED_BOKEH_BUNDLES", "Page", "create_app", "create_lecturer_page",
            "create_student_page"]
@@ -139,7 +139,7 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
     # figure first: the pages' messages and the preset's panel (citation, settings, the paper's numbers beside ours)
     # under the tabs, never above them (appearing, they would move the figure)
     main = pn.Column(tabs, *messages, presets.panel, sizing_mode="stretch_width")
-    glossary = Glossary()  # the header's "Glossary": the words of every page, in the template's modal
+    glossary = Glossary(GLOSSARY)  # the header's "Glossary": the words of every page, in the template's modal
     template = Page(
         # one card in main: no empty one above
         title=TITLE, sidebar=[sidebar, warm_up_note(warm_up), engine_status(engine)], main=[main],
@@ -158,20 +158,25 @@ def create_app(data_dir: str | os.PathLike | None = None, *, engine: dask_engine
 #: The class room's pages are laid out at the phone's own width (without it a phone lays a page out 980 px wide).
 PHONE_VIEWPORT = "width=device-width, initial-scale=1"
 
+#: The class room's pages have no busy indicator. Panel's is one for the whole server (``pn.state.busy``): every
+#: event of any session (a student's click) sets it on and off, and each time the indicator of every open page with
+#: one, a message to each: 60 phones drawing a resample every 2 s each would have the server send thousands of
+#: messages a second and fall minutes behind. The pages say what they are doing themselves (the counts, the figure).
+CLASS_ROOM_PAGE = {"busy_indicator": None, "accent": "#1f77b4", "header_background": "#1f4e79",
+                   "design": pn.theme.Fast, "meta_viewport": PHONE_VIEWPORT}
+
 
 def create_lecturer_page() -> Page:
     """The projector view of a class room (``/lecture?room=…&key=…``, the link "Start a class room" gives on the
     step-by-step page): :func:`explorer.views.classroom.entry.lecturer_content` in the app's template."""
     main, sidebar = lecturer_content()
-    return Page(title=f"{TITLE}: class room", main=main, sidebar=sidebar, sidebar_width=330, accent="#1f77b4",
-                header_background="#1f4e79", design=pn.theme.Fast, meta_viewport=PHONE_VIEWPORT)
+    return Page(title=f"{TITLE}: class room", main=main, sidebar=sidebar, sidebar_width=330, **CLASS_ROOM_PAGE)
 
 
 def create_student_page() -> Page:
     """A student's phone page in a class room (``/class?room=…``, the join link and QR code of the projector view):
     :func:`explorer.views.classroom.entry.student_content` in the app's template, without a sidebar."""
-    return Page(title="Class room", main=student_content(), accent="#1f77b4", header_background="#1f4e79",
-                design=pn.theme.Fast, collapsed_sidebar=True, meta_viewport=PHONE_VIEWPORT)
+    return Page(title="Class room", main=student_content(), collapsed_sidebar=True, **CLASS_ROOM_PAGE)
 
 
 def _check_settings(settings: dict, pages: dict) -> None:

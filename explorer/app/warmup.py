@@ -29,7 +29,7 @@ from bokeh.util.token import generate_session_id
 from panel.io.state import set_curdoc
 
 from explorer.runtime import caches
-from explorer.runtime.sessions import release_session_links
+from explorer.runtime.sessions import refresh_in_background, release_session_links
 from explorer.views.common.layout.page import PageContext
 from explorer.views.common.state.presets import Preset, PresetError, apply_preset
 from explorer.views.pages import PAGES, PRESETS
@@ -275,6 +275,6 @@ def warm_up_note(warm_up: WarmUp | None, period_ms: int = 2000) -> pn.pane.Markd
 
     callback = None
     update()
-    if not warm_up.finished and pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-        callback = pn.state.add_periodic_callback(update, period=period_ms)
+    if not warm_up.finished:
+        callback = refresh_in_background(update, period_ms)
     return note

@@ -1,4 +1,4 @@
-"""What a Monte-Carlo bootstrap yields, whatever model was refitted on the samples (seed 000, §3).
+"""What a Monte-Carlo bootstrap yields, whatever model was refitted on the samples ([MO03], §3).
 
 The predictions on the B bootstrap samples (:class:`BootstrapPredictions`), Efron's estimate of the test error,
 eq. (17) of [MO03] (eq. 46 for any loss), with its delta-method standard error, the learning curve ε(S)

@@ -136,7 +136,7 @@ class CavityMoments:
 
 @dataclass(frozen=True)
 class ReplicaSolution(BootstrapSize, CavityMoments):
-    """ADATAP parameters of the replica model at one bootstrap size S (seed 000, eqs. 54-59).
+    """ADATAP parameters of the replica model at one bootstrap size S ([MO03], eqs. 54-59).
 
     All arrays have shape (N,). ``m`` is the bootstrap mean of the predictor at the training inputs
     (eq. 34); ``G_diag`` the diagonal of G (eq. 36). ``residual`` is the largest relative change of Δλ

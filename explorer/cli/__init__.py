@@ -3,15 +3,15 @@
 One module per paper declares its commands (``COMMANDS``, each a :class:`~explorer.cli.common.Command`), its
 ``register`` adds them to the subparsers and :func:`main` calls ``args.handler(args)``:
 
-- :mod:`~explorer.cli.gp_bootstrap` (seed 000): ``learning-curve`` (Fig. 1), ``distribution`` (Fig. 3-5,
+- :mod:`~explorer.cli.gp_bootstrap` ([MO03]): ``learning-curve`` (Fig. 1), ``distribution`` (Fig. 3-5,
   L1 distances), ``holdout`` (Fig. 2, mean/variance at held-out inputs);
 - :mod:`~explorer.cli.serve`: ``datasets`` (what can be loaded) and ``serve`` (the interactive dashboard,
   ``explorer.app``);
-- :mod:`~explorer.cli.svm_bootstrap` (seed 004): ``svm-curve`` (Fig. 1: hard-margin SVM bootstrap
+- :mod:`~explorer.cli.svm_bootstrap` ([MO03b]): ``svm-curve`` (Fig. 1: hard-margin SVM bootstrap
   classification error, theory vs MC);
-- :mod:`~explorer.cli.model_selection` (seed 001): ``select`` (GP hyperparameters under each model-selection
+- :mod:`~explorer.cli.model_selection` ([Fis16]): ``select`` (GP hyperparameters under each model-selection
   criterion) and ``select-experiment`` (the thesis experiments at small repetition counts);
-- :mod:`~explorer.cli.fast_bootstrap` (seed 002): ``fast-bootstrap`` (full vs fast bootstrap model-structure
+- :mod:`~explorer.cli.fast_bootstrap` ([LSWV05]): ``fast-bootstrap`` (full vs fast bootstrap model-structure
   selection, with the replica optimism for the LS-SVM).
 
 :mod:`~explorer.cli.common` holds the shared option parsers, the progress line, JSON output and exit codes

@@ -1,4 +1,4 @@
-"""``fast-bootstrap``: full vs fast bootstrap model-structure selection (seed 002).
+"""``fast-bootstrap``: full vs fast bootstrap model-structure selection ([LSWV05]).
 
 The data are prepared by the core (:func:`explorer.fast_bootstrap.problem.prepare_data`, called inside
 :func:`~explorer.fast_bootstrap.experiments.compare_bootstraps`), as in the app's fast-bootstrap tab.
@@ -16,7 +16,7 @@ from explorer.fast_bootstrap.stages import estimated_seconds
 
 __all__ = ["register", "COMMANDS", "format_comparison"]
 
-EPILOG = """defaults: the grids and replication counts of Table 1 of seed 002 (toy example) — or of Table 2 for a
+EPILOG = """defaults: the grids and replication counts of Table 1 of [LSWV05] (toy example) — or of Table 2 for a
 --series-csv time series — e.g. LS-SVM γ = 5..50 by 0.1 with 100 replications (full) and γ = 5..50 by 5 with 10
 replications (fast, F test on log γ). The MLP's full bootstrap trains 1300 networks (about 2-3 minutes)."""
 
@@ -153,7 +153,7 @@ def format_comparison(res: fe.BootstrapComparison) -> str:
 def fast_bootstrap(args) -> common.Output:
     """Estimate the generalization error (eq. 8) of a family of models over a complexity grid by the full bootstrap
     (§3) and by the fast bootstrap (§4: optimism on a reduced grid, polynomial fit checked by the F test of eq. 11);
-    for the LS-SVM also the replica theory's optimism (seed 000) and the exact leave-one-out error over the full
+    for the LS-SVM also the replica theory's optimism ([MO03]) and the exact leave-one-out error over the full
     grid (Cawley & Talbot), both without refits."""
     data = _data(args)
     setting = with_overrides(paper_setting(args.model, data), full_grid=args.full_grid,
@@ -186,6 +186,6 @@ def _check_duration(args, n: int, setting: Setting, options: dict) -> None:
 
 #: The module's commands, in the order of ``explorer --help`` (:func:`register`).
 COMMANDS = (
-    common.Command.computing("fast-bootstrap", "bootstrap model-structure selection: full vs fast bootstrap (seed 002)",
+    common.Command.computing("fast-bootstrap", "bootstrap model-structure selection: full vs fast bootstrap ([LSWV05])",
                              _arguments, fast_bootstrap, EPILOG),
 )

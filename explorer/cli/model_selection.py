@@ -1,4 +1,4 @@
-"""``select`` and ``select-experiment``: GP model selection of seed 001.
+"""``select`` and ``select-experiment``: GP model selection of [Fis16].
 
 ``select`` builds its :class:`~explorer.model_selection.problem.SelectionProblem` with the core's
 :func:`~explorer.model_selection.problem.selection_problem` (as the app's model-selection tab does), so
@@ -255,8 +255,8 @@ def _run_experiment(args, sx, criteria, data, fit, shared):
 
 #: The module's commands, in the order of ``explorer --help`` (:func:`register`).
 COMMANDS = (
-    common.Command.computing("select", "GP model selection: optimise a kernel under each criterion (seed 001)",
+    common.Command.computing("select", "GP model selection: optimise a kernel under each criterion ([Fis16])",
                              _select_arguments, select),
-    common.Command.computing("select-experiment", "seed 001 model-selection experiments at small repetition counts",
+    common.Command.computing("select-experiment", "[Fis16] model-selection experiments at small repetition counts",
                              _experiment_arguments, select_experiment),
 )

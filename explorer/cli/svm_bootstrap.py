@@ -1,4 +1,4 @@
-"""``svm-curve``: the hard-margin SVM bootstrap of seed 004, replica theory vs Monte-Carlo (Fig. 1).
+"""``svm-curve``: the hard-margin SVM bootstrap of [MO03b], replica theory vs Monte-Carlo (Fig. 1).
 
 The problem comes from :func:`explorer.svm_bootstrap.problem.svm_problem` (standardised inputs), as in the
 app's SVM tab.
@@ -73,6 +73,6 @@ def format_svm_curve(res: svm_experiments.SVMLearningCurve) -> str:
 
 #: The module's commands, in the order of ``explorer --help`` (:func:`register`).
 COMMANDS = (
-    common.Command.computing("svm-curve", "hard-margin SVM bootstrap error ε(S): theory vs MC (seed 004 Fig. 1)",
+    common.Command.computing("svm-curve", "hard-margin SVM bootstrap error ε(S): theory vs MC ([MO03b] Fig. 1)",
                              _svm_curve_arguments, svm_curve),
 )

@@ -1,4 +1,4 @@
-"""Seed 002 (Lendasse et al., Neurocomputing 2005): the fast bootstrap for model-structure selection.
+"""[LSWV05] (Lendasse et al., Neurocomputing 2005): the fast bootstrap for model-structure selection.
 
 ``lssvm`` and ``networks`` the models (``family`` what a model family provides), ``bootstrap`` the full and the fast
 bootstrap with the F test; ``problem`` the data as the bootstrap sees them, the model family and the Table 1/2

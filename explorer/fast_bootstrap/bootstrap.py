@@ -1,4 +1,4 @@
-r"""Bootstrap model-structure selection and the fast bootstrap of seed 002 (Lendasse et al. 2005).
+r"""Bootstrap model-structure selection and the fast bootstrap of [LSWV05] (Lendasse et al. 2005).
 
 A *model family* (:class:`explorer.fast_bootstrap.family.ModelFamily`) is indexed by a complexity q (number of
 hidden units, of kernels, the LS-SVM γ) and offers ``predict_path(X, y, grid, X_eval, weights, rng)`` -> ndarray

@@ -1,6 +1,6 @@
-"""Full bootstrap vs fast bootstrap vs replica theory (seeds 002 and 000), shared by the CLI, views and notebooks.
+"""Full bootstrap vs fast bootstrap vs replica theory ([LSWV05] and [MO03]), shared by the CLI, views and notebooks.
 
-:func:`compare_bootstraps` runs, for one data set and one model family, the full bootstrap of seed 002 §3 on
+:func:`compare_bootstraps` runs, for one data set and one model family, the full bootstrap of [LSWV05] §3 on
 the full grid, the fast bootstrap of §4 on the reduced grid (F test of eq. 11) and — for the LS-SVM, a
 kernel model — the replica theory's analytical optimism and the exact leave-one-out error over the full grid
 (both without refits), and returns a frozen result with ``as_dict()`` for JSON. The data, the model family and

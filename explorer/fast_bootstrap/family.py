@@ -1,4 +1,4 @@
-"""The model family of seed 002: models indexed by a complexity q, what the bootstrap of :mod:`~explorer.fast_bootstrap.bootstrap` selects.
+"""The model family of [LSWV05]: models indexed by a complexity q, what the bootstrap of :mod:`~explorer.fast_bootstrap.bootstrap` selects.
 
 :class:`~explorer.fast_bootstrap.lssvm.LSSVM` (q = γ), :class:`~explorer.fast_bootstrap.networks.RBFN` (q = P
 kernels) and :class:`~explorer.fast_bootstrap.networks.MLP` (q = P hidden units) are model families; any class
@@ -14,7 +14,7 @@ __all__ = ["ModelFamily"]
 
 
 class ModelFamily(Protocol):
-    """A family of regressors indexed by a complexity q (seed 002 §2), trained anew for every q.
+    """A family of regressors indexed by a complexity q ([LSWV05] §2), trained anew for every q.
 
     Attributes
     ----------

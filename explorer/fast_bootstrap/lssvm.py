@@ -1,4 +1,4 @@
-r"""Least-squares support vector machine (LS-SVM) regression and kernel ridge, seed 002 eqs. (15)-(18).
+r"""Least-squares support vector machine (LS-SVM) regression and kernel ridge, [LSWV05] eqs. (15)-(18).
 
 The LS-SVM minimises ½ωᵀω + γ ½ Σ_i e_i² subject to y_i = ωᵀφ(x_i) + b + e_i (eqs. 16-17). Its dual
 solution h(x) = Σ_i α_i k(x, x_i) + b (eq. 18) solves
@@ -7,7 +7,7 @@ solution h(x) = Σ_i α_i k(x, x_i) + b (eq. 18) solves
     [ 1   K + I / γ  ] [α] = [y].
 
 Without the bias b (``bias=False``) this is kernel ridge regression, i.e. the posterior mean of a GP with
-covariance k and noise variance σ² = 1/γ — the predictor of seed 000, whose bootstrap the replica theory
+covariance k and noise variance σ² = 1/γ — the predictor of [MO03], whose bootstrap the replica theory
 describes. A point present c_i times in a bootstrap sample contributes γ c_i e_i²/2, so duplicates are
 handled as weights: the diagonal term becomes 1/(γ c_i) on the distinct points.
 
@@ -101,7 +101,7 @@ class LSSVMLeaveOneOut:
 
 
 def lssvm_loo(K: ArrayLike, y: ArrayLike, gammas: ArrayLike, *, bias: bool = True) -> LSSVMLeaveOneOut:
-    """Exact leave-one-out residuals of the LS-SVM (eq. 18 of seed 002) for every γ, zero refits.
+    """Exact leave-one-out residuals of the LS-SVM (eq. 18 of [LSWV05]) for every γ, zero refits.
 
     With H = [[0, 1ᵀ], [1, K + I/γ]] and [b; α] = H⁻¹[0; y], the residual of the model trained without point i is
     r_i = α_i / [H⁻¹]_αα,ii (Cawley & Talbot 2004; Lemma 1 and eq. 16 of docs/linear_response.md). With M = K + I/γ
@@ -116,7 +116,7 @@ def lssvm_loo(K: ArrayLike, y: ArrayLike, gammas: ArrayLike, *, bias: bool = Tru
     y : ndarray of shape (n,)
         Targets.
     gammas : ndarray of shape (G,)
-        Positive regularisation parameters γ of eq. (16) of seed 002.
+        Positive regularisation parameters γ of eq. (16) of [LSWV05].
     bias : bool
         Include the bias b (LS-SVM); False gives kernel ridge regression.
 
@@ -157,7 +157,7 @@ def lssvm_loo(K: ArrayLike, y: ArrayLike, gammas: ArrayLike, *, bias: bool = Tru
 
 @dataclass(frozen=True)
 class LSSVM:
-    """LS-SVM regression (seed 002 eqs. 15-18) as a model family (:class:`~explorer.fast_bootstrap.family.ModelFamily`)
+    """LS-SVM regression ([LSWV05] eqs. 15-18) as a model family (:class:`~explorer.fast_bootstrap.family.ModelFamily`)
     indexed by γ, for the bootstrap of §3.
 
     ``kernel`` is any :mod:`explorer.kernels` kernel (the paper's Gaussian kernel: ``SquaredExponential``
@@ -212,7 +212,7 @@ def _path_iv(K, y, gammas, K_eval, weights):
         raise ValueError(f"`K_eval` must have {y.size} columns (one per training point), got {K_eval.shape}.")
     if not (np.all(np.isfinite(gammas)) and np.all(gammas > 0)):
         raise ValueError(f"every γ must be positive and finite, got {gammas}. γ weighs the squared errors, "
-                         "eq. (16) of seed 002.")
+                         "eq. (16) of [LSWV05].")
     c = np.ones_like(y) if weights is None else np.asarray(weights, dtype=float)
     if c.shape != y.shape or not np.all(c > 0):
         raise ValueError(f"`weights` must be {y.size} positive multiplicities, got shape {c.shape}. "

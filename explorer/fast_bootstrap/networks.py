@@ -1,14 +1,14 @@
-r"""Neural-network regressors of seed 002 §5.1: the RBF network (eq. 14) and the one-hidden-layer MLP (eq. 13).
+r"""Neural-network regressors of [LSWV05] §5.1: the RBF network (eq. 14) and the one-hidden-layer MLP (eq. 13).
 
 Both are :class:`Network` families: model families (:class:`explorer.fast_bootstrap.family.ModelFamily`) indexed
-by the number P of hidden units/kernels (the complexity q of seed 002), one network trained for every P. Training
+by the number P of hidden units/kernels (the complexity q of [LSWV05]), one network trained for every P. Training
 points may carry integer multiplicities c_i (a bootstrap sample given as distinct points with occupation numbers):
 every sum of squares over the sample becomes Σ_i c_i e_i², and k-means weighs points by c_i, which is
 exactly training on the duplicated points.
 
 **RBFN** (eq. 14) h(x) = Σ_p λ_p exp(−‖x − c_p‖² / (2 WSF σ_p²)): centres c_p by weighted k-means (the best of
 ``n_init`` Lloyd runs from k-means++ starts), σ_p the root-mean-square distance of the points of cluster p to
-its centre (Benoudjit & Verleysen 2003, ref. [3] of seed 002; a cluster of coincident points takes the
+its centre (Benoudjit & Verleysen 2003, ref. [3] of [LSWV05]; a cluster of coincident points takes the
 mean width of the others), the width scaling factor WSF fixed, output weights λ by (weighted) linear least
 squares. No regularisation, as in the paper.
 
@@ -127,7 +127,7 @@ def _weighted_means(X, labels, c, old) -> np.ndarray:
 
 
 def _cluster_widths(X, centres, labels, c) -> np.ndarray:
-    """σ_p: root-mean-square distance of cluster p's points to its centre (ref. [3] of seed 002)."""
+    """σ_p: root-mean-square distance of cluster p's points to its centre (ref. [3] of [LSWV05])."""
     d2 = np.sum((X - centres[labels]) ** 2, axis=1)
     k = centres.shape[0]
     mass = np.bincount(labels, weights=c, minlength=k)
@@ -194,7 +194,7 @@ def _units(P, n_points: int) -> int:
 
 @dataclass(frozen=True)
 class RBFN(Network):
-    """RBF network of eq. (14) of seed 002 as a family indexed by the number P of Gaussian kernels.
+    """RBF network of eq. (14) of [LSWV05] as a family indexed by the number P of Gaussian kernels.
 
     Parameters
     ----------
@@ -246,7 +246,7 @@ class RBFN(Network):
 
 @dataclass(frozen=True)
 class MLP(Network):
-    """One-hidden-layer tanh perceptron of eq. (13) of seed 002 (with biases), trained by Levenberg–Marquardt.
+    """One-hidden-layer tanh perceptron of eq. (13) of [LSWV05] (with biases), trained by Levenberg–Marquardt.
 
     Parameters
     ----------

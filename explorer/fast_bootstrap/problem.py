@@ -1,4 +1,4 @@
-"""The problem of seed 002's fast bootstrap: the data as the bootstrap sees them, the model family, the setting.
+"""The problem of [LSWV05]'s fast bootstrap: the data as the bootstrap sees them, the model family, the setting.
 
 :func:`prepare_data` the inputs and targets (the toy data in the paper's units, any other data set standardised),
 :func:`make_model` the family (LS-SVM, RBFN or MLP) and its width, :class:`Setting` the complexity grids and
@@ -23,12 +23,12 @@ __all__ = ["MODELS", "TOY_LENGTHSCALE", "Grids", "Setting", "TABLE_1", "TABLE_2"
            "make_model", "default_lengthscale", "PreparedData", "prepare_data"]
 
 
-#: The model families of seed 002: least-squares SVM, radial-basis-function network, multilayer perceptron.
+#: The model families of [LSWV05]: least-squares SVM, radial-basis-function network, multilayer perceptron.
 MODELS = ("ls-svm", "rbfn", "mlp")
 
 
 #: Kernel width ℓ of the LS-SVM on the toy data: the maximum-evidence lengthscale of a GP on eq. (19) data
-#: (0.084-0.087 over seeds 0-2 with seed 001's optimiser); seed 002 does not state its width.
+#: (0.084-0.087 over seeds 0-2 with [Fis16]'s optimiser); [LSWV05] does not state its width.
 TOY_LENGTHSCALE = 0.085
 
 
@@ -67,7 +67,7 @@ class Setting:
         return Grids(fastboot.complexity_grid(*self.full_grid), fastboot.complexity_grid(*self.fast_grid))
 
 
-#: Table 1 of seed 002 (toy example): full bootstrap 100 replications, fast bootstrap 10.
+#: Table 1 of [LSWV05] (toy example): full bootstrap 100 replications, fast bootstrap 10.
 TABLE_1 = {
     "mlp": Setting((1, 13, 1), 100, (1, 13, 3), 10),
     "rbfn": Setting((10, 19, 1), 100, (10, 19, 3), 10),
@@ -75,7 +75,7 @@ TABLE_1 = {
 }
 
 
-#: Table 2 of seed 002 (Santa Fe laser, fast bootstrap only; the full grid here is the reduced one
+#: Table 2 of [LSWV05] (Santa Fe laser, fast bootstrap only; the full grid here is the reduced one
 #: refined to step 1 / 5 / 5 so that the full bootstrap can be compared when asked for).
 TABLE_2 = {
     "mlp": Setting((4, 9, 1), 100, (4, 9, 1), 10),
@@ -224,7 +224,7 @@ def prepare_data(data: Dataset) -> PreparedData:
         If the data set is not a regression task.
     """
     if data.task != "regression":
-        raise ValueError(f"the fast bootstrap of seed 002 is for regression; {data.name!r} is a "
+        raise ValueError(f"the fast bootstrap of [LSWV05] is for regression; {data.name!r} is a "
                          f"{data.task} data set.")
     prepared = data if data.name == "toy" else data.standardized(targets=True)
     return PreparedData(np.asarray(prepared.inputs), np.asarray(prepared.targets))

@@ -1,6 +1,6 @@
-"""The stages of seed 002's comparison that the CLI and the app both call, besides the bootstraps themselves.
+"""The stages of [LSWV05]'s comparison that the CLI and the app both call, besides the bootstraps themselves.
 
-:func:`replica_optimism` the replica theory's bootstrap optimism of the LS-SVM along γ (seed 000, no refits), at the
+:func:`replica_optimism` the replica theory's bootstrap optimism of the LS-SVM along γ ([MO03], no refits), at the
 values :func:`replica_grid` picks; :func:`estimated_seconds` how long the full bootstrap or the replica theory will
 take (:data:`CALIBRATION`), which the app reads before it starts a job by itself and the CLI before a long run.
 """
@@ -43,7 +43,7 @@ class ReplicaOptimism:
 
 def replica_optimism(model: LSSVM, X: np.ndarray, y: np.ndarray, grid: np.ndarray, *, tol: float = 1e-3,
                      hooks: Hooks | None = None) -> ReplicaOptimism:
-    """Bootstrap optimism of the LS-SVM for every γ of ``grid`` from the replica/ADATAP theory of seed 000.
+    """Bootstrap optimism of the LS-SVM for every γ of ``grid`` from the replica/ADATAP theory of [MO03].
 
     The LS-SVM is the posterior mean of a GP with covariance k and noise variance σ² = 1/γ; its bias b is
     the GP's constant kernel of variance BIAS_VARIANCE (y centred) in the limit of a flat prior. Bootstrap

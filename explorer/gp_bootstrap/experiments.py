@@ -1,4 +1,4 @@
-"""Theory-vs-Monte-Carlo experiments of seed 000 (Fig. 1-5), shared by the CLI, the views and notebooks.
+"""Theory-vs-Monte-Carlo experiments of [MO03] (Fig. 1-5), shared by the CLI, the views and notebooks.
 
 Each function takes a :class:`~explorer.gp_bootstrap.problem.RegressionProblem` (data, kernel, noise and the
 kernel operator: the dense K or the features Φ of K ≈ ΦΦᵀ; re-exported here with :func:`regression_problem` and the
@@ -139,7 +139,7 @@ class LearningCurveRow:
 
 @dataclass(frozen=True)
 class LearningCurveComparison:
-    """Bootstrap learning curve ε(S), theory vs MC (seed 000, Fig. 1); timing in seconds.
+    """Bootstrap learning curve ε(S), theory vs MC ([MO03], Fig. 1); timing in seconds.
 
     ``theory_s``, ``vg_s`` and ``mf_s`` are cold solves at S = N of ADATAP, VG and MF (``vg_s`` and ``mf_s``
     None when the loss is not square: VG and MF are then not solved); ``mc_sample_s`` one MC sample at S = N;
@@ -194,7 +194,7 @@ def learning_curve_comparison(
     hooks: Hooks | None = None,
     methods: Sequence[str] | None = None,
 ) -> LearningCurveComparison:
-    """ε(S) from ADATAP, the approximate ADATAP, VG, MF (seed 000 Fig. 1, left), IJ, the LOO limit and Monte-Carlo.
+    """ε(S) from ADATAP, the approximate ADATAP, VG, MF ([MO03] Fig. 1, left), IJ, the LOO limit and Monte-Carlo.
 
     ADATAP and VG are warm-started along S, both with tolerance ``tol``; MF is a linear solve; IJ and the LOO limit
     are one factorisation per S (:func:`linear_response_curve`). VG, MF and IJ define ε(S) for the square loss

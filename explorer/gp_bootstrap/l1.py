@@ -1,4 +1,4 @@
-"""Comparison measures between Monte-Carlo bootstrap histograms and the theory (seed 000, Fig. 5)."""
+"""Comparison measures between Monte-Carlo bootstrap histograms and the theory ([MO03], Fig. 5)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from explorer.bootstrap.replica import ReplicaSolution, bin_probabilities, mixtu
 
 __all__ = ["L1Summary", "PAPER_BIN_WIDTH", "BOSTON_TARGET_SD", "scaled_bin_width", "histogram_edges", "l1_distance", "l1_all_inputs", "sample_mixture", "l1_noise_floor"]
 
-#: Histogram bin width of seed 000, Fig. 5 (Δh = 0.2 in the units of boston's target, medv in $1000).
+#: Histogram bin width of [MO03], Fig. 5 (Δh = 0.2 in the units of boston's target, medv in $1000).
 PAPER_BIN_WIDTH = 0.2
 #: Sample standard deviation (divisor n − 1) of boston's target medv over its 506 rows: the scale on which the
 #: paper chose Δh = 0.2 (tests/gp_bootstrap/test_l1_bins.py checks it against the shipped table).

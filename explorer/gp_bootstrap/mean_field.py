@@ -1,6 +1,6 @@
-"""Mean-field (MF) approximation of the replica posterior, GP regression (seed 000, Fig. 1).
+"""Mean-field (MF) approximation of the replica posterior, GP regression ([MO03], Fig. 1).
 
-Seed 000 shows a "mean field" learning curve next to ADATAP but prints no formulas; this module implements
+[MO03] shows a "mean field" learning curve next to ADATAP but prints no formulas; this module implements
 ``docs/derivations/vg_mf.md`` §2 (checked there and in the tests). The replica posterior, eq. (8), is
 approximated by a density factorised over the data points, q = Π_i q_i(f_i^1, ..., f_i^n). The optimal
 q_i is the exact local likelihood L_i (eq. 13) times a Gaussian with precision J_ii per replica and the
@@ -190,7 +190,7 @@ def solve_mean_field(K: np.ndarray, y: np.ndarray, noise_var: float, S: float) -
     y : ndarray of shape (N,)
         Targets.
     noise_var : float
-        Noise variance σ² of the GP (eq. 50 of seed 000).
+        Noise variance σ² of the GP (eq. 50 of [MO03]).
     S : float
         Mean bootstrap sample size (occupation numbers s_i ~ Poisson(S/N), eq. 11).
 

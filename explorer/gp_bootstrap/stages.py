@@ -1,4 +1,4 @@
-"""The stages of seed 000's experiments, each built once: the CLI's comparisons (:mod:`~explorer.gp_bootstrap.experiments`) and the app's
+"""The stages of [MO03]'s experiments, each built once: the CLI's comparisons (:mod:`~explorer.gp_bootstrap.experiments`) and the app's
 state (:mod:`explorer.views.gp_bootstrap.state`) call these with the same grids and seeds.
 
 * :func:`replica_curve` — ADATAP (warm-started along S) and the approximate ADATAP along a grid of S/N;
@@ -40,7 +40,7 @@ __all__ = [
 #: Losses for which the VG and MF approximations define ε(S) (eq. 45 with their cavities, docs/derivations/vg_mf.md).
 VG_MF_LOSSES = ("square",)
 #: The methods of a learning curve, by name (:func:`curve_methods`, the CLI's ``--methods``): ADATAP (eqs. 54-59 of
-#: seed 000), the approximate ADATAP (§5), VG, MF, the infinitesimal jackknife (IJ), the closed-form leave-one-out
+#: [MO03]), the approximate ADATAP (§5), VG, MF, the infinitesimal jackknife (IJ), the closed-form leave-one-out
 #: limit (LOO) and Monte-Carlo (eq. 17).
 CURVE_METHODS = ("adatap", "approx", "vg", "mf", "ij", "loo", "mc")
 #: Training rows up to which the default runs every method (the app's row bound); above, :data:`FAST_METHODS` only.
@@ -192,7 +192,7 @@ class TheoryCurve:
     """Bootstrap test error ε(S) of the ADATAP theory, the approximate ADATAP, the variational-Gaussian (VG)
     and the mean-field (MF) approximations on a grid of S/N.
 
-    eq. (45) (square loss) or eq. (46) (other losses) of seed 000; ``expected_test_points`` is N e^(−S/N),
+    eq. (45) (square loss) or eq. (46) (other losses) of [MO03]; ``expected_test_points`` is N e^(−S/N),
     the mean number of inputs left out of a bootstrap sample (they carry Efron's estimator, eq. 17).
     ``theory_vg`` and ``theory_mf`` are eq. (45) with the VG and MF cavities (``variational``,
     ``mean_field``); they are defined for the square loss only and None for any other.
@@ -325,7 +325,7 @@ def mc_curve(problem: RegressionProblem, s_over_n: Sequence[float], mc_samples: 
 
 @dataclass(frozen=True)
 class HoldoutTheory:
-    """Theory bootstrap mean and variance of the predictor at the held-out inputs, eq. (48) of seed 000."""
+    """Theory bootstrap mean and variance of the predictor at the held-out inputs, eq. (48) of [MO03]."""
 
     mean: np.ndarray
     var: np.ndarray

@@ -1,4 +1,4 @@
-"""The GP bootstrap one resample at a time, for the "Bootstrap, step by step" page (seed 000, §3 and §5).
+"""The GP bootstrap one resample at a time, for the "Bootstrap, step by step" page ([MO03], §3 and §5).
 
 A bootstrap sample of N points is N draws with replacement: point i comes s_i times, s_i ~ Poisson(S/N)
 (the factorising weight of eq. 11), so about N e^(−S/N) points are left out (s_i = 0). Resample j of seed s at

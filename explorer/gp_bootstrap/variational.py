@@ -1,6 +1,6 @@
-"""Variational-Gaussian (VG) approximation of the replica posterior, GP regression (seed 000, Fig. 1).
+"""Variational-Gaussian (VG) approximation of the replica posterior, GP regression ([MO03], Fig. 1).
 
-Seed 000 shows a "variational Gaussian" learning curve next to ADATAP but prints no formulas; this module
+[MO03] shows a "variational Gaussian" learning curve next to ADATAP but prints no formulas; this module
 implements the derivation in ``docs/derivations/vg_mf.md`` §1 (checked there and in the tests). The replica
 posterior, eq. (8), is approximated by a replica-symmetric Gaussian: every replica has mean m, replicas a, b
 have covariance δ_ab V + W. The O(n) term of the variational free energy,

@@ -1,4 +1,4 @@
-"""Seed 001 (Fischer, ETH 2016): GP model selection by approximation set coding.
+"""[Fis16] (Fischer, ETH 2016): GP model selection by approximation set coding.
 
 The criteria, one module per family: ``evidence`` the negative log evidence (and ``CriterionValue``, what every
 criterion returns), ``cross_validation`` leave-one-out and K-fold CV in closed form, ``asc`` the ASC mutual

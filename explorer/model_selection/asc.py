@@ -1,4 +1,4 @@
-r"""Approximation set coding (ASC) for GP hyperparameters, seed 001 (Fischer 2016), chapters 3-4.
+r"""Approximation set coding (ASC) for GP hyperparameters, [Fis16] (Fischer 2016), chapters 3-4.
 
 The hypotheses are the latent values f̃ at M objects X̃ (inputs drawn from X); the data are split into L
 subsets (X_l, y_l). The ASC criterion is the mutual information (eqs. 3.5, 4.1)

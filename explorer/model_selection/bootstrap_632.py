@@ -1,7 +1,7 @@
 r"""Efron's .632 bootstrap estimate of the test error as a smooth criterion, from the replica theory.
 
-value = e⁻¹ ε_train + (1 − e⁻¹) ε(N) (seed 000 footnote 3) with ε(N) from the replica/ADATAP theory (seed 000
-eq. 45); its gradient by implicit differentiation of the fixed point, eqs. (54)-(59) of seed 000.
+value = e⁻¹ ε_train + (1 − e⁻¹) ε(N) ([MO03] footnote 3) with ε(N) from the replica/ADATAP theory ([MO03]
+eq. 45); its gradient by implicit differentiation of the fixed point, eqs. (54)-(59) of [MO03].
 
 Core module: numpy and scipy only.
 """
@@ -21,14 +21,14 @@ __all__ = ["EFRON_WEIGHT", "bootstrap_632", "bootstrap_632_and_solution"]
 
 
 EFRON_WEIGHT = 1.0 - np.exp(-1.0)
-"""Weight 1 − e⁻¹ ≈ 0.632 of ε(N) in Efron's .632 estimate (seed 000 footnote 3 rounds it to 0.632)."""
+"""Weight 1 − e⁻¹ ≈ 0.632 of ε(N) in Efron's .632 estimate ([MO03] footnote 3 rounds it to 0.632)."""
 
 
 def bootstrap_632(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = False, *,
                   tol: float = 1e-9, init: np.ndarray | None = None) -> CriterionValue:
     r"""Efron's .632 bootstrap estimate of the square-loss test error, as a smooth criterion.
 
-    value = e⁻¹ ε_train + (1 − e⁻¹) ε(N) (seed 000, footnote 3), with ε_train = (1/N)‖y − K K_y⁻¹y‖² the
+    value = e⁻¹ ε_train + (1 − e⁻¹) ε(N) ([MO03], footnote 3), with ε_train = (1/N)‖y − K K_y⁻¹y‖² the
     training error of the posterior mean and ε(N) Efron's bootstrap error at S = N from the replica/ADATAP
     theory, eq. (45) (:func:`replica.solve_replica` with tolerance ``tol`` in double precision).
 
@@ -79,7 +79,7 @@ def bootstrap_632_and_solution(kernel: Kernel, X, y, noise_var: float, eval_grad
     Returns
     -------
     (CriterionValue, ReplicaSolution)
-        The criterion and the solution of eqs. (54)-(55) of seed 000 it was computed from.
+        The criterion and the solution of eqs. (54)-(55) of [MO03] it was computed from.
     """
     X, y, noise_var = regression.check_data(kernel, X, y, noise_var, eval_gradient)
     if noise_var <= 0:

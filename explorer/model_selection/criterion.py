@@ -1,10 +1,10 @@
-r"""The model-selection criteria by name, with their random parts bound (seed 001).
+r"""The model-selection criteria by name, with their random parts bound ([Fis16]).
 
 Criteria (lower is better), each a function of the log hyperparameters
 ``phi = np.append(kernel.theta, log noise_var)`` with an analytic gradient:
 
 ==================  ===========================================================================================
-``evidence``        negative log evidence −log N(y | 0, K_y), eq. (2.11) of seed 001, in nats
+``evidence``        negative log evidence −log N(y | 0, K_y), eq. (2.11) of [Fis16], in nats
                     (:mod:`~explorer.model_selection.evidence`)
 ``loo``             mean negative leave-one-out log predictive probability, closed form (R&W eq. 5.10-5.12)
                     (:mod:`~explorer.model_selection.cross_validation`)
@@ -13,7 +13,7 @@ Criteria (lower is better), each a function of the log hyperparameters
 ``asc-beta-noise``  −I, β-noise ASC (β = 1)
 ``asc-bayes``       −I, Bayesian ASC (eq. 4.4)
 ``bootstrap632``    Efron's .632 estimate e⁻¹ ε_train + (1 − e⁻¹) ε(N) with ε(N) from the replica theory
-                    (seed 000 eq. 45 and footnote 3), gradient by implicit differentiation of eqs. (54)-(55)
+                    ([MO03] eq. 45 and footnote 3), gradient by implicit differentiation of eqs. (54)-(55)
                     (:mod:`~explorer.model_selection.bootstrap_632`)
 ==================  ===========================================================================================
 
@@ -53,7 +53,7 @@ CRITERION_LABELS = {
     "asc-boltzmann": "−I, Boltzmann ASC (eq. 4.3)",
     "asc-beta-noise": "−I, β-noise ASC (β = 1)",
     "asc-bayes": "−I, Bayesian ASC (eq. 4.4)",
-    "bootstrap632": "bootstrap .632 error (replica, seed 000 eq. 45)",
+    "bootstrap632": "bootstrap .632 error (replica, [MO03] eq. 45)",
 }
 """Human-readable names, for tables and plot legends."""
 

@@ -1,4 +1,4 @@
-r"""Cross-validation criteria in closed form, without refits (seed 001 §2.4.2, eq. 2.12).
+r"""Cross-validation criteria in closed form, without refits ([Fis16] §2.4.2, eq. 2.12).
 
 :func:`loo_cv` the mean negative leave-one-out log predictive probability (R&W eq. 5.10-5.12), :func:`kfold_cv`
 the K-fold criterion from K_y⁻¹ with its gradient, :func:`draw_folds` the random folds.

@@ -1,4 +1,4 @@
-r"""A criterion along one hyperparameter, the others fixed (seed 001 Figs. 5.3-5.5).
+r"""A criterion along one hyperparameter, the others fixed ([Fis16] Figs. 5.3-5.5).
 
 Core module: numpy and scipy only.
 """

@@ -1,8 +1,8 @@
-r"""The Bayesian evidence as a model-selection criterion, and the value every criterion returns (seed 001).
+r"""The Bayesian evidence as a model-selection criterion, and the value every criterion returns ([Fis16]).
 
 :class:`CriterionValue` is what each criterion of :mod:`explorer.model_selection.criterion` returns (lower is
 better, with its gradient w.r.t. the log hyperparameters ``np.append(kernel.theta, log noise_var)``);
-:func:`negative_log_evidence` is −log N(y | 0, K_y), eq. (2.11) of seed 001.
+:func:`negative_log_evidence` is −log N(y | 0, K_y), eq. (2.11) of [Fis16].
 
 Core module: numpy and scipy only.
 """
@@ -44,7 +44,7 @@ class CriterionValue:
 
 
 def negative_log_evidence(kernel: Kernel, X, y, noise_var: float, eval_gradient: bool = False) -> CriterionValue:
-    """R_ME = −log N(y | 0, K_y), eq. (2.11) of seed 001, via :func:`regression.log_evidence`.
+    """R_ME = −log N(y | 0, K_y), eq. (2.11) of [Fis16], via :func:`regression.log_evidence`.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Seed 001's experiments (Fischer 2016, §5) at small repetition counts, for the CLI, the app and notebooks.
+"""[Fis16]'s experiments (Fischer 2016, §5) at small repetition counts, for the CLI, the app and notebooks.
 
 * :func:`curves_experiment` — Experiment 2 (Fig. 5.3-5.5): mean criterion curves along one hyperparameter.
 * :func:`hyperparameter_experiment` — Experiment 3 (Fig. 5.6-5.7): optimise on N = 64 teacher cases, test

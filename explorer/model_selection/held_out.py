@@ -1,4 +1,4 @@
-r"""The test error of a selected model on held-out data (seed 001 §5.1): SMSE (eq. 5.1) and MSLL.
+r"""The test error of a selected model on held-out data ([Fis16] §5.1): SMSE (eq. 5.1) and MSLL.
 
 Core module: numpy and scipy only.
 """

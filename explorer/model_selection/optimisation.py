@@ -1,4 +1,4 @@
-r"""Minimising a criterion over the hyperparameters (seed 001 §5.1.1): starts, L-BFGS-B restarts, the result.
+r"""Minimising a criterion over the hyperparameters ([Fis16] §5.1.1): starts, L-BFGS-B restarts, the result.
 
 :func:`initial_hyperparameters` a data-scaled start, :func:`optimize_hyperparameters` L-BFGS-B in log space from
 Cauchy-distributed starts, :class:`SelectionResult` the hyperparameters it selects, :func:`hyperparameter_dict`

@@ -1,4 +1,4 @@
-"""The data of one GP model-selection problem (seed 001): training rows, optional test rows, standardisation.
+"""The data of one GP model-selection problem ([Fis16]): training rows, optional test rows, standardisation.
 
 :func:`selection_problem` is the one path from a :class:`~explorer.datasets.Dataset` to the arrays the criteria
 of :mod:`explorer.model_selection.criterion` take: choose the input columns, split training and test rows (a
@@ -37,7 +37,7 @@ class SelectionProblem:
     feature_names : tuple of d str
         Names of the input columns of ``X``.
     teacher : bool
-        The rows are draws from seed 001's GP teacher (the view then fixes the teacher's hyperparameters).
+        The rows are draws from [Fis16]'s GP teacher (the view then fixes the teacher's hyperparameters).
     target_name : str
     scaling : Standardization or None
         The standardisation applied to every row (fitted on the training rows), or None.

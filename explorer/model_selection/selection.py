@@ -1,4 +1,4 @@
-r"""Selecting hyperparameters by each criterion, and functional forms by ranking them (seed 001 §5.1-5.3).
+r"""Selecting hyperparameters by each criterion, and functional forms by ranking them ([Fis16] §5.1-5.3).
 
 :func:`select_hyperparameters` optimises one kernel under each criterion (with the test error when test data are
 given); :func:`rank_functional_forms` optimises each covariance function by one criterion and ranks the selected

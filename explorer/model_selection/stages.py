@@ -1,4 +1,4 @@
-"""The stages of seed 001's model selection on one data set, each built once: ``explorer select`` and the app's
+"""The stages of [Fis16]'s model selection on one data set, each built once: ``explorer select`` and the app's
 Explore sub-panel (:mod:`explorer.views.model_selection.state`) call these with the same seeds and options.
 
 * :func:`criterion_curves` — every criterion along one hyperparameter, the others fixed (Fig. 5.3-5.5);
@@ -30,7 +30,7 @@ __all__ = [
     "selection_fits", "SelectionRanking", "functional_form_ranking",
 ]
 
-#: The teacher of seed 001 §5.1 (ℓ = 1, σ_f = 1, σ_n = 0.1, α = 1/2, T = 2): the fixed values of its curves.
+#: The teacher of [Fis16] §5.1 (ℓ = 1, σ_f = 1, σ_n = 0.1, α = 1/2, T = 2): the fixed values of its curves.
 TEACHER_HYPERPARAMETERS = {"lengthscale": 1.0, "signal_var": 1.0, "alpha": 0.5, "period": 2.0, "noise_var": 0.01}
 
 

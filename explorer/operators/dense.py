@@ -20,6 +20,7 @@ from scipy import linalg
 from scipy.sparse import linalg as sparse_linalg
 
 from explorer.operators.log_evidence import DenseEvidence
+from explorer.operators.out_of_bag import DenseOutOfBag
 from explorer.operators.refits import DenseRefits
 from explorer.operators.responses import DenseResponses
 from explorer.validation import finite
@@ -160,7 +161,7 @@ class DenseSitePosterior:
 
 
 @dataclass(frozen=True)
-class DenseKernel(DenseRefits, DenseResponses, DenseEvidence):
+class DenseKernel(DenseRefits, DenseResponses, DenseEvidence, DenseOutOfBag):
     """The kernel matrix K of N training inputs held as an N×N array (see the module docstring).
 
     Attributes

@@ -35,6 +35,7 @@ from scipy import linalg
 from scipy.sparse import linalg as sparse_linalg
 
 from explorer.operators.log_evidence import FeatureEvidence
+from explorer.operators.out_of_bag import FeatureOutOfBag
 from explorer.operators.refits import FeatureRefits
 from explorer.operators.responses import FeatureResponses
 from explorer.progress import NO_HOOKS
@@ -170,7 +171,7 @@ def solve_hadamard_system(product, gram, d: np.ndarray, e: np.ndarray, r: np.nda
 
 
 @dataclass(frozen=True)
-class FeatureKernel(FeatureRefits, FeatureResponses, FeatureEvidence):
+class FeatureKernel(FeatureRefits, FeatureResponses, FeatureEvidence, FeatureOutOfBag):
     """K = ΦΦᵀ with the features Φ of the N training inputs held in memory (see the module docstring).
 
     Attributes

@@ -19,6 +19,11 @@ workaround (function)                  upstream problem                         
 :func:`inline_notebook_stylesheets`    Panel inlines the stylesheets of a notebook  panel 1.9, bokeh 3.9
                                        output when first shown, but not those of
                                        every model built for a later update
+:func:`handle_changes_at_once`         Panel waits 50 ms (``Reactive._debounce``)   panel 1.9
+                                       before it handles a change from the
+                                       browser; no public setting
+:func:`drawn_plots`                    Panel's HoloViews pane keeps the plots it    panel 1.9
+                                       drew (``_plots``) with no public accessor
 =====================================  ===========================================  ==============================
 
 Each function installs its workaround once (calling it again changes nothing) and only where the installed version
@@ -41,7 +46,7 @@ from functools import cache, wraps
 from importlib import metadata
 
 __all__ = ["TESTED", "tested", "SessionLinks", "release_links_by_session", "serialize_notebook_comms",
-           "inline_notebook_stylesheets", "inline_stylesheets"]
+           "inline_notebook_stylesheets", "inline_stylesheets", "handle_changes_at_once", "drawn_plots"]
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +132,49 @@ def release_links_by_session() -> None:
     if isinstance(Callback.registry, SessionLinks) or not tested("panel"):
         return
     Callback.registry = SessionLinks(Callback.registry)
+
+
+# ----------------------------------------------------------------------------------------- Panel: widgets and panes
+
+
+#: The parts of Panel's composite widgets that receive the browser's changes (an ``EditableFloatSlider``'s slider and
+#: text box; Panel 1.5-1.9).
+_WIDGET_PARTS = ("_slider", "_value_edit")
+
+
+def handle_changes_at_once(widget):
+    """``widget`` (and the parts of a composite widget), whose changes in the browser reach the server's callbacks at
+    once; returns ``widget``.
+
+    Panel waits 50 ms (the class variable ``Reactive._debounce``) before it handles a change from the browser, to
+    gather the changes that follow; the properties of one message (a slider's ``value`` and ``value_throttled``) are
+    gathered all the same. For a control whose update is fast (S/N: a cached theory curve and one replica solve),
+    those 50 ms are a third of the server's share of the update.
+
+    Upstream: Panel 1.5-1.9 (``panel/reactive.py``: ``_debounce: ClassVar[int] = 50``, used by
+    ``doc.add_timeout_callback``); no public setting and no upstream issue asks for one yet (holoviz/panel#8077 relies
+    on change events being debounced). Outside the tested range the widget keeps Panel's wait.
+    ``tests/views/common/layout/test_compat_widgets.py`` checks that Panel still waits 50 ms by default.
+    """
+    if not tested("panel"):
+        return widget
+    for part in (widget, *(getattr(widget, name, None) for name in _WIDGET_PARTS)):
+        if part is not None and hasattr(part, "_debounce"):
+            part._debounce = 0
+    return widget
+
+
+def drawn_plots(pane) -> list:
+    """The HoloViews plots a Panel ``HoloViews`` pane has drawn, one per page (root) showing it; ``[]`` outside the
+    tested range (a caller then draws through HoloViews instead of writing into the drawn figure).
+
+    Upstream: Panel 1.5-1.9 keeps them in the pane's ``_plots`` (a root's id → (plot, pane)) and has no public
+    accessor (Panel's own linking code reads ``_plots`` too); no upstream issue asks for one yet.
+    ``tests/views/common/drawing/test_patching.py`` notices a change (a patched figure would be redrawn instead).
+    """
+    if not tested("panel"):
+        return []
+    return [plot for plot, _ in getattr(pane, "_plots", {}).values()]
 
 
 # ----------------------------------------------------------------------------------------- Panel in a notebook

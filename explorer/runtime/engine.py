@@ -1,7 +1,7 @@
 """Where the computations run: one BLAS thread per process, and Dask workers for the Monte-Carlo.
 
 **BLAS policy.** A Monte-Carlo bootstrap sample is a chain of small Cholesky factorisations; with a multi-threaded
-BLAS the threads only contend for the cores (measured: the seed-000 notebook ran 4-5x slower on two busy cores),
+BLAS the threads only contend for the cores (measured: the [MO03] notebook ran 4-5x slower on two busy cores),
 and they sum in another order than a single thread, so results would differ in the last bits between this process
 and a Dask worker. Parallelism comes from worker processes instead. The limit is process-wide and must be set once,
 before worker threads start (:func:`use_single_threaded_blas`): changing OpenBLAS's thread count while another

@@ -1,6 +1,6 @@
-"""Hard-margin support vector classifier without bias (seed 004, eq. 1).
+"""Hard-margin support vector classifier without bias ([MO03b], eq. 1).
 
-The SVM of seed 004, eq. (1): the internal field f = (f_1, ..., f_N) at the training inputs solves
+The SVM of [MO03b], eq. (1): the internal field f = (f_1, ..., f_N) at the training inputs solves
 
     minimise f^T K^{-1} f   subject to   y_i f_i >= 1 for every i in the training set D,
 
@@ -37,7 +37,7 @@ class NotSeparableError(ValueError):
 
 @dataclass(frozen=True)
 class SVMSolution:
-    """Hard-margin SVM without bias trained on the points with ``mask`` True (seed 004, eq. 1).
+    """Hard-margin SVM without bias trained on the points with ``mask`` True ([MO03b], eq. 1).
 
     Attributes
     ----------
@@ -110,7 +110,7 @@ class SVMSolution:
 
 def fit_hard_margin(K: ArrayLike, y: ArrayLike, *, mask: ArrayLike | None = None, tol: float = 1e-9,
                     max_iter: int | None = None, init: SVMSolution | None = None) -> SVMSolution:
-    """Train the hard-margin SVM without bias of seed 004, eq. (1), exactly.
+    """Train the hard-margin SVM without bias of [MO03b], eq. (1), exactly.
 
     Lawson-Hanson non-negative least squares on the dual (module docstring): support vectors enter one
     at a time (the most violated margin first) and leave when their weight would turn negative.

@@ -1,4 +1,4 @@
-"""Theory-vs-Monte-Carlo comparisons of seed 004 (hard-margin SVM), shared by the CLI, views and notebooks.
+"""Theory-vs-Monte-Carlo comparisons of [MO03b] (hard-margin SVM), shared by the CLI, views and notebooks.
 
 Each function takes an :class:`~explorer.svm_bootstrap.problem.SVMProblem` (standardised inputs, labels, the
 kernel, the merged sites and their kernel matrix), runs the replica/ADATAP theory (``svm_replica``) and the
@@ -92,7 +92,7 @@ class SVMCurveRow(TheoryPoint):
 
 @dataclass(frozen=True)
 class SVMLearningCurve:
-    """Bootstrap classification error ε(S), theory vs MC (seed 004, Fig. 1 left), and the S → ∞ limits.
+    """Bootstrap classification error ε(S), theory vs MC ([MO03b], Fig. 1 left), and the S → ∞ limits.
 
     ``loo_approximate`` is eq. (20), the limit of the theory; ``loo_exact`` the literal leave-one-out error,
     the limit of the Monte-Carlo bootstrap. Timing in seconds, measured in this run.

@@ -1,4 +1,4 @@
-"""Monte-Carlo bootstrap of the hard-margin SVM (seed 004).
+"""Monte-Carlo bootstrap of the hard-margin SVM ([MO03b]).
 
 Duplicated points do not change a hard-margin solution (a constraint counted twice is the same
 constraint), so a bootstrap sample is just its set of distinct points, and identical inputs with the
@@ -121,7 +121,7 @@ def merge_identical(X: ArrayLike, y: ArrayLike) -> Sites:
 # ----------------------------------------------------------------------------- Monte-Carlo bootstrap
 
 def zero_one_loss(f: ArrayLike, y: ArrayLike) -> np.ndarray:
-    """Classification loss g = Θ(-y f) of seed 004 (Θ(0) = 0: a zero field is not counted as an error).
+    """Classification loss g = Θ(-y f) of [MO03b] (Θ(0) = 0: a zero field is not counted as an error).
 
     Parameters
     ----------
@@ -142,7 +142,7 @@ def bootstrap_fields(K: ArrayLike, y: ArrayLike, S: float, n_samples: int, *, ro
                      K_test: ArrayLike | None = None, scheme: str = "poisson", rng: SeedLike = None,
                      chunk_size: int = DEFAULT_CHUNK_SIZE, tol: float = 1e-9, init: SVMSolution | None = None,
                      executor: Executor | None = None, hooks: Hooks | None = None) -> BootstrapPredictions:
-    """Internal fields of SVMs retrained on ``n_samples`` bootstrap samples (seed 004, eqs. 1, 7).
+    """Internal fields of SVMs retrained on ``n_samples`` bootstrap samples ([MO03b], eqs. 1, 7).
 
     Occupation numbers are drawn for the N data rows; a site enters the sample when at least one of
     its rows is drawn, and the hard-margin SVM is trained on those sites (duplicates do not matter).
@@ -224,7 +224,7 @@ def _predictions(rows, row_site, S, scheme) -> BootstrapPredictions:
 
 
 def bootstrap_classification_error(fields: BootstrapPredictions, y_rows: ArrayLike) -> BootstrapError:
-    """Efron's bootstrap classification error, eq. (6) of seed 004, with its delta-method standard error.
+    """Efron's bootstrap classification error, eq. (6) of [MO03b], with its delta-method standard error.
 
     (1/N) sum_i E[δ_{s_i,0} Θ(-y_i f_i(D))] / E[δ_{s_i,0}] over the rows left out of at least one sample.
 
@@ -247,7 +247,7 @@ def bootstrap_learning_curve(K: ArrayLike, y: ArrayLike, S_values: ArrayLike, n_
                              row_site: ArrayLike | None = None, scheme: str = "poisson", rng: SeedLike = None,
                              chunk_size: int = DEFAULT_CHUNK_SIZE, init: SVMSolution | None = None,
                              executor: Executor | None = None, hooks: Hooks | None = None) -> LearningCurve:
-    """Monte-Carlo learning curve ε(S), eq. (6), at every S (the symbols of seed 004's Fig. 1, left).
+    """Monte-Carlo learning curve ε(S), eq. (6), at every S (the symbols of [MO03b]'s Fig. 1, left).
 
     The samples of the k-th S are group k of the job (sample b draws as ``resampling.sample_occupations`` at that S);
     all chunks of all S are submitted at once, so an executor with several workers works on several S together.
@@ -338,7 +338,7 @@ def probability_negative(fields: BootstrapPredictions) -> FieldProbability:
 def left_out_fields(fields: BootstrapPredictions, row: int) -> np.ndarray:
     """Field samples at training row ``row`` from the bootstrap samples that leave it out (s_row = 0).
 
-    Their distribution is what eq. (18) of seed 004 predicts.
+    Their distribution is what eq. (18) of [MO03b] predicts.
 
     Parameters
     ----------

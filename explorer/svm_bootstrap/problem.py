@@ -1,4 +1,4 @@
-"""The problem of seed 004 (hard-margin SVM): standardised inputs, ±1 labels, the kernel, the merged sites.
+"""The problem of [MO03b] (hard-margin SVM): standardised inputs, ±1 labels, the kernel, the merged sites.
 
 :func:`svm_problem` is the one path from a classification :class:`~explorer.datasets.Dataset` to the
 :class:`SVMProblem` the theory (:mod:`~explorer.svm_bootstrap.svm_replica`) and the Monte-Carlo bootstrap

@@ -1,4 +1,4 @@
-"""The stages of seed 004's learning curve on one :class:`~explorer.svm_bootstrap.problem.SVMProblem`, each built
+"""The stages of [MO03b]'s learning curve on one :class:`~explorer.svm_bootstrap.problem.SVMProblem`, each built
 once: the CLI (through :func:`~explorer.svm_bootstrap.experiments.svm_learning_curve`) and the app's SVM tab call
 the same functions, so they agree by construction.
 

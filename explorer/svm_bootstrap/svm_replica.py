@@ -1,4 +1,4 @@
-"""Replica/ADATAP theory of bootstrap averages for the hard-margin SVM (seed 004, eqs. 14-23, appendix).
+"""Replica/ADATAP theory of bootstrap averages for the hard-margin SVM ([MO03b], eqs. 14-23, appendix).
 
 The replica trick maps the bootstrap average to an effective model whose ADATAP (expectation-propagation)
 treatment has, per site i, a Gaussian "tilted" likelihood with parameters Δλ(i), γ(i), λ(i) and a
@@ -81,7 +81,7 @@ class ConvergenceError(replica.ConvergenceError):
 
 @dataclass(frozen=True)
 class SVMReplicaSolution(replica.CavityMoments):
-    """ADATAP parameters of the SVM replica model at one bootstrap size S (seed 004, eqs. 21-23).
+    """ADATAP parameters of the SVM replica model at one bootstrap size S ([MO03b], eqs. 21-23).
 
     All arrays have shape (n_sites,); a site is a distinct training input holding ``counts`` data rows.
     ``chi``, ``m``, ``V`` are the Gaussian-side marginal moments (eq. 22): m_i is the bootstrap mean of the
@@ -501,7 +501,7 @@ def solve_svm_replica(K: ArrayLike, y: ArrayLike, S: float, *, counts: ArrayLike
                       tol: float = 1e-6, max_iter: int = 200, method: str = "sequential",
                       damping: float | str = "auto", init: SVMReplicaSolution | None = None
                       ) -> SVMReplicaSolution:
-    """Solve the ADATAP equations (21)-(23) of seed 004 at mean bootstrap size S.
+    """Solve the ADATAP equations (21)-(23) of [MO03b] at mean bootstrap size S.
 
     Parameters
     ----------
@@ -737,7 +737,7 @@ def fields_at(sol: SVMReplicaSolution, K: ArrayLike, K_cross: ArrayLike, k_diag:
 
 
 def probability_negative(fields: InputFields) -> np.ndarray:
-    """p(−1|x) = Φ(−mean/√var): bootstrap probability that the SVM predicts −1 at x (seed 004, Fig. 1).
+    """p(−1|x) = Φ(−mean/√var): bootstrap probability that the SVM predicts −1 at x ([MO03b], Fig. 1).
 
     Parameters
     ----------

@@ -1,8 +1,8 @@
 """Views of the Resampling Explorer: session state (param), figures (HoloViews) and tabs (Panel).
 
 One folder per page, each with the same files (``state``, ``figures``, ``tab``, ``presets``, ``page``):
-``step_by_step`` ("Bootstrap, step by step", seed 000), ``gp_bootstrap`` (seed 000), ``svm_bootstrap`` (seed 004),
-``model_selection`` (seed 001), ``fast_bootstrap`` (seed 002). Each ``page.PAGE`` declares its page once;
+``step_by_step`` ("Bootstrap, step by step", [MO03]), ``gp_bootstrap`` ([MO03]), ``svm_bootstrap`` ([MO03b]),
+``model_selection`` ([Fis16]), ``fast_bootstrap`` ([LSWV05]). Each ``page.PAGE`` declares its page once;
 :mod:`explorer.views.pages` lists them. ``common`` holds what every page shares, in folders: ``state`` (controls
 declared once, values, background jobs, data sources, links, presets, error wording), ``layout`` (the page
 declaration, the base tab, widgets, Presentation mode, the glossary), ``files`` (uploads, downloads) and ``drawing``

@@ -51,7 +51,7 @@ def random_problem(n, m, seed=0, d=5):
 
 
 def boston_problem(m):
-    """Seed 000's boston set-up: the first 50 rows held out, N = 456, paper RBF (l² = 73.54), σ² = 0.01."""
+    """[MO03]'s boston set-up: the first 50 rows held out, N = 456, paper RBF (l² = 73.54), σ² = 0.01."""
     data = datasets.load("boston")
     X, y = data.inputs, (data.targets - data.targets.mean()) / data.targets.std()
     features = nystrom_features(paper_rbf(X[50:]), X[50:], m, rng=0)

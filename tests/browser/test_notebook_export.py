@@ -1,6 +1,6 @@
 """A teaching notebook exported to HTML shows its figures offline, in headless Chromium.
 
-Executes ``notebooks/seed000_replica_bootstrap.ipynb`` (then ``bootstrap_step_by_step.ipynb``: :data:`EXPORTED`)
+Executes ``notebooks/replica_bootstrap.ipynb`` (then ``bootstrap_step_by_step.ipynb``: :data:`EXPORTED`)
 with nbconvert (a kernel that imports this checkout's ``explorer``; HOME and the Jupyter directories in a temporary
 folder), exports it to HTML with the README's
 command (``--template-file notebooks/offline.html.j2``) and opens the file in Chromium with every request
@@ -34,7 +34,7 @@ TEMPLATE = NOTEBOOKS / "offline.html.j2"
 #: screenshot shows and the screenshot's name.
 EXPORTED = {
     # Fig. 1 twice, Fig. 3-4, Fig. 5, Fig. 2 and the app's view
-    "seed000_replica_bootstrap.ipynb": (6, ".explorer-tabs", "notebook-seed000-exported.png"),
+    "replica_bootstrap.ipynb": (6, ".explorer-tabs", "notebook-replica-exported.png"),
     # one resample, the histogram twice, the running estimate twice, the page, the exercise
     "bootstrap_step_by_step.ipynb": (7, ".explorer-steps-content", "notebook-step-by-step-exported.png"),
 }

@@ -192,7 +192,7 @@ COMM_ERRORS = ("Expected binary fragment", "buffer for id", "_apply_json_patch")
 
 
 def test_replica_notebook_runs_offline_and_its_view_stays_live(lab, browser):
-    nb = Notebook(browser, lab, "seed000_replica_bootstrap.ipynb")
+    nb = Notebook(browser, lab, "replica_bootstrap.ipynb")
     page = nb.page
     nb.run_all()
     nb.run_all()  # again, in the same kernel: the first run's views and jobs must not disturb the second's
@@ -201,10 +201,10 @@ def test_replica_notebook_runs_offline_and_its_view_stays_live(lab, browser):
     page.wait_for_timeout(500)
     assert nb.external == [], nb.external  # offline after Run All: nothing asked of another host
     assert nb.errors == [], nb.errors
-    nb.screenshot("notebook-seed000-holdout.png")  # the view opens on the state's tab: the notebook's last
+    nb.screenshot("notebook-replica-holdout.png")  # the view opens on the state's tab: the notebook's last
     page.locator(".explorer-tabs .bk-tab", has_text="Learning curve").first.click()
     page.locator(".explorer-plot-curve canvas").first.wait_for()  # the embedded view's figure
-    nb.screenshot("notebook-seed000-view.png")
+    nb.screenshot("notebook-replica-view.png")
     _fits(page, ".explorer-tabs")
     page.locator(".explorer-tabs .bk-tab", has_text="Predictive distribution").first.click()
     page.locator(".explorer-plot-distribution canvas").first.wait_for()
@@ -216,7 +216,7 @@ def test_replica_notebook_runs_offline_and_its_view_stays_live(lab, browser):
     status = _wait_text_change(page, ".explorer-status-curve", status, "toy")
 
     page.wait_for_timeout(500)
-    nb.screenshot("notebook-seed000-toy.png")
+    nb.screenshot("notebook-replica-toy.png")
     assert nb.external == [], nb.external  # the models built for the new tabs and dataset are inline too
     assert [e for e in nb.errors if any(c in e for c in COMM_ERRORS)] == [], nb.errors
     assert nb.errors == [], nb.errors
@@ -224,7 +224,7 @@ def test_replica_notebook_runs_offline_and_its_view_stays_live(lab, browser):
 
 
 def test_svm_notebook_runs_offline_and_its_tab_stays_live(lab, browser):
-    nb = Notebook(browser, lab, "seed004_svm_bootstrap.ipynb")
+    nb = Notebook(browser, lab, "svm_bootstrap.ipynb")
     page = nb.page
     nb.run_all()
     assert page.locator(".jp-OutputArea-output canvas").count() >= 3
@@ -233,7 +233,7 @@ def test_svm_notebook_runs_offline_and_its_tab_stays_live(lab, browser):
     page.wait_for_timeout(500)
     assert nb.external == [], nb.external  # offline after Run All: nothing asked of another host
     assert nb.errors == [], nb.errors
-    nb.screenshot("notebook-seed004-tab.png")
+    nb.screenshot("notebook-svm-tab.png")
     _fits(page, ".explorer-svm-tab")
 
     status = _text(page, ".explorer-svm-status-curve")
@@ -241,7 +241,7 @@ def test_svm_notebook_runs_offline_and_its_tab_stays_live(lab, browser):
     status = _wait_text_change(page, ".explorer-svm-status-curve", status, "wisconsin")
 
     page.wait_for_timeout(500)
-    nb.screenshot("notebook-seed004-wisconsin.png")
+    nb.screenshot("notebook-svm-wisconsin.png")
 
     # a number typed into S/N applies on Enter, without leaving the field
     field = _text(page, ".explorer-svm-status-field")
@@ -251,7 +251,7 @@ def test_svm_notebook_runs_offline_and_its_tab_stays_live(lab, browser):
     s_over_n.press("Enter")
     _wait_text_change(page, ".explorer-svm-status-field", field, "S/N = 2")
     assert page.evaluate("() => document.activeElement.closest('.explorer-svm-tab') !== null")  # no blur
-    nb.screenshot("notebook-seed004-enter.png")
+    nb.screenshot("notebook-svm-enter.png")
     assert nb.external == [], nb.external  # the models built for the new dataset are inline too
     assert nb.errors == [], nb.errors
     nb.close()

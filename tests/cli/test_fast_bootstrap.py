@@ -1,4 +1,4 @@
-"""The seed-002 command fast-bootstrap: JSON equal to the core's result, a time-series CSV, error messages."""
+"""The [LSWV05] command fast-bootstrap: JSON equal to the core's result, a time-series CSV, error messages."""
 import json
 import re
 

@@ -1,4 +1,4 @@
-"""The seed-000 commands (learning-curve, distribution, holdout): JSON fields, user CSVs, error messages."""
+"""The [MO03] commands (learning-curve, distribution, holdout): JSON fields, user CSVs, error messages."""
 import json
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The seed-001 commands select and select-experiment: JSON fields, CSV data with test rows and --standardize,
+"""The [Fis16] commands select and select-experiment: JSON fields, CSV data with test rows and --standardize,
 rankings, error messages."""
 import json
 

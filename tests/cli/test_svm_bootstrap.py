@@ -1,4 +1,4 @@
-"""The seed-004 command svm-curve: JSON fields, a user CSV, error messages."""
+"""The [MO03b] command svm-curve: JSON fields, a user CSV, error messages."""
 import json
 
 import pytest

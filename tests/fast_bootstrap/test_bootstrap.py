@@ -1,4 +1,4 @@
-"""Fast bootstrap of seed 002: models, bootstrap eqs. (3)-(8), F test eq. (11), replica optimism, Tables 1-2."""
+"""Fast bootstrap of [LSWV05]: models, bootstrap eqs. (3)-(8), F test eq. (11), replica optimism, Tables 1-2."""
 from __future__ import annotations
 
 import dataclasses
@@ -367,7 +367,7 @@ def test_replica_optimism_matches_monte_carlo_refits(bias, one_blas_thread):
         sq = (model.predict_path(X[a], y[a], grid, X, c[a]) - y) ** 2
         mc[j] = sq.mean(axis=1) - sq @ c / y.size
     se = mc.std(axis=0) / np.sqrt(J)
-    # seed 000's approximation is accurate to ~1% at N = 200 here; 4 MC standard errors (~7%) bound it
+    # [MO03]'s approximation is accurate to ~1% at N = 200 here; 4 MC standard errors (~7%) bound it
     assert np.all(np.abs(theory - mc.mean(axis=0)) < 4 * se)
 
 

@@ -1,4 +1,4 @@
-"""The comparisons of seed 000 on a low-rank problem (issue 35): the stages run the low-rank path, and a large N maps
+"""The comparisons of [MO03] on a low-rank problem (issue 35): the stages run the low-rank path, and a large N maps
 the distribution at a random subset of the inputs with the numbers the whole map has there."""
 import numpy as np
 import pytest

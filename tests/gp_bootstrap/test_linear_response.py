@@ -117,7 +117,7 @@ def test_moments_against_monte_carlo_at_small_weight_fluctuations(gp):
 
 
 def _conditional_error(K, y, noise_var, nu, B, seed):
-    """Brute-force ε(S) = (1/N) Σ_i E[(f_i − y_i)² | s_i = 0]: the quantity Efron's estimator (eq. 17 of seed 000)
+    """Brute-force ε(S) = (1/N) Σ_i E[(f_i − y_i)² | s_i = 0]: the quantity Efron's estimator (eq. 17 of [MO03])
     estimates; under the Poisson scheme s_{−i} keeps its law given s_i = 0, so s_i is set to 0 in every sample.
     Returns the value and its standard error (the N terms share the samples: SE of the per-sample mean)."""
     n = y.size

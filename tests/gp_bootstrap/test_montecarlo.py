@@ -1,4 +1,4 @@
-"""Monte-Carlo bootstrap of GP regression (seed 000): exactness, reproducibility, estimators.
+"""Monte-Carlo bootstrap of GP regression ([MO03]): exactness, reproducibility, estimators.
 
 Tolerances: the sigma^2/s identity is exact algebra, so active-set and literal refits agree to
 1e-9 (both are backward-stable Cholesky solves of matrices with condition number < 1e6). Monte-Carlo

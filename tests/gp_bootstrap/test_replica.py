@@ -1,4 +1,4 @@
-"""Replica/ADATAP theory (seed 000): faithfulness to the paper's equations and to brute force."""
+"""Replica/ADATAP theory ([MO03]): faithfulness to the paper's equations and to brute force."""
 import numpy as np
 import pytest
 from scipy import stats

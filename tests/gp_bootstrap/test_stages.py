@@ -1,4 +1,4 @@
-"""The stages of seed 000's experiments (explorer.gp_bootstrap.stages) against the core functions they join:
+"""The stages of [MO03]'s experiments (explorer.gp_bootstrap.stages) against the core functions they join:
 ADATAP solved cold at each S, the Monte-Carlo learning curve, the held-out moments of the comparison."""
 
 import numpy as np

@@ -174,7 +174,7 @@ def test_regression_problem_rejects_classification_data():
 
 @pytest.mark.slow
 def test_paper_boston_learning_curve():
-    """Seed 000 Fig. 1 (boston, paper preset): theory below MC at small S, within ~2% for S/N ≥ 1.5."""
+    """[MO03] Fig. 1 (boston, paper preset): theory below MC at small S, within ~2% for S/N ≥ 1.5."""
     problem = experiments.regression_problem(datasets.load("boston"))
     res = experiments.learning_curve_comparison(problem, [0.5, 1.5, 2.0, 3.0], 2000, rng=0)
     gaps = {r.s_over_n: r.theory / r.mc_mean - 1 for r in res.rows}
@@ -184,7 +184,7 @@ def test_paper_boston_learning_curve():
 
 @pytest.mark.slow
 def test_paper_boston_l1_distribution():
-    """Seed 000 Fig. 5: L1 ≤ 0.1 for 86.2% of inputs in the paper; ours a few points below."""
+    """[MO03] Fig. 5: L1 ≤ 0.1 for 86.2% of inputs in the paper; ours a few points below."""
     problem = experiments.regression_problem(datasets.load("boston"))
     res = experiments.distribution_comparison(problem, 1.0, 20000, rng=0)
     assert 0.70 < res.l1.frac_le_0_1 < 0.90

@@ -1,4 +1,4 @@
-"""Model selection (seed 001): gradients vs finite differences, ASC vs direct integration, K-fold vs LOO and
+"""Model selection ([Fis16]): gradients vs finite differences, ASC vs direct integration, K-fold vs LOO and
 literal refits, evidence vs scikit-learn, the .632 bootstrap criterion, optimisation, curves, rankings."""
 import json
 import subprocess

@@ -1,4 +1,4 @@
-"""The stages of seed 001's model selection on one data set (explorer.model_selection.stages) against the
+"""The stages of [Fis16]'s model selection on one data set (explorer.model_selection.stages) against the
 criteria functions they join, drawn in the same generator order, and their partial results."""
 
 import numpy as np

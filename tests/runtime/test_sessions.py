@@ -121,3 +121,31 @@ print(ns["installing"], ns["running"], ns["inner"], ns["outer"], free_elsewhere(
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-6:] == ["True", "False", "False", "False", "True", "1"], out.stdout[-2000:]
+
+
+def test_a_background_refresh_leaves_the_servers_busy_state_alone():
+    """Why :func:`refresh_in_background` exists (Panel 1.9): a tick of a periodic callback sets the process-wide
+    ``pn.state.busy`` on and off — and with it every open page's busy indicator — unless it is a background one.
+    When this fails, Panel has changed how periodic callbacks mark the server busy: check whether the class room's
+    pages still need their own kind of callback."""
+    import asyncio
+
+    import panel as pn
+    from panel.io.callbacks import PeriodicCallback
+
+    seen = []
+    watcher = pn.state.param.watch(lambda event: seen.append(event.new), "busy")
+    try:
+        asyncio.run(PeriodicCallback(callback=lambda: None, period=1000, log=False)._periodic_callback())
+        foreground, seen[:] = list(seen), []
+        asyncio.run(PeriodicCallback(callback=lambda: None, period=1000, background=True, log=False)._periodic_callback())
+    finally:
+        pn.state.param.unwatch(watcher)
+    assert foreground == [True, False] and seen == []
+
+
+def test_a_background_refresh_runs_only_in_a_served_session():
+    from explorer.runtime.sessions import refresh_in_background
+
+    calls = []
+    assert refresh_in_background(lambda: calls.append(1), 100) is None and calls == []

@@ -1,4 +1,4 @@
-"""Hard-margin SVM without bias and its Monte-Carlo bootstrap (seed 004, eqs. 1, 6, 7).
+"""Hard-margin SVM without bias and its Monte-Carlo bootstrap ([MO03b], eqs. 1, 6, 7).
 
 Tolerances: the active-set solver stops at margin violations below 1e-9 and refines every solve, so
 weights agree with independent solvers to ~1e-6 relative (SLSQP's own accuracy is the limit there) and

@@ -1,4 +1,4 @@
-"""Replica/ADATAP theory of the SVM bootstrap (seed 004, eqs. 17-23), checked against brute force.
+"""Replica/ADATAP theory of the SVM bootstrap ([MO03b], eqs. 17-23), checked against brute force.
 
 Tolerances: eq. (21) is exact algebra, so it matches adaptive quadrature to 1e-9 and Monte-Carlo sampling
 of the clipped cavity field within 5 standard errors. The solver stops at a moment mismatch of 1e-6
@@ -336,7 +336,7 @@ def test_sonar_narrow_kernel_converges_over_the_s_range(sonar):
 @pytest.mark.slow
 @pytest.mark.parametrize("length, lo, hi", [(3.0, -0.12, -0.04), (8.0, -0.05, 0.02)])
 def test_sonar_theory_degrades_for_the_narrow_kernel(sonar, length, lo, hi):
-    """Seed 004: the Gaussian cavity needs many neighbours. Measured relative gap (theory − MC)/MC at
+    """[MO03b]: the Gaussian cavity needs many neighbours. Measured relative gap (theory − MC)/MC at
     S/N = 0.5 with 1000 samples: −8.9% ± 0.7% for L = 3 (narrow), −3.1% ± 0.5% for L = 8."""
     problem = svm_problem(sonar, length)
     res = svm_experiments.svm_learning_curve(problem, [0.5], 1000, rng=0, exact_loo=False)

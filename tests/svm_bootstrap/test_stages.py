@@ -1,4 +1,4 @@
-"""The stages of seed 004's learning curve (theory_curve, mc_curve in explorer.svm_bootstrap.stages) against
+"""The stages of [MO03b]'s learning curve (theory_curve, mc_curve in explorer.svm_bootstrap.stages) against
 the functions they join, and their partial results."""
 
 import pytest

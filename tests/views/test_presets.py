@@ -26,7 +26,7 @@ from explorer.views.common.state.presets import (
 )
 from explorer.views.fast_bootstrap import FastBootstrapState
 from explorer.views.model_selection import SelectionState
-from explorer.views.model_selection.experiments import SelectionExperimentState
+from explorer.views.model_selection.experiments_state import SelectionExperimentState
 from explorer.views.pages import PAGE_TITLES, PRESETS, STATE_LABELS, preset
 from explorer.views.svm_bootstrap import SVMState
 
@@ -140,12 +140,12 @@ def _number(key: str, quantity: str) -> float:
 
 
 def test_paper_numbers_are_the_papers():
-    # seed 000, §5, the paragraph on Figs. 3-5: "L1 ≤ 0.1 for 86.2% of all inputs and L1 ≥ 0.2 for 2% of all
+    # [MO03], §5, the paragraph on Figs. 3-5: "L1 ≤ 0.1 for 86.2% of all inputs and L1 ≥ 0.2 for 2% of all
     # inputs. The maximal value is L1 = 0.3109."
     assert [n.value for n in preset("000-fig5").numbers] == [0.862, 0.02, 0.3109]
-    # seed 004, inset of Fig. 1 right: "S: 0.376 T: 0.405" (p(−1|x), simulation and theory)
+    # [MO03b], inset of Fig. 1 right: "S: 0.376 T: 0.405" (p(−1|x), simulation and theory)
     assert [n.value for n in preset("004-fig1-right").numbers] == [0.376, 0.405]
-    # seed 002, Table 1: MLP F_{1,2} = 3.2545, gain 96.2 %, 1300 and 50 experiments; RBFN F_{1,1} = 16.3085,
+    # [LSWV05], Table 1: MLP F_{1,2} = 3.2545, gain 96.2 %, 1300 and 50 experiments; RBFN F_{1,1} = 16.3085,
     # selected 17 (bootstrap) and 16 (FB) in the text; LS-SVM 45100 and 100 experiments, gain 99.8 %
     assert _number("002-t1-mlp", "Fisher's F (fast)") == 3.2545 and _number("002-t1-mlp", "gain") == 0.962
     assert (_number("002-t1-mlp", "experiments J·Q (full)"), _number("002-t1-mlp", "experiments J·Q (fast)")) == (
@@ -154,7 +154,7 @@ def test_paper_numbers_are_the_papers():
     assert (_number("002-t1-rbfn", "selected (full bootstrap)"), _number("002-t1-rbfn", "selected (fast bootstrap)")) \
         == (17, 16)
     assert _number("002-t1-lssvm", "experiments J·Q (full)") == 45100 and _number("002-t1-lssvm", "gain") == 0.998
-    # seed 002, Table 2: MLP F_{1,3} = 0.2002, RBFN F_{1,2} = 1.6472 (60 and 100 experiments)
+    # [LSWV05], Table 2: MLP F_{1,3} = 0.2002, RBFN F_{1,2} = 1.6472 (60 and 100 experiments)
     assert _number("002-t2-mlp", "Fisher's F (fast)") == 0.2002 and _number("002-t2-rbfn", "Fisher's F (fast)") == 1.6472
     assert _number("002-t2-mlp", "experiments J·Q (fast)") == 60
 
@@ -185,7 +185,7 @@ def test_every_printed_number_is_in_the_paper_text(p):
 
 
 def test_table1_lssvm_counts_and_gain_are_the_papers(dask_engine):
-    """Seed 002 Table 1, LS-SVM: the preset runs the paper's grids and replications, so the numbers of
+    """[LSWV05] Table 1, LS-SVM: the preset runs the paper's grids and replications, so the numbers of
     experiments (J·Q) must be the paper's exactly (45100 and 100) and the gain 99.8 % to the printed digit
     (±0.05 %). The selected γ and F depend on the toy draw and are only shown, not asserted."""
     clear_caches()
@@ -204,7 +204,7 @@ def test_table1_lssvm_counts_and_gain_are_the_papers(dask_engine):
 
 @pytest.mark.slow
 def test_fig5_l1_fractions_near_the_papers(dask_engine):
-    """Seed 000 Fig. 5 at the preset's sample count: L1 ≤ 0.1 at 70-90 % of the inputs (paper 86.2 %). Finite
+    """[MO03] Fig. 5 at the preset's sample count: L1 ≤ 0.1 at 70-90 % of the inputs (paper 86.2 %). Finite
     Monte-Carlo histograms only add L1 (the noise floor of 5000 samples is not zero), so ours lies at or a few
     points below the paper's; 70 % is the bound the 20000-sample test of tests/gp_bootstrap uses, and the largest
     L1 stays below 0.6 (paper 0.3109)."""
@@ -268,15 +268,15 @@ def test_a_preset_the_page_cannot_apply_shows_why():
         assert [item[1] for item in menu.menu.items if item] == [p.key for p in PRESETS if set(p.settings) == {""}]
         menu.choose("002-t1-mlp")
         assert menu.panel.visible and menu.active == ""
-        assert menu.text.object.startswith("⚠ Preset 'Seed 002 Table 1: MLP on the toy function' sets the Fast "
+        assert menu.text.object.startswith("⚠ Preset '[LSWV05] Table 1: MLP on the toy function' sets the Fast "
                                            "bootstrap state(s), which this page does not have.")
     finally:
         menu.states[""].close()
 
 
 def test_the_panel_says_the_measured_time_or_that_there_is_none(states):
-    assert "(seed 000, Fig. 5; about 19 s on 2 cores)" in comparison_text(_apply("000-fig5", states), states)
-    assert "(seed 002, Table 1 (MLP), Figs. 2-3; about 30 s on 2 cores)" in comparison_text(preset("002-t1-mlp"),
+    assert "([MO03], Fig. 5; about 19 s on 2 cores)" in comparison_text(_apply("000-fig5", states), states)
+    assert "([LSWV05], Table 1 (MLP), Figs. 2-3; about 30 s on 2 cores)" in comparison_text(preset("002-t1-mlp"),
                                                                                           states)
     unmeasured = dataclasses.replace(preset("002-t1-mlp"), seconds=None)
-    assert "(seed 002, Table 1 (MLP), Figs. 2-3; time not measured)" in comparison_text(unmeasured, states)
+    assert "([LSWV05], Table 1 (MLP), Figs. 2-3; time not measured)" in comparison_text(unmeasured, states)

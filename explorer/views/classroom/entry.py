@@ -12,7 +12,7 @@ import panel as pn
 from explorer.runtime import rooms
 from explorer.runtime.rooms import RoomError, RoomRegistry
 from explorer.views.classroom.lecturer import LecturerView
-from explorer.views.classroom.problem import class_problem
+from explorer.views.classroom.room_problem import class_problem
 from explorer.views.classroom.student import StudentView
 from explorer.views.step_by_step.state import StepState
 

@@ -18,8 +18,9 @@ import panel as pn
 import segno
 
 from explorer.runtime.rooms import Room, RoomError, RoomRegistry
+from explorer.runtime.sessions import refresh_in_background
 from explorer.views.classroom import figures
-from explorer.views.classroom.problem import problem_at, settings_words
+from explorer.views.classroom.room_problem import problem_at, settings_words
 
 __all__ = ["LecturerView", "REFRESH_MS", "join_url", "qr_svg"]
 
@@ -73,8 +74,7 @@ class LecturerView(pn.viewable.Viewer):
                                                sizing_mode="stretch_width"), visible=False, sizing_mode="stretch_width")
         self.controls = self._controls()
         self.refresh()
-        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-            pn.state.add_periodic_callback(self.refresh, period=REFRESH_MS)
+        refresh_in_background(self.refresh, REFRESH_MS)  # served: the page asks the room every REFRESH_MS
 
     # ------------------------------------------------------------------ controls
     def _controls(self) -> pn.Column:

@@ -15,6 +15,7 @@ import html
 import panel as pn
 
 from explorer.runtime.rooms import Room, RoomError, RoomRegistry, Student
+from explorer.runtime.sessions import refresh_in_background
 from explorer.views.classroom import figures
 
 __all__ = ["StudentView", "REFRESH_MS"]
@@ -23,6 +24,8 @@ __all__ = ["StudentView", "REFRESH_MS"]
 REFRESH_MS = 1500
 _CSS = "explorer-class"
 _BIG = {"font-size": "20px"}
+#: The colours of the phone's message: a sentence that something went through, one that it did not.
+SUCCESS_COLOUR, ERROR_COLOUR = "#1d6b2a", "#8a1c1c"
 
 
 class StudentView(pn.viewable.Viewer):
@@ -32,7 +35,7 @@ class StudentView(pn.viewable.Viewer):
     def __init__(self, room: Room, registry: RoomRegistry, student: Student, **params):
         super().__init__(**params)
         self.room, self.registry, self.student = room, registry, student
-        self._seen, self._note, self._asked = -1, "", None
+        self._seen, self._note, self._asked = -1, ("", False), None  # (sentence, whether it reports a success)
         self._round, self._drawn = -1, -1  # the round and own draws the figures show
         self._shown = None
         css = lambda name: [f"{_CSS}-{name}"]  # noqa: E731
@@ -41,7 +44,7 @@ class StudentView(pn.viewable.Viewer):
         self.draws = [self._button(label, n) for label, n in (("Draw a resample", 1), ("Draw 10", 10))]
         self.mine = pn.pane.HTML("", css_classes=css("mine"), sizing_mode="stretch_width", styles=_BIG)
         self.message = pn.pane.HTML("", css_classes=css("message"), sizing_mode="stretch_width", visible=False,
-                                    styles={**_BIG, "color": "#8a1c1c"})
+                                    styles=_BIG)
         self.own_fig, self.own_sources = figures.resample_figure(height=190)
         self.class_fig, self.class_sources = figures.class_figure(height=300, tools="", mine=True)
         self.class_fig.legend.label_text_font_size = "11px"
@@ -67,8 +70,7 @@ class StudentView(pn.viewable.Viewer):
         self.body = pn.Column(self.header, *self.draws, self.message, self.mine, self.ask_card, self.plot, self.own,
                               sizing_mode="stretch_width", styles={"max-width": "100%"})
         self.refresh()
-        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-            pn.state.add_periodic_callback(self.refresh, period=REFRESH_MS)
+        refresh_in_background(self.refresh, REFRESH_MS)  # served: the page asks the room every REFRESH_MS
 
     def _button(self, label: str, n: int) -> pn.widgets.Button:
         b = pn.widgets.Button(label=label, color="primary", css_classes=[f"{_CSS}-draw-{n}"], height=64,
@@ -80,9 +82,9 @@ class StudentView(pn.viewable.Viewer):
         try:
             taken = self.registry.request_draws(self.room, self.student, n)
         except RoomError as err:
-            self._note = str(err)
+            self._note = (str(err), False)
         else:  # refused quietly beyond the rate limit: said, not queued
-            self._note = "" if taken == n else "Slow down a little: a few draws a second at most."
+            self._note = ("", False) if taken == n else ("Slow down a little: a few draws a second at most.", False)
         self.refresh(force=True)
 
     def _answer(self) -> None:
@@ -90,10 +92,10 @@ class StudentView(pn.viewable.Viewer):
         text = self.choice.value if q is not None and q.kind == "choice" else self.number.value
         try:
             value = self.room.answer(self.student, str(text or ""))
-            self._note = f"Your answer {value:.4g} was sent." if isinstance(value, float) else \
-                f"Your answer “{value}” was sent."
+            self._note = (f"Your answer {value:.4g} was sent." if isinstance(value, float) else
+                          f"Your answer “{value}” was sent.", True)
         except RoomError as err:
-            self._note = str(err)
+            self._note = (str(err), False)
         self.refresh(force=True)
 
     def refresh(self, force: bool = False) -> None:
@@ -128,7 +130,9 @@ class StudentView(pn.viewable.Viewer):
             self._round, self._drawn = current.index, drawn
             self.mine.object = self._mine_words(drawn, last, current.problem.index)
             self._show_question(q)
-            self.message.object, self.message.visible = html.escape(self._note), bool(self._note)
+            text, success = self._note
+            self.message.object, self.message.visible = html.escape(text), bool(text)
+            self.message.styles = {**_BIG, "color": SUCCESS_COLOUR if success else ERROR_COLOUR}
 
     @staticmethod
     def _mine_words(drawn: int, last, i: int) -> str:

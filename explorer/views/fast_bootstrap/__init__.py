@@ -1,4 +1,4 @@
-"""View of seed 002 (fast bootstrap): the session state (:mod:`~explorer.views.fast_bootstrap.state`), its figures (:mod:`~explorer.views.fast_bootstrap.figures`), tables
+"""View of [LSWV05] (fast bootstrap): the session state (:mod:`~explorer.views.fast_bootstrap.state`), its figures (:mod:`~explorer.views.fast_bootstrap.figures`), tables
 (:mod:`~explorer.views.fast_bootstrap.tables`) and exports (:mod:`~explorer.views.fast_bootstrap.exports`), and the tab (:mod:`~explorer.views.fast_bootstrap.tab`)."""
 
 from explorer.fast_bootstrap.stages import CALIBRATION, estimated_seconds, replica_grid

@@ -1,4 +1,4 @@
-"""Exports of the fast-bootstrap view (seed 002): the result as JSON (the shape of ``explorer fast-bootstrap
+"""Exports of the fast-bootstrap view ([LSWV05]): the result as JSON (the shape of ``explorer fast-bootstrap
 --json``) with the settings behind it, and the curves as a plain CSV (one header line): the JSON is its
 settings sidecar."""
 

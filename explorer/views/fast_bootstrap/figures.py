@@ -1,4 +1,4 @@
-"""Figures of the fast-bootstrap view (seed 002): optimism and generalization error against complexity, as in
+"""Figures of the fast-bootstrap view ([LSWV05]): optimism and generalization error against complexity, as in
 Figs. 2-7 of the paper. They only arrange what :class:`~explorer.views.fast_bootstrap.state.FastBootstrapState`
 holds; each call makes a new figure (the tab replaces its pane's object: the x-axis turns log or linear
 with the model). Legends sit beside the data and hide a method's lines when clicked (a band or error bars share

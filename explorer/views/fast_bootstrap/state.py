@@ -1,4 +1,4 @@
-"""Session state of the fast-bootstrap view (seed 002, Lendasse et al. 2005): controls, background jobs, results.
+"""Session state of the fast-bootstrap view ([LSWV05], Lendasse et al. 2005): controls, background jobs, results.
 
 :class:`FastBootstrapState` (param, no widgets) holds the controls — data (the toy function of eq. 19, the
 shipped regression sets, or a time-series CSV embedded as NAR(lags), e.g. the Santa Fe laser), the model
@@ -68,6 +68,7 @@ from explorer.views.common.state.data_source import DataSourced
 from explorer.views.common.state.declarations import applies, control, groups, invalidating
 from explorer.views.common.state.jobs import HasJobs, Job, JobRunner, JobSpec, output
 from explorer.views.common.state.values import CheckedState
+from explorer.views.fast_bootstrap.errors import WORDING
 
 __all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS", "GRIDS", "JOB_KINDS", "JOB_NAMES",
            "MAX_GRID_POINTS", "MAX_JOB_SECONDS", "MAX_POINTS", "MODEL_LABELS", "RUN_LABELS", "SERIES",
@@ -77,7 +78,7 @@ __all__ = ["AUTO_SECONDS", "COMPLEXITY", "EXPECTED_ERRORS", "FASTBOOT_DATASETS",
 #: upload) and embedded as NAR(``lags``).
 SERIES = "time series CSV"
 #: The data offered: the toy function (eq. 19), the GP teacher, the shipped sets (the classification ones are
-#: refused with a message: seed 002 is about regression), and a time-series CSV.
+#: refused with a message: [LSWV05] is about regression), and a time-series CSV.
 FASTBOOT_DATASETS = ("toy", "teacher", "boston", "crabs", "pima", "wisconsin", SERIES)
 #: The full bootstrap and the replica theory start by themselves when :func:`estimated_seconds` ≤ this.
 AUTO_SECONDS = 15.0
@@ -128,7 +129,7 @@ EXPECTED_ERRORS = (ConvergenceError, np.linalg.LinAlgError, FloatingPointError, 
 
 def describe_error(err: BaseException) -> str:
     """A readable message for an error of the fast-bootstrap core or the data."""
-    return errors.describe_error(err, "fastboot")
+    return errors.describe_error(err, WORDING)
 
 
 @dataclass(frozen=True)
@@ -440,7 +441,7 @@ class FastBootstrapState(CheckedState, HasJobs, DataSourced):
     with_replica = param.Boolean(default=True, label="Replica theory (LS-SVM)",
                                  metadata=control(RUNS, invalidates=("replica",), applies=_for_model("ls-svm")),
                                  doc="Also show the replica theory's bootstrap optimism of the LS-SVM, without refits "
-                                     "(seed 000).")
+                                     "([MO03]).")
     replica_points = param.Integer(default=46, bounds=(2, 500), softbounds=(5, 100), label="Replica: values of γ",
                                    metadata=control(RUNS, invalidates=("replica",), applies=_for_model("ls-svm")),
                                    doc="Values of γ (evenly spread over the full grid) of the replica theory.")
@@ -464,7 +465,7 @@ class FastBootstrapState(CheckedState, HasJobs, DataSourced):
     job_specs = _JOBS
     outputs = ("data", "fast", "full", "replica")
     expected_errors = EXPECTED_ERRORS
-    error_wording = "fastboot"
+    error_wordings = WORDING
 
     def __init__(self, **params):
         given = set(params)

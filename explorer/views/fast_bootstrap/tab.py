@@ -1,4 +1,4 @@
-"""The fast-bootstrap tab (seed 002): the controls of
+"""The fast-bootstrap tab ([LSWV05]): the controls of
 :class:`~explorer.views.fast_bootstrap.state.FastBootstrapState`, its figures and summary, in the frame every
 tab shares (:class:`~explorer.views.common.layout.tab.JobTab`)."""
 
@@ -29,7 +29,7 @@ def _offers_choice(widget: pn.widgets.Widget) -> bool:
 
 
 class FastBootstrapTab(JobTab):
-    """Seed 002 as a tab: controls, job progress with Run/Cancel, optimism and generalization error vs
+    """[LSWV05] as a tab: controls, job progress with Run/Cancel, optimism and generalization error vs
     complexity (Figs. 2-7), the summary table (Table 1's quantities), JSON/CSV exports. CSS classes
     ``explorer-fastboot-…``: the controls ``explorer-fastboot-<parameter with - for _>``, ``-upload``,
     ``-plot-optimism``, ``-plot-generalization``, ``-summary`` (table), ``-status``, ``-error``,

@@ -1,4 +1,4 @@
-"""Tables and text of the fast-bootstrap view (seed 002): Table 1's quantities per method, every curve on one
+"""Tables and text of the fast-bootstrap view ([LSWV05]): Table 1's quantities per method, every curve on one
 complexity axis and a one-paragraph summary, from what
 :class:`~explorer.views.fast_bootstrap.state.FastBootstrapState` holds."""
 

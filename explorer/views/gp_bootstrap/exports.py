@@ -1,4 +1,4 @@
-"""The downloads of the Gaussian-process tabs (seed 000), declared once: per tab the data as a plain CSV, the figure
+"""The downloads of the Gaussian-process tabs ([MO03]), declared once: per tab the data as a plain CSV, the figure
 as a standalone HTML page and the settings behind them as JSON (:class:`~explorer.views.common.files.exports.Export`)."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import param
 from explorer.gp_bootstrap import evidence as gp_evidence
 from explorer.views.common.state.declarations import invalidating
 from explorer.views.gp_bootstrap.jobs import EVIDENCE
-from explorer.views.gp_bootstrap.problem import check_rank_rows
+from explorer.views.gp_bootstrap.problems_of_settings import check_rank_rows
 from explorer.views.gp_bootstrap.settings import EXPECTED_ERRORS, OUTPUTS, SUBSAMPLE_SEED
 
 __all__ = ["Hyperparameters"]

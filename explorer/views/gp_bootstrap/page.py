@@ -1,9 +1,10 @@
-"""The Gaussian-process bootstrap page (seed 000): four tabs (learning curve, predictive distribution, L1 map,
+"""The Gaussian-process bootstrap page ([MO03]): four tabs (learning curve, predictive distribution, L1 map,
 test inputs) over one state, with one sidebar of controls."""
 
 from __future__ import annotations
 
 from explorer.views.common.layout.page import Page, PageContext, PageView, states_settings
+from explorer.views.gp_bootstrap.glossary import GLOSSARY
 from explorer.views.gp_bootstrap.presets import PRESETS
 from explorer.views.gp_bootstrap.state import GP_TABS, GPBootstrapState
 from explorer.views.gp_bootstrap.tab import GP_TAB_TITLES, GPBootstrapView
@@ -42,4 +43,4 @@ class GPPageView(PageView):
 
 
 PAGE = Page("gp", tabs={name: GP_TAB_TITLES[name] for name in GP_TABS}, states={"": "Gaussian process"},
-            build=GPPageView, presets=PRESETS, citation="Malzahn & Opper 2005, GP bootstrap")
+            build=GPPageView, presets=PRESETS, glossary=GLOSSARY, citation="Malzahn & Opper 2005, GP bootstrap")

@@ -32,7 +32,7 @@ REGRESSION_DATASETS = ("boston", "toy", "teacher", "diamonds")
 FITTED_DATASETS = ("diamonds",)
 #: ``dataset`` value of a CSV uploaded in the page; files of the data directory are ``CSV_PREFIX + name``.
 CSV_PREFIX = "file: "
-#: ``paper`` is seed 000's preset (RBF with l² = 73.54 on the sd-scaled inputs, eq. (1) of §5).
+#: ``paper`` is [MO03]'s preset (RBF with l² = 73.54 on the sd-scaled inputs, eq. (1) of §5).
 KERNELS = ("paper", *kernels.KERNEL_NAMES)
 LOSSES = ("square", "eps-insensitive")
 #: The tab of the held-out test inputs (and its Monte-Carlo job), named like the control ``holdout`` (the rows it

@@ -1,6 +1,6 @@
-"""Session state of the Gaussian-process pages (seed 000): the controls, the core results for them, background jobs.
+"""Session state of the Gaussian-process pages ([MO03]): the controls, the core results for them, background jobs.
 
-Nothing here builds a widget or a plot (STYLE.md, UI layer). :class:`GPBootstrapState` holds the user's
+Nothing here builds a widget or a plot (CONTRIBUTING.md, UI layer). :class:`GPBootstrapState` holds the user's
 settings as parameters and, as output parameters, what the compute core returns for them. Fast theory
 (one ADATAP solve, ~50-100 ms at N ≈ 500) runs when a setting changes; the theory learning curve, every theory of
 large data (the low-rank mode) and every Monte-Carlo bootstrap run on worker threads, report progress, can be
@@ -42,14 +42,18 @@ from explorer.views.common.state.declarations import applies, control, control_n
 from explorer.views.common.state.jobs import HasJobs, JobRunner, output
 from explorer.views.common.state.values import CheckedState
 from explorer.views.gp_bootstrap.data import GPData, subsample_rows
+from explorer.views.gp_bootstrap.errors import WORDING
 from explorer.views.gp_bootstrap.hyperparameters import Hyperparameters
 from explorer.views.gp_bootstrap.jobs import (
     JOBS,
     NOT_RUN_MESSAGE,
+    EvidenceRequest,
+    GPSettings,
     JobInputs,
     mc_grid,
+    plan,
 )
-from explorer.views.gp_bootstrap.problem import GPProblems
+from explorer.views.gp_bootstrap.problems_of_settings import GPProblems
 from explorer.views.gp_bootstrap.settings import (
     APPROXIMATIONS,
     BIN_WIDTH,
@@ -100,14 +104,14 @@ __all__ = [
 
 def describe_error(err: BaseException) -> str:
     """A readable one-paragraph message for an error of the compute core or the data."""
-    return errors.describe_error(err, "gp")
+    return errors.describe_error(err, WORDING)
 
 
 # ------------------------------------------------------------------------------------ the state
 
 
 class GPBootstrapState(CheckedState, HasJobs, DataSourced):
-    """Controls of the Gaussian-process bootstrap tabs (seed 000) and the core results for them, for one
+    """Controls of the Gaussian-process bootstrap tabs ([MO03]) and the core results for them, for one
     session (or notebook).
 
     Set the controls (``dataset``, ``kernel``, ``s_over_n``, ...); the outputs (``problem``, ``solution``,
@@ -123,12 +127,12 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
     auto_run_parameter = "auto_mc"
     not_run_message = NOT_RUN_MESSAGE
     expected_errors = EXPECTED_ERRORS
-    error_wording = "gp"
+    error_wordings = WORDING
 
     # --- data (each control declares its sidebar group, what its change makes stale and when it applies)
     dataset = param.Selector(default="boston", objects=list(REGRESSION_DATASETS), label="Dataset",
-                             doc="Regression data: shipped boston (seed 000 §5), generated toy (seed 002 eq. 19), "
-                                 "teacher (GP teacher, seed 001) or diamonds (53,940 rows, low-rank kernel), a CSV "
+                             doc="Regression data: shipped boston ([MO03] §5), generated toy ([LSWV05] eq. 19), "
+                                 "teacher (GP teacher, [Fis16]) or diamonds (53,940 rows, low-rank kernel), a CSV "
                                  "of the data directory, or an upload.", metadata=control("Data", invalidates=DATA))
     target = controls.target("a CSV dataset to predict", metadata=control("Data", invalidates=DATA, applies=is_csv))
     subsample = param.Boolean(default=False, label=f"Use a random subsample of {MAX_ROWS:,} rows",
@@ -153,7 +157,7 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
                                 "the bootstrap resamples the rest.", metadata=control("Data", invalidates=PROBLEM))
     # --- model
     kernel = param.Selector(default="paper", objects=list(KERNELS), label="Kernel",
-                            doc="Covariance function: 'paper' is seed 000's RBF exp(−Σ_j (x_j−x'_j)²/(v_j l²)) "
+                            doc="Covariance function: 'paper' is [MO03]'s RBF exp(−Σ_j (x_j−x'_j)²/(v_j l²)) "
                                 "with v_j the sd of input j; or squared exponential (se), rational quadratic "
                                 "(rq), exponential, Matérn 3/2, Matérn 5/2, periodic.",
                             metadata=control("Model", invalidates=("kernel start", "hyperparameters", *PROBLEM)))
@@ -180,23 +184,23 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
                           doc="Period of the periodic kernel, in the units of the inputs.",
                           metadata=control("Model", invalidates=KERNEL, applies=kernel_is("periodic")))
     noise_var = param.Number(default=problems.PAPER_NOISE_VAR, bounds=(1e-8, 1e8), softbounds=(1e-4, 1.0),
-                             label="Noise σ²", doc="Noise variance σ² of the GP, eq. (50) (seed 000: 0.01).",
+                             label="Noise σ²", doc="Noise variance σ² of the GP, eq. (50) ([MO03]: 0.01).",
                              metadata=control("Model", invalidates=("hyperparameters", *PROBLEM)))
     # --- bootstrap
     s_over_n = param.Number(default=1.0, bounds=(0.05, 5.0), step=0.05, label="Bootstrap size S/N",
                             doc="How large each bootstrap sample is: it draws S of the N training points with "
                                 "replacement (some twice, about N·e^(−S/N) not at all); S/N = 1 is Efron's classical "
-                                "bootstrap. Seed 000 §3, eq. (11).",
+                                "bootstrap. [MO03] §3, eq. (11).",
                             metadata=control("Bootstrap", invalidates=THEORY, widget="EditableFloatSlider",
                                              throttled=True, format="0.00"))  # never 1.8500000000000003
     loss = param.Selector(default="square", objects=list(LOSSES), label="Test loss",
                           doc="Loss of the learning curve: square (eq. 45) or smoothed ε-insensitive (eq. 46).",
                           metadata=control("Bootstrap", invalidates=(*THEORY, "curve figure")))
     eps = param.Number(default=0.1, bounds=(1e-4, 1e3), softbounds=(0.01, 2.0), label="ε",
-                       doc="Half-width ε of the insensitive tube of the ε-insensitive loss (seed 000: 0.1).",
+                       doc="Half-width ε of the insensitive tube of the ε-insensitive loss ([MO03]: 0.1).",
                        metadata=control("Bootstrap", invalidates=("loss parameters", *THEORY), applies=loss_is("eps-insensitive")))
     beta = param.Number(default=0.1, bounds=(0.01, 1.0), label="β",
-                        doc="Relative width β of the quadratic zone of the ε-insensitive loss (seed 000: 0.1).",
+                        doc="Relative width β of the quadratic zone of the ε-insensitive loss ([MO03]: 0.1).",
                         metadata=control("Bootstrap", invalidates=("loss parameters", *THEORY), applies=loss_is("eps-insensitive")))
     curve_mc_samples = controls.mc_samples(500, (50, 5000), "MC samples per S (learning curve)",
                                            f"Monte-Carlo bootstrap samples at each S/N of {MC_GRID}.",
@@ -389,17 +393,16 @@ class GPBootstrapState(CheckedState, HasJobs, DataSourced):
         self.refresh()
 
     def _prepare_jobs(self) -> JobInputs:
+        settings = GPSettings.read(self)  # the form at the click: nothing after reads a control
         self.data.sync_target()
         evidence = self.hyper.choose() if self.hyper.pending else None
         if evidence is not None:
-            return JobInputs(self.tab, evidence=evidence)
-        if self.tab == HOLDOUT_TAB:
-            inputs = self.problems.prepare_holdout()
-        else:
+            return plan(settings, evidence=EvidenceRequest(*evidence))
+        if settings.tab != HOLDOUT_TAB:
             self.tell("holdout")  # the held-out rows matter in the 'Test inputs' tab only
-            inputs = self.problems.prepare_training()
+        inputs = self.problems.prepare(settings)
         if inputs.problem is not None:
-            self._long_mc = inputs.low_rank
+            self._long_mc = inputs.long_mc
         return inputs
 
 #: Every declared control of the state: what a link carries (``declarations.link_names``) and ``tab``, which the

@@ -1,4 +1,5 @@
-"""Panel views of the explorer: the sidebar of controls and the four tabs, each a ``pn.viewable.Viewer``.
+"""Panel views of the Gaussian-process page: its four tabs and the whole view, each a ``pn.viewable.Viewer`` (the
+sidebar of controls is :mod:`~explorer.views.gp_bootstrap.sidebar`, imported here as before).
 
 Widgets are made per instance from the state's parameters (``from_param``), never as class attributes,
 so that every session has its own. Every main element carries a stable CSS class ``explorer-…``
@@ -25,17 +26,13 @@ from explorer.views.common.layout.widgets import (
     BOOTSTRAP_TERMS,
     LazyTabs,
     Revision,
-    csv_upload,
-    declared_sidebar,
-    declared_widgets,
     live,
     param_widget,
-    respond_at_once,
-    show_applicable,
 )
-from explorer.views.common.state.declarations import applies, control_names, invalidating
+from explorer.views.common.state.declarations import invalidating
 from explorer.views.gp_bootstrap import exports as gp_exports
 from explorer.views.gp_bootstrap import figures
+from explorer.views.gp_bootstrap.sidebar import GPControls
 from explorer.views.gp_bootstrap.state import GP_TABS, HOLDOUT_TAB, GPBootstrapState
 
 __all__ = ["GPControls", "LearningCurveTab", "DistributionTab", "L1Tab", "HoldoutTab", "GPBootstrapView",
@@ -82,41 +79,6 @@ def _widget(state: GPBootstrapState, name: str, kind: type[pn.widgets.Widget] = 
     return param_widget(state, name, kind, "explorer", **options)
 
 
-# ------------------------------------------------------------------------------------------ controls
-
-
-class GPControls(pn.viewable.Viewer):
-    """The sidebar: data, model and bootstrap settings of a :class:`GPBootstrapState`."""
-
-    state = param.ClassSelector(class_=GPBootstrapState, label="State", doc="The session state the controls edit.")
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        s = self.state
-        # the widgets, groups, order and visibility rules are the state's declarations of its controls
-        w = declared_widgets(s, "explorer")
-        respond_at_once(w["s_over_n"])
-        self.upload = csv_upload("explorer-upload", s.upload_csv, on_refused=s.refuse)
-        self.widgets = w
-        # each visible while it applies (its declaration); the lengthscale also hides for ARD (_update_visibility)
-        self._applicable = show_applicable(s, {name: x for name, x in w.items() if name != "lengthscale"})
-        s.param.watch(self._update_visibility, [*control_names(s), "error"])  # rank: the data as loaded
-        self._update_visibility()
-        upload = [pn.pane.Markdown("Upload a CSV (header row, numeric columns):", margin=(0, 10)), self.upload]
-        self._column = declared_sidebar(s, w, inserts={"dataset": upload}, css_classes=["explorer-controls"],
-                                        sizing_mode="stretch_width")
-
-    def _update_visibility(self, *events) -> None:
-        """Each control visible while it applies (its declaration, also after a change of the data's ``error``);
-        with ARD the kernel has one ℓ per input (the note lists them): no single lengthscale to set."""
-        s, w = self.state, self.widgets
-        self._applicable()
-        w["lengthscale"].visible = applies(s, "lengthscale") and not (w["ard"].visible and s.ard)
-
-    def __panel__(self):
-        return self._column
-
-
 # ------------------------------------------------------------------------------------------ tabs
 
 
@@ -140,10 +102,11 @@ class _Tab(JobTab):
     def __init__(self, **params):
         super().__init__(**params)
         t = self.tab
-        self.theory_line = pn.pane.Str("", css_classes=[f"explorer-theory-{t}"], margin=(0, 10),
-                                       styles={"color": "#555"})
-        for kind in self.theory_jobs:
-            self.state.jobs[kind].param.watch(self._on_theory_job, ["running", "message", "progress"])
+        # the theory's progress: a view of the jobs' status (Panel redraws it when one of them changes)
+        statuses = [self.state.jobs[kind].param for kind in self.theory_jobs]
+        self.theory_line = pn.pane.Str(
+            pn.bind(self._theory_text, *[p[name] for p in statuses for name in ("running", "message", "progress")]),
+            css_classes=[f"explorer-theory-{t}"], margin=(0, 10), styles={"color": "#555"})
         self.revision = 0
         self._stale = True
         self._patched = False
@@ -173,12 +136,13 @@ class _Tab(JobTab):
     def _css(self, what: str) -> str:
         return f"explorer-{what}-{self.tab}"
 
-    def _on_theory_job(self, *events) -> None:
+    def _theory_text(self, *status) -> str:
         """The theory's progress in one line while a job of ``theory_jobs`` runs (seconds to a minute on large
-        data, where it runs off the event loop), empty otherwise."""
+        data, where it runs off the event loop), empty otherwise; ``status``: the jobs' (running, message, progress)
+        the line depends on."""
         jobs = self.state.jobs
         running = [jobs[kind] for kind in self.theory_jobs if jobs[kind].running]
-        self.theory_line.object = (f"Theory: {running[0].message} ({running[0].progress:.0%})" if running else "")
+        return f"Theory: {running[0].message} ({running[0].progress:.0%})" if running else ""
 
     def figure_frame(self, figure, *body, **options) -> pn.Column:
         return super().figure_frame(figure, self.theory_line, *body, **options)
@@ -254,7 +218,7 @@ class _Tab(JobTab):
 
 class LearningCurveTab(_Tab):
     """Bootstrap learning curve ε(S): ADATAP, approximate ADATAP, VG, MF, the linear response (IJ), the
-    leave-one-out limit and Monte-Carlo (seed 000, Fig. 1; docs/linear_response.md), with the table of each
+    leave-one-out limit and Monte-Carlo ([MO03], Fig. 1; docs/linear_response.md), with the table of each
     method's gap to Monte-Carlo at the Monte-Carlo points."""
 
     tab, kind = "curve", "curve"
@@ -417,7 +381,7 @@ def _summary_table(summary: dict | None) -> str:
             f"Histogram bins of width {m['bin_width']:.4g}: they follow the target's scale, 0.2 × sd(target) / "
             f"{BOSTON_TARGET_SD:.4f} (boston's target sd, so boston keeps the paper's 0.2, Fig. 5), and the noise floor "
             "uses the same bins: rescaling the target leaves these numbers unchanged. "
-            "Seed 000 reports 86.2 %, 2 % and 0.3109 for boston at S = N.")
+            "[MO03] reports 86.2 %, 2 % and 0.3109 for boston at S = N.")
 
 
 class HoldoutTab(_Tab):
@@ -456,7 +420,7 @@ class HoldoutTab(_Tab):
 
 
 class GPBootstrapView(pn.viewable.Viewer):
-    """The Gaussian-process bootstrap (seed 000) without a page template: sidebar controls and the four tabs
+    """The Gaussian-process bootstrap ([MO03]) without a page template: sidebar controls and the four tabs
     (shows in a notebook; in the app its tabs are the first four of the page, :mod:`~explorer.views.gp_bootstrap.page`)."""
 
     state = param.ClassSelector(class_=GPBootstrapState, label="State", doc="The session state shown.")

@@ -1,6 +1,6 @@
-"""The "Experiments" sub-panel of the model-selection tab (seed 001): the experiment's controls, Run/Cancel with
+"""The "Experiments" sub-panel of the model-selection tab ([Fis16]): the experiment's controls, Run/Cancel with
 progress, its figure, its table and its downloads, for a
-:class:`~explorer.views.model_selection.experiments.SelectionExperimentState` (which holds the experiments, their
+:class:`~explorer.views.model_selection.experiments_state.SelectionExperimentState` (which holds the experiments, their
 jobs and their figures).
 """
 
@@ -13,7 +13,7 @@ from explorer.views.common.files.exports import Export
 from explorer.views.common.layout.tab import JobTab
 from explorer.views.common.layout.widgets import csv_upload, declared_sidebar
 from explorer.views.common.state import declarations
-from explorer.views.model_selection.experiments import (
+from explorer.views.model_selection.experiments_state import (
     SelectionExperimentState,
     experiment_frame,
     experiment_plot,

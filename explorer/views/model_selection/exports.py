@@ -1,11 +1,11 @@
-"""The downloads of the model-selection tab (seed 001), declared once: its figures and tables as plain CSV and
+"""The downloads of the model-selection tab ([Fis16]), declared once: its figures and tables as plain CSV and
 standalone HTML pages with the settings as JSON, and the experiment panel's table and result
 (:class:`~explorer.views.common.files.exports.Export`)."""
 
 from __future__ import annotations
 
 from explorer.views.common.files.exports import Export, download_name, export
-from explorer.views.model_selection.experiments import experiment_csv, experiment_json
+from explorer.views.model_selection.experiments_state import experiment_csv, experiment_json
 from explorer.views.model_selection.figures import csv_text, export_filename, html_text, settings_text
 
 __all__ = ["EXPORTS", "EXPERIMENT_EXPORTS"]

@@ -1,4 +1,4 @@
-"""Figures, tables and exports of the model-selection view (seed 001): they only arrange the results of a
+"""Figures, tables and exports of the model-selection view ([Fis16]): they only arrange the results of a
 :class:`~explorer.views.model_selection.state.SelectionState`.
 
 :func:`criteria_plot` (every criterion along the swept hyperparameter, Fig. 5.3-5.5) and :func:`prediction_plot`
@@ -57,7 +57,7 @@ FIGURE_SIZE = dict(responsive=True, height=430)
 LEGEND = {"legend_position": "right", "legend_opts": {"click_policy": "hide"}}
 #: The cell of a criterion value that is NaN or infinite (it is never ranked).
 NOT_RANKED = "not finite: not ranked"
-#: What the figures call each hyperparameter (the symbols of seed 001).
+#: What the figures call each hyperparameter (the symbols of [Fis16]).
 SYMBOLS = {"lengthscale": "ℓ", "signal_std": "σ_f", "noise_std": "σ_n", "alpha": "α", "period": "T"}
 #: No points (the empty layers of a figure before its results exist).
 EMPTY = np.array([])
@@ -315,7 +315,7 @@ def settings_line(state: SelectionState) -> str:
 
 def settings_text(state: SelectionState) -> str:
     """The JSON sidecar of the CSV exports: ``{"export", "files", "settings"}`` (:func:`settings`)."""
-    return settings_json("GP model selection (seed 001)", settings(state),
+    return settings_json("GP model selection ([Fis16])", settings(state),
                          [export_filename(state, what, "csv") for what in _FRAMES])
 
 

@@ -1,4 +1,4 @@
-"""Session state of the model-selection view (seed 001): the controls and the core results for them.
+"""Session state of the model-selection view ([Fis16]): the controls and the core results for them.
 
 :class:`SelectionState` (param, no widgets) holds the controls — dataset, kernel, criteria, the
 hyperparameter swept on the curves, the sizes of the random parts — and, as output parameters, what the
@@ -40,6 +40,7 @@ from explorer.views.common.state.data_source import DataSourced
 from explorer.views.common.state.declarations import control, invalidating
 from explorer.views.common.state.jobs import HasJobs, Job, JobRunner, JobSpec, output
 from explorer.views.common.state.values import CheckedState
+from explorer.views.model_selection.errors import WORDING
 
 __all__ = [
     "SelectionState", "SelectionJobs", "SelectionProblem", "SelectionCurves", "SelectionFits", "SelectionRanking",
@@ -49,7 +50,7 @@ __all__ = [
 ]
 
 
-#: Shipped or generated regression data: the GP teacher of seed 001 (1-D), the toy function, Boston housing.
+#: Shipped or generated regression data: the GP teacher of [Fis16] (1-D), the toy function, Boston housing.
 SELECTION_DATASETS = ("teacher", "toy", "boston")
 #: ``dataset`` value of a CSV uploaded in the page.
 #: Every hyperparameter a curve can sweep (the kernel decides which of them exist).
@@ -73,7 +74,7 @@ EXPECTED_ERRORS = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPoin
 
 def describe_error(err: BaseException) -> str:
     """A readable one-paragraph message for an error of the selection core or the data."""
-    return errors.describe_error(err, "selection")
+    return errors.describe_error(err, WORDING)
 
 
 # ------------------------------------------------------------------------------------ caches
@@ -172,25 +173,25 @@ JOB_KINDS = tuple(spec.kind for spec in _JOBS)
 
 
 def asc_partitions(softbounds: tuple[int, int], doc: str, metadata: dict) -> param.Integer:
-    """The ASC partitions J of a seed-001 panel (8 by default, 1 to 1000); ``metadata``: its declaration."""
+    """The ASC partitions J of a [Fis16] panel (8 by default, 1 to 1000); ``metadata``: its declaration."""
     return param.Integer(default=8, bounds=(1, 1000), softbounds=softbounds, label="ASC: partitions J", doc=doc,
                          metadata=metadata)
 
 
 def asc_entropy(doc: str, metadata: dict) -> param.Selector:
-    """The entropy term h(τ) of ASC, eq. (4.2), of a seed-001 panel ("zero" by default)."""
+    """The entropy term h(τ) of ASC, eq. (4.2), of a [Fis16] panel ("zero" by default)."""
     return param.Selector(default="zero", objects=list(asc.ENTROPIES), label="ASC: h(τ)", doc=doc,
                           metadata=metadata)
 
 
 def lbfgs_restarts(default: int, doc: str, metadata: dict) -> param.Integer:
-    """The L-BFGS restarts of a seed-001 panel (1 to 200)."""
+    """The L-BFGS restarts of a [Fis16] panel (1 to 200)."""
     return param.Integer(default=default, bounds=(1, 200), softbounds=(1, 32), label="Restarts", doc=doc,
                          metadata=metadata)
 
 
 def lbfgs_iterations(doc: str, metadata: dict) -> param.Integer:
-    """The L-BFGS iterations per run of a seed-001 panel (16 by default, the thesis' count)."""
+    """The L-BFGS iterations per run of a [Fis16] panel (16 by default, the thesis' count)."""
     return param.Integer(default=16, bounds=(1, 1000), softbounds=(4, 100), label="Iterations per run", doc=doc,
                          metadata=metadata)
 
@@ -203,7 +204,7 @@ class SelectionJobs(HasJobs):
     (:func:`describe_error`); the Explore and the Experiments states share it."""
 
     expected_errors = EXPECTED_ERRORS
-    error_wording = "selection"
+    error_wordings = WORDING
 
 
 #: The sidebar's headings, in order; each control's declaration names its own.
@@ -221,7 +222,7 @@ class SelectionState(CheckedState, SelectionJobs, DataSourced):
 
     # --- data
     dataset = param.Selector(default="teacher", objects=list(SELECTION_DATASETS), label="Dataset",
-                             doc="teacher: 1-D draws from the GP teacher of seed 001 (squared exponential, ℓ = 1, "
+                             doc="teacher: 1-D draws from the GP teacher of [Fis16] (squared exponential, ℓ = 1, "
                                  "σ_f = 1, σ_n = 0.1, the thesis setting); toy: sin(5x) + sin(15x) + sin(25x) "
                                  "plus noise; boston: Boston housing (13 inputs); or an uploaded CSV.",
                              metadata=control(_DATA, invalidates=(_PROBLEM_STAGE,)))

@@ -1,4 +1,4 @@
-"""The model-selection tab of seed 001: the controls of a :class:`~explorer.views.model_selection.state.SelectionState`
+"""The model-selection tab of [Fis16]: the controls of a :class:`~explorer.views.model_selection.state.SelectionState`
 and its figures and tables (:mod:`explorer.views.model_selection.figures`) on the common frame of
 :class:`~explorer.views.common.layout.tab.JobTab`, with the "Experiments" sub-panel
 (:class:`~explorer.views.model_selection.experiments_tab.SelectionExperimentsPanel`) beside it.
@@ -19,7 +19,7 @@ from explorer.views.common.layout.widgets import (
     layers,
     live,
 )
-from explorer.views.model_selection.experiments import SelectionExperimentState
+from explorer.views.model_selection.experiments_state import SelectionExperimentState
 from explorer.views.model_selection.experiments_tab import SelectionExperimentsPanel
 from explorer.views.model_selection.exports import EXPORTS
 from explorer.views.model_selection.figures import FIGURES, optima_frame, ranking_frame, summary
@@ -32,7 +32,7 @@ _MAIN = "curves"
 
 
 class SelectionTab(JobTab):
-    """Seed 001 model selection as a tab. Sub-panel "Explore": controls, job progress with Run/Cancel, the
+    """[Fis16] model selection as a tab. Sub-panel "Explore": controls, job progress with Run/Cancel, the
     criteria on one normalised axis, the predictive mean ± 2σ of each selected model, the ranking of functional
     forms and the optima table, CSV/HTML exports (CSS classes ``explorer-selection-…``). Sub-panel
     "Experiments": :class:`SelectionExperimentsPanel`.

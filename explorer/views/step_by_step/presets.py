@@ -1,4 +1,4 @@
-"""No "Reproduce a figure" preset: the step-by-step page teaches the bootstrap of seed 000, it reproduces no figure."""
+"""No "Reproduce a figure" preset: the step-by-step page teaches the bootstrap of [MO03], it reproduces no figure."""
 
 from __future__ import annotations
 

@@ -58,8 +58,8 @@ def comparison_sentence(state: StepState) -> str:
     standard errors after at least :data:`MIN_RESAMPLES_TO_COMPARE` resamples), and why the approximate
     ADATAP then lands nearer when it does ("" otherwise).
 
-    ADATAP approximates the effect of the other points on point i by a Gaussian (seed 000, eqs. 20-21), an
-    approximation that improves as N grows. The approximate ADATAP (seed 000 §5) takes one Δλ for every point
+    ADATAP approximates the effect of the other points on point i by a Gaussian ([MO03], eqs. 20-21), an
+    approximation that improves as N grows. The approximate ADATAP ([MO03] §5) takes one Δλ for every point
     (the start value of App. A.2) instead of iterating eqs. (54)-(55): where it lands nearer, its own shift
     from ADATAP offsets ADATAP's error (the two numbers are printed)."""
     theory, r = state.theory, state.running
@@ -72,13 +72,13 @@ def comparison_sentence(state: StepState) -> str:
     text = (f" Efron's estimate from these resamples ({efron:.3f} ± {se:.3f}) and the ADATAP theory "
             f"({adatap:.3f}) differ by more than {CLEAR_GAP_SE:g} standard errors: the theory never draws a "
             "resample, it replaces the pull of the other points on each point by a bell-shaped (Gaussian) "
-            f"average (seed 000, eq. 21), an approximation that gets better as N grows; with N = "
+            f"average ([MO03], eq. 21), an approximation that gets better as N grows; with N = "
             f"{state.problem.n} points it is off by {_signed(adatap - efron)}.")
     shift, error = approx - adatap, adatap - efron
     if abs(approx - efron) < abs(error) and shift * error < 0:
         text += (f" The approximate ADATAP ({approx:.3f}) is a cheaper shortcut, not a better theory: it uses "
                  "one shared value for all points instead of solving the theory's equations point by point "
-                 f"(seed 000 §5, App. A.2); it lands nearer here only because its own shift from ADATAP "
+                 f"([MO03] §5, App. A.2); it lands nearer here only because its own shift from ADATAP "
                  f"({_signed(shift)}) goes the other way from ADATAP's error ({_signed(error)}).")
     return text
 

@@ -31,6 +31,7 @@ from explorer.views.common.state.declarations import control, invalidating
 from explorer.views.common.state.jobs import HasJobs, JobRunner
 from explorer.views.common.state.values import CheckedState
 from explorer.views.step_by_step import sentences
+from explorer.views.step_by_step.errors import WORDING
 from explorer.views.step_by_step.sentences import CLEAR_GAP_SE, MIN_RESAMPLES_TO_COMPARE
 
 __all__ = ["StepState", "DATASETS", "DRAWS", "KEEP_CURVES", "GRID_POINTS", "KEEP_SETTINGS", "KEEP_RESAMPLES",
@@ -102,13 +103,13 @@ class StepState(CheckedState, HasJobs):
     """
 
     outputs = ("problem", "solution", "approx_solution")
-    error_wording = "gp"
+    error_wordings = WORDING
     expected_errors = (replica.ConvergenceError, np.linalg.LinAlgError, FloatingPointError, ValueError,
                        IndexError, datasets.DatasetError)
 
     dataset = param.Selector(default="toy", objects=list(DATASETS), label="Dataset",
-                             doc="Generated 1-D regression data: toy (seed 002 eq. 19) or teacher (a GP teacher, "
-                                 "seed 001); the page uses its last N rows.",
+                             doc="Generated 1-D regression data: toy ([LSWV05] eq. 19) or teacher (a GP teacher, "
+                                 "[Fis16]); the page uses its last N rows.",
                              metadata=control("Data", invalidates=_PROBLEM))
     n_points = param.Integer(default=30, bounds=(10, 200), label="Points N",
                              doc="Number N of training points: the last N rows of the data set (teacher has 64).",

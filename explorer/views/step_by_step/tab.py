@@ -17,6 +17,7 @@ import panel as pn
 import param
 from panel.io.callbacks import PeriodicCallback
 
+from explorer.runtime.compat import drawn_plots
 from explorer.views.common.drawing.patching import forget_frames, patch_layers
 from explorer.views.common.layout.presentation import FIGURE_HEIGHT
 from explorer.views.common.layout.tab import MAIN_FIGURE_CSS, JobTab
@@ -118,7 +119,7 @@ class StepTab(JobTab):
     @staticmethod
     def _retitle(pane: pn.pane.HoloViews, title: str, ylabel: str = "") -> None:
         """Give the figure ``pane`` has drawn the ``title`` and, where given, the y axis label ``ylabel``."""
-        for plot, _ in pane._plots.values():
+        for plot in drawn_plots(pane):
             model = getattr(plot.state, "title", None)  # the figure's Title
             if model is not None and getattr(model, "text", title) != title:
                 model.text = title

@@ -1,4 +1,4 @@
-"""View of seed 004 (hard-margin SVM bootstrap): the session state (:mod:`~explorer.views.svm_bootstrap.state`), its figures, tables and exports
+"""View of [MO03b] (hard-margin SVM bootstrap): the session state (:mod:`~explorer.views.svm_bootstrap.state`), its figures, tables and exports
 (:mod:`~explorer.views.svm_bootstrap.figures`) and the tab (:mod:`~explorer.views.svm_bootstrap.tab`)."""
 
 from explorer.views.svm_bootstrap.figures import (

@@ -1,4 +1,4 @@
-"""The downloads of the SVM bootstrap tab (seed 004), declared once: the learning curve and the field as plain CSV and
+"""The downloads of the SVM bootstrap tab ([MO03b]), declared once: the learning curve and the field as plain CSV and
 as standalone HTML pages, and the settings behind them as JSON (:class:`~explorer.views.common.files.exports.Export`)."""
 
 from __future__ import annotations

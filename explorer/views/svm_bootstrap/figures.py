@@ -1,4 +1,4 @@
-"""Figures, tables and exports of the SVM bootstrap (seed 004, Fig. 1 left/right) from an :class:`SVMState`.
+"""Figures, tables and exports of the SVM bootstrap ([MO03b], Fig. 1 left/right) from an :class:`SVMState`.
 
 :func:`learning_curve_plot` and :func:`field_plot` and the exports (:func:`csv_text`, a plain table with the
 settings in its JSON sidecar :func:`settings_text`, and :func:`html_text`) only arrange the state's results.
@@ -77,7 +77,7 @@ def _framewise(*elements):
 
 
 def learning_curve_plot(state: SVMState) -> hv.Overlay:
-    """ε(S) of the theory (eq. 17, line) and Monte-Carlo (eq. 6, ± 1 s.e.) vs S/N, seed 004 Fig. 1 left,
+    """ε(S) of the theory (eq. 17, line) and Monte-Carlo (eq. 6, ± 1 s.e.) vs S/N, [MO03b] Fig. 1 left,
     with the S → ∞ levels: approximate leave-one-out (eq. 20, where the theory goes) and the literal
     leave-one-out error (where the bootstrap goes). Unconverged theory points are left out."""
     theory, mc = state.theory_curve, state.curve_mc
@@ -273,7 +273,7 @@ def settings(state: SVMState) -> dict:
 
 def settings_text(state: SVMState) -> str:
     """The JSON sidecar of the CSV exports: ``{"export", "files", "settings"}`` (:func:`settings`)."""
-    return settings_json("hard-margin SVM bootstrap (seed 004)", settings(state),
+    return settings_json("hard-margin SVM bootstrap ([MO03b])", settings(state),
                          [export_filename(state, what, "csv") for what in _FRAMES])
 
 

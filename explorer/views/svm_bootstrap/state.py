@@ -1,4 +1,4 @@
-"""The hard-margin SVM bootstrap of seed 004 in the explorer: the session state.
+"""The hard-margin SVM bootstrap of [MO03b] in the explorer: the session state.
 
 :class:`SVMState` (param, no widgets) holds the controls and, as output parameters, what the compute
 core (``explorer.svm_bootstrap.stages`` and ``experiments``) returns for them: the bootstrap learning curve ε(S) of the replica
@@ -32,15 +32,16 @@ from explorer.views.common.state.data_source import DataSourced
 from explorer.views.common.state.declarations import control, invalidating
 from explorer.views.common.state.jobs import HasJobs, Job, JobRunner, JobSpec, output
 from explorer.views.common.state.values import CheckedState
+from explorer.views.svm_bootstrap.errors import WORDING
 
 __all__ = ["SVMState", "SVMTheoryCurve", "SVMCurveMC", "SVMCurvePoint", "SVM_DATASETS", "UPLOAD", "MAX_ROWS",
            "SVM_GRID", "JOB_KINDS", "EXPORT_COLUMNS", "S_OVER_N_COLUMN", "SAMPLES_COLUMN", "describe_error"]
 
 
 
-#: The shipped two-class datasets of seed 004 (sonar is a user CSV: upload it).
+#: The shipped two-class datasets of [MO03b] (sonar is a user CSV: upload it).
 SVM_DATASETS = ("crabs", "wisconsin", "pima")
-#: Most rows of an uploaded CSV (seed 004's largest set, wisconsin, has 683): the kernel matrix and the replica
+#: Most rows of an uploaded CSV ([MO03b]'s largest set, wisconsin, has 683): the kernel matrix and the replica
 #: theory's N × N systems are built for every change of L in the session.
 MAX_ROWS = 1000
 #: The S/N values offered for the learning curve (theory and Monte-Carlo at each).
@@ -74,7 +75,7 @@ EXPORT_COLUMNS = {
 
 def describe_error(err: BaseException) -> str:
     """A readable one-paragraph message for an error of the SVM core or the data."""
-    return errors.describe_error(err, "svm")
+    return errors.describe_error(err, WORDING)
 
 
 # ------------------------------------------------------------------------------------ caches
@@ -163,7 +164,7 @@ class SVMState(CheckedState, HasJobs, DataSourced):
 
     # --- data
     dataset = param.Selector(default="crabs", objects=list(SVM_DATASETS), label="Dataset",
-                             doc="Two-class data of seed 004: crabs (species B/O, 200 rows), wisconsin (683), "
+                             doc="Two-class data of [MO03b]: crabs (species B/O, 200 rows), wisconsin (683), "
                                  "pima (532), or an uploaded CSV (e.g. sonar). Inputs are standardised.",
                              metadata=control("Data", invalidates=_EVERY_JOB))
     target = controls.target("an uploaded CSV holding the two class labels",
@@ -187,7 +188,7 @@ class SVMState(CheckedState, HasJobs, DataSourced):
     s_over_n = param.Number(default=1.0, bounds=(0.05, 10.0), softbounds=(0.1, 4.0), step=0.05,
                             label="S/N (field distribution)",
                             doc="How large each bootstrap sample of the field distribution is: S of the N rows "
-                                "drawn with replacement (about N·e^(−S/N) left out). Seed 004 Fig. 1 right: S = N.",
+                                "drawn with replacement (about N·e^(−S/N) left out). [MO03b] Fig. 1 right: S = N.",
                             metadata=control("Field at a test input", invalidates=("field",)))
     mc_samples = controls.mc_samples(1000, (100, 20_000), "MC samples (field)",
                                      "Monte-Carlo bootstrap samples for the field distribution and p(−1|x).",
@@ -218,7 +219,7 @@ class SVMState(CheckedState, HasJobs, DataSourced):
     auto_run_parameter = "auto_mc"
     not_run_message = "Monte-Carlo not run yet: press 'Run Monte-Carlo'."
     expected_errors = EXPECTED_ERRORS
-    error_wording = "svm"
+    error_wordings = WORDING
 
     def __init__(self, **params):
         super().__init__(**params)

@@ -1,4 +1,4 @@
-"""The SVM bootstrap tab (seed 004, Fig. 1): controls, job progress, the two figures and their exports."""
+"""The SVM bootstrap tab ([MO03b], Fig. 1): controls, job progress, the two figures and their exports."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ __all__ = ["SVMTab"]
 
 
 class SVMTab(JobTab):
-    """Seed 004 Fig. 1 as a tab: controls, job progress with Run/Cancel, the learning curve (left), the
+    """[MO03b] Fig. 1 as a tab: controls, job progress with Run/Cancel, the learning curve (left), the
     internal-field distribution at a test input (right), CSV/HTML exports. CSS classes ``explorer-svm-…``.
 
     In a served session the tab sends the jobs' updates to the session's event loop and closes the state

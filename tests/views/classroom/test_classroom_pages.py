@@ -16,8 +16,8 @@ from explorer.serving.server import _configure_rooms
 from explorer.views.classroom import figures
 from explorer.views.classroom.entry import start_room
 from explorer.views.classroom.lecturer import LecturerView, join_url, qr_svg
-from explorer.views.classroom.problem import class_problem, problem_at
-from explorer.views.classroom.student import StudentView
+from explorer.views.classroom.room_problem import class_problem, problem_at
+from explorer.views.classroom.student import ERROR_COLOUR, SUCCESS_COLOUR, StudentView
 from explorer.views.step_by_step.state import StepState
 from tests.conftest import run_cli
 
@@ -85,9 +85,11 @@ def test_a_student_and_the_lecturer_on_one_room(state):
     projector._ask()
     phone.number.value = "lots"
     phone._answer()
-    assert phone._note == "Type a number, e.g. 0.25." and room.question.answers == {}
+    assert phone._note == ("Type a number, e.g. 0.25.", False) and room.question.answers == {}
+    assert phone.message.styles["color"] == ERROR_COLOUR
     phone.number.value = "0.4"
     phone._answer()
+    assert phone._note == ("Your answer 0.4 was sent.", True) and phone.message.styles["color"] == SUCCESS_COLOUR
     projector._reveal()
     assert "The theory, eq. (60)" in projector.question.object
     projector.s_over_n.value, projector.index.value = 0.5, 2  # a new round at other settings, solved off the loop
@@ -104,7 +106,7 @@ def test_a_student_and_the_lecturer_on_one_room(state):
     phone.refresh()
     assert phone.closed.object == "The room was closed." and phone.closed in phone.body.objects
     phone._draw(1)
-    assert phone._note == "The room was closed."
+    assert phone._note == ("The room was closed.", False)
 
 
 def test_start_a_class_room_gives_the_lecturer_link_or_says_why_not(state):
@@ -139,3 +141,15 @@ def test_a_phone_left_open_sees_its_room_close_after_two_hours_idle(state):
     now[0] += rooms.IDLE_EXPIRY + 1
     phone.refresh()  # the page's next look at its room (every 1.5 s)
     assert "two hours" in phone.closed.object and registry.rooms == {}
+
+
+def test_the_class_room_pages_have_no_server_wide_busy_indicator():
+    """Panel's busy indicator follows every session's events; a phone's page with one would be sent a message at
+    every other student's click (explorer.app.CLASS_ROOM_PAGE)."""
+    import panel as pn
+
+    from explorer.app import create_student_page
+
+    before = len(pn.state._indicators)
+    page = create_student_page()
+    assert page.busy_indicator is None and len(pn.state._indicators) == before

@@ -1,4 +1,4 @@
-"""The fast-bootstrap figures (seed 002) are readable at 1280x720 and on a projector: legends beside the data
+"""The fast-bootstrap figures ([LSWV05]) are readable at 1280x720 and on a projector: legends beside the data
 with click-to-hide, y-axis labels short enough for the plots' height, the better direction stated."""
 import pytest
 

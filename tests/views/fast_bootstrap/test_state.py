@@ -1,4 +1,4 @@
-"""Fast-bootstrap view state (seed 002) without a server: paper defaults, the buttons of the expensive jobs,
+"""Fast-bootstrap view state ([LSWV05]) without a server: paper defaults, the buttons of the expensive jobs,
 cancel, cache, bad-input messages and uploaded series."""
 import io
 import re

@@ -1,4 +1,4 @@
-"""The fast-bootstrap tab (seed 002) without a server: bad-input message, results, controls per model, the
+"""The fast-bootstrap tab ([LSWV05]) without a server: bad-input message, results, controls per model, the
 Run and Cancel buttons and the downloads."""
 import json
 

@@ -1,4 +1,4 @@
-"""The fast-bootstrap view's numbers (seed 002): the state's results, its summary table and its JSON export
+"""The fast-bootstrap view's numbers ([LSWV05]): the state's results, its summary table and its JSON export
 equal ``compare_bootstraps`` called directly; NaN is exported as null."""
 import json
 

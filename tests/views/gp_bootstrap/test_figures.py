@@ -122,7 +122,7 @@ def test_l1_reference_lines_reach_the_highest_bar(toy_state):
 def test_the_gap_warning_at_small_s_over_n_says_what_the_paper_shows(monkeypatch):
     import pandas as pd
 
-    from explorer.views.gp_bootstrap import figures as gp_figures
+    from explorer.views.gp_bootstrap.figures import learning_curve as gp_figures
 
     small = pd.DataFrame({"s_over_n": [0.25, 0.5], "gap_se_theory": [-5.4, -4.4]})
     monkeypatch.setattr(gp_figures, "large_gaps", lambda state, threshold: small)
@@ -153,3 +153,31 @@ def test_the_axis_text_hook_sizes_a_colour_bar_as_well_as_the_axes(on, caplog):
     (bar,) = [c for c in plot.right if isinstance(c, ColorBar)]
     assert axes and bar.major_label_text_font_size == axes[0].major_label_text_font_size
     assert bar.title_text_font_size == axes[0].axis_label_text_font_size
+
+
+def test_the_distribution_page_draws_the_core_s_eq_60_distribution(toy_state):
+    """The density, the mass per bin and the components drawn are those of the core's BootstrapDistribution of every
+    training input (``bootstrap_distribution``), at the input shown; the page asks it of that input alone."""
+    from explorer.bootstrap.distribution import bootstrap_distribution
+    from explorer.gp_bootstrap.l1 import histogram_edges
+
+    toy_state.input_index = 5
+    whole = bootstrap_distribution(toy_state.solution)
+    i = toy_state.index
+    figure = plots.distribution_plot(toy_state)
+    (density,) = [e for e in figure if e.label == "theory density, eq. (60)"]
+    h = density.dimension_values(0)
+    at_i = np.broadcast_to(h[:, None], (h.size, whole.n))  # every input at the values h: column i is input i's
+    np.testing.assert_allclose(density.dimension_values(1), whole.pdf(at_i)[:, i], rtol=1e-12, atol=0)
+    (bars,) = [e for e in figure if e.label == "theory, mass per bin"]
+    edges = histogram_edges(whole.means[i, :1], toy_state.solution, i, toy_state.bin_width)
+    cdf = whole.cdf(np.broadcast_to(edges[:, None], (edges.size, whole.n)))[:, i]
+    mass = dict(zip(np.round(edges[:-1], 9), np.diff(cdf) / toy_state.bin_width))
+    assert bars.edges.size > 3  # the bins holding theory mass
+    np.testing.assert_allclose(bars.dimension_values(1), [mass[round(x, 9)] for x in bars.edges[:-1]], rtol=1e-12, atol=1e-300)
+    (components,) = [e for e in figure if e.label == "Poisson components w_k N(μ_k, s_k²)"]
+    # each component w_k N(μ_k, s_k²) is drawn on μ_k ± 5 s_k through its peak w_k / (√(2π) s_k)
+    ks = np.flatnonzero(whole.weights > 1e-3)
+    peaks = whole.weights[ks] / (np.sqrt(2 * np.pi) * whole.sds[i, ks])
+    drawn = np.nan_to_num(components.dimension_values(1))
+    assert max(drawn) == pytest.approx(max(peaks), rel=1e-9)

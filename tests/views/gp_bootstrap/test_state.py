@@ -1,4 +1,4 @@
-"""The explorer's session state and figures, tested without a server (STYLE.md: UI state tested without a server).
+"""The explorer's session state and figures, tested without a server (CONTRIBUTING.md: UI state tested without a server).
 
 Most tests use the generated ``teacher`` set (N = 64) and small Monte-Carlo sample counts, so the whole
 file runs in seconds; ``boston`` appears where the paper's setting matters.
@@ -380,7 +380,7 @@ def test_every_tab_downloads_a_plain_csv_and_its_settings_as_json(computed, tab)
     frame = pd.read_csv(io.StringIO(text))  # plain read_csv: no comment line to skip
     assert frame.columns.tolist() == plots.EXPORT_COLUMNS[tab] and len(frame) > 0
     sidecar = json.loads(downloads[json_name].callback().getvalue())
-    assert sidecar["files"] == [csv_name] and "seed 000" in sidecar["export"]
+    assert sidecar["files"] == [csv_name] and "[MO03]" in sidecar["export"]
     got = sidecar["settings"]
     assert got["dataset"] == "teacher" and got["kernel"] == "paper" and got["l2"] == computed.l2
     assert got["seed"] == computed.seed and got["s_over_n"] == computed.s_over_n

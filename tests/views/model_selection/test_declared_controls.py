@@ -11,7 +11,7 @@ from explorer.views.common.state import declarations
 from explorer.views.common.state.declarations import control
 from explorer.views.common.state.links import link_parameters
 from explorer.views.model_selection import figures as F
-from explorer.views.model_selection.experiments import (
+from explorer.views.model_selection.experiments_state import (
     EXPERIMENT_DATA,
     EXPERIMENTS,
     TEMPERATURE_EXPERIMENTS,

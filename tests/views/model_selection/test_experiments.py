@@ -1,4 +1,4 @@
-"""The thesis experiments of the model-selection Experiments sub-panel (seed 001) against the core functions
+"""The thesis experiments of the model-selection Experiments sub-panel ([Fis16]) against the core functions
 called directly, without a server."""
 import json
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Figures, tables and exports of the GP model-selection view (seed 001), from states computed without a server."""
+"""Figures, tables and exports of the GP model-selection view ([Fis16]), from states computed without a server."""
 import json
 
 import numpy as np
@@ -30,7 +30,7 @@ def test_exports_have_the_expected_columns():
     assert list(optima["criterion"]) == ["evidence", "loo"] and optima["test_smse"].notna().all()
     assert "lengthscale" in optima["hyperparameters"][0]
     sidecar = json.loads(F.settings_text(state))
-    assert sidecar["export"] == "GP model selection (seed 001)"
+    assert sidecar["export"] == "GP model selection ([Fis16])"
     data = state.dataset
     assert sidecar["files"] == [f"model-selection-{w}_{data}.csv" for w in ("criteria-curves", "optima", "ranking")]
     assert sidecar["settings"] == {**F.settings(state), "dataset": "teacher", "n_points": 32, "criteria": [

@@ -1,4 +1,4 @@
-"""GP model-selection view state (seed 001) without a server: parameters, jobs, cancel, cache, errors."""
+"""GP model-selection view state ([Fis16]) without a server: parameters, jobs, cancel, cache, errors."""
 
 import numpy as np
 import pytest

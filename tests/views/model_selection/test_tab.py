@@ -1,4 +1,4 @@
-"""The GP model-selection tab (seed 001) and its Experiments sub-panel, built without a server."""
+"""The GP model-selection tab ([Fis16]) and its Experiments sub-panel, built without a server."""
 
 import json
 

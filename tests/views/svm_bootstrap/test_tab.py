@@ -1,4 +1,4 @@
-"""SVM bootstrap view state (seed 004) without a server: parameters, jobs, cancel, cache, exports, errors."""
+"""SVM bootstrap view state ([MO03b]) without a server: parameters, jobs, cancel, cache, exports, errors."""
 import io
 import json
 
@@ -133,7 +133,7 @@ def test_exports_have_the_expected_columns(rng):
     for what in ("curve", "field"):
         read_plain_csv(V.csv_text(state, what), V.EXPORT_COLUMNS[what])  # header first: no comment line
     sidecar = json.loads(V.settings_text(state))
-    assert sidecar["export"] == "hard-margin SVM bootstrap (seed 004)"
+    assert sidecar["export"] == "hard-margin SVM bootstrap ([MO03b])"
     assert sidecar["files"] == ["svm-learning-curve_blobs.csv", f"svm-field_blobs_test-input-{state.index}.csv"]
     assert sidecar["settings"]["dataset"] == "uploaded CSV" and sidecar["settings"]["target"] == "label"
     assert sidecar["settings"]["file"] == "blobs.csv" and sidecar["settings"]["sha256"] == state.uploaded_file.sha256

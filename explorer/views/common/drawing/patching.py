@@ -24,6 +24,8 @@ import holoviews as hv
 import numpy as np
 import panel as pn
 
+from explorer.runtime.compat import drawn_plots
+
 __all__ = ["Layer", "forget_frames", "overlay", "overlay_extents", "overlay_ranges", "patch_overlay", "patch_layers",
            "write_columns"]
 
@@ -146,11 +148,9 @@ def _matches(subplot, layer: Layer) -> bool:
 def _drawn_like(pane: pn.pane.HoloViews, layers: Sequence[Layer]) -> list:
     """Every copy of the figure ``pane`` has drawn, if each has the layers ``layers`` describe; else ``[]``.
 
-    Panel keeps a HoloViews pane's plots, one per page showing it, in the pane's ``_plots`` (a root's id → (plot,
-    pane); Panel 1.5-1.9) and has no public accessor for them (Panel's own linking code reads ``_plots`` too): the
-    one private attribute of a third party read outside :mod:`explorer.runtime.compat`.
+    Panel has no public accessor for a pane's plots: :func:`explorer.runtime.compat.drawn_plots` reads them.
     ``tests/views/common/drawing/test_patching.py`` notices a change (a patched figure would be redrawn instead)."""
-    drawn = [plot for plot, _ in pane._plots.values()]
+    drawn = drawn_plots(pane)
     if any(len(plot.subplots) != len(layers) or not all(map(_matches, plot.subplots.values(), layers))
            for plot in drawn):
         return []

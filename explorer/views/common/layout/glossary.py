@@ -1,11 +1,12 @@
-"""The glossary of the app: the words every page uses, in plain words first and the papers' symbols second.
+"""The glossary of the app: the words the pages use, in plain words first and the papers' symbols second.
 
-:data:`GLOSSARY` holds the entries (term, what it means, where the papers define it) and :data:`PAPERS` the four
-papers by key ([MO03], [MO03b], [Fis16], [LSWV05]); the documentation's glossary page (``docs/user_guide/glossary.md``)
-is generated from them when the site builds (``docs/conf.py``). :class:`Glossary` is the
-header's "Glossary" button and the text it opens in the template's modal, on every page of the app
-(:func:`explorer.app.create_app` puts the button in the header and the text in the modal, then calls
-:meth:`Glossary.attach`).
+:class:`Entry` is one term (term, what it means, where the papers define it); :data:`WORDS` holds the words every page
+shares, each page holds its own in its folder (``explorer/views/<page>/glossary.py``), and the registry joins them,
+shared words first (:data:`explorer.views.pages.GLOSSARY`); :data:`PAPERS` names the four papers by key ([MO03],
+[MO03b], [Fis16], [LSWV05]). The documentation's glossary page (``docs/user_guide/glossary.md``) is generated from the
+joined entries when the site builds (``docs/conf.py``). :class:`Glossary` is the header's "Glossary" button and the
+text it opens in the template's modal, on every page of the app (:func:`explorer.app.create_app` puts the button in
+the header and the text in the modal, then calls :meth:`Glossary.attach`). This module knows no page.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import NamedTuple
 
 import panel as pn
 
-__all__ = ["Entry", "GLOSSARY", "PAPERS", "glossary_markdown", "glossary_page", "papers_markdown", "Glossary"]
+__all__ = ["Entry", "WORDS", "PAPERS", "glossary_markdown", "glossary_page", "papers_markdown", "Glossary"]
 
 
 class Entry(NamedTuple):
@@ -37,8 +38,9 @@ PAPERS = (
                  "Neurocomputing (2005)", "the fast bootstrap of model complexity"),
 )
 
-#: The entries, in the order a first lecture on the bootstrap meets them.
-GLOSSARY = (
+#: The words every page shares, in the order a first lecture on the bootstrap meets them; each page's own words
+#: follow them (its folder's ``glossary.GLOSSARY``, in the registry's order: :data:`explorer.views.pages.GLOSSARY`).
+WORDS = (
     Entry("Bootstrap sample (resample)",
           "A new data set made by drawing points at random, with replacement, from the N data points: a point can "
           "come several times (its count s_i) or not at all (left out). Refitting the model on many of them shows "
@@ -79,51 +81,12 @@ GLOSSARY = (
           "computable. Each point feels the other points through a bell-shaped (Gaussian) average. It is solved "
           "by iterating a few equations per point and gets more accurate as N grows.",
           "[MO03] §4.3, eqs. 20-21, solved by eqs. 54-59"),
-    Entry("Approximate ADATAP",
-          "A cheaper shortcut of ADATAP: one shared value for all points instead of solving the equations point "
-          "by point (no iteration). Where it lands nearer to Monte-Carlo than ADATAP, two errors cancel.",
-          "[MO03] §5 and App. A.2"),
-    Entry("VG (variational Gaussian)",
-          "Another approximation of the replica average: the best Gaussian in the sense of a variational bound. "
-          "Cruder than ADATAP; [MO03] shows it in Fig. 1.",
-          "[MO03] Fig. 1; derivation in the docs' derivations"),
-    Entry("MF (mean field)",
-          "The simplest approximation of the replica average: each point feels only the average of the others. "
-          "The crudest curve of [MO03]'s Fig. 1.",
-          "[MO03] Fig. 1; derivation in the docs' derivations"),
-    Entry("Gaussian process (GP)",
-          "The model fitted to the data and to every resample: a smooth curve whose wiggliness the kernel's "
-          "lengthscale sets and whose closeness to the points the noise σ² sets.",
-          "[MO03] §4.1 and eq. 50"),
-    Entry("Prediction at point i (f_i)",
-          "The value the fitted curve takes at data point i; over the resamples it varies, and its histogram is "
-          "the bootstrap distribution that the theory's mixture of Gaussians describes.",
-          "[MO03] eq. 60"),
-    Entry("L1 distance and noise floor",
-          "The L1 distance measures how far a Monte-Carlo histogram is from the theory's distribution (0: the "
-          "same; 2: nothing in common). Even a perfect theory is not at 0, because the histogram of finitely many "
-          "resamples wobbles: the noise floor is that distance, computed for histograms drawn from the theory "
-          "itself.",
-          "[MO03] Fig. 5"),
-    Entry("Hard-margin SVM",
-          "A support vector classifier that separates the two classes with the widest possible gap and no point "
-          "inside it; its bootstrap error is compared with the replica theory.",
-          "[MO03b]"),
-    Entry("ASC (approximation set coding)",
-          "A model-selection criterion: the model wins whose posteriors, computed from two data sets of the same "
-          "source, agree the most (their posterior agreement, a mutual information at a resolution β). Compared "
-          "with the evidence and cross-validation.",
-          "[Fis16]"),
-    Entry("Fast bootstrap",
-          "A cheaper bootstrap for choosing a model's complexity: the optimism (test minus training error) is "
-          "computed at a few complexities and fitted by a low-order polynomial, checked by an F test.",
-          "[LSWV05] eqs. 8-11"),
 )
 
 
-def glossary_markdown(entries=GLOSSARY, heading: str = "## Glossary") -> str:
-    """The glossary as Markdown: a heading, one paragraph per entry (the term in bold, the papers' reference after
-    it) and a last paragraph naming the papers the references cite by key."""
+def glossary_markdown(entries: tuple[Entry, ...], heading: str = "## Glossary") -> str:
+    """The glossary of ``entries`` as Markdown: a heading, one paragraph per entry (the term in bold, the papers'
+    reference after it) and a last paragraph naming the papers the references cite by key."""
     lines = [heading]
     for entry in entries:
         where = "" if entry.source == "—" else f" *({entry.source})*"
@@ -132,13 +95,14 @@ def glossary_markdown(entries=GLOSSARY, heading: str = "## Glossary") -> str:
     return "\n\n".join(lines)
 
 
-def glossary_page() -> str:
-    """The documentation's glossary page (``docs/user_guide/glossary.md``, written by ``docs/conf.py`` when the
-    site builds): the app's glossary under a page title, and the papers as a table."""
+def glossary_page(entries: tuple[Entry, ...]) -> str:
+    """The documentation's glossary page of ``entries`` (``docs/user_guide/glossary.md``, written by ``docs/conf.py``
+    when the site builds from the app's, :func:`explorer.views.pages.glossary_page`): the glossary under a page
+    title, and the papers as a table."""
     intro = ("The words the explorer uses, as the app's header *Glossary* explains them (the same text: this page is "
              "generated from it, `explorer/views/common/layout/glossary.py`). References name the papers by key; "
              "{doc}`concepts` puts the words together.")
-    body = glossary_markdown(heading="# Glossary").split("\n\n")
+    body = glossary_markdown(entries, heading="# Glossary").split("\n\n")
     return "\n\n".join([body[0], intro, *body[1:-1], "## The papers", papers_markdown()]) + "\n"
 
 
@@ -151,13 +115,14 @@ def papers_markdown() -> str:
 
 class Glossary(pn.viewable.Viewer):
     """The header's "Glossary" button (:attr:`button`, CSS class ``explorer-glossary-button``) and the text it
-    opens (the viewable itself, CSS class ``explorer-glossary``: put it in the template's ``modal``)."""
+    opens (the viewable itself, CSS class ``explorer-glossary``: put it in the template's ``modal``), of ``entries``
+    (the app's: :data:`explorer.views.pages.GLOSSARY`)."""
 
-    def __init__(self, **params):
+    def __init__(self, entries: tuple[Entry, ...], **params):
         super().__init__(**params)
         self.button = pn.widgets.Button(label="Glossary", color="light", width=110, align="center",
                                         css_classes=["explorer-glossary-button"])
-        self.text = pn.pane.Markdown(glossary_markdown(), sizing_mode="stretch_width",
+        self.text = pn.pane.Markdown(glossary_markdown(entries), sizing_mode="stretch_width",
                                      css_classes=["explorer-glossary"])
 
     def attach(self, template: pn.template.BaseTemplate) -> None:

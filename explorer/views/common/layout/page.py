@@ -118,8 +118,9 @@ class Page:
     ``key`` names it; ``tabs`` maps each of its tabs' URL name (``?tab=…``) to the title on the tab bar; ``states``
     maps the URL prefix of each of its states to what the page calls it (preset messages use it), the main state
     first; ``extra_roles`` names the further states for the tab's view (e.g. ``("experiments",)``); ``build`` makes
-    the :class:`PageView` of one session; ``presets`` are its "Reproduce a figure" entries; ``citation`` names its
-    paper in plain words for the menu ("Malzahn & Opper 2005").
+    the :class:`PageView` of one session; ``presets`` are its "Reproduce a figure" entries; ``glossary`` its own words
+    in the app's glossary (:class:`~explorer.views.common.layout.glossary.Entry`, after the words every page shares);
+    ``citation`` names its paper in plain words for the menu ("Malzahn & Opper 2005").
     """
 
     key: str
@@ -127,6 +128,7 @@ class Page:
     states: Mapping[str, str]
     build: Callable[[Page, PageContext], PageView]
     presets: tuple = ()
+    glossary: tuple = ()
     extra_roles: tuple[str, ...] = ()
     citation: str = ""
 

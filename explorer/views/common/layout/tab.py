@@ -93,7 +93,8 @@ class JobTab(pn.viewable.Viewer):
         self.cancel = pn.widgets.Button(label="Cancel", color="warning", css_classes=[self._css("cancel")])
         self.cancel.on_click(lambda event: self.state.cancel(self.run_kind()))
         self.indicators = job_indicators(self.state, self.css_prefix, self._on_job, width=self.progress_width,
-                                         kinds=self.shown_jobs(), css=self._job_css)
+                                         kinds=self.shown_jobs(), css=self._job_css,
+                                         label_messages=self.label_messages)
         for message in self.indicators.message.values():  # long messages wrap instead of running off the page
             message.stylesheets = [*message.stylesheets, _WRAP]
         self.error = (message_alert(self.state, "error", f"{self.css_prefix}-error") if self.shows_error
@@ -185,8 +186,7 @@ class JobTab(pn.viewable.Viewer):
 
     # --- updates
     def _on_job(self, name: str, *events) -> None:
-        kind = self.indicators.kinds[name]
-        self.indicators.show(name, self.state.jobs[kind], label=kind if self.label_messages else "")
+        """A job's status changed: Cancel is enabled while a job it stops runs (the indicators follow by themselves)."""
         kinds = [self.run_kind()] if self.run_kind() else list(self.indicators.kinds.values())
         self.cancel.disabled = not any(self.state.jobs[k].running for k in kinds)
 

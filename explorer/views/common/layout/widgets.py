@@ -15,9 +15,9 @@ import holoviews as hv
 import panel as pn
 import param
 
+from explorer.runtime.compat import handle_changes_at_once
 from explorer.views.common.files.file_input import CSVFileInput
 from explorer.views.common.state import declarations
-from explorer.views.common.state.jobs import JobStatus
 from explorer.views.common.state.values import rejection
 
 __all__ = ["JobIndicators", "job_indicators", "WIDGET_KINDS", "widget_kind", "param_widget", "param_widgets",
@@ -31,7 +31,7 @@ __all__ = ["JobIndicators", "job_indicators", "WIDGET_KINDS", "widget_kind", "pa
 BOOTSTRAP_TERMS = ("**N** = the training points. A bootstrap sample draws **S** points from them *with "
                    "replacement*: each draw takes any of the N again, so a point comes 0, 1, 2, … times and at S = N "
                    "about 37 % of the points are left out. **S/N** is the sample's size relative to the data.")
-#: The same for a page whose bootstrap samples have N points (the fast bootstrap of seed 002).
+#: The same for a page whose bootstrap samples have N points (the fast bootstrap of [LSWV05]).
 REPLICATION_TERMS = ("**N** = the training points. A bootstrap replication refits the model on N points drawn from "
                      "them *with replacement*: each draw takes any of the N again, so a point comes 0, 1, 2, … times "
                      "and about 37 % of the points are left out of each.")
@@ -40,35 +40,44 @@ REPLICATION_TERMS = ("**N** = the training points. A bootstrap replication refit
 @dataclass(frozen=True)
 class JobIndicators:
     """A progress bar, a message and an error alert per job a tab shows, keyed by the name the tab gives it
-    (``kinds`` maps that name to the state's job kind)."""
+    (``kinds`` maps that name to the state's job kind). Each shows its job's status by references to the status's
+    parameters (``progress``, ``running``, ``message``, ``error``): Panel redraws it when they change."""
 
     kinds: Mapping[str, str]
     progress: dict[str, pn.indicators.Progress]
     message: dict[str, pn.pane.Str]
     error: dict[str, pn.pane.Alert]
 
-    def show(self, name: str, status: JobStatus, label: str = "") -> None:
-        """Show ``status`` in the indicators of ``name``; a non-empty ``label`` prefixes the message."""
-        self.progress[name].param.update(value=int(round(100 * status.progress)), active=status.running)
-        self.message[name].object = f"{label}: {status.message}" if label and status.message else status.message
-        self.error[name].param.update(object=status.error, visible=bool(status.error))
+
+def _percent(progress: float) -> int:
+    return int(round(100 * progress))
+
+
+def _labelled(message: str, label: str = "") -> str:
+    """``message``, prefixed by ``label`` ("curve: done") when both are non-empty."""
+    return f"{label}: {message}" if label and message else message
 
 
 def job_indicators(state, prefix: str, on_job: Callable, width: int = 160,
                    kinds: Mapping[str, str] | None = None,
-                   css: Callable[[str, str], str] | None = None) -> JobIndicators:
+                   css: Callable[[str, str], str] | None = None, label_messages: bool = False) -> JobIndicators:
     """The :class:`JobIndicators` of the jobs ``kinds`` (name → job kind; default: every job of ``state`` under
     its own kind), with CSS classes ``{prefix}-progress-<name>``, ``{prefix}-job-message-<name>`` and
     ``{prefix}-job-error-<name>`` (or ``css(what, name)`` for ``what`` in "progress", "job-message" and
-    "job-error", if given); ``on_job(name, *events)`` watches each job's status."""
+    "job-error", if given); each message prefixed by its job's kind if ``label_messages``. ``on_job(name, *events)``
+    watches each job's status for the tab's side effects (its Cancel button, a redraw)."""
     kinds = dict(kinds) if kinds is not None else {kind: kind for kind in state.jobs}
     css = css or (lambda what, name: f"{prefix}-{what}-{name}")
     progress, message, error = {}, {}, {}
     for name, kind in kinds.items():
-        progress[name] = pn.indicators.Progress(value=0, max=100, active=False, width=width,
+        status = state.jobs[kind].param
+        progress[name] = pn.indicators.Progress(value=pn.bind(_percent, status.progress), max=100,
+                                                active=status.running, width=width,
                                                 css_classes=[css("progress", name)])
-        message[name] = pn.pane.Str("", css_classes=[css("job-message", name)])
-        error[name] = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=[css("job-error", name)])
+        message[name] = pn.pane.Str(pn.bind(_labelled, status.message, kind if label_messages else ""),
+                                    css_classes=[css("job-message", name)])
+        error[name] = pn.pane.Alert(status.error, alert_type="danger", visible=pn.bind(bool, status.error),
+                                    css_classes=[css("job-error", name)])
         state.jobs[kind].param.watch(partial(on_job, name), ["running", "progress", "message", "error"])
     return JobIndicators(kinds, progress, message, error)
 
@@ -134,17 +143,11 @@ def checked_input(state, name: str, kind: type[pn.widgets.Widget], **options) ->
 
 
 def respond_at_once(widget: pn.widgets.Widget) -> pn.widgets.Widget:
-    """``widget``, whose changes in the browser reach the server's callbacks at once.
-
-    Panel waits 50 ms (``_debounce``) before it handles a change from the browser, to gather the changes that
-    follow; the properties of one message (a slider's ``value`` and ``value_throttled``) are gathered all the
-    same. For a control whose update is fast (S/N: a cached theory curve and one replica solve), those 50 ms
-    are a third of the server's share of the update. A composite widget's parts get it too.
-    """
-    for part in (widget, getattr(widget, "_slider", None), getattr(widget, "_value_edit", None)):
-        if part is not None:
-            part._debounce = 0
-    return widget
+    """``widget``, whose changes in the browser reach the server's callbacks at once (without Panel's 50 ms wait,
+    which has no public setting: :func:`explorer.runtime.compat.handle_changes_at_once`). For a control whose update
+    is fast (S/N: a cached theory curve and one replica solve), those 50 ms are a third of the server's share of the
+    update. A composite widget's parts get it too."""
+    return handle_changes_at_once(widget)
 
 
 def param_widgets(state, names: Iterable[str] | Mapping[str, type[pn.widgets.Widget]], prefix: str,
@@ -212,17 +215,11 @@ def terms_line(text: str, css_class: str) -> pn.pane.Markdown:
 
 
 def message_alert(state, name: str, css_class: str, alert_type: str = "danger") -> pn.pane.Alert:
-    """An alert showing the text of ``state.<name>`` (e.g. ``error``), hidden while it is empty."""
-    alert = pn.pane.Alert("", alert_type=alert_type, visible=False, css_classes=[css_class],
-                          sizing_mode="stretch_width")
-
-    def show(*events) -> None:
-        text = getattr(state, name)
-        alert.param.update(object=text, visible=bool(text))
-
-    state.param.watch(show, name)
-    show()
-    return alert
+    """An alert showing the text of ``state.<name>`` (e.g. ``error``), hidden while it is empty: its text and its
+    visibility are references to the parameter (Panel follows them)."""
+    text = state.param[name]
+    return pn.pane.Alert(text, alert_type=alert_type, visible=pn.bind(bool, text), css_classes=[css_class],
+                         sizing_mode="stretch_width")
 
 
 #: Stream whose events make a DynamicMap re-evaluate its figure (the value counts the redraws).

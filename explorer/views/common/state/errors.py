@@ -1,9 +1,10 @@
 """What every page says when its core or its data fails: one table of wordings, one function that picks one.
 
 A job or a control that meets an expected error (:attr:`~explorer.views.common.state.jobs.JobHooks.expected_errors`)
-shows a sentence, never a traceback. :data:`WORDING` holds every such sentence: per page (its key in the registry,
-:mod:`explorer.views.pages`), the errors it words in its own vocabulary (the advice names that page's controls),
-then what every page says (:data:`COMMON`). ``{err}`` stands for the error's own message.
+shows a sentence, never a traceback. Each page words the errors of its own core in its own vocabulary (the advice
+names that page's controls) in its folder (``explorer/views/<page>/errors.py``, ``WORDING``: a tuple of
+:class:`Wording`, first match wins); after them comes what every page says (:data:`COMMON`). ``{err}`` stands for the
+error's own message. This module knows no page.
 
 Where a tab shows them: over its main figure (:func:`over_figure`), in the first screen. An error covers the figure
 (nothing of other settings or another data set shows beside it); a notice lies over the figure's top edge, with a
@@ -12,18 +13,15 @@ button that hides it until its text changes. Appearing, neither moves the figure
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import panel as pn
 
-from explorer.bootstrap.replica import ConvergenceError
 from explorer.datasets import DatasetError
 from explorer.runtime.engine import EngineError
-from explorer.svm_bootstrap.classifier import NotSeparableError
 
-__all__ = ["Wording", "WORDING", "COMMON", "describe_error", "over_figure", "OVER_FIGURE_CSS"]
+__all__ = ["Wording", "COMMON", "describe_error", "over_figure", "OVER_FIGURE_CSS"]
 
 
 @dataclass(frozen=True)
@@ -46,47 +44,10 @@ COMMON = (Wording(DatasetError, "The data cannot be used: {err}"),
           Wording(EngineError, "{err}"),
           Wording(BaseException, "{type}: {err}"))
 
-#: Every page's own wordings, by page key, first match wins.
-WORDING: dict[str, tuple[Wording, ...]] = {
-    "gp": (
-        Wording(ConvergenceError, "The replica (ADATAP) theory did not converge: {err} Try a larger noise σ², another "
-                                  "S/N or other kernel hyperparameters."),
-        Wording(np.linalg.LinAlgError, "The kernel matrix could not be factorised ({err}). Increase the noise σ² or "
-                                       "change the kernel hyperparameters (e.g. a shorter lengthscale)."),
-        Wording(FloatingPointError, "The computation became numerically unstable ({err}). Increase the noise σ² or "
-                                    "change the kernel."),
-    ),
-    "svm": (
-        Wording(NotSeparableError, "The data cannot be separated by a hard-margin SVM: {err}",
-                when=lambda err: "identical inputs" in str(err)),
-        Wording(NotSeparableError, "The data cannot be separated by a hard-margin SVM with this kernel: {err} A "
-                                   "shorter lengthscale L (a narrower kernel) separates more data; conflicting rows "
-                                   "must be removed."),
-        Wording(ConvergenceError, "The replica (ADATAP) theory did not converge: {err} Narrow kernels (small L) and "
-                                  "large S/N are the hardest cases; try a broader kernel or a smaller S/N."),
-        Wording(np.linalg.LinAlgError, "The kernel matrix could not be factorised ({err}). Change the lengthscale L."),
-        Wording(FloatingPointError, "The computation became numerically unstable ({err}). Change the lengthscale L."),
-    ),
-    "selection": (
-        Wording(ConvergenceError, "The replica theory of the bootstrap .632 criterion did not converge: {err} Leave "
-                                  "out 'bootstrap632' or change the kernel."),
-        Wording(np.linalg.LinAlgError, "The covariance matrix could not be factorised ({err}). Duplicate inputs with "
-                                       "tiny noise are the usual cause: standardise the data or change the kernel."),
-        Wording(FloatingPointError, "The computation became numerically unstable ({err}). Standardise the data or "
-                                    "change the kernel."),
-    ),
-    "fastboot": (
-        Wording(ConvergenceError, "The replica theory did not converge: {err} Switch the replica theory off or change "
-                                  "the kernel width or the γ grid."),
-        Wording(np.linalg.LinAlgError, "A least-squares or kernel system could not be solved ({err}). Change the model "
-                                       "settings."),
-    ),
-}
-
-
-def describe_error(err: BaseException, page: str | None = None) -> str:
-    """The sentence a page (by key; None: the common wordings only) shows for ``err``."""
-    wording = next(w for w in (*WORDING.get(page, ()), *COMMON) if w.fits(err))  # COMMON ends with any error
+def describe_error(err: BaseException, wordings: Sequence[Wording] = ()) -> str:
+    """The sentence a page shows for ``err``: the first of the page's own ``wordings`` (its folder's
+    ``errors.WORDING``) that fits, else the first of :data:`COMMON`."""
+    wording = next(w for w in (*wordings, *COMMON) if w.fits(err))  # COMMON ends with any error
     return wording.text.format(err=err, type=type(err).__name__)
 
 
@@ -110,7 +71,7 @@ def over_figure(figure, error: pn.pane.Alert | None = None, notice: pn.pane.Aler
     An error covers the whole figure, its message at the top (a refused upload: no axes of the data shown
     before); a notice lies over the figure's top edge, with a "Hide" button that hides it until its text changes.
     Either sits in the first screen beside the figure it concerns, and neither moves the figure (figure first,
-    STYLE.md): the layer is positioned over it, out of the page's flow.
+    CONTRIBUTING.md): the layer is positioned over it, out of the page's flow.
     """
     hide = pn.widgets.Button(label="Hide", color="light", width=70, align="center",
                              css_classes=[OVER_FIGURE_CSS["hide"]])

@@ -263,9 +263,9 @@ class JobHooks:
     #: Errors a user can cause with the controls: shown as :meth:`describe_error` says, never as a traceback.
     expected_errors: tuple[type[BaseException], ...] = (ValueError, OSError, FloatingPointError,
                                                          dask_engine.EngineError)
-    #: The page whose wordings :meth:`describe_error` uses (a key of :data:`explorer.views.common.state.errors.WORDING`;
-    #: None: the wordings every page shares).
-    error_wording: ClassVar[str | None] = None
+    #: The page's own wordings, before those every page shares (its folder's ``errors.WORDING``;
+    #: :mod:`explorer.views.common.state.errors`).
+    error_wordings: ClassVar[tuple[errors.Wording, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -277,7 +277,7 @@ class JobHooks:
     @classmethod
     def describe_error(cls, err: BaseException) -> str:
         """The message shown for an expected error, in the state's page's words (:mod:`~explorer.views.common.state.errors`)."""
-        return errors.describe_error(err, cls.error_wording)
+        return errors.describe_error(err, cls.error_wordings)
 
     def _prepare_jobs(self) -> object:
         """Check the settings, set the outputs that need no job and return the ``inputs`` the :class:`JobSpec` rows

@@ -116,7 +116,7 @@ def test_every_tab_names_the_file_and_its_hash_in_its_settings(tmp_path):
     from explorer.views.fast_bootstrap import exports as fb_exports
     from explorer.views.fast_bootstrap.state import SERIES, FastBootstrapState
     from explorer.views.model_selection import figures as sel_figures
-    from explorer.views.model_selection.experiments import SelectionExperimentState, experiment_json
+    from explorer.views.model_selection.experiments_state import SelectionExperimentState, experiment_json
     from explorer.views.model_selection.state import SelectionState
 
     table = "a,y\n" + "\n".join(f"{i / 10},{(i % 7) / 3}" for i in range(40)) + "\n"

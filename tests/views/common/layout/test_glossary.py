@@ -4,12 +4,13 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
-from explorer.views.common.layout.glossary import GLOSSARY, Glossary, glossary_markdown  # noqa: E402
+from explorer.views.common.layout.glossary import WORDS, Glossary, glossary_markdown  # noqa: E402
+from explorer.views.pages import GLOSSARY, PAGES  # noqa: E402
 
 
 def test_the_glossary_explains_the_words_the_issue_names():
     terms = " ".join(entry.term for entry in GLOSSARY)
-    text = glossary_markdown()
+    text = glossary_markdown(GLOSSARY)
     for word in ("Bootstrap sample", "S/N", "Replica theory", "ADATAP", "Monte-Carlo",
                  # issue 52: the words a reader met before any page defined them
                  "Occupation numbers", "VG", "MF", "ASC", "noise floor", "ε(S)", "Seed"):
@@ -27,7 +28,7 @@ def test_the_button_opens_the_templates_modal():
         def open_modal(self) -> None:
             opened.append(True)
 
-    glossary = Glossary()
+    glossary = Glossary(GLOSSARY)
     template = Template(title="t", modal=[glossary], header=[glossary.button])
     glossary.attach(template)
     glossary.button.clicks += 1
@@ -41,8 +42,15 @@ def test_every_page_of_the_app_has_the_glossary_in_its_header():
     try:
         (button,) = [item for item in app.header.objects if "explorer-glossary-button" in item.css_classes]
         (shown,) = [item for item in app.modal.objects if "explorer-glossary" in item.css_classes]
-        assert button.label == "Glossary" and shown.object == glossary_markdown()
+        assert button.label == "Glossary" and shown.object == glossary_markdown(GLOSSARY)
     finally:
         for view in app.pages.values():
             for state in view.states.values():
                 state.close()
+
+
+def test_the_app_s_glossary_is_the_shared_words_then_each_page_s_own_in_the_registry_s_order():
+    assert GLOSSARY == (*WORDS, *(entry for page in PAGES for entry in page.glossary))
+    owners = {entry.term: page.key for page in PAGES for entry in page.glossary}
+    assert owners["Hard-margin SVM"] == "svm" and owners["ASC (approximation set coding)"] == "selection"
+    assert owners["Fast bootstrap"] == "fastboot" and owners["VG (variational Gaussian)"] == "gp"

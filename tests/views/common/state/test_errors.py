@@ -1,4 +1,5 @@
-"""One table of error wordings: every page's sentences, first match wins, then what every page says."""
+"""Error wordings: each page's sentences in its own folder (``explorer/views/<page>/errors.py``), first match wins,
+then what every page says (``explorer.views.common.state.errors.COMMON``)."""
 
 import re
 
@@ -11,12 +12,14 @@ from explorer.bootstrap.replica import ConvergenceError  # noqa: E402
 from explorer.datasets import DatasetError  # noqa: E402
 from explorer.runtime.engine import EngineError  # noqa: E402
 from explorer.svm_bootstrap.classifier import NotSeparableError  # noqa: E402
-from explorer.views.common.state.errors import WORDING, describe_error  # noqa: E402
-from explorer.views.pages import PAGES  # noqa: E402
+from explorer.views.common.state.errors import describe_error  # noqa: E402
+from explorer.views.fast_bootstrap.errors import WORDING as FASTBOOT  # noqa: E402
+from explorer.views.gp_bootstrap.errors import WORDING as GP  # noqa: E402
+from explorer.views.model_selection.errors import WORDING as SELECTION  # noqa: E402
+from explorer.views.svm_bootstrap.errors import WORDING as SVM  # noqa: E402
 
-
-def test_the_table_words_errors_for_pages_of_the_registry_only():
-    assert set(WORDING) <= {page.key for page in PAGES}
+#: Each page's wordings by the key the tests name them with.
+WORDINGS = {"gp": GP, "svm": SVM, "selection": SELECTION, "fastboot": FASTBOOT, None: ()}
 
 
 @pytest.mark.parametrize("page,err,expected", [
@@ -37,23 +40,25 @@ def test_the_table_words_errors_for_pages_of_the_registry_only():
     (None, KeyError("x"), r"^KeyError: 'x'$"),
 ])
 def test_each_page_says_its_sentence(page, err, expected):
-    assert re.search(expected, describe_error(err, page)), describe_error(err, page)
+    text = describe_error(err, WORDINGS[page])
+    assert re.search(expected, text), text
 
 
 def test_a_brace_in_an_error_message_is_kept():
     assert describe_error(ValueError("a {b} c")) == "a {b} c"
 
 
-def test_the_states_use_the_table():
+def test_the_states_use_their_page_s_wordings():
     from explorer.views.fast_bootstrap.state import FastBootstrapState
     from explorer.views.gp_bootstrap.state import GPBootstrapState
     from explorer.views.model_selection.state import SelectionState
+    from explorer.views.step_by_step.state import StepState
     from explorer.views.svm_bootstrap.state import SVMState
 
     err = np.linalg.LinAlgError("x")
     for cls, key in ((GPBootstrapState, "gp"), (SVMState, "svm"), (SelectionState, "selection"),
-                     (FastBootstrapState, "fastboot")):
-        assert cls.describe_error(err) == describe_error(err, key)
+                     (FastBootstrapState, "fastboot"), (StepState, "gp")):
+        assert cls.describe_error(err) == describe_error(err, WORDINGS[key]) != describe_error(err)
 
 
 # ------------------------------------------------------------------------------ where a tab shows them

@@ -283,7 +283,7 @@ class _Bare(JobHooks, param.Parameterized):
     job_specs = (JobSpec("double", "double", LRU(4), key=lambda t: ("double", t), compute=lambda s, t, job: 2 * t),)
     outputs = ("double", "half")
     expected_errors = (KeyError,)
-    error_wording = None
+    error_wordings = ()
 
     def __init__(self, **params):
         super().__init__(**params)

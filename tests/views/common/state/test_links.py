@@ -10,7 +10,7 @@ from explorer.views.common.state import links
 from explorer.views.common.state.values import clean_number, rejection
 from explorer.views.fast_bootstrap.state import FastBootstrapState
 from explorer.views.gp_bootstrap.state import GPBootstrapState
-from explorer.views.model_selection.experiments import SelectionExperimentState
+from explorer.views.model_selection.experiments_state import SelectionExperimentState
 from explorer.views.model_selection.state import SelectionState
 from explorer.views.svm_bootstrap import SVMState
 

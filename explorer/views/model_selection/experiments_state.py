@@ -1,4 +1,4 @@
-"""The experiments of the model-selection tab's "Experiments" sub-panel (seed 001): the thesis experiments at small
+"""The experiments of the model-selection tab's "Experiments" sub-panel ([Fis16]): the thesis experiments at small
 sizes.
 
 :class:`SelectionExperimentState` runs the experiments of :mod:`explorer.model_selection.experiments` (the CLI's
@@ -138,7 +138,7 @@ def _control(group: str, applies=None) -> dict:
 
 
 class SelectionExperimentState(SelectionJobs, DataSourced):
-    """The thesis experiments of seed 001 (as ``explorer select-experiment``) at small repetition counts.
+    """The thesis experiments of [Fis16] (as ``explorer select-experiment``) at small repetition counts.
 
     Choose the experiment and its settings, call :meth:`refresh` (shows a cached result or says "press 'Run'"),
     then :meth:`run` and :meth:`wait`. The job (kind ``"experiment"`` in ``jobs``) calls the

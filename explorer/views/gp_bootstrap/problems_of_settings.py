@@ -17,8 +17,8 @@ from explorer.gp_bootstrap import problem as problems
 from explorer.views.common.state.declarations import applies, invalidating
 from explorer.views.common.state.jobs import Job
 from explorer.views.gp_bootstrap.data import check_holdout
-from explorer.views.gp_bootstrap.jobs import PROBLEMS, JobInputs, holdout_ij_of, holdout_theory_of, solution_of
-from explorer.views.gp_bootstrap.settings import MAX_MC_VALUES, OUTPUTS, SUBSAMPLE_SEED
+from explorer.views.gp_bootstrap.jobs import PROBLEMS, GPSettings, JobInputs, ProblemBuild, plan, prefill
+from explorer.views.gp_bootstrap.settings import HOLDOUT_TAB, MAX_MC_VALUES, OUTPUTS, SUBSAMPLE_SEED
 
 __all__ = ["GPProblems"]
 
@@ -107,63 +107,43 @@ class GPProblems:
             return problems.regression_problem(data, kernel, noise_var, rank=rank, rng=SUBSAMPLE_SEED, holdout=holdout)
         return build
 
-    def check_mc_size(self, n: int) -> None:
-        """ValueError before a Monte-Carlo job whose (B, N) arrays would exceed MAX_MC_VALUES numbers (N: the inputs
-        kept, ``experiments.MAP_INPUTS`` of a larger problem)."""
-        s = self.state
+    def check_mc_size(self, n: int, samples: int) -> None:
+        """ValueError before a Monte-Carlo job whose (B, N) arrays would exceed MAX_MC_VALUES numbers (B: the
+        ``samples`` of the form; N: the inputs kept, ``experiments.MAP_INPUTS`` of a larger problem)."""
         n = n if n <= experiments.MAP_ALL_ROWS else experiments.MAP_INPUTS
-        samples = int(s.mc_samples)
         if samples * n > MAX_MC_VALUES:
             raise ValueError(f"{samples:,} Monte-Carlo samples at N = {n:,} inputs would keep {samples * n:,} "
                              f"numbers twice (occupations and predictions); the server keeps at most "
                              f"{MAX_MC_VALUES:,}. Lower 'MC samples (distribution, test inputs)' to at most "
                              f"{MAX_MC_VALUES // n:,}.")
 
-    def inputs(self, key: tuple, problem: problems.RegressionProblem) -> JobInputs:
-        """What the jobs of a refresh read for ``problem`` (cache key ``key``), taken now on the session's thread."""
-        s = self.state
-        return JobInputs(s.tab, key, problem, float(s.s_over_n), s.loss, s.loss_params, s._loss_key(),
-                         int(s.curve_mc_samples), int(s.mc_samples), int(s.seed))
-
-    def prepare_training(self) -> JobInputs:
-        """The training problem (no row held out) shown and its theory at S/N solved now when dense; the jobs'
-        inputs (or the low-rank problem's builder)."""
-        s = self.state
-        key, problem = self.get(0)
-        if problem is None:
-            return self.building(key, 0)
-        s.param.input_index.bounds = (0, problem.n - 1)
-        if s.input_index > problem.n - 1:
-            s._assign("input_index", problem.n - 1)
-        s._assign("problem", problem)
-        if not problem.low_rank:  # ~0.1 s: now, so that the "solution" job shows it in this refresh
-            solution_of(key, problem, float(s.s_over_n))
-        if s.tab != "curve":
-            self.check_mc_size(problem.n)
-        return self.inputs(key, problem)
-
-    def prepare_holdout(self) -> JobInputs:
-        """The problem of the 'Test inputs' tab (``holdout`` rows held out), its dense theory at the held-out inputs
-        computed now; the jobs' inputs (or the low-rank problem's builder)."""
-        s = self.state
-        holdout = int(s.holdout)
+    def prepare(self, settings: GPSettings) -> JobInputs:
+        """The open tab's problem (``settings.held_out`` rows held out) shown, its Monte-Carlo's size checked, and the
+        jobs planned from the form's ``settings`` (:func:`~explorer.views.gp_bootstrap.jobs.plan`; a low-rank problem
+        not built yet: its builder's job)."""
+        s, holdout = self.state, settings.held_out
         key, problem = self.get(holdout)
         if problem is None:
-            return self.building(key, holdout)
-        self.warn_holdout(holdout, problem.n + holdout, problem.name)
-        self.check_mc_size(problem.n)
-        v = float(s.s_over_n)
-        if not problem.low_rank:  # dense, 30-40 ms on boston: now (the jobs show them in this refresh)
-            holdout_theory_of(key, problem, v)
-            holdout_ij_of(key, problem, v)
-        return self.inputs(key, problem)
+            return self.building(settings, key, holdout)
+        if settings.tab == HOLDOUT_TAB:
+            self.warn_holdout(holdout, problem.n + holdout, problem.name)
+        else:  # the training problem is the one the figures show
+            s.param.input_index.bounds = (0, problem.n - 1)
+            if s.input_index > problem.n - 1:
+                s._assign("input_index", problem.n - 1)
+            s._assign("problem", problem)
+        inputs = plan(settings, key, problem)
+        prefill(inputs)
+        if settings.tab != "curve":
+            self.check_mc_size(problem.n, settings.mc_samples)
+        return inputs
 
-    def building(self, key: tuple, holdout: int) -> JobInputs:
+    def building(self, settings: GPSettings, key: tuple, holdout: int) -> JobInputs:
         """Show nothing while the "problem" job builds the low-rank features; what it reads is taken now."""
         s = self.state
         for name in OUTPUTS:
             s._assign(name, None)
-        return JobInputs(s.tab, build=(key, self.builder(holdout)))
+        return plan(settings, build=ProblemBuild(key, self.builder(holdout)))
 
     def mapped_inputs(self) -> np.ndarray | None:
         """The training inputs the distribution and L1 pages cover when the problem has more than
