@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.bootstrap.occupations import update_delta_lambda
+from explorer.bootstrap.occupations import ROW_BLOCK, update_delta_lambda
 
 __all__ = ['Closing', 'literal_closing', 'fixed_point_closing', 'CLOSINGS']
 
@@ -53,12 +53,16 @@ def fixed_point_closing(dl, dl_c, G_diag, p, noise_var, at_fixed_point: bool = T
     """
     k = np.arange(p.size)
     a = 1.0 / (noise_var * dl_c)
-    r = 1.0 / (1.0 + a[:, None] * k)  # Δλ_c q_k
-    w = r @ (p[:, None] * (k[:, None] - k[None, :]))  # Σ_l p_l (l − k) r_l
-    V = (p * (r * w) ** 2).sum(axis=1)  # σ⁴Δλ_c⁴ Σ_k p_k (q_k − q̄)²
+    lags = p[:, None] * (k[:, None] - k[None, :])
+    V, r_mean = np.empty(dl_c.shape), np.empty(dl_c.shape)
+    for start in range(0, dl_c.size, ROW_BLOCK):  # (sites × terms) arrays a block of rows at a time
+        rows = slice(start, start + ROW_BLOCK)
+        r = 1.0 / (1.0 + a[rows, None] * k)  # Δλ_c q_k
+        w = r @ lags  # Σ_l p_l (l − k) r_l
+        V[rows] = (p * (r * w) ** 2).sum(axis=1)  # σ⁴Δλ_c⁴ Σ_k p_k (q_k − q̄)²
+        r_mean[rows] = r @ p  # Δλ_c q̄
     t = G_diag * dl_c
     if not at_fixed_point:
-        r_mean = r @ p  # Δλ_c q̄
         V = V + (dl - update_delta_lambda(dl_c, p, noise_var)) * noise_var**2 * dl_c * r_mean * t * (r_mean + t)
     e = t**4 * noise_var**2 / V
     return Closing(d=G_diag**2 + e, e=e, num=e * (dl_c / t) ** 2, den=1.0)

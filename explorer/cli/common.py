@@ -143,14 +143,16 @@ class ArgumentGroup(Protocol):
 
 def add_data_source(p: argparse.ArgumentParser, *, dataset_help: str, target_help: str, dataset_default=None,
                     required: bool = False, csv_help: str = "a CSV file of your own (one header row); needs --target",
-                    series_csv_help: str | None = None) -> ArgumentGroup:
+                    series_csv_help: str | None = None, csv_type: Callable[[str], str] | None = None) -> ArgumentGroup:
     """The ``data (choose one source)`` group: ``--dataset NAME`` or ``--csv PATH`` (or, given its help,
     ``--series-csv PATH``), and ``--target COLUMN``. Returns the group, for a command's further data options.
+    ``csv_type`` replaces the type of ``--csv`` (:func:`csv_path`), for a command that reads large files otherwise.
     """
     g = p.add_argument_group("data (choose one source)")
     src = g.add_mutually_exclusive_group(required=required)
     src.add_argument("--dataset", default=dataset_default, help=dataset_help)
-    src.add_argument("--csv", metavar="PATH", type=csv_path, help=f"{csv_help} (at most {MAX_CSV_BYTES:,} bytes)")
+    src.add_argument("--csv", metavar="PATH", type=csv_type or csv_path,
+                     help=f"{csv_help} (at most {MAX_CSV_BYTES:,} bytes)" if csv_type is None else csv_help)
     if series_csv_help is not None:
         src.add_argument("--series-csv", metavar="PATH", type=csv_path,
                          help=f"{series_csv_help} (at most {MAX_CSV_BYTES:,} bytes)")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer import datasets, kernels, lowrank
-from explorer.cli import common
+from explorer.cli import common, distributed_options
 from explorer.gp_bootstrap import evidence, experiments, montecarlo, stages
 from explorer.gp_bootstrap import problem as problems
 
@@ -69,9 +69,10 @@ def register(sub) -> None:
     common.register(sub, COMMANDS)
 
 
-def _add_gp_options(p: argparse.ArgumentParser, s_default: str, mc_default: int, tol_help: str = _TOL_HELP) -> None:
+def _add_gp_options(p: argparse.ArgumentParser, s_default: str, mc_default: int, tol_help: str = _TOL_HELP,
+                    csv_type=None) -> None:
     """The data, model and bootstrap options every GP-bootstrap command has."""
-    _add_data_options(p), _add_model_options(p), _add_low_rank_options(p)
+    _add_data_options(p, csv_type), _add_model_options(p), _add_low_rank_options(p)
     _add_run_options(p, s_default, mc_default, tol_help)
 
 
@@ -90,7 +91,8 @@ def _add_low_rank_options(p: argparse.ArgumentParser) -> None:
 
 
 def _learning_curve_arguments(p: argparse.ArgumentParser) -> None:
-    _add_gp_options(p, "0.5,1,2", 2000, _VG_TOL_HELP)
+    _add_gp_options(p, "0.5,1,2", 2000, _VG_TOL_HELP, csv_type=distributed_options.large_csv_path)
+    distributed_options.add_options(p)
     p.add_argument("--methods", type=_methods, default=None, metavar="M[,M2,...]",
                    help=f"the methods to run, from {', '.join(stages.CURVE_METHODS)} (ADATAP, approximate ADATAP, "
                         "VG, MF, infinitesimal jackknife, leave-one-out limit, Monte-Carlo; e.g. adatap,approx,mc). "
@@ -129,8 +131,9 @@ def _holdout_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(holdout=50)
 
 
-def _add_data_options(p: argparse.ArgumentParser) -> None:
+def _add_data_options(p: argparse.ArgumentParser, csv_type=None) -> None:
     g = common.add_data_source(p, dataset_default="boston", target_help="name of the target column in --csv",
+                               csv_type=csv_type,
                                dataset_help=f"a shipped or generated dataset: {', '.join(datasets.available())} "
                                             "(default: boston)")
     g.add_argument("--holdout", type=HOLDOUT, default=0, metavar="K",
@@ -384,7 +387,9 @@ def _data(args) -> tuple[datasets.Dataset, dict | None]:
     if args.rank is None and args.subsample is not None and args.subsample > common.MAX_DENSE_ROWS:
         raise ValueError(f"--subsample {args.subsample:,} is above the {common.MAX_DENSE_ROWS:,} rows of the dense "
                          f"path; use --subsample {common.MAX_DENSE_ROWS:,} or less, or add --rank M.")
-    if args.rank is None and args.subsample is None:
+    if getattr(args, "rows", None) is not None:  # --dataset teacher --rows N that the rule keeps in memory
+        data = distributed_options.generated(args)
+    elif args.rank is None and args.subsample is None:
         data = common.load_dataset(args, advice=f"Add --rank M (e.g. --rank 256) for a low-rank kernel, which takes "
                                                 f"up to {MAX_LOW_RANK_ROWS:,} rows, or --subsample "
                                                 f"{common.MAX_DENSE_ROWS:,} for a random subset of the rows.")
@@ -456,12 +461,18 @@ def learning_curve(args) -> common.Output:
     variational-Gaussian (VG) and mean-field (MF) approximations, the infinitesimal jackknife (IJ, linear response
     in the bootstrap weights), the closed-form leave-one-out error at noise σ²N/S (its S → ∞ limit) and Monte-Carlo
     with standard errors (docs/linear_response.md)."""
+    chosen = distributed_options.plan(args)  # beyond one machine: the rows in chunks on Dask, or None
+    if chosen is not None and chosen.chunked:
+        return distributed_options.learning_curve(args, chosen)
     run = _run(args)
     params = {"eps": args.eps, "beta": args.beta} if args.loss == "eps-insensitive" else {}
     with common.engine_executor(args) as executor:
         res = experiments.learning_curve_comparison(
             run.problem, args.s_over_n, args.mc_samples, loss=args.loss, loss_params=params, rng=args.seed,
             tol=args.tol, executor=executor, hooks=common.progress(), methods=args.methods)
+    if chosen is not None:  # the rule kept the rows in memory: say so
+        return common.Output(run.record(res.as_dict()) | {"path": "in memory", "rule": chosen.reason},
+                             f"path: in memory ({chosen.reason})\n{run.header()}{format_curve(res)}")
     return common.Output(run.record(res.as_dict()), run.header() + format_curve(res))
 
 

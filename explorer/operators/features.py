@@ -42,7 +42,8 @@ from explorer.progress import NO_HOOKS
 from explorer.validation import finite
 
 __all__ = ["CG_RTOL", "CG_MAX_ITER", "DENSE_FALLBACK_MAX_N", "SITE_FLOOR", "FeatureKernel", "FeatureSitePosterior",
-           "check_feature_matrix", "factor_features", "feature_spectrum", "hadamard_square_product"]
+           "check_feature_matrix", "factor_features", "feature_spectrum", "hadamard_square_product",
+           "solve_hadamard_system"]
 
 #: Relative residual ‖b − (G∘G − diag d) λ‖/‖b‖ at which conjugate gradients stop on eq. (57). The matrix has a
 #: condition number of 2-40 on the problems measured (``docs/derivations/low_rank.md``), so λ is then accurate to about 1e-9.
@@ -129,37 +130,44 @@ class FeatureSitePosterior:
 
     def solve_hadamard(self, d: np.ndarray, e: np.ndarray, r: np.ndarray, hooks=NO_HOOKS, n_iter: int = 0
                        ) -> tuple[np.ndarray, str]:
-        """λ of (G∘G − diag d) λ = r (eq. 57), and "" or why it failed.
-
-        Jacobi-preconditioned conjugate gradients on the positive definite diag(d) − G∘G (its diagonal is e), never
-        forming G∘G; a dense symmetric solve when they fail and N ≤ DENSE_FALLBACK_MAX_N. ``hooks.check`` is
-        polled after every step.
-        """
+        """λ of (G∘G − diag d) λ = r (eq. 57), and "" or why it failed (:func:`solve_hadamard_system`)."""
         psi = self.psi
-        n = r.size
-        if not (np.all(np.isfinite(d)) and np.all(np.isfinite(1.0 / e)) and np.all(np.isfinite(r))):
-            raise FloatingPointError("eq. (57) has a non-finite coefficient")
+        return solve_hadamard_system(lambda v: hadamard_square_product(psi, v), lambda: psi @ psi.T, d, e, r, hooks,
+                                     n_iter)
 
-        def stop(_):
-            hooks.check(n_iter, n_iter, "iterations")
 
-        lam, info = sparse_linalg.cg(
-            sparse_linalg.LinearOperator((n, n), matvec=lambda v: d * v - hadamard_square_product(psi, v),
-                                         dtype=float),
-            -r, M=sparse_linalg.LinearOperator((n, n), matvec=lambda v: v / e, dtype=float),
-            rtol=CG_RTOL, atol=0.0, maxiter=CG_MAX_ITER, callback=stop,
-        )
-        if info == 0 and np.all(np.isfinite(lam)):
-            return lam, ""
-        if n <= DENSE_FALLBACK_MAX_N:
-            A = psi @ psi.T
-            A *= A
-            A[np.diag_indices_from(A)] -= d
-            return linalg.solve(A, r, assume_a="sym"), ""
-        residual = np.linalg.norm(d * lam - hadamard_square_product(psi, lam) + r) / max(np.linalg.norm(r), 1e-300)
-        return lam, (f"conjugate gradients on eq. (57) reached a relative residual of {residual:.1e} > {CG_RTOL:.0e} "
-                     f"after {CG_MAX_ITER} steps. N = {n} is above {DENSE_FALLBACK_MAX_N}, where no dense fallback "
-                     "is tried")
+def solve_hadamard_system(product, gram, d: np.ndarray, e: np.ndarray, r: np.ndarray, hooks=NO_HOOKS,
+                          n_iter: int = 0) -> tuple[np.ndarray, str]:
+    """λ of (G∘G − diag d) λ = r (eq. 57) given ``product(v)`` = (G∘G) v, and "" or why it failed.
+
+    Jacobi-preconditioned conjugate gradients on the positive definite diag(d) − G∘G (its diagonal is e), never
+    forming G∘G; a dense symmetric solve on ``gram()`` = G (N×N) when they fail and N ≤ DENSE_FALLBACK_MAX_N.
+    ``hooks.check`` is polled after every step. Shared by every operator whose G = ΨΨᵀ (features in memory or in
+    chunks on a cluster).
+    """
+    n = r.size
+    if not (np.all(np.isfinite(d)) and np.all(np.isfinite(1.0 / e)) and np.all(np.isfinite(r))):
+        raise FloatingPointError("eq. (57) has a non-finite coefficient")
+
+    def stop(_):
+        hooks.check(n_iter, n_iter, "iterations")
+
+    lam, info = sparse_linalg.cg(
+        sparse_linalg.LinearOperator((n, n), matvec=lambda v: d * v - product(v), dtype=float),
+        -r, M=sparse_linalg.LinearOperator((n, n), matvec=lambda v: v / e, dtype=float),
+        rtol=CG_RTOL, atol=0.0, maxiter=CG_MAX_ITER, callback=stop,
+    )
+    if info == 0 and np.all(np.isfinite(lam)):
+        return lam, ""
+    if n <= DENSE_FALLBACK_MAX_N:
+        A = gram()
+        A *= A
+        A[np.diag_indices_from(A)] -= d
+        return linalg.solve(A, r, assume_a="sym"), ""
+    residual = np.linalg.norm(d * lam - product(lam) + r) / max(np.linalg.norm(r), 1e-300)
+    return lam, (f"conjugate gradients on eq. (57) reached a relative residual of {residual:.1e} > {CG_RTOL:.0e} "
+                 f"after {CG_MAX_ITER} steps. N = {n} is above {DENSE_FALLBACK_MAX_N}, where no dense fallback "
+                 "is tried")
 
 
 @dataclass(frozen=True)
