@@ -41,7 +41,7 @@ checkout's):
 * top-level modules of ``explorer/``;
 * repeated file names with different meanings: a file name in two folders unless every folder is one of a family
   whose members hold the same kind of module (the pages of ``views/`` with ``views/common``, the papers' subpackages
-  with ``bootstrap/``);
+  with ``bootstrap/``, the kernel operators of ``operators/`` with the chunked one of ``distributed/``);
 * mentions of "seed 00N" (the papers' file numbers) and of Markdown files that are not in the repository;
 * modules over 500 lines.
 
@@ -562,6 +562,8 @@ def _family(folder: Path, package: Path) -> str | None:
         return "views"
     if len(rel) == 1 and rel[0] in PAPER_FAMILY:
         return "papers"
+    if len(rel) == 1 and rel[0] in ("operators", "distributed"):  # the chunked operator mirrors the capability files
+        return "operators"
     return None
 
 

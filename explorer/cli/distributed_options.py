@@ -13,7 +13,7 @@ Data: ``--dataset NAME`` and a ``--csv`` of at most ``common.MAX_CSV_BYTES`` are
 (:func:`explorer.distributed.rows.teacher_block`). On the chunked path the model is ``--kernel`` with its values, or
 the maximum evidence of the rank-M Nyström GP on a random subsample of :data:`EVIDENCE_SUBSAMPLE` rows (said in the
 output); the methods are ADATAP and the approximate ADATAP by default, and the Monte-Carlo with ``--methods ...,mc``
-(:mod:`explorer.distributed.montecarlo`: occupations seeded per sample and block of rows).
+(:mod:`explorer.distributed.bootstrap_error`: occupations seeded per sample and block of rows).
 
 Bad input — ``--chunk-rows`` 0 or negative, a Parquet file without the target column, a scheduler address that does
 not parse or does not answer (within ``connect``'s 10 s), a rank above the rows of the smallest chunk — is one line
@@ -216,7 +216,7 @@ def learning_curve(args, chosen: Plan) -> common.Output:
     """ε(S) by ADATAP (and the approximate ADATAP) on the chunked operator, at each --s-over-n."""
     from explorer.bootstrap import replica
     from explorer.distributed import chunked_nystrom
-    from explorer.distributed.montecarlo import chunked_bootstrap_error
+    from explorer.distributed.bootstrap_error import chunked_bootstrap_error
     from explorer.runtime.engine import connect
 
     engine = connect(args.scheduler, workers=args.workers, timeout=10.0, dashboard=False)

@@ -1,4 +1,4 @@
-"""``learning-curve``, ``distribution`` and ``holdout``: the GP-regression bootstrap of seed 000, theory vs MC.
+"""``learning-curve``, ``distribution`` and ``holdout``: the GP-regression bootstrap of [MO03], theory vs MC.
 
 Each builds its problem with :func:`explorer.gp_bootstrap.problem.regression_problem` (as the app's
 :mod:`explorer.views.gp_bootstrap.state` does) and prints the comparison of
@@ -157,7 +157,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         "option the model does not use is an error (e.g. --lengthscale without --kernel). The text and the JSON's "
         "`model` name the kernel, every value and how it was obtained")
     g.add_argument("--preset", choices=["paper"], default=None,
-                   help="seed 000's Boston setting: σ² = 0.01, K = exp(−Σ_j (x_j−x'_j)²/(v_j l²)), l² = 73.54, "
+                   help="[MO03]'s Boston setting: σ² = 0.01, K = exp(−Σ_j (x_j−x'_j)²/(v_j l²)), l² = 73.54, "
                         "v_j = sample sd of input j, raw targets (--l2 and --noise-var change l² and σ²)")
     g.add_argument("--kernel", choices=kernels.KERNEL_NAMES, default=None,
                    help="an explicit covariance function: squared exponential (se), rational quadratic (rq), "
@@ -569,7 +569,7 @@ def format_holdout(res: experiments.HoldoutComparison) -> str:
 
 #: The module's commands, in the order of ``explorer --help`` (:func:`register`).
 COMMANDS = (
-    common.Command.computing("learning-curve", "bootstrap learning curve ε(S): theory vs MC (seed 000 Fig. 1)",
+    common.Command.computing("learning-curve", "bootstrap learning curve ε(S): theory vs MC ([MO03] Fig. 1)",
                              _learning_curve_arguments, learning_curve),
     common.Command.computing("distribution", "bootstrap distribution of the predictor: L1 theory vs MC (Fig. 3-5)",
                              _distribution_arguments, distribution),

@@ -8,7 +8,7 @@ pieces and this process adds them in chunk order (:mod:`explorer.distributed.ope
 eq. (48) at test inputs, eq. (60) at any row, and the leave-one-out limit
 (:mod:`explorer.distributed.responses`); the closing is the features' ``"fixed-point"``; a capability it lacks (the
 dense matrix for VG and MF, the jackknife's contractions) is a method it does not have. The Monte-Carlo bootstrap
-runs on the same chunks (:mod:`explorer.distributed.montecarlo`).
+runs on the same chunks (:mod:`explorer.distributed.bootstrap_error`).
 
 * :mod:`~explorer.distributed.rows` — the rows on the cluster: from arrays, from the partitions of CSV or Parquet
   files (``dask.dataframe``), or generated on the workers from a seed (:func:`~explorer.distributed.rows.teacher_block`);

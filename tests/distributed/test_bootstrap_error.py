@@ -7,7 +7,7 @@ import pytest
 from explorer.bootstrap.estimates import efron_error
 from explorer.chunks import root_seed, s_over_n_group
 from explorer.distributed import RowChunks, chunked_nystrom
-from explorer.distributed.montecarlo import chunked_bootstrap_error, row_occupations
+from explorer.distributed.bootstrap_error import chunked_bootstrap_error, row_occupations
 from explorer.distributed.rows import teacher_rows
 from explorer.kernels import SquaredExponential
 from explorer.losses import square_loss
