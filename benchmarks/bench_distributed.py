@@ -8,11 +8,14 @@ data set (``explorer.distributed.rows``: 4 standard-normal inputs, a random-feat
 ε(S). For each (N, m) it prints and appends to --out (one JSON line each, so a run cut short keeps what it measured):
 
 - theory seconds (wall) and this process's CPU seconds, ADATAP iterations, passes over the data, seconds per pass per
-  10⁶ rows (linear scaling: constant in N);
+  10⁶ rows (linear scaling: constant in N), and the workers' CPU seconds per pass per 10⁶ rows (``psutil`` before and
+  after: on a machine shared with other work, the figure that does not count the time the workers waited for a core);
 - peak resident memory of each worker and of this process (the client) during the theory, sampled every 0.25 s
-  (``psutil``: resident set size, what the operating system counts), and the client's before the theory (its local
-  scheduler, the rows' task records and y);
-- whether the workers held Φ (``hold_features="auto"``: at most 40 % of their memory) or computed it again each pass.
+  (``psutil``: resident set size, what the operating system counts), the client's before the theory (its local
+  scheduler, the rows' task records and y), and the client's rise in N-vectors of 8·N bytes;
+- whether the workers held Φ (``--hold-features``: ``auto`` holds it when it takes at most 40 % of their memory, ``no``
+  computes it from X each pass at every N, so that the scaling from the smallest N to the largest is measured like
+  for like; the run prints the two ratios of seconds per pass per row, wall and workers' CPU).
 
 Then (after the cluster is closed) the user's alternative, timed in the same run with one BLAS thread as the workers have: scikit-learn
 ``Nystroem(kernel="rbf", gamma=1/(2ℓ²), n_components=m)`` transform of --sklearn-rows rows (once) and one bootstrap
@@ -22,6 +25,7 @@ N = 10⁸ on 32 workers would take on paper, and what limits it.
 
 The machine is shared with other sessions: CPU seconds and ratios measured in one run are the figures to read.
 Run from the repository root: .venv/bin/python benchmarks/bench_distributed.py [--sizes 100000,1000000] [--ranks 128]
+[--hold-features auto|yes|no] [--sklearn-rows 0 to skip the scikit-learn refit]
 """
 from __future__ import annotations
 
@@ -74,8 +78,21 @@ def _rss() -> int:
     return psutil.Process().memory_info().rss
 
 
-def theory_at(client, n: int, rank: int, chunk_rows: int) -> dict:
-    """One cold ADATAP solve and ε(S) at S = N on the chunked operator of the generated data."""
+def _cpu_seconds() -> float:
+    """CPU seconds (user + system) this process has used: a worker's, through ``client.run``."""
+    import psutil
+
+    times = psutil.Process().cpu_times()
+    return times.user + times.system
+
+
+def _workers_cpu(client) -> float:
+    return float(sum(client.run(_cpu_seconds).values()))
+
+
+def theory_at(client, n: int, rank: int, chunk_rows: int, hold: bool | str = "auto") -> dict:
+    """One cold ADATAP solve and ε(S) at S = N on the chunked operator of the generated data (``hold``: whether the
+    workers keep Φ, as ``chunked_nystrom``'s ``hold_features``)."""
     from explorer.bootstrap import replica
     from explorer.distributed import RowChunks, chunked_nystrom
     from explorer.kernels import SquaredExponential
@@ -83,23 +100,27 @@ def theory_at(client, n: int, rank: int, chunk_rows: int) -> dict:
     kernel = SquaredExponential(lengthscale=LENGTHSCALE, signal_var=SIGNAL)
     started = time.perf_counter()
     rows = RowChunks.teacher(client, n, D, chunk_rows, seed=0, noise_var=NOISE)
-    op = chunked_nystrom(rows, kernel, rank, rng=0)
+    op = chunked_nystrom(rows, kernel, rank, rng=0, hold_features=hold)
     y = rows.targets()
     op.spectrum()  # the rows made and Φ held (if it is) before the clock starts
     setup = time.perf_counter() - started
     before = op.passes_made["passes"]
     baseline = _rss()
+    workers_cpu = _workers_cpu(client)
     with PeakMemory(client) as peak:
         wall, cpu = time.perf_counter(), time.process_time()
         sol = replica.solve_replica(op, y, NOISE, float(n))
         eps = replica.bootstrap_test_error(sol)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    workers_cpu = _workers_cpu(client) - workers_cpu
     passes = op.passes_made["passes"] - before
     result = {"n": n, "rank": rank, "chunk_rows": chunk_rows, "chunks": len(rows.sizes), "held": op.held,
               "setup_s": setup, "theory_s": wall, "client_cpu_s": cpu, "n_iter": sol.n_iter, "passes": passes,
-              "s_per_pass_per_1e6_rows": wall / passes / (n / 1e6), "epsilon": eps,
+              "s_per_pass_per_1e6_rows": wall / passes / (n / 1e6), "workers_cpu_s": workers_cpu,
+              "workers_cpu_s_per_pass_per_1e6_rows": workers_cpu / passes / (n / 1e6), "epsilon": eps,
               "worker_peak_gb": sorted(v / 1e9 for v in peak.workers.values()), "client_peak_gb": peak.client_peak / 1e9,
-              "client_before_gb": baseline / 1e9}
+              "client_before_gb": baseline / 1e9,
+              "client_n_vectors_above_start": (peak.client_peak - baseline) / (8.0 * n)}
     client.cancel(op.parts + rows.parts + [op.map_future])
     return result
 
@@ -136,6 +157,9 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--worker-memory", default="4GB")
     p.add_argument("--sklearn-rows", type=int, default=1_000_000)
+    p.add_argument("--hold-features", choices=("auto", "yes", "no"), default="auto",
+                   help="whether the workers keep Φ: auto (when it takes at most 40 %% of their memory), yes, or no "
+                        "(computed from X each pass; the same policy at every N measures the scaling like for like)")
     p.add_argument("--out", default="artifacts/bench_distributed.jsonl")
     args = p.parse_args()
     use_single_threaded_blas()
@@ -148,6 +172,7 @@ def main() -> None:
         out.flush()
 
     ranks = [int(r) for r in args.ranks.split(",")]
+    hold = {"auto": "auto", "yes": True, "no": False}[args.hold_features]
     # The engine's local cluster, without its preload that lowers the workers' CPU priority (right for a server that
     # must stay responsive; on a machine shared with other work a niced worker gets a fraction of a core).
     cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
@@ -159,13 +184,23 @@ def main() -> None:
     try:
         for rank in ranks:
             for n in (int(float(v)) for v in args.sizes.split(",")):
-                result = theory_at(engine.client, n, rank, args.chunk_rows)
+                result = theory_at(engine.client, n, rank, args.chunk_rows, hold)
                 emit(result)
                 results.append(result)
                 per_chunk_pass.append((rank, result["theory_s"] / result["passes"] * args.workers / result["chunks"],
                                        result["passes"]))
     finally:
         engine.close()
+    for rank in ranks:  # linear scaling: seconds per pass per row, largest N against smallest, with Φ held alike
+        alike = sorted((r for r in results if r["rank"] == rank), key=lambda r: r["n"])
+        if len(alike) > 1 and len({r["held"] for r in alike}) == 1:
+            small, large = alike[0], alike[-1]
+            emit({"linear": f"N = {small['n']:.0e} to {large['n']:.0e}", "rank": rank, "held": large["held"],
+                  "wall_ratio": large["s_per_pass_per_1e6_rows"] / small["s_per_pass_per_1e6_rows"],
+                  "workers_cpu_ratio": (large["workers_cpu_s_per_pass_per_1e6_rows"]
+                                        / small["workers_cpu_s_per_pass_per_1e6_rows"])})
+    if args.sklearn_rows <= 0:
+        return
     for rank in ranks:  # after the cluster (the transform's N×m array would stay in this process's peak)
         refit = sklearn_refit(args.sklearn_rows, rank)
         emit({"sklearn": refit})

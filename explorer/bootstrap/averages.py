@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import special
 
-from explorer.bootstrap.occupations import SERIES_TAIL, poisson_weights
+from explorer.bootstrap.occupations import SERIES_TAIL, poisson_weights, row_blocks
 from explorer.operators import as_operator
 from explorer.operators.features import FeatureKernel
 
@@ -61,7 +61,13 @@ def cavity_test_errors(sol) -> np.ndarray:
     ndarray of shape (N,)
         ε_i for every training input.
     """
-    return ((sol.gam_c - sol.y * sol.dl_c) ** 2 - sol.lam_c) / sol.dl_c**2
+    errors = sol.y * sol.dl_c  # in place from here: one N-vector (where N is large they are the memory)
+    np.subtract(sol.gam_c, errors, out=errors)
+    errors *= errors
+    errors -= sol.lam_c
+    for rows in row_blocks(errors.size):
+        errors[rows] /= sol.dl_c[rows] ** 2
+    return errors
 
 
 def bootstrap_loss_error(sol: ReplicaSolution, loss: Callable[[np.ndarray, np.ndarray], np.ndarray],

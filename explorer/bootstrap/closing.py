@@ -19,12 +19,26 @@ __all__ = ['Closing', 'literal_closing', 'fixed_point_closing', 'CLOSINGS']
 @dataclass(frozen=True)
 class Closing:
     """The coefficients of eqs. (57) and (59) given diag G: (G∘G − diag d) λ = (m − y)², e = d − G_ii² > 0 (the
-    diagonal of the negated matrix), and λ_c = λ·num/den + (m − y)²/G_ii² (eq. 59; num/den = G_ii²/(H − G_ii²))."""
+    diagonal of the negated matrix), and λ_c = λ·num/den + (m − y)²/G_ii² (eq. 59; num/den = G_ii²/(H − G_ii²)).
+
+    ``ratio()`` forms (num, den) when eq. (59) needs them, after eq. (57) is solved: where N is large (rows in chunks
+    on a cluster) the N-vectors alive at once are the memory, and num is one fewer during that solve. It returns a
+    new array num each call (the caller may write into it).
+    """
 
     d: np.ndarray
     e: np.ndarray
-    num: np.ndarray
-    den: np.ndarray | float
+    ratio: Callable[[], tuple[np.ndarray, np.ndarray | float]]
+
+    @property
+    def num(self) -> np.ndarray:
+        """num of eq. (59) (formed on each access; :meth:`ratio` gives both)."""
+        return self.ratio()[0]
+
+    @property
+    def den(self) -> np.ndarray | float:
+        """den of eq. (59) (formed on each access)."""
+        return self.ratio()[1]
 
 
 def literal_closing(dl, dl_c, G_diag, p, noise_var, at_fixed_point: bool = True) -> Closing:
@@ -33,7 +47,7 @@ def literal_closing(dl, dl_c, G_diag, p, noise_var, at_fixed_point: bool = True)
     H = (p / (dl_c[:, None] + kc) ** 2).sum(axis=1)  # H(i), after eq. (57)
     g_ii = G_diag**2
     d = H * g_ii / (H - g_ii)
-    return Closing(d=d, e=d - g_ii, num=g_ii, den=H - g_ii)
+    return Closing(d=d, e=d - g_ii, ratio=lambda: (g_ii.copy(), H - g_ii))
 
 
 def fixed_point_closing(dl, dl_c, G_diag, p, noise_var, at_fixed_point: bool = True) -> Closing:
@@ -61,11 +75,23 @@ def fixed_point_closing(dl, dl_c, G_diag, p, noise_var, at_fixed_point: bool = T
         w = r @ lags  # Σ_l p_l (l − k) r_l
         V[rows] = (p * (r * w) ** 2).sum(axis=1)  # σ⁴Δλ_c⁴ Σ_k p_k (q_k − q̄)²
         r_mean[rows] = r @ p  # Δλ_c q̄
+    del a, r, w
     t = G_diag * dl_c
     if not at_fixed_point:
         V = V + (dl - update_delta_lambda(dl_c, p, noise_var)) * noise_var**2 * dl_c * r_mean * t * (r_mean + t)
-    e = t**4 * noise_var**2 / V
-    return Closing(d=G_diag**2 + e, e=e, num=e * (dl_c / t) ** 2, den=1.0)
+    del r_mean
+    e = t**4  # e = t⁴σ⁴/V, in place (N-vectors are the memory where N is large)
+    del t
+    e *= noise_var**2
+    e /= V
+    del V
+    d = G_diag**2
+    d += e
+
+    def ratio() -> tuple[np.ndarray, float]:
+        return e * (dl_c / (G_diag * dl_c)) ** 2, 1.0  # num = e (Δλ_c/t)², t = G_ii Δλ_c
+
+    return Closing(d=d, e=e, ratio=ratio)
 
 
 #: The closing each kind of kernel operator names by its ``closing`` attribute.

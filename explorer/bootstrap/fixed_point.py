@@ -25,30 +25,52 @@ def anderson_iteration(step, x0: np.ndarray, tol: float, max_iter: int, memory: 
     The residual is max abs(F(x) − x), i.e. the largest relative change of Δλ when x = log Δλ. On
     convergence the returned x is the last point at which F was evaluated (so G is known there).
     A safeguard falls back to the plain step when the accelerated residual grows.
+
+    The mixing takes the last ``memory`` differences ΔX, ΔF of the iterates and of their residuals r = F(x) − x and
+    steps to x + r − (ΔX + ΔF)γ, γ the least-squares solution of ΔF γ ≈ r, found from the ``memory``×``memory``
+    normal equations ΔFᵀΔF γ = ΔFᵀr (a pseudo-inverse that drops directions below round-off). What it keeps of size N:
+    the differences (2·``memory`` vectors) and the last iterate and residual — no stacked copy of the history, so
+    where N is large (rows in chunks on a cluster, where the N-vectors are the memory) the history costs 2·``memory``
+    + 2 vectors.
     """
     x = x0
-    X_hist, F_hist = [], []
+    dX: list[np.ndarray] = []
+    dF: list[np.ndarray] = []
+    x_last = r_last = None
     residual, best = np.inf, np.inf
     for it in range(1, max_iter + 1):
         fx = step(x)
         r = fx - x
-        residual = float(np.max(np.abs(r)))
+        residual = float(max(np.max(r), -np.min(r)))
         if residual < tol:
             return x, it, residual, True
-        X_hist.append(x.copy())
-        F_hist.append(r)
         if residual > 2 * best:  # acceleration went astray: restart from a plain step
-            X_hist, F_hist = [x.copy()], [r]
+            dX, dF = [], []
+        elif x_last is not None:
+            dX.append(x - x_last)
+            dF.append(r - r_last)
+        x_last = r_last = None
         best = min(best, residual)
-        X_hist, F_hist = X_hist[-(memory + 1):], F_hist[-(memory + 1):]
-        if len(F_hist) > 1:
-            dF = np.diff(np.array(F_hist), axis=0).T
-            dX = np.diff(np.array(X_hist), axis=0).T
-            coef, *_ = np.linalg.lstsq(dF, r, rcond=None)
-            x = x + r - (dX + dF) @ coef
+        dX, dF = dX[-memory:], dF[-memory:]
+        if dF:
+            gram = np.array([[np.dot(a, b) for b in dF] for a in dF])
+            coef, *_ = np.linalg.lstsq(gram, np.array([np.dot(a, r) for a in dF]), rcond=None)
+            step_to = x + r
+            for c, a, b in zip(coef, dX, dF):
+                _subtract_multiple(step_to, c, a)
+                _subtract_multiple(step_to, c, b)
         else:
-            x = fx
+            step_to = fx
+        del fx
+        x_last, r_last, x = x, r, step_to
     return x, max_iter, residual, False
+
+
+def _subtract_multiple(out: np.ndarray, c: float, v: np.ndarray, block: int = 65_536) -> None:
+    """out −= c·v in place, a block of rows at a time (no temporary of size N)."""
+    for start in range(0, out.size, block):
+        rows = slice(start, start + block)
+        out[rows] -= c * v[rows]
 
 
 def fixed_point_map(op: KernelOperator, p, noise_var, keep=None) -> Callable[[np.ndarray], np.ndarray]:
@@ -57,10 +79,14 @@ def fixed_point_map(op: KernelOperator, p, noise_var, keep=None) -> Callable[[np
     def step(x: np.ndarray) -> np.ndarray:
         dl = np.exp(x)
         with np.errstate(divide="ignore", invalid="ignore"):  # a G_ii that cancelled to 0 is refused just below
-            dl_c = 1.0 / op.site_variances(dl, keep) - dl  # eq. (54)
-        if np.any(~np.isfinite(dl_c)) or np.any(dl_c <= 0):
+            dl_c = np.reciprocal(op.site_variances(dl, keep))  # eq. (54), in place: N-vectors are the memory
+            dl_c -= dl
+        if not np.all(np.isfinite(dl_c)) or np.any(dl_c <= 0):
             raise FloatingPointError("Δλ_c left the positive reals")
-        return np.log(update_delta_lambda(dl_c, p, noise_var))  # eq. (55)
+        del dl  # (``keep`` may hold it)
+        fx = update_delta_lambda(dl_c, p, noise_var)  # eq. (55)
+        del dl_c
+        return np.log(fx, out=fx)
 
     return step
 

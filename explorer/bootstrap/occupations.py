@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, stats
 
-__all__ = ['SERIES_TAIL', 'ROW_BLOCK', 'poisson_weights', 'update_delta_lambda', 'root_delta_lambda']
+__all__ = ['SERIES_TAIL', 'ROW_BLOCK', 'row_blocks', 'poisson_weights', 'update_delta_lambda', 'root_delta_lambda']
 
 
 #: Tail mass of the Poisson occupation distribution dropped from the series of eqs. (51), (55), (60).
@@ -48,6 +48,12 @@ def poisson_weights(v: float, tail: float = SERIES_TAIL) -> np.ndarray:
 ROW_BLOCK = 65_536
 
 
+def row_blocks(n: int, block: int = ROW_BLOCK):
+    """Slices of ``block`` consecutive rows covering n: an elementwise step on them needs no temporary of size N (where
+    N is large, with the rows in chunks on a cluster, the N-vectors this process holds are its memory)."""
+    return (slice(start, start + block) for start in range(0, n, block))
+
+
 def _occupation_series(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> tuple[np.ndarray, np.ndarray]:
     """q = Σ_k p_k Δλ_c/(Δλ_c + k/σ²) and 1 − q, computed without cancellation (eqs. 51, 55), in blocks of rows."""
     kc = np.arange(p.size) / noise_var
@@ -62,8 +68,10 @@ def _occupation_series(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> tup
 
 def update_delta_lambda(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> np.ndarray:
     """Eq. (55): Δλ = (Σ_k p_k/(Δλ_c + k/σ²))⁻¹ − Δλ_c, written as Δλ_c (1 − q)/q (no cancellation)."""
-    q, one_minus_q = _occupation_series(dl_c, p, noise_var)
-    return dl_c * one_minus_q / q
+    q, update = _occupation_series(dl_c, p, noise_var)
+    update *= dl_c  # Δλ_c (1 − q) / q, in place
+    update /= q
+    return update
 
 
 def root_delta_lambda(omega: np.ndarray, P: float, n: int, noise_var: float, S: float) -> float:

@@ -46,7 +46,7 @@ from explorer.bootstrap.checks import (
 )
 from explorer.bootstrap.closing import CLOSINGS, fixed_point_closing, literal_closing
 from explorer.bootstrap.fixed_point import anderson_iteration, fixed_point_map, warm_started, with_hooks
-from explorer.bootstrap.occupations import poisson_weights, root_delta_lambda, update_delta_lambda
+from explorer.bootstrap.occupations import poisson_weights, root_delta_lambda, row_blocks, update_delta_lambda
 from explorer.operators import KernelOperator
 from explorer.operators.dense import JITTER_LADDER, IndefiniteKernelError, first_jitter, with_jitter
 from explorer.operators.features import FeatureKernel
@@ -226,17 +226,29 @@ def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks =
     G = op.site_posterior(dl, keep)
     G_diag = G.diagonal()
     with np.errstate(divide="ignore", invalid="ignore"):  # a G_ii that cancelled to 0 is refused just below
-        dl_c = 1.0 / G_diag - dl  # eq. (54)
+        dl_c = np.reciprocal(G_diag)  # eq. (54)
+        dl_c -= dl
     if at_fixed_point and not np.all((dl_c > 0) & np.isfinite(dl_c)):
         raise FloatingPointError("Δλ_c left the positive reals")
-    gam = y * dl  # eq. (56)
-    m = G.matvec(gam)  # eq. (34)
+    # The N-vectors are the memory where N is large (rows in chunks on a cluster): each one below is formed in place
+    # where it can be and when it is needed, with the same operations in the same order as eqs. (56)-(59) read.
+    m = G.matvec(y * dl)  # eq. (34) with γ = y Δλ (56), formed again after eq. (57)
     closing = CLOSINGS[op.closing](dl, dl_c, G_diag, p, noise_var, at_fixed_point)
-    g_ii = G_diag**2
-    r2 = (m - y) ** 2
+    r2 = m - y
+    r2 *= r2  # (m − y)²
     lam, failure = G.solve_hadamard(closing.d, closing.e, r2, hooks, meta.get("n_iter", 0))  # eq. (57)
-    gam_c = -gam + m * (dl + dl_c)  # eq. (58)
-    lam_c = lam * closing.num / closing.den + r2 / g_ii  # eq. (59)
+    lam_c, den = closing.ratio()
+    del closing
+    gam = y * dl  # eq. (56)
+    gam_c = dl + dl_c  # eq. (58): −γ + m (Δλ + Δλ_c)
+    gam_c *= m
+    gam_c -= gam
+    lam_c *= lam  # eq. (59): λ num/den + (m − y)²/G_ii²
+    lam_c /= den
+    for rows in row_blocks(r2.size):  # (m − y)²/G_ii², a block at a time: no temporary of size N
+        r2[rows] /= G_diag[rows] ** 2
+    lam_c += r2
+    del r2
     sol = ReplicaSolution(
         S=S, noise_var=noise_var, y=y, dl=dl, dl_c=dl_c, gam=gam, gam_c=gam_c, lam=lam, lam_c=lam_c,
         m=m, G_diag=G_diag, **meta,
@@ -354,19 +366,22 @@ def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, 
     x = np.log(start_delta_lambda(lambda: op.spectrum(init_subset, 0), n, noise_var, S, init))
     counter, most = itertools.count(), max_iter * (2 if precision == "mixed" else 1)
     n_iter, residual, converged, keep = 0, np.inf, False, {}
+    dl = None
     try:
         if precision == "mixed":  # single precision resolves Δλ to ~1e-6; finish in double precision
             x, n_iter, residual = _single_precision_start(op, p, noise_var, x, tol, max_iter, hooks, counter, most)
         step = with_hooks(fixed_point_map(op, p, noise_var, keep), hooks, counter, most)
         x, k, residual, converged = anderson_iteration(step, x, tol, max_iter)
         n_iter += k
-        sol = _close(op, y, noise_var, S, np.exp(x), p, keep, hooks, converged=converged, n_iter=n_iter,
+        dl, x = _delta_lambda(x, keep), None  # from here Δλ only (one N-vector, not three)
+        sol = _close(op, y, noise_var, S, dl, p, keep, hooks, converged=converged, n_iter=n_iter,
                      residual=residual, tol=tol, jitter=jitter)
     except IndefiniteKernelError:
         raise
     except (FloatingPointError, np.linalg.LinAlgError) as err:
         raise ConvergenceError(f"ADATAP iteration broke down at S/N = {S / n:g}: {err}",
-                               _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol),
+                               _last_iterate(op, y, noise_var, S, np.exp(x) if dl is None else dl, p, n_iter,
+                                             residual, tol),
                                breakdown=True) from err
     if not converged:
         raise ConvergenceError(
@@ -392,10 +407,18 @@ def _single_precision_start(op, p, noise_var, x, tol, max_iter, hooks, counter, 
     return x_single, n_iter, residual
 
 
-def _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol) -> ReplicaSolution | None:
-    """The unconverged iterate as a solution object, or None if even that cannot be formed."""
+def _delta_lambda(x: np.ndarray, keep: dict) -> np.ndarray:
+    """Δλ = exp(x): the array the last step of the iteration remembered in ``keep`` when it was taken at x (the
+    converged iterate: the same numbers, one N-vector fewer), else exp(x) itself."""
+    dl = np.exp(x)
+    kept = keep.get("dl")
+    return kept if kept is not None and np.array_equal(kept, dl) else dl
+
+
+def _last_iterate(op, y, noise_var, S, dl, p, n_iter, residual, tol) -> ReplicaSolution | None:
+    """The unconverged iterate Δλ as a solution object, or None if even that cannot be formed."""
     try:
-        return _close(op, y, noise_var, S, np.exp(x), p, converged=False, n_iter=n_iter, residual=residual,
+        return _close(op, y, noise_var, S, dl, p, converged=False, n_iter=n_iter, residual=residual,
                       tol=tol)
     except ConvergenceError as err:
         return err.last

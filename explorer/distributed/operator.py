@@ -76,6 +76,11 @@ def _ordered_sum(pieces: list) -> Any:
     return total
 
 
+def _floored(G_diag: np.ndarray) -> np.ndarray:
+    """diag G floored at SITE_FLOOR times its largest, in place (the same numbers as ``np.maximum`` into a copy)."""
+    return np.maximum(G_diag, SITE_FLOOR * G_diag.max(), out=G_diag)
+
+
 @dataclass(frozen=True, eq=False)
 class ChunkedFeatureKernel(ChunkedResponses):
     """K = ΦΦᵀ with Φ = φ(X) computed on the workers from the chunks of X they hold (see the module docstring).
@@ -134,13 +139,18 @@ class ChunkedFeatureKernel(ChunkedResponses):
         ``shared`` (small arrays) go to the workers as one task each; ``per_chunk`` are N-vectors (or None), cut
         into the chunks' pieces. Cancels the pass's tasks if anything interrupts it.
         """
+        return self._collect(task, shared, per_chunk, lambda futures: self.client.gather(futures))
+
+    def _collect(self, task, shared: tuple, per_chunk: tuple, collect):
+        """Submit a pass and ``collect(futures)`` its results (see :meth:`_run`)."""
         client, n = self.client, len(self.parts)
         small = [client.submit(passes.value, a, pure=False) for a in shared]
         pieces = [[None] * n if v is None else self.rows.split(v) for v in per_chunk]
         futures = client.map(task, self.parts, [self._fmap()] * n, *([s] * n for s in small), *pieces, pure=False)
+        del pieces
         self.passes_made["passes"] += 1
         try:
-            return client.gather(futures)
+            return collect(futures)
         except Exception as exc:
             from distributed.scheduler import KilledWorker
 
@@ -156,7 +166,24 @@ class ChunkedFeatureKernel(ChunkedResponses):
         return _ordered_sum(self._run(task, shared, per_chunk))
 
     def _rows(self, task, shared: tuple = (), per_chunk: tuple = ()) -> np.ndarray:
-        return np.concatenate(self._run(task, shared, per_chunk))
+        """The N-vector whose chunks' rows ``task`` returns, each chunk's piece copied into place as it arrives
+        (never all the pieces and their concatenation at once: one N-vector here, not two)."""
+        from distributed import as_completed
+
+        offsets = self.rows.offsets
+
+        def fill(futures: list) -> np.ndarray:
+            chunk_of = {f.key: c for c, f in enumerate(futures)}
+            out = None
+            for future, piece in as_completed(futures, loop=self.client.loop, with_results=True):
+                c = chunk_of[future.key]
+                if out is None:
+                    out = np.empty((self.n,) + piece.shape[1:], dtype=piece.dtype)
+                out[offsets[c]:offsets[c + 1]] = piece
+                del piece
+            return out
+
+        return self._collect(task, shared, per_chunk, fill)
 
     # -------------------------------------------------------------------------------------- the operator protocol
 
@@ -198,10 +225,10 @@ class ChunkedFeatureKernel(ChunkedResponses):
     def site_variances(self, dl: np.ndarray, keep: dict | None = None) -> np.ndarray:
         """diag G at Δλ (eq. 54), floored at SITE_FLOOR times its largest (two passes); ``keep`` remembers L."""
         L = self.factor(dl)
-        G_diag = self._rows(passes.site_diagonal, (L,))
+        G_diag = _floored(self._rows(passes.site_diagonal, (L,)))
         if keep is not None:
             keep["dl"], keep["L"], keep["G_diag"] = dl, L, G_diag
-        return np.maximum(G_diag, SITE_FLOOR * G_diag.max())
+        return G_diag
 
     def site_posterior(self, dl: np.ndarray, keep: dict | None = None) -> ChunkedSitePosterior:
         """G = ΨΨᵀ at Δλ in double precision, L reused from ``keep`` if it was remembered at the same Δλ."""
@@ -238,12 +265,13 @@ class ChunkedSitePosterior:
 
     op: ChunkedFeatureKernel = field(repr=False)
     L: np.ndarray = field(repr=False)
-    G_diag: np.ndarray | None = field(default=None, repr=False)
+    G_diag: np.ndarray | None = field(default=None, repr=False)  # floored (site_variances made it)
 
     def diagonal(self) -> np.ndarray:
         """diag G, floored at SITE_FLOOR times the largest (one pass unless remembered)."""
-        G_diag = self.G_diag if self.G_diag is not None else self.op._rows(passes.site_diagonal, (self.L,))
-        return np.maximum(G_diag, SITE_FLOOR * G_diag.max())
+        if self.G_diag is not None:  # floored when it was made: flooring again changes nothing
+            return self.G_diag
+        return _floored(self.op._rows(passes.site_diagonal, (self.L,)))
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
         """G v = Ψ(Ψᵀv): a reduction and a map."""

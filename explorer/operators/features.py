@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import linalg
-from scipy.sparse import linalg as sparse_linalg
 
 from explorer.operators.cross_covariances import FeatureOutOfBag
 from explorer.operators.log_evidence import FeatureEvidence
@@ -43,7 +42,7 @@ from explorer.validation import finite
 
 __all__ = ["CG_RTOL", "CG_MAX_ITER", "DENSE_FALLBACK_MAX_N", "SITE_FLOOR", "FeatureKernel", "FeatureSitePosterior",
            "check_feature_matrix", "factor_features", "feature_spectrum", "hadamard_square_product",
-           "solve_hadamard_system"]
+           "solve_hadamard_system", "conjugate_gradients"]
 
 #: Relative residual ‖b − (G∘G − diag d) λ‖/‖b‖ at which conjugate gradients stop on eq. (57). The matrix has a
 #: condition number of 2-40 on the problems measured (``docs/derivations/low_rank.md``), so λ is then accurate to about 1e-9.
@@ -146,17 +145,14 @@ def solve_hadamard_system(product, gram, d: np.ndarray, e: np.ndarray, r: np.nda
     chunks on a cluster).
     """
     n = r.size
-    if not (np.all(np.isfinite(d)) and np.all(np.isfinite(1.0 / e)) and np.all(np.isfinite(r))):
-        raise FloatingPointError("eq. (57) has a non-finite coefficient")
+    with np.errstate(divide="ignore"):
+        if not (np.all(np.isfinite(d)) and np.all(np.isfinite(np.reciprocal(e))) and np.all(np.isfinite(r))):
+            raise FloatingPointError("eq. (57) has a non-finite coefficient")
 
     def stop(_):
         hooks.check(n_iter, n_iter, "iterations")
 
-    lam, info = sparse_linalg.cg(
-        sparse_linalg.LinearOperator((n, n), matvec=lambda v: d * v - product(v), dtype=float),
-        -r, M=sparse_linalg.LinearOperator((n, n), matvec=lambda v: v / e, dtype=float),
-        rtol=CG_RTOL, atol=0.0, maxiter=CG_MAX_ITER, callback=stop,
-    )
+    lam, info = conjugate_gradients(product, d, e, r, CG_RTOL, CG_MAX_ITER, stop)
     if info == 0 and np.all(np.isfinite(lam)):
         return lam, ""
     if n <= DENSE_FALLBACK_MAX_N:
@@ -168,6 +164,54 @@ def solve_hadamard_system(product, gram, d: np.ndarray, e: np.ndarray, r: np.nda
     return lam, (f"conjugate gradients on eq. (57) reached a relative residual of {residual:.1e} > {CG_RTOL:.0e} "
                  f"after {CG_MAX_ITER} steps. N = {n} is above {DENSE_FALLBACK_MAX_N}, where no dense fallback "
                  "is tried")
+
+
+def conjugate_gradients(product, d: np.ndarray, e: np.ndarray, r: np.ndarray, rtol: float, maxiter: int,
+                        callback) -> tuple[np.ndarray, int]:
+    """(λ, info) of (diag d − G∘G) λ = −r by Jacobi-preconditioned conjugate gradients (preconditioner diag(1/e)).
+
+    The iteration of ``scipy.sparse.linalg.cg(A, -r, M=M, rtol=rtol, atol=0, maxiter=maxiter, callback=callback)``
+    with A v = d v − ``product(v)`` and M v = v/e — the same operations in the same order, so the same numbers
+    (tests/operators compare them) — with its vectors updated in place, a block of rows at a time: λ, the residual,
+    the direction and A times it are the N-vectors alive at once (the preconditioned residual lives only until the
+    direction is updated). scipy's keeps six and two temporaries a step; where N is large, with the rows in chunks on
+    a cluster, the N-vectors are the memory. ``info`` is 0 when the residual fell below ``rtol``·‖r‖, else
+    ``maxiter``.
+    """
+    res = np.negative(r)
+    atol = rtol * float(np.linalg.norm(res))
+    if atol == 0:
+        return res, 0
+    x = np.zeros_like(res)
+    p = None
+    rho_prev = 1.0
+    for iteration in range(maxiter):
+        if np.linalg.norm(res) < atol:
+            return x, 0
+        z = res / e
+        rho = np.dot(res, z)
+        if iteration > 0:
+            p *= rho / rho_prev
+            p += z
+        else:
+            p = z.copy()
+        del z
+        q = product(p)
+        for rows in _row_blocks(q.size):
+            np.subtract(d[rows] * p[rows], q[rows], out=q[rows])  # A p = d p − (G∘G) p
+        alpha = rho / np.dot(p, q)
+        for rows in _row_blocks(q.size):
+            x[rows] += alpha * p[rows]
+            res[rows] -= alpha * q[rows]
+        del q
+        rho_prev = rho
+        callback(x)
+    return x, maxiter
+
+
+def _row_blocks(n: int, block: int = 65_536):
+    """Slices of ``block`` consecutive rows covering n: elementwise steps on them need no temporary of size N."""
+    return (slice(start, start + block) for start in range(0, n, block))
 
 
 @dataclass(frozen=True)
