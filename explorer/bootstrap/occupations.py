@@ -54,24 +54,24 @@ def row_blocks(n: int, block: int = ROW_BLOCK):
     return (slice(start, start + block) for start in range(0, n, block))
 
 
-def _occupation_series(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> tuple[np.ndarray, np.ndarray]:
-    """q = Σ_k p_k Δλ_c/(Δλ_c + k/σ²) and 1 − q, computed without cancellation (eqs. 51, 55), in blocks of rows."""
+def update_delta_lambda(dl_c: np.ndarray, p: np.ndarray, noise_var: float, out: np.ndarray | None = None) -> np.ndarray:
+    """Eq. (55): Δλ = (Σ_k p_k/(Δλ_c + k/σ²))⁻¹ − Δλ_c, written as Δλ_c (1 − q)/q with q = Σ_k p_k Δλ_c/(Δλ_c + k/σ²)
+    and 1 − q summed as its own series (eqs. 51, 55: no cancellation), a block of ROW_BLOCK rows at a time.
+
+    ``out`` (may be ``dl_c`` itself: each block is read before it is written) receives the result; by default a new
+    array. Where N is large the N-vectors are the memory: q and 1 − q never exist whole.
+    """
     kc = np.arange(p.size) / noise_var
-    q, one_minus_q = np.empty(dl_c.shape), np.empty(dl_c.shape)
+    out = np.empty(dl_c.shape) if out is None else out
     for start in range(0, dl_c.size, ROW_BLOCK):
         rows = slice(start, start + ROW_BLOCK)
         a = dl_c[rows, None]
-        q[rows] = (p * (a / (a + kc))).sum(axis=1)
-        one_minus_q[rows] = (p * (kc / (a + kc))).sum(axis=1)
-    return q, one_minus_q
-
-
-def update_delta_lambda(dl_c: np.ndarray, p: np.ndarray, noise_var: float) -> np.ndarray:
-    """Eq. (55): Δλ = (Σ_k p_k/(Δλ_c + k/σ²))⁻¹ − Δλ_c, written as Δλ_c (1 − q)/q (no cancellation)."""
-    q, update = _occupation_series(dl_c, p, noise_var)
-    update *= dl_c  # Δλ_c (1 − q) / q, in place
-    update /= q
-    return update
+        q = (p * (a / (a + kc))).sum(axis=1)
+        update = (p * (kc / (a + kc))).sum(axis=1)  # 1 − q
+        update *= dl_c[rows]
+        update /= q
+        out[rows] = update
+    return out
 
 
 def root_delta_lambda(omega: np.ndarray, P: float, n: int, noise_var: float, S: float) -> float:

@@ -371,7 +371,7 @@ def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, 
         if precision == "mixed":  # single precision resolves Δλ to ~1e-6; finish in double precision
             x, n_iter, residual = _single_precision_start(op, p, noise_var, x, tol, max_iter, hooks, counter, most)
         step = with_hooks(fixed_point_map(op, p, noise_var, keep), hooks, counter, most)
-        x, k, residual, converged = anderson_iteration(step, x, tol, max_iter)
+        x, k, residual, converged = anderson_iteration(step, x, tol, max_iter, discard=keep.clear)
         n_iter += k
         dl, x = _delta_lambda(x, keep), None  # from here Δλ only (one N-vector, not three)
         sol = _close(op, y, noise_var, S, dl, p, keep, hooks, converged=converged, n_iter=n_iter,
