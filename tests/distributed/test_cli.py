@@ -126,3 +126,34 @@ def test_parquet_and_csv_are_read_by_partitions_with_the_numbers_of_the_rows_in_
         assert out["n"] == 4000 and out["d"] == 4
         results.append(out["rows"][0]["theory_approx"])
     assert np.isclose(results[0], results[1], rtol=1e-10, atol=0)
+
+
+def _lowest_niceness() -> int:
+    """The lowest nice value of any thread of the process this runs in (Linux keeps one per thread)."""
+    import os
+
+    return min(os.getpriority(os.PRIO_PROCESS, int(tid)) for tid in os.listdir("/proc/self/task"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux thread priorities")
+def test_the_local_cluster_of_the_command_line_runs_its_workers_below_the_client(capsys, monkeypatch):
+    """On a loaded machine the workers' chunks must not starve the client and the scheduler: every thread of every
+    worker of the command's local cluster runs at least LOCAL_WORKER_NICENESS lower; the command's own is untouched."""
+    import os
+
+    from explorer.runtime import engine
+
+    connect, seen = engine.connect, {}
+
+    def connect_and_look(*args, **kwargs):
+        made = connect(*args, **kwargs)
+        seen.update(made.client.run(_lowest_niceness))
+        return made
+
+    monkeypatch.setattr(engine, "connect", connect_and_look)
+    assert cli.main(["learning-curve", "--dataset", "teacher", "--rows", "2000", *MODEL, "--chunk-rows", "1000",
+                     "--workers", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["path"] == "chunked"
+    assert len(seen) == 2 and all(nice >= engine.LOCAL_WORKER_NICENESS for nice in seen.values()), seen
+    assert os.getpriority(os.PRIO_PROCESS, 0) < engine.LOCAL_WORKER_NICENESS
