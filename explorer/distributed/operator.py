@@ -15,8 +15,11 @@ when the step needs one, each chunk's piece of an N-vector (Δλ, v); back, m×m
 
 **Where the N-vectors live.** In this process: the theory of :mod:`explorer.bootstrap` is written once on numpy
 arrays (Δλ, Δλ_c, γ, λ, m, ..., the Anderson history of eqs. (54)-(55), the conjugate-gradient vectors of eq. (57));
-making them chunked arrays would mean a second theory. Each costs 8 N bytes (80 MB at N = 10⁷); the client's peak is
-measured by ``benchmarks/bench_distributed.py``.
+making them chunked arrays would mean a second theory. Each costs 8 N bytes (80 MB at N = 10⁷), and the theory forms
+them in place and when needed, so that about 12 are alive at once at the default Anderson memory of 5
+(``tests/distributed/test_memory.py`` measures the slope of this process's peak in N); a map's rows are copied into
+place as each chunk's piece arrives (:meth:`ChunkedFeatureKernel._rows`), never all the pieces beside their
+concatenation. ``benchmarks/bench_distributed.py`` measures the client's peak at N = 10⁷.
 
 **Φ on the workers or computed again.** With ``hold_features`` the workers keep Φ's chunks (8 N m bytes over the
 cluster: 1 GB at N = 10⁶, m = 128) and each pass reads them; without, each pass computes Φ_c from X_c (kernel values
