@@ -1,5 +1,5 @@
-"""``learning-curve`` beyond one machine: the options that put the rows in chunks on a Dask cluster, the rule that
-chooses the in-memory or the chunked low-rank path, and the chunked run itself.
+"""``learning-curve``, ``distribution`` and ``holdout`` beyond one machine: the options that put the rows in chunks
+on a Dask cluster, the rule that chooses the in-memory or the chunked low-rank path, and the chunked run itself.
 
 **The rule** (:func:`plan`). The in-memory low-rank path holds Φ and about 2.1 more N×m arrays at its peak
 (``benchmarks/bench_scale.py``), 8·3.1·N·m bytes. It runs in this process when that is at most
@@ -12,8 +12,10 @@ Data: ``--dataset NAME`` and a ``--csv`` of at most ``common.MAX_CSV_BYTES`` are
 ``--dataset teacher --rows N`` is a generated data set of N rows made on the workers from ``--seed``
 (:func:`explorer.distributed.rows.teacher_block`). On the chunked path the model is ``--kernel`` with its values, or
 the maximum evidence of the rank-M Nyström GP on a random subsample of :data:`EVIDENCE_SUBSAMPLE` rows (said in the
-output); the methods are ADATAP and the approximate ADATAP by default, and the Monte-Carlo with ``--methods ...,mc``
-(:mod:`explorer.distributed.bootstrap_error`: occupations seeded per sample and block of rows).
+output); the methods of ``learning-curve`` are ADATAP and the approximate ADATAP by default, and the Monte-Carlo with
+``--methods ...,mc`` (:mod:`explorer.distributed.bootstrap_error`: occupations seeded per sample and block of rows).
+``distribution`` and ``holdout`` run their comparisons on the chunks (:mod:`explorer.cli.distributed_comparisons`),
+the first ``--holdout`` rows kept as test inputs.
 
 Bad input — ``--chunk-rows`` 0 or negative, a Parquet file without the target column, a scheduler address that does
 not parse or does not answer (within ``connect``'s 10 s), a rank above the rows of the smallest chunk — is one line
@@ -33,7 +35,7 @@ from explorer.cli import common
 from explorer.gp_bootstrap import evidence
 
 __all__ = ["IN_MEMORY_BYTES", "EVIDENCE_SUBSAMPLE", "CHUNK_ROWS", "GENERATED_ROWS", "Plan", "add_options", "plan",
-           "generated", "learning_curve", "large_csv_path"]
+           "generated", "learning_curve", "large_csv_path", "rows_on_cluster", "chunked_model"]
 
 #: Bytes the in-memory low-rank path may take (8·3.1·N·m); above, the theory runs in chunks on Dask.
 IN_MEMORY_BYTES = 2_000_000_000
@@ -50,10 +52,12 @@ GENERATED_ROWS = common.IntRange(10, 10**10, "the rows of the generated data set
 #: The methods of the chunked path (a learning curve's --methods); the default leaves out Monte-Carlo.
 CHUNKED_METHODS = ("adatap", "approx", "mc")
 CHUNKED_DEFAULT = ("adatap", "approx")
+#: The commands whose chunked path keeps the first --holdout rows as test inputs (explorer.cli.distributed_comparisons).
+HOLDOUT_COMMANDS = ("distribution", "holdout")
 
 
 def large_csv_path(text: str) -> str:
-    """Argument type of ``--csv`` on ``learning-curve``: a regular file of any size (one above
+    """Argument type of ``--csv`` on the GP-bootstrap commands: a regular file of any size (one above
     ``common.MAX_CSV_BYTES`` is read by partitions on the chunked path)."""
     try:
         return common.csv_path(text)
@@ -98,8 +102,9 @@ def _from_files_or_generated(args) -> bool:
 
 
 def plan(args) -> Plan | None:
-    """The path of a ``learning-curve`` run: None when no option of this module is in play (today's path), else
-    :class:`Plan` (the rule of the module docstring). Checks the options that need no data (exit 2 on error)."""
+    """The path of a ``learning-curve``, ``distribution`` or ``holdout`` run: None when no option of this module is in
+    play (today's path), else :class:`Plan` (the rule of the module docstring). Checks the options that need no data
+    (exit 2 on error)."""
     if args.parquet and args.csv:
         raise ValueError("Give one data source: --csv or --parquet, not both.")
     if args.rows is not None and (args.dataset != "teacher" or args.csv or args.parquet):
@@ -114,16 +119,19 @@ def plan(args) -> Plan | None:
         raise ValueError("The rows in chunks are for the low-rank model: give --rank M (e.g. --rank 128).")
     if args.parquet and not args.target:
         raise ValueError("--parquet needs --target COLUMN (the name of the target column).")
-    for option, value in (("--holdout", args.holdout), ("--subsample", args.subsample),
-                          ("--standardize", args.standardize), ("--preset", args.preset), ("--ard", args.ard)):
+    held = () if getattr(args, "command", None) in HOLDOUT_COMMANDS else (("--holdout", args.holdout),)
+    for option, value in (*held, ("--subsample", args.subsample), ("--standardize", args.standardize),
+                          ("--preset", args.preset), ("--ard", args.ard)):
         if value:
             raise ValueError(f"{option} is not offered on the chunked path; drop it (the model there is --kernel "
                              "with its values, or maximum evidence on a subsample).")
-    methods = args.methods or CHUNKED_DEFAULT
+    if args.features == "rff":
+        raise ValueError("The chunked path uses Nyström features; drop --features rff.")
+    methods = getattr(args, "methods", None) or CHUNKED_DEFAULT
     if set(methods) - set(CHUNKED_METHODS):
         raise ValueError(f"The chunked path runs {', '.join(CHUNKED_METHODS)} only; got --methods "
                          f"{','.join(methods)}.")
-    if args.loss != "square":
+    if getattr(args, "loss", "square") != "square":
         raise ValueError("The chunked path computes the square-loss ε(S) (eq. 45); drop --loss.")
     if args.chunk_rows is not None and args.rank > args.chunk_rows:
         raise ValueError(f"--rank {args.rank:,} is above --chunk-rows {args.chunk_rows:,}: a chunk should hold at "
@@ -154,7 +162,7 @@ def _noise(args) -> float:
     return 0.01 if args.noise_var is None else args.noise_var
 
 
-def _rows(args, client):
+def rows_on_cluster(args, client):
     """The rows of the options on the cluster (:class:`explorer.distributed.RowChunks`)."""
     from explorer.distributed import RowChunks
 
@@ -195,7 +203,7 @@ def _file_rows(args, client):
     return RowChunks.from_dataframe(client, frame, inputs, args.target, f"{path} ({frame.npartitions} partitions)")
 
 
-def _kernel(args, rows, client) -> tuple[kernels.Kernel, float, str]:
+def chunked_model(args, rows, client) -> tuple[kernels.Kernel, float, str]:
     """(kernel, σ², how): ``--kernel`` with its values, or the maximum evidence of the rank-M Nyström GP on
     :data:`EVIDENCE_SUBSAMPLE` rows drawn at random with --seed."""
     if args.kernel is not None:
@@ -221,14 +229,14 @@ def learning_curve(args, chosen: Plan) -> common.Output:
 
     engine = connect(args.scheduler, workers=args.workers, timeout=10.0, dashboard=False)
     try:
-        rows = _rows(args, engine.client)
+        rows = rows_on_cluster(args, engine.client)
         if args.rank > rows.n:
             raise ValueError(f"--rank {args.rank:,} is above the {rows.n:,} rows; take M ≤ N.")
         smallest = min(rows.sizes[:-1] or rows.sizes)
         if args.rank > smallest:
             raise ValueError(f"--rank {args.rank:,} is above the {smallest:,} rows of the smallest chunk; use "
                              f"--chunk-rows {args.rank:,} or more (or fewer, larger partitions).")
-        kernel, noise_var, how = _kernel(args, rows, engine.client)
+        kernel, noise_var, how = chunked_model(args, rows, engine.client)
         op = chunked_nystrom(rows, kernel, args.rank, rng=args.seed)
         y = rows.targets()
         methods = args.methods or CHUNKED_DEFAULT
