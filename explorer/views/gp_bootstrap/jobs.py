@@ -27,6 +27,7 @@ from explorer.operators import offers
 from explorer.progress import Hooks
 from explorer.runtime.caches import lru
 from explorer.views.common.state.jobs import Job, JobSpec
+from explorer.views.gp_bootstrap import cluster
 from explorer.views.gp_bootstrap.settings import (
     EVIDENCE_ROWS,
     HOLDOUT_TAB,
@@ -155,7 +156,11 @@ def mc_seconds(problem, samples: int) -> float:
 def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed: int, job: Job,
               executor) -> CurveMC:
     """The core's ``stages.mc_curve`` (all S at once on ``executor``); ``job.partial`` gets the curve whenever one
-    more S is complete. The CLI's ``learning-curve`` calls the same stage with the same root seed."""
+    more S is complete. The CLI's ``learning-curve`` calls the same stage with the same root seed. Rows in chunks on
+    a cluster: :func:`~explorer.views.gp_bootstrap.cluster.mc_curve` there."""
+    if cluster.is_chunked(problem):
+        return cluster.mc_curve(problem, grid, mc_samples, loss, seed,
+                                Hooks(progress=job.report, should_stop=job.should_stop, partial=job.partial))
     return stages.mc_curve(problem, grid, mc_samples, loss=loss, loss_params=loss_params, rng=seed,
                            executor=executor,
                            hooks=Hooks(progress=job.report, should_stop=job.should_stop, partial=job.partial))
@@ -314,12 +319,18 @@ def holdout_ij_of(key: tuple, problem: problems.RegressionProblem, v: float):
 
 
 def _distribution(i: JobInputs, executor, job: Job) -> experiments.DistributionComparison:
+    if cluster.is_chunked(i.problem):  # the L1 map on a sample of rows, on the chunks
+        return cluster.distribution(i.problem, i.s_over_n, i.mc_samples, i.seed,
+                                    Hooks(progress=job.report, should_stop=job.should_stop))
     return experiments.distribution_comparison(i.problem, i.s_over_n, i.mc_samples,
                                                bin_width=scaled_bin_width(i.problem.y), rng=i.seed, executor=executor,
                                                hooks=Hooks(progress=job.report, should_stop=job.should_stop))
 
 
 def _holdout(i: JobInputs, executor, job: Job) -> experiments.HoldoutComparison:
+    if cluster.is_chunked(i.problem):
+        return cluster.holdout(i.problem, i.s_over_n, i.mc_samples, i.seed,
+                               Hooks(progress=job.report, should_stop=job.should_stop))
     return experiments.holdout_comparison(i.problem, i.s_over_n, i.mc_samples, rng=i.seed, executor=executor,
                                           hooks=Hooks(progress=job.report, should_stop=job.should_stop))
 
@@ -380,6 +391,7 @@ def _evidence_fit(data: datasets.Dataset, job: Job, *, ard: bool = False, rank: 
     as ``explorer learning-curve --rank M --seed 0`` fits it."""
     hooks = Hooks(progress=job.report, should_stop=job.should_stop)
     if rank is not None:
+        data = cluster.evidence_rows(data)  # above LOW_RANK_ROWS (a cluster): a random subsample of its rows
         return gp_evidence.maximum_evidence_lowrank(data.inputs, data.targets, rank=rank, rng=SUBSAMPLE_SEED,
                                                     ard=ard, hooks=hooks)
     return gp_evidence.fit_to_data(data.inputs, data.targets, ard=ard, max_rows=EVIDENCE_ROWS, seed=SUBSAMPLE_SEED,
