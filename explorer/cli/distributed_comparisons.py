@@ -31,10 +31,10 @@ def _run(args, chosen: distributed_options.Plan, check_duration: Callable[[int],
     engine = connect(args.scheduler, workers=args.workers, timeout=10.0, dashboard=False)
     try:
         rows = distributed_options.rows_on_cluster(args, engine.client)
+        smallest = min(rows.sizes[:-1] or rows.sizes)  # of the chunks as read (the held-out rows cut the first)
         X_test, rows = hold_out_first(rows, args.holdout)
         if args.rank > rows.n:
             raise ValueError(f"--rank {args.rank:,} is above the {rows.n:,} training rows; take M ≤ N.")
-        smallest = min(rows.sizes[:-1] or rows.sizes)
         if args.rank > smallest:
             raise ValueError(f"--rank {args.rank:,} is above the {smallest:,} rows of the smallest chunk; use "
                              f"--chunk-rows {args.rank:,} or more (or fewer, larger partitions).")
