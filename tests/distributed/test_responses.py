@@ -159,3 +159,17 @@ def test_holdout_moments_and_jackknife_equal_in_memory(two_workers, data):
     _, test = montecarlo.resample_predictions(in_memory, y, NOISE, occupations, K_test=features.transform(X_test))
     mc = estimates.predictive_moments(estimates.BootstrapPredictions(occupations, test[:, :1], test, S, "poisson"))
     assert relative(res.mc_mean, mc.mean) < 1e-10 and relative(res.mc_var, mc.var) < 1e-10
+
+
+def test_holding_out_the_first_rows_drops_and_cuts_chunks(two_workers):
+    from explorer.distributed.held_out import hold_out_first
+
+    X, y = teacher_rows(0, 2_000, 2_000, D, 3, NOISE)
+    rows = RowChunks.from_arrays(two_workers, X, y, 700)               # 700, 700, 600
+    X_test, train = hold_out_first(rows, 900)                          # the first chunk dropped, the second cut
+    assert np.array_equal(X_test, X[:900]) and train.sizes == (500, 600) and train.n == 1_100
+    assert np.array_equal(train.targets(), y[900:]) and np.array_equal(train.rows(np.array([0, 499, 500])),
+                                                                       X[[900, 1399, 1400]])
+    assert hold_out_first(rows, 0)[1] is rows
+    with pytest.raises(ValueError, match="leaves no training rows"):
+        hold_out_first(rows, 2_000)
