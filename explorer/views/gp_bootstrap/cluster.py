@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from explorer import datasets
+from explorer.distributed.comparisons import IJ_HOLDOUT_ENTRIES
 from explorer.gp_bootstrap import experiments
 from explorer.gp_bootstrap import problem as problems
 from explorer.gp_bootstrap.l1 import scaled_bin_width
@@ -39,7 +40,7 @@ from explorer.views.gp_bootstrap.settings import DATA_DIR_LIMITS, LOW_RANK_ROWS,
 
 __all__ = ["CLUSTER_ROWS", "CLUSTER_DATA_DIR_LIMITS", "CLUSTER_CHUNK_ROWS", "CLUSTER_EVIDENCE_ROWS", "ChunkedFeatures",
            "scheduler_given", "large_data_rows", "data_dir_limits", "chunked_problem", "is_chunked",
-           "evidence_rows", "mc_curve", "distribution", "holdout"]
+           "evidence_rows", "check_holdout_ij", "mc_curve", "distribution", "holdout", "IJ_HOLDOUT_ENTRIES"]
 
 #: Most rows of the large-data mode on a cluster (a data folder's CSV): X, y and the theory's ~20 N-vectors stay in
 #: the server (8 N bytes each: 160 MB at 10⁶ rows), Φ on the workers.
@@ -123,6 +124,16 @@ def chunked_problem(data: datasets.Dataset, kernel, noise_var: float, rank: int,
     op = chunked_nystrom(rows, kernel, rank, rng=SUBSAMPLE_SEED)
     features = ChunkedFeatures(op, landmark_rows(rows.n, rank, SUBSAMPLE_SEED))
     return problems.RegressionProblem(data.name, X, y, kernel, float(noise_var), op, X_test, y_test, features)
+
+
+def check_holdout_ij(problem) -> None:
+    """A ValueError (one sentence) when the jackknife at ``problem``'s held-out inputs would keep more than
+    :data:`IJ_HOLDOUT_ENTRIES` derivatives M·N in the server."""
+    m = len(problem.X_test)
+    if m * problem.n > IJ_HOLDOUT_ENTRIES:
+        raise ValueError(f"The jackknife at {m:,} held-out inputs would keep {m * problem.n:,} derivatives (8 bytes "
+                         f"each) on the server; it takes at most {IJ_HOLDOUT_ENTRIES:,}: lower 'Held-out rows' to "
+                         f"{IJ_HOLDOUT_ENTRIES // problem.n:,} or fewer to see it.")
 
 
 def is_chunked(problem) -> bool:

@@ -318,6 +318,14 @@ def holdout_ij_of(key: tuple, problem: problems.RegressionProblem, v: float):
     return _HOLDOUT_IJ.get_or_compute((key, v), lambda: stages.holdout_linear_response(problem, v))
 
 
+def _holdout_ij(i: JobInputs):
+    """The jackknife at the held-out inputs (its derivatives at every training row: on a cluster, refused above
+    ``cluster.IJ_HOLDOUT_ENTRIES`` numbers with one sentence in the job's line)."""
+    if cluster.is_chunked(i.problem):
+        cluster.check_holdout_ij(i.problem)
+    return stages.holdout_linear_response(i.problem, i.s_over_n)
+
+
 def _distribution(i: JobInputs, executor, job: Job) -> experiments.DistributionComparison:
     if cluster.is_chunked(i.problem):  # the L1 map on a sample of rows, on the chunks
         return cluster.distribution(i.problem, i.s_over_n, i.mc_samples, i.seed,
@@ -351,7 +359,7 @@ JOBS = (
             key=_needed("holdout_theory", lambda i: (i.key, i.s_over_n)),
             compute=lambda state, i, job: holdout_theory_of(i.key, i.problem, i.s_over_n), cancellable=False),
     JobSpec("holdout_ij", "holdout_ij", _HOLDOUT_IJ, key=_needed("holdout_ij", lambda i: (i.key, i.s_over_n)),
-            compute=lambda state, i, job: stages.holdout_linear_response(i.problem, i.s_over_n), cancellable=False),
+            compute=lambda state, i, job: _holdout_ij(i), cancellable=False),
     JobSpec("theory", "theory_curve", _THEORY, key=_needed("theory", lambda i: (i.key, i.loss_key)),
             compute=lambda state, i, job: _theory_curve(i.problem, i.key, i.loss, i.loss_params, job),
             cancellable=False),

@@ -120,3 +120,13 @@ def test_held_out_inputs_and_the_l1_map_on_the_cluster(folder, engines):
     dist = s.distribution
     assert dist.inputs.size == experiments.MAP_INPUTS and np.array_equal(dist.inputs, s.mapped_inputs)
     assert dist.samples.shape == (64, experiments.MAP_INPUTS) and np.all((dist.l1.l1 >= 0) & (dist.l1.l1 <= 1))
+
+
+def test_the_jackknife_at_held_out_inputs_of_a_huge_problem_is_refused_in_one_sentence():
+    from types import SimpleNamespace
+
+    ok = SimpleNamespace(X_test=np.zeros((100, 3)), n=cluster.IJ_HOLDOUT_ENTRIES // 100)
+    cluster.check_holdout_ij(ok)
+    with pytest.raises(ValueError, match=r"lower 'Held-out rows' to 99 or fewer") as refused:
+        cluster.check_holdout_ij(SimpleNamespace(X_test=np.zeros((100, 3)), n=cluster.IJ_HOLDOUT_ENTRIES // 99))
+    assert "\n" not in str(refused.value)
