@@ -12,8 +12,8 @@ Data: ``--dataset NAME`` and a ``--csv`` of at most ``common.MAX_CSV_BYTES`` are
 ``--dataset teacher --rows N`` is a generated data set of N rows made on the workers from ``--seed``
 (:func:`explorer.distributed.rows.teacher_block`). On the chunked path the model is ``--kernel`` with its values, or
 the maximum evidence of the rank-M Nyström GP on a random subsample of :data:`EVIDENCE_SUBSAMPLE` rows (said in the
-output); the methods of ``learning-curve`` are ADATAP and the approximate ADATAP by default, and the Monte-Carlo with
-``--methods ...,mc`` (:mod:`explorer.distributed.bootstrap_error`: occupations seeded per sample and block of rows).
+output); the methods of ``learning-curve`` are ADATAP and the approximate ADATAP by default, and the infinitesimal
+jackknife, the leave-one-out limit and the Monte-Carlo with ``--methods ...,ij,loo,mc`` (:mod:`explorer.distributed.bootstrap_error`: occupations seeded per sample and block of rows).
 ``distribution`` and ``holdout`` run their comparisons on the chunks (:mod:`explorer.cli.distributed_comparisons`),
 the first ``--holdout`` rows kept as test inputs.
 
@@ -50,7 +50,7 @@ CHUNK_ROWS = common.IntRange(1, 10**9, "the rows of a chunk")
 GENERATED_ROWS = common.IntRange(10, 10**10, "the rows of the generated data set")
 
 #: The methods of the chunked path (a learning curve's --methods); the default leaves out Monte-Carlo.
-CHUNKED_METHODS = ("adatap", "approx", "mc")
+CHUNKED_METHODS = ("adatap", "approx", "ij", "loo", "mc")
 CHUNKED_DEFAULT = ("adatap", "approx")
 #: The commands whose chunked path keeps the first --holdout rows as test inputs (explorer.cli.distributed_comparisons).
 HOLDOUT_COMMANDS = ("distribution", "holdout")
@@ -72,7 +72,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group(
         "beyond one machine (rows in chunks on a Dask cluster: --workers N local processes, default one per core, or "
         f"--scheduler ADDRESS; chosen when the in-memory low-rank path would need more than "
-        f"{IN_MEMORY_BYTES / 1e9:g} GB = 8·3.1·N·M bytes, or with --chunk-rows; ADATAP and approx, and mc if asked)")
+        f"{IN_MEMORY_BYTES / 1e9:g} GB = 8·3.1·N·M bytes, or with --chunk-rows; learning-curve: ADATAP and approx, "
+        "and ij, loo, mc if asked)")
     g.add_argument("--chunk-rows", type=CHUNK_ROWS, default=None, metavar="R",
                    help=f"put the rows in chunks of R on Dask workers, R from {CHUNK_ROWS} (default "
                         f"{DEFAULT_CHUNK_ROWS:,} when the rule chooses chunks; files: one chunk per partition)")
@@ -225,6 +226,7 @@ def learning_curve(args, chosen: Plan) -> common.Output:
     from explorer.bootstrap import replica
     from explorer.distributed import chunked_nystrom
     from explorer.distributed.bootstrap_error import chunked_bootstrap_error
+    from explorer.gp_bootstrap import linear_response
     from explorer.runtime.engine import connect
 
     engine = connect(args.scheduler, workers=args.workers, timeout=10.0, dashboard=False)
@@ -252,6 +254,11 @@ def learning_curve(args, chosen: Plan) -> common.Output:
                 row |= {"theory": replica.bootstrap_test_error(sol), "n_iter": sol.n_iter}
             if "approx" in methods:
                 row["theory_approx"] = replica.bootstrap_test_error(replica.approximate_replica(op, y, noise_var, S))
+            if "ij" in methods:  # eq. (13) at the 2,000 rows the in-memory curve draws above 4,000 rows
+                ij = linear_response.linear_response_error(op, y, noise_var, S, inputs="auto")
+                row |= {"ij": ij.value, "ij_second_order": ij.value_second_order, "loo_limit": ij.loo_limit}
+            elif "loo" in methods:
+                row["loo_limit"] = linear_response.loo_limit(op, y, noise_var, S).value
             if "mc" in methods:  # seeds per row block: the same numbers whatever the chunks and workers
                 mc = chunked_bootstrap_error(op, y, noise_var, S, args.mc_samples, rng=args.seed)
                 row |= {"mc_mean": mc.value, "mc_se": mc.se, "mc_samples": mc.n_samples}
@@ -276,12 +283,12 @@ def format_curve(payload: dict) -> str:
              " the workers",
              f"model: {payload['model']['kernel']} {payload['model']['hyperparameters']}, σ² = "
              f"{payload['model']['noise_var']:.4g} ({payload['model']['obtained']}); Nyström rank {payload['rank']}",
-             f"{'S/N':>6} {'theory':>10} {'approx':>10} {'MC':>10} {'± se':>8} {'iter':>5} {'passes':>7} "
-             f"{'seconds':>8}"]
+             f"{'S/N':>6} {'theory':>10} {'approx':>10} {'IJ':>10} {'LOO lim':>10} {'MC':>10} {'± se':>8} "
+             f"{'iter':>5} {'passes':>7} {'seconds':>8}"]
     for r in payload["rows"]:
-        theory = f"{r['theory']:10.4g}" if "theory" in r else f"{'n/a':>10}"
-        approx = f"{r['theory_approx']:10.4g}" if "theory_approx" in r else f"{'n/a':>10}"
+        theory, approx, ij, loo = (f"{r[k]:10.4g}" if k in r else f"{'n/a':>10}"
+                                   for k in ("theory", "theory_approx", "ij", "loo_limit"))
         mc = f"{r['mc_mean']:10.4g} {r['mc_se']:8.2g}" if "mc_mean" in r else f"{'n/a':>10} {'n/a':>8}"
-        lines.append(f"{r['s_over_n']:6.3g} {theory} {approx} {mc} {r.get('n_iter', 'n/a'):>5} {r['passes']:>7} "
-                     f"{r['seconds']:8.1f}")
+        lines.append(f"{r['s_over_n']:6.3g} {theory} {approx} {ij} {loo} {mc} {r.get('n_iter', 'n/a'):>5} "
+                     f"{r['passes']:>7} {r['seconds']:8.1f}")
     return "\n".join(lines)

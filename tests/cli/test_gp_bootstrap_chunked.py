@@ -56,6 +56,17 @@ def test_holdout_on_the_chunks_gives_the_in_memory_json(capsys):
     assert "mean IJ" in text and len(text.strip().splitlines()) == 3 + 1 + 6
 
 
+def test_learning_curve_runs_the_jackknife_and_the_loo_limit_on_the_chunks(capsys):
+    argv = ["learning-curve", "--dataset", "teacher", "--rows", "6000", *MODEL[:-6], "--s-over-n", "0.5,2",
+            "--methods", "adatap,ij,loo", "--seed", "3"]
+    memory, chunked = run(capsys, argv), run(capsys, argv + ["--chunk-rows", "2500", "--workers", "2"])
+    assert chunked["path"] == "chunked" and chunked["chunks"] == 3
+    for a, b in zip(chunked["rows"], memory["rows"]):   # eq. (13) at the same 2,000 rows drawn: to round-off
+        for name in ("ij", "ij_second_order", "loo_limit"):
+            assert abs(a[name] - b[name]) < 1e-10 * b[name], name
+        assert "theory_approx" not in a and b["theory_approx"] is None
+
+
 def test_distribution_on_the_chunks_maps_the_rows_of_the_in_memory_run(capsys):
     argv = ["distribution", *DATA, *MODEL, "--mc-samples", "200"]
     memory = run(capsys, argv)
