@@ -173,3 +173,21 @@ def test_holding_out_the_first_rows_drops_and_cuts_chunks(two_workers):
     assert hold_out_first(rows, 0)[1] is rows
     with pytest.raises(ValueError, match="leaves no training rows"):
         hold_out_first(rows, 2_000)
+
+
+def test_a_cancelled_monte_carlo_stops_between_batches_and_leaves_no_task(two_workers, data):
+    from explorer.progress import Cancelled, Hooks
+
+    X, y, *_ = data
+    op = chunked(two_workers)
+    asked = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 2                                          # after two batches
+
+    with pytest.raises(Cancelled) as cancelled:
+        chunked_bootstrap_predictions(op, y, NOISE, N, 100, rows=np.array([1, 2]), batch=10,
+                                      hooks=Hooks(should_stop=stop))
+    assert (cancelled.value.done, cancelled.value.total) == (20, 100)
+    assert not any(two_workers.processing().values())                  # nothing left running or queued
