@@ -72,6 +72,7 @@ def test_with_a_scheduler_address_the_limit_rises(folder, engines):
     assert s.error == "", s.error
     p = s.problem
     assert isinstance(p.operator, ChunkedFeatureKernel) and p.n == ROWS > LOW_RANK_ROWS
+    assert f"a random subsample of {cluster.CLUSTER_EVIDENCE_ROWS:,} of the {ROWS:,} rows" in s.notice
     assert p.operator.rows.sizes == (cluster.CLUSTER_CHUNK_ROWS, ROWS - cluster.CLUSTER_CHUNK_ROWS)
     in_memory = FeatureKernel(nystrom_features(p.kernel, p.X, 32, rng=SUBSAMPLE_SEED).phi)
     expected = replica.solve_replica(in_memory, p.y, p.noise_var, s.s_over_n * p.n)
