@@ -22,7 +22,9 @@ from explorer.bootstrap.estimates import BootstrapPredictions
 from explorer.chunks import root_seed, s_over_n_group
 from explorer.distributed import passes
 from explorer.distributed.bootstrap_error import BATCH, passes_sum, row_occupations
+from explorer.distributed.operator import ALLOWED_FAILURES
 from explorer.progress import NO_HOOKS, Hooks
+from explorer.runtime.engine import EngineError
 from explorer.validation import noise_variance, positive_int, positive_S
 
 __all__ = ["chunked_bootstrap_predictions"]
@@ -113,6 +115,14 @@ def chunked_bootstrap_predictions(op, y: np.ndarray, noise_var: float, S: float,
         op.passes_made["passes"] += 1
         try:
             pieces = client.gather(futures)
+        except Exception as exc:
+            from distributed.scheduler import KilledWorker
+
+            if isinstance(exc, KilledWorker):
+                raise EngineError(f"A chunk of rows lost its Dask worker {ALLOWED_FAILURES} times (out of memory, or "
+                                  "stopped); the Monte-Carlo was given up. Give the workers more memory or use "
+                                  "smaller chunks.") from None
+            raise
         finally:
             client.cancel(futures + small)
         A = passes_sum([p[0] for p in pieces])

@@ -133,3 +133,9 @@ def test_holdout_needs_held_out_rows_and_the_estimate_refuses_hours(capsys):
                                    "--kernel", "se", "--chunk-rows", "1000000", "--mc-samples", "100000",
                                    "--workers", "1"])
     assert "would take about" in line and "hours" in line
+
+
+def test_a_scheduler_that_does_not_answer_is_one_line(capsys):
+    line = one_line_error(capsys, ["holdout", *DATA, *MODEL, "--chunk-rows", "500", "--scheduler",
+                                   "tcp://127.0.0.1:9"])
+    assert line.startswith("explorer: error: Cannot reach the Dask scheduler at tcp://127.0.0.1:9")
