@@ -23,7 +23,7 @@ def _run(args, chosen: distributed_options.Plan, check_duration: Callable[[int],
     """Connect, read the rows, hold out the first --holdout, build the operator and run ``compare(op, y, σ², X_test)``:
     (the payload, the comparison's ``as_dict()`` with the run described, and the comparison)."""
     from explorer.distributed import chunked_nystrom
-    from explorer.distributed.held_out import hold_out_first
+    from explorer.distributed.held_out_rows import hold_out_first
     from explorer.runtime.engine import connect
 
     if args.rows is not None:  # the generated rows are known before any is made

@@ -162,7 +162,7 @@ def test_holdout_moments_and_jackknife_equal_in_memory(two_workers, data):
 
 
 def test_holding_out_the_first_rows_drops_and_cuts_chunks(two_workers):
-    from explorer.distributed.held_out import hold_out_first
+    from explorer.distributed.held_out_rows import hold_out_first
 
     X, y = teacher_rows(0, 2_000, 2_000, D, 3, NOISE)
     rows = RowChunks.from_arrays(two_workers, X, y, 700)               # 700, 700, 600
