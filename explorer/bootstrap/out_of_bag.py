@@ -32,7 +32,7 @@ import numpy as np
 from explorer.operators import as_operator, require
 
 if TYPE_CHECKING:
-    from explorer.bootstrap.replica import ReplicaSolution
+    from explorer.bootstrap.replica import ReplicaMeans, ReplicaSolution
 
 __all__ = ["OutOfBagMeans", "out_of_bag_means", "conformal_level", "jackknife_plus_bounds"]
 
@@ -153,7 +153,7 @@ class OutOfBagMeans:
         return jackknife_plus_bounds(self.at(cross)[1], self.residuals, confidence)
 
 
-def out_of_bag_means(sol: ReplicaSolution, K) -> OutOfBagMeans:
+def out_of_bag_means(sol: ReplicaSolution | ReplicaMeans, K) -> OutOfBagMeans:
     """The out-of-bag means of the replica solution ``sol`` on the kernel ``K`` it was computed with.
 
     Conditioning a bootstrap sample on s_i = 0 replaces site i's Gaussian term of the ADATAP approximation by the
@@ -163,8 +163,10 @@ def out_of_bag_means(sol: ReplicaSolution, K) -> OutOfBagMeans:
 
     Parameters
     ----------
-    sol : ReplicaSolution
-        The replica solution on the training inputs (dense or features).
+    sol : ReplicaSolution or ReplicaMeans
+        The replica solution on the training inputs (dense or features). The out-of-bag means need its first moments
+        only (Δλ, Δλ_c, γ, γ_c, m), so the means of :func:`~explorer.bootstrap.replica.solve_replica_means`, which
+        stops before the variances of eqs. (57), (59), give the same numbers as the full solution.
     K : KernelOperator, LowRankFeatures or ndarray of shape (N, N)
         The kernel the solution was computed with (without its jitter).
 
