@@ -10,8 +10,9 @@ approximation (G = (K⁻¹ + diag Δλ)⁻¹, eq. (36)). What that needs of K is
 factorisation at the solution's Δλ: :meth:`DenseOutOfBag.cross_covariances` and
 :meth:`FeatureOutOfBag.cross_covariances` return an object whose ``at(cross)`` gives the (M, N) matrix of t_i(x).
 
-* Dense K: B = I + D^½ K D^½ = UᵀU once (O(N³), as eq. (48) does), then t(x) = k(x) − K D^½ B⁻¹ D^½ k(x):
-  O(N² M) per block of M inputs.
+* Dense K: B = I + D^½ K D^½ = UᵀU once (O(N³), as eq. (48) does), then t(x) = D^(−½) B⁻¹ D^½ k(x) (Tᵀ =
+  (I + K D)⁻¹ = D^(−½) B⁻¹ D^½: (I + K D) D^(−½) = D^(−½) B), two triangular solves, 2 N² M flops per block of M
+  inputs and no difference of large numbers.
 * Features, K = ΦΦᵀ: A = I + ΦᵀDΦ = LLᵀ once (O(N m²)), then t(x) = Ψ L⁻¹ φ(x) with Ψ = Φ L⁻ᵀ: O(N m M) per block,
   never an N×N matrix. The pieces are offered one by one too (``whitened``: u(x) = L⁻¹φ(x); ``rows_at``: t_i(x) for
   some rows i, O(m) each; ``site_norms``: ‖ψ_i‖; ``weighted_sum``: Ψᵀv), so that the order statistics of the out-of-bag
@@ -32,7 +33,7 @@ __all__ = ["DenseOutOfBag", "FeatureOutOfBag", "DenseCrossCovariances", "Feature
 
 @dataclass(frozen=True)
 class DenseCrossCovariances:
-    """t(x) = Tᵀk(x) for a dense K, from the Cholesky factor U of B = I + D^½ K D^½ at one Δλ."""
+    """t(x) = Tᵀk(x) = D^(−½) B⁻¹ D^½ k(x) for a dense K, from the Cholesky factor U of B = I + D^½ K D^½ at one Δλ."""
 
     K: np.ndarray = field(repr=False)
     U: np.ndarray = field(repr=False)
@@ -45,8 +46,9 @@ class DenseCrossCovariances:
             raise ValueError(f"`K_cross` must have {self.K.shape[0]} columns (one per training input), got "
                              f"{cross.shape}.")
         r = self.root_dl
-        solved = linalg.cho_solve((self.U, False), r[:, None] * cross.T, check_finite=False)
-        return cross - (self.K @ (r[:, None] * solved)).T
+        solved = linalg.cho_solve((self.U, False), r[:, None] * cross.T, check_finite=False)  # B⁻¹ D^½ k(x)
+        solved /= r[:, None]
+        return solved.T
 
 
 @dataclass(frozen=True)
