@@ -178,9 +178,9 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(gpr, "X_train_")  # an unfitted GaussianProcessRegressor predicts from its prior
         _refuse(params, "from_gpr", "`gpr`")
         if gpr.normalize_y:
-            raise ValueError("`gpr` was fitted with normalize_y=True, and its y_train_ holds the standardised "
-                             "targets only: call ReplicaBootstrapRegressor.from_estimator(gpr, X, y) with its "
-                             "training data.")
+            raise ValueError("from_gpr cannot take a GaussianProcessRegressor fitted with normalize_y=True, whose "
+                             "y_train_ holds only the standardised targets: use "
+                             "ReplicaBootstrapRegressor.from_estimator(gpr, X, y) with the X, y it was fitted on.")
         alpha = np.unique(np.asarray(gpr.alpha, dtype=float))
         if alpha.size != 1:
             raise ValueError("`gpr.alpha` holds one noise level per row; the replica theory needs one noise variance "
