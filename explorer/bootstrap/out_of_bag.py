@@ -16,7 +16,7 @@ The J+aB interval at x with absolute residuals R_i = abs(y_i − μ₋ᵢ(x_i)) 
 q̂⁺ the ⌈(1 − α)(N + 1)⌉/N quantile of the N values (numpy's ``method="lower"``) and q̂⁻ the same of their negatives,
 negated — MAPIE's ``JackknifeAfterBootstrapRegressor`` with ``conformity_score="absolute"``, ``method="plus"``,
 ``aggregation_method="mean"``. It needs the first moments of the solution only (``ReplicaMeans`` of
-:func:`~explorer.bootstrap.replica.solve_replica_means`, which stops before eq. (57)).
+:func:`~explorer.bootstrap.replica_means.solve_replica_means`, which stops before eq. (57)).
 
 Cost after the solve, per block of M test inputs: dense, t(x) (O(N² M)) and the order statistics over all N values
 (O(N M)). On features, where t_i(x) = ψ_iᵀu(x) and ‖u(x)‖² is the variance of the field at x in the Gaussian part,
@@ -279,7 +279,7 @@ def out_of_bag_means(sol: ReplicaSolution | ReplicaMeans, K) -> OutOfBagMeans:
     ----------
     sol : ReplicaSolution or ReplicaMeans
         The replica solution on the training inputs (dense or features). The out-of-bag means need its first moments
-        only (Δλ, Δλ_c, γ, γ_c, m), so the means of :func:`~explorer.bootstrap.replica.solve_replica_means`, which
+        only (Δλ, Δλ_c, γ, γ_c, m), so the means of :func:`~explorer.bootstrap.replica_means.solve_replica_means`, which
         stops before the variances of eqs. (57), (59), give the same numbers as the full solution.
     K : KernelOperator, LowRankFeatures or ndarray of shape (N, N)
         The kernel the solution was computed with (without its jitter).

@@ -34,7 +34,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -47,10 +47,13 @@ from explorer.bootstrap.checks import (
 from explorer.bootstrap.closing import CLOSINGS, fixed_point_closing, literal_closing
 from explorer.bootstrap.fixed_point import anderson_iteration, fixed_point_map, warm_started, with_hooks
 from explorer.bootstrap.occupations import poisson_weights, root_delta_lambda, update_delta_lambda
-from explorer.operators import KernelOperator, as_operator
+from explorer.operators import KernelOperator
 from explorer.operators.dense import JITTER_LADDER, IndefiniteKernelError, first_jitter, with_jitter
 from explorer.operators.features import FeatureKernel
 from explorer.progress import NO_HOOKS, Hooks
+
+if TYPE_CHECKING:  # replica_means builds on this module; its result type appears here in annotations only
+    from explorer.bootstrap.replica_means import ReplicaMeans
 
 __all__ = [
     "BootstrapSize",
@@ -59,13 +62,10 @@ __all__ = [
     "IndefiniteKernelError",
     "JITTER_LADDER",
     "ReplicaSolution",
-    "ReplicaMeans",
     "CLOSINGS",
     "poisson_weights",
     "initial_delta_lambda",
     "solve_replica",
-    "solve_replica_means",
-    "solve_variances",
     "approximate_replica",
     "replica_learning_curve",
     "check_replica_inputs",
@@ -92,9 +92,8 @@ _Solution = TypeVar("_Solution")
 
 
 class ConvergenceError(RuntimeError):
-    """The ADATAP iteration did not converge; ``last`` holds the last iterate (a ReplicaSolution, a ReplicaMeans from
-    :func:`solve_replica_means`, or None if the iteration broke down so badly that not even the last iterate could be
-    formed)."""
+    """The ADATAP iteration did not converge; ``last`` holds the last iterate (a ReplicaSolution or ReplicaMeans), or
+    None if the iteration broke down so badly that not even the last iterate could be formed."""
 
     def __init__(self, message: str, last: ReplicaSolution | ReplicaMeans | None, *, breakdown: bool = False):
         super().__init__(message)
@@ -174,42 +173,6 @@ class ReplicaSolution(BootstrapSize, CavityMoments):
         return np.maximum(-self.lam_c, 0.0) / self.dl_c**2
 
 
-@dataclass(frozen=True)
-class ReplicaMeans(BootstrapSize):
-    """The first moments of the replica model at one bootstrap size S: the ADATAP solution without its variances.
-
-    What :func:`solve_replica_means` gives: Δλ of the iteration of eqs. (54)-(55), then Δλ_c (54), γ (56), the
-    bootstrap mean m at the training inputs (34), γ_c (58) and diag G (36) — the same numbers as the fields of the same
-    name of :func:`solve_replica`'s :class:`ReplicaSolution` — but not λ, λ_c: the linear system of eq. (57) and
-    eq. (59), which only the variances and the bootstrap distribution (eqs. 46, 48, 60) need, are not solved. The
-    cavity means γ_c(i)/Δλ_c(i) (eq. 44), the bootstrap mean at a test input (eq. 48, first part) and the out-of-bag
-    means of jackknife+-after-bootstrap (:mod:`explorer.bootstrap.out_of_bag`) need nothing more.
-    :func:`solve_variances` completes it to the :class:`ReplicaSolution` without iterating again.
-    """
-
-    S: float
-    noise_var: float
-    y: np.ndarray
-    dl: np.ndarray
-    dl_c: np.ndarray
-    gam: np.ndarray
-    gam_c: np.ndarray
-    m: np.ndarray
-    G_diag: np.ndarray
-    converged: bool
-    n_iter: int
-    residual: float
-    tol: float
-    method: str = "adatap"
-    jitter: float = 0.0
-    features_rank: int = 0
-
-    @property
-    def cavity_mean(self) -> np.ndarray:
-        """γ_c(i)/Δλ_c(i): mean of the predictor (field) at site i over samples without i (eq. 44)."""
-        return self.gam_c / self.dl_c
-
-
 # ---------------------------------------------------------------------------------------------
 # building blocks
 # ---------------------------------------------------------------------------------------------
@@ -266,8 +229,7 @@ def _first_moments(op: KernelOperator, y, dl, keep, at_fixed_point: bool):
         raise FloatingPointError("Δλ_c left the positive reals")
     gam = y * dl  # eq. (56)
     m = G.matvec(gam)  # eq. (34)
-    gam_c = -gam + m * (dl + dl_c)  # eq. (58)
-    return G, G_diag, dl_c, gam, m, gam_c
+    return G, G_diag, dl_c, gam, m, -gam + m * (dl + dl_c)  # the last is γ_c, eq. (58)
 
 
 def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *,
@@ -292,16 +254,6 @@ def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks =
                                replace(sol, converged=False))
     check_finite_solution(sol)
     return sol
-
-
-def _close_means(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *,
-                 at_fixed_point: bool = True, **meta) -> ReplicaMeans:
-    """Given Δλ, the first moments only: Δλ_c (54), γ (56), m (34), γ_c (58); eqs. (57), (59) are not solved."""
-    _, G_diag, dl_c, gam, m, gam_c = _first_moments(op, y, dl, keep, at_fixed_point)
-    means = ReplicaMeans(S=S, noise_var=noise_var, y=y, dl=dl, dl_c=dl_c, gam=gam, gam_c=gam_c, m=m, G_diag=G_diag,
-                         **meta)
-    check_finite_solution(means)
-    return means
 
 
 def check_finite_solution(sol: ReplicaSolution | ReplicaMeans) -> None:
@@ -376,92 +328,8 @@ def solve_replica(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 
     return _solved(_close, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks)
 
 
-def solve_replica_means(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 1e-3, max_iter: int = 200,
-                        init: ReplicaSolution | np.ndarray | None = None, precision: str = "mixed",
-                        init_subset: int | str | None = "auto", hooks: Hooks | None = None) -> ReplicaMeans:
-    """The ADATAP equations of [MO03] for the bootstrap means only: eqs. (54)-(56), (34), (58), not (57), (59).
-
-    The same iteration of eqs. (54)-(55) as :func:`solve_replica`, closed by the equations the means need: Δλ_c
-    (54), γ (56), the bootstrap mean m at the training inputs (34) and γ_c (58), whose ratio γ_c/Δλ_c is the cavity
-    mean (eq. 44: the mean of the predictor at x_i over the samples without i). It stops before the linear system
-    of eq. (57) for λ and eq. (59) for λ_c, which only the variances need (eqs. 46, 48, 60): on features that
-    system is solved by conjugate gradients at 4 N m² flops a step, often more than the whole iteration. Every
-    field it returns is the same number :func:`solve_replica` gives (the same arithmetic on the same Δλ);
-    :func:`solve_variances` adds λ, λ_c later without iterating again.
-
-    Parameters
-    ----------
-    K, y, noise_var, S, tol, max_iter, init, precision, init_subset
-        As in :func:`solve_replica`.
-    hooks : Hooks, optional
-        As in :func:`solve_replica` (there is no eq. (57) solve to poll).
-
-    Returns
-    -------
-    ReplicaMeans
-        Δλ, Δλ_c, γ, γ_c, m, diag G and the convergence record.
-
-    Raises
-    ------
-    ValueError, ConvergenceError, IndefiniteKernelError, Cancelled
-        As :func:`solve_replica` (a ``ConvergenceError``'s ``last`` is then a :class:`ReplicaMeans`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> X = np.linspace(0, 1, 20)[:, None]
-    >>> K = np.exp(-(X - X.T) ** 2 / 0.1)
-    >>> y = np.sin(6 * X[:, 0])
-    >>> means = solve_replica_means(K, y, 0.01, S=20.0)
-    >>> bool(np.array_equal(means.cavity_mean, solve_replica(K, y, 0.01, S=20.0).cavity_mean))
-    True
-    """
-    return _solved(_close_means, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks)
-
-
-def solve_variances(means: ReplicaMeans, K, *, hooks: Hooks | None = None) -> ReplicaSolution:
-    """Complete the first moments of :func:`solve_replica_means` with the variances: eqs. (57) and (59) at its Δλ.
-
-    No iteration: one factorisation at Δλ, the closing and the linear system (57) for λ, then λ_c (59). The result
-    is the :class:`ReplicaSolution` :func:`solve_replica` gives for the same problem and options (the same arithmetic
-    on the same Δλ), with the convergence record of ``means``.
-
-    Parameters
-    ----------
-    means : ReplicaMeans
-        From :func:`solve_replica_means` on ``K``.
-    K : KernelOperator, LowRankFeatures or ndarray of shape (N, N)
-        The kernel ``means`` was solved on (without its jitter; a rank-deficient K is taken in the same features
-        again, ``means.features_rank``).
-    hooks : Hooks, optional
-        ``should_stop`` is polled during the solve of eq. (57) on features.
-
-    Returns
-    -------
-    ReplicaSolution
-
-    Raises
-    ------
-    ValueError
-        If ``K`` does not have one row per training input of ``means``.
-    ConvergenceError
-        If eq. (57) cannot be solved (features, N above ``DENSE_FALLBACK_MAX_N``); ``last`` holds the unconverged
-        solution.
-    """
-    if not isinstance(means, ReplicaMeans):
-        raise TypeError(f"`means` must be a ReplicaMeans (from solve_replica_means), got {type(means).__name__}.")
-    op, y, noise_var, S = check_replica_problem(K, means.y, means.noise_var, means.S)
-    if means.features_rank:
-        op = as_operator(op.rank_deficient_features())
-    op = op.with_jitter(means.jitter)
-    sol = _close(op, y, noise_var, S, means.dl, poisson_weights(S / op.n), None, hooks or NO_HOOKS,
-                 at_fixed_point=means.method == "adatap", converged=means.converged, n_iter=means.n_iter,
-                 residual=means.residual, tol=means.tol, method=means.method, jitter=means.jitter)
-    return replace(sol, features_rank=means.features_rank) if means.features_rank else sol
-
-
 def _solved(close, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks):
-    """solve_replica (``close`` = :func:`_close`) or solve_replica_means (:func:`_close_means`), inputs unchecked."""
+    """solve_replica (``close`` = :func:`_close`) or ``replica_means.solve_replica_means`` (its ``_close_means``)."""
     op, y, noise_var, S = check_replica_problem(K, y, noise_var, S)
     init = check_solver_options(y.size, tol, max_iter, init, precision)
     try:
@@ -493,8 +361,7 @@ def _rank_deficient_form(op: KernelOperator, err: ConvergenceError):
 
 def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitter,
            hooks: Hooks, close=_close) -> ReplicaSolution | ReplicaMeans:
-    """solve_replica for validated inputs and one jitter level (see there); ``close`` closes the equations at the
-    last Δλ (:func:`_close`, or :func:`_close_means` for the means only)."""
+    """solve_replica for validated inputs and one jitter level (see there); ``close`` closes the equations at Δλ."""
     n = op.n
     p = poisson_weights(S / n)
     x = np.log(start_delta_lambda(lambda: op.spectrum(init_subset, 0), n, noise_var, S, init))
@@ -538,8 +405,7 @@ def _single_precision_start(op, p, noise_var, x, tol, max_iter, hooks, counter, 
     return x_single, n_iter, residual
 
 
-def _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol, close=_close
-                  ) -> ReplicaSolution | ReplicaMeans | None:
+def _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol, close=_close) -> ReplicaSolution | ReplicaMeans | None:
     """The unconverged iterate as a solution object, or None if even that cannot be formed."""
     try:
         return close(op, y, noise_var, S, np.exp(x), p, converged=False, n_iter=n_iter, residual=residual,

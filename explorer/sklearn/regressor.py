@@ -11,7 +11,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from explorer.bootstrap import replica
+from explorer.bootstrap import replica, replica_means
 from explorer.bootstrap.distribution import BootstrapDistribution, bootstrap_distribution
 from explorer.bootstrap.out_of_bag import OutOfBagMeans, out_of_bag_means
 from explorer.gp_bootstrap import stages
@@ -99,12 +99,12 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         The training data, σ² and K (or the features Φ) the theory ran on (targets as the theory sees them).
     features_ : LowRankFeatures or None
         The features of a low-rank model, else None.
-    means_ : explorer.bootstrap.replica.ReplicaMeans
+    means_ : explorer.bootstrap.replica_means.ReplicaMeans
         The first moments of the ADATAP solution at S = ``s_over_n``·N (Δλ, Δλ_c, γ, γ_c, m; eqs. (54)-(56), (34),
         (58)), with the convergence record: what ``fit`` solves.
     solution_ : explorer.bootstrap.replica.ReplicaSolution
         The full ADATAP site parameters at S = ``s_over_n``·N, λ and λ_c of eqs. (57), (59) included, with the
-        convergence record; completed from ``means_`` (:func:`~explorer.bootstrap.replica.solve_variances`, no new
+        convergence record; completed from ``means_`` (:func:`~explorer.bootstrap.replica_means.solve_variances`, no new
         iteration) the first time it is used, then kept.
     n_features_in_ : int
         Number of input columns.
@@ -284,7 +284,7 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
             raise AttributeError(f"This {type(self).__name__} instance is not fitted yet: it has no solution_.")
         if self._solution is None:
             means, operator = self.means_, self.problem_.operator
-            self._solution = self._theory(lambda: replica.solve_variances(means, operator))
+            self._solution = self._theory(lambda: replica_means.solve_variances(means, operator))
         return self._solution
 
     def predict(self, X: ArrayLike, return_std: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -491,13 +491,13 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         """(shift, scale): a theory's mean μ is μ·scale + shift in the targets' units."""
         return (0.0, 1.0) if self.model_ is None else (self.model_.y_shift, self.model_.y_scale)
 
-    def _solve(self, S: float) -> replica.ReplicaMeans:
+    def _solve(self, S: float) -> replica_means.ReplicaMeans:
         """ADATAP at S on the fitted problem, for the means (eqs. 54-56, 34, 58)."""
         problem = self.problem_
-        return self._theory(lambda: replica.solve_replica_means(problem.operator, problem.y, problem.noise_var, S,
+        return self._theory(lambda: replica_means.solve_replica_means(problem.operator, problem.y, problem.noise_var, S,
                                                                 tol=self.tol))
 
-    def _first_moments(self) -> replica.ReplicaSolution | replica.ReplicaMeans:
+    def _first_moments(self) -> replica.ReplicaSolution | replica_means.ReplicaMeans:
         """The full solution if it was solved already (its means are those of ``means_``), else ``means_``."""
         return self.means_ if self._solution is None else self._solution
 
@@ -519,12 +519,12 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
                 "`s_over_n`.", self._completed(err.last)) from err
 
     def _completed(self, last):
-        """``last`` with its variances (:func:`~explorer.bootstrap.replica.solve_variances`) if it is a ReplicaMeans
+        """``last`` with its variances (:func:`~explorer.bootstrap.replica_means.solve_variances`) if it is a ReplicaMeans
         they can be solved for, else as it is."""
-        if not isinstance(last, replica.ReplicaMeans):
+        if not isinstance(last, replica_means.ReplicaMeans):
             return last
         try:
-            return replica.solve_variances(last, self.problem_.operator)
+            return replica_means.solve_variances(last, self.problem_.operator)
         except replica.ConvergenceError as err:
             return err.last
         except (FloatingPointError, np.linalg.LinAlgError, ValueError):

@@ -8,7 +8,7 @@ u(x)ᵀ(Ψᵀγ) in place of t(x)ᵀγ: round-off of order m·ε relative to the
 import numpy as np
 import pytest
 
-from explorer.bootstrap import out_of_bag, replica
+from explorer.bootstrap import out_of_bag, replica_means
 from explorer.bootstrap.out_of_bag import jackknife_plus_bounds, out_of_bag_means
 from explorer.operators.features import FeatureKernel
 
@@ -39,7 +39,7 @@ def _scale(low, high):
 @pytest.mark.parametrize("confidence", [0.5, 0.9, 0.99])
 def test_the_candidate_rows_give_the_order_statistics_of_all_rows(outliers, confidence):
     K, y, phi_test = _problem(outliers=outliers)
-    oob = out_of_bag_means(replica.solve_replica_means(K, y, NOISE, float(N)), K)
+    oob = out_of_bag_means(replica_means.solve_replica_means(K, y, NOISE, float(N)), K)
     low, high = oob.jackknife_plus(phi_test, confidence)
     low_all, high_all = jackknife_plus_bounds(oob.at(phi_test)[1], oob.residuals, confidence)
     scale = _scale(low_all, high_all)
@@ -53,7 +53,7 @@ def test_the_band_leaves_most_rows_out(monkeypatch):
     """What makes it fast: at N = 3,000 the rows computed for most test inputs are a small part of N (the band is
     per group of test inputs of similar ‖u(x)‖; the group of the inputs farthest from the data needs more)."""
     K, y, phi_test = _problem()
-    oob = out_of_bag_means(replica.solve_replica_means(K, y, NOISE, float(N)), K)
+    oob = out_of_bag_means(replica_means.solve_replica_means(K, y, NOISE, float(N)), K)
     computed = []
     rows_at = type(oob.covariances).rows_at
 
@@ -70,7 +70,7 @@ def test_test_inputs_a_check_refuses_are_computed_from_all_rows(monkeypatch):
     """A negative margin makes the band empty, so that no candidate can be the order statistic: every test input
     takes the path over all N rows, which must give the same bounds."""
     K, y, phi_test = _problem(seed=1)
-    oob = out_of_bag_means(replica.solve_replica_means(K, y, NOISE, float(N)), K)
+    oob = out_of_bag_means(replica_means.solve_replica_means(K, y, NOISE, float(N)), K)
     low_all, high_all = jackknife_plus_bounds(oob.at(phi_test)[1], oob.residuals, 0.9)
     monkeypatch.setattr(out_of_bag, "CHECK_RTOL", -1e6)
     low, high = oob.jackknife_plus(phi_test, 0.9)
@@ -81,6 +81,6 @@ def test_test_inputs_a_check_refuses_are_computed_from_all_rows(monkeypatch):
 
 def test_no_test_input_gives_empty_bounds():
     K, y, phi_test = _problem()
-    oob = out_of_bag_means(replica.solve_replica_means(K, y, NOISE, float(N)), K)
+    oob = out_of_bag_means(replica_means.solve_replica_means(K, y, NOISE, float(N)), K)
     low, high = oob.jackknife_plus(phi_test[:0], 0.9)
     assert low.shape == high.shape == (0,)

@@ -1,4 +1,4 @@
-"""explorer.bootstrap.replica.solve_replica_means and solve_variances: the ADATAP solve that stops before eq. (57)
+"""explorer.bootstrap.replica_means.solve_replica_means and solve_variances: the ADATAP solve that stops before eq. (57)
 ([MO03]) gives the first moments of the full solve, and completing it gives the full solve.
 
 Both paths run the same iteration of eqs. (54)-(55) and the same arithmetic on the same Δλ, so the fields are compared
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from explorer import datasets, kernels, lowrank
-from explorer.bootstrap import replica
+from explorer.bootstrap import replica, replica_means
 from explorer.bootstrap.out_of_bag import out_of_bag_means
 from explorer.operators.dense import DenseKernel
 from explorer.operators.features import FeatureKernel
@@ -67,8 +67,8 @@ NAMES = ["dense", "features", "rank-deficient"]
 def test_the_means_are_those_of_the_full_solve(name, precision):
     K, y, noise, S = _problem(name)
     full = replica.solve_replica(K, y, noise, S, precision=precision, tol=1e-6)
-    means = replica.solve_replica_means(K, y, noise, S, precision=precision, tol=1e-6)
-    assert isinstance(means, replica.ReplicaMeans) and not hasattr(means, "lam")
+    means = replica_means.solve_replica_means(K, y, noise, S, precision=precision, tol=1e-6)
+    assert isinstance(means, replica_means.ReplicaMeans) and not hasattr(means, "lam")
     for field in MEANS:
         np.testing.assert_allclose(getattr(means, field), getattr(full, field), rtol=RTOL, atol=0, err_msg=field)
     np.testing.assert_allclose(means.cavity_mean, full.cavity_mean, rtol=RTOL, atol=0)
@@ -81,7 +81,7 @@ def test_the_means_are_those_of_the_full_solve(name, precision):
 def test_completing_the_means_with_the_variances_is_the_full_solve(name):
     K, y, noise, S = _problem(name)
     full = replica.solve_replica(K, y, noise, S)
-    completed = replica.solve_variances(replica.solve_replica_means(K, y, noise, S), K)
+    completed = replica_means.solve_variances(replica_means.solve_replica_means(K, y, noise, S), K)
     assert isinstance(completed, replica.ReplicaSolution)
     for field in MEANS + ("lam", "lam_c"):
         np.testing.assert_allclose(getattr(completed, field), getattr(full, field), rtol=RTOL, atol=0,
@@ -96,7 +96,7 @@ def test_the_out_of_bag_means_need_only_the_means():
     X, y = _data()
     cross = K.phi[:17] * 0.9  # any features of test inputs
     from_full = out_of_bag_means(replica.solve_replica(K, y, NOISE, float(N)), K)
-    from_means = out_of_bag_means(replica.solve_replica_means(K, y, NOISE, float(N)), K)
+    from_means = out_of_bag_means(replica_means.solve_replica_means(K, y, NOISE, float(N)), K)
     for a, b in zip(from_full.at(cross), from_means.at(cross)):
         np.testing.assert_allclose(b, a, rtol=RTOL, atol=0)
     for a, b in zip(from_full.jackknife_plus(cross, 0.8), from_means.jackknife_plus(cross, 0.8)):
@@ -113,22 +113,22 @@ def test_the_means_only_solve_never_solves_eq_57(monkeypatch):
     monkeypatch.setattr(FeatureSitePosterior, "solve_hadamard", refuse)
     K = _kernels()["features"]
     _, y = _data()
-    means = replica.solve_replica_means(K, y, NOISE, float(N))
+    means = replica_means.solve_replica_means(K, y, NOISE, float(N))
     assert means.converged
     with pytest.raises(AssertionError, match="eq. .57. was solved"):
-        replica.solve_variances(means, K)
+        replica_means.solve_variances(means, K)
 
 
 def test_a_means_only_iteration_that_does_not_converge_says_so_with_its_last_iterate():
     K = _kernels()["dense"]
     _, y = _data()
     with pytest.raises(replica.ConvergenceError, match="did not converge") as info:
-        replica.solve_replica_means(K, y, NOISE, float(N), max_iter=1, precision="double")
-    assert isinstance(info.value.last, replica.ReplicaMeans) and not info.value.last.converged
+        replica_means.solve_replica_means(K, y, NOISE, float(N), max_iter=1, precision="double")
+    assert isinstance(info.value.last, replica_means.ReplicaMeans) and not info.value.last.converged
 
 
 def test_solve_variances_takes_only_means():
     K = _kernels()["dense"]
     _, y = _data()
     with pytest.raises(TypeError, match="ReplicaMeans"):
-        replica.solve_variances(replica.solve_replica(K, y, NOISE, float(N)), K)
+        replica_means.solve_variances(replica.solve_replica(K, y, NOISE, float(N)), K)
