@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from explorer.bootstrap.checks import (
+    check_finite_solution,
     check_lowrank_inputs,
     check_noise_and_sample_size,
     check_replica_inputs,
@@ -219,7 +220,7 @@ def _rows(K) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def _first_moments(op: KernelOperator, y, dl, keep, at_fixed_point: bool):
+def close_first_moments(op: KernelOperator, y, dl, keep, at_fixed_point: bool):
     """Given Δλ: G (eq. 36), its diagonal, Δλ_c (54), γ (56), m (34) and γ_c (58) — everything but eq. (57)."""
     G = op.site_posterior(dl, keep)
     G_diag = G.diagonal()
@@ -232,14 +233,14 @@ def _first_moments(op: KernelOperator, y, dl, keep, at_fixed_point: bool):
     return G, G_diag, dl_c, gam, m, -gam + m * (dl + dl_c)  # the last is γ_c, eq. (58)
 
 
-def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *,
+def close_replica(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *,
            at_fixed_point: bool = True, **meta) -> ReplicaSolution:
     """Given Δλ, compute G's diagonal, Δλ_c (54), γ (56), m (34), λ (57), γ_c (58), λ_c (59).
 
     ``at_fixed_point``: whether Δλ is a (converged or last) iterate of eqs. (54)-(55), or not (the approximate
     ADATAP); the fixed-point closing uses it.
     """
-    G, G_diag, dl_c, gam, m, gam_c = _first_moments(op, y, dl, keep, at_fixed_point)
+    G, G_diag, dl_c, gam, m, gam_c = close_first_moments(op, y, dl, keep, at_fixed_point)
     closing = CLOSINGS[op.closing](dl, dl_c, G_diag, p, noise_var, at_fixed_point)
     g_ii = G_diag**2
     r2 = (m - y) ** 2
@@ -254,13 +255,6 @@ def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks =
                                replace(sol, converged=False))
     check_finite_solution(sol)
     return sol
-
-
-def check_finite_solution(sol: ReplicaSolution | ReplicaMeans) -> None:
-    """Raise FloatingPointError if a site parameter of ``sol`` is not finite (a degenerate kernel matrix)."""
-    for name in ("dl", "dl_c", "gam", "gam_c", "lam", "lam_c", "m"):
-        if hasattr(sol, name) and not np.all(np.isfinite(getattr(sol, name))):
-            raise FloatingPointError(f"The replica solution has non-finite {name}; K may be degenerate.")
 
 
 def solve_replica(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 1e-3, max_iter: int = 200,
@@ -325,11 +319,12 @@ def solve_replica(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 
     >>> sol.converged, round(bootstrap_test_error(sol), 4)
     (True, 0.0016)
     """
-    return _solved(_close, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks)
+    return iterate_and_close(close_replica, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks)
 
 
-def _solved(close, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks):
-    """solve_replica (``close`` = :func:`_close`) or ``replica_means.solve_replica_means`` (its ``_close_means``)."""
+def iterate_and_close(close, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks):
+    """The iteration of eqs. (54)-(55) at S, closed at its last Δλ by ``close`` (:func:`close_replica`, or the means'
+    closing of ``replica_means``): the whole of :func:`solve_replica` with another closing, inputs as there."""
     op, y, noise_var, S = check_replica_problem(K, y, noise_var, S)
     init = check_solver_options(y.size, tol, max_iter, init, precision)
     try:
@@ -339,7 +334,7 @@ def _solved(close, K, y, noise_var, S, tol, max_iter, init, precision, init_subs
         features = _rank_deficient_form(op, err)
         if features is None:
             raise
-    sol = _solved(close, features, y, noise_var, S, tol, max_iter,
+    sol = iterate_and_close(close, features, y, noise_var, S, tol, max_iter,
                   None if init is None or isinstance(init, ReplicaSolution) else init, precision, init_subset, hooks)
     return replace(sol, features_rank=features.rank)
 
@@ -360,7 +355,7 @@ def _rank_deficient_form(op: KernelOperator, err: ConvergenceError):
 
 
 def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitter,
-           hooks: Hooks, close=_close) -> ReplicaSolution | ReplicaMeans:
+           hooks: Hooks, close=close_replica) -> ReplicaSolution | ReplicaMeans:
     """solve_replica for validated inputs and one jitter level (see there); ``close`` closes the equations at Δλ."""
     n = op.n
     p = poisson_weights(S / n)
@@ -405,7 +400,8 @@ def _single_precision_start(op, p, noise_var, x, tol, max_iter, hooks, counter, 
     return x_single, n_iter, residual
 
 
-def _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol, close=_close) -> ReplicaSolution | ReplicaMeans | None:
+def _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol,
+                  close=close_replica) -> ReplicaSolution | ReplicaMeans | None:
     """The unconverged iterate as a solution object, or None if even that cannot be formed."""
     try:
         return close(op, y, noise_var, S, np.exp(x), p, converged=False, n_iter=n_iter, residual=residual,
@@ -515,7 +511,7 @@ def approximate_replica(K, y: np.ndarray, noise_var: float, S: float, *,
     op, y, noise_var, S = check_replica_problem(K, y, noise_var, S)
     omega, P = op.spectrum(init_subset, 0)
     dl = np.full(op.n, root_delta_lambda(omega, P, op.n, noise_var, S))
-    return first_jitter(op, lambda op_j, jitter: _close(
+    return first_jitter(op, lambda op_j, jitter: close_replica(
         op_j, y, noise_var, S, dl, poisson_weights(S / op.n), at_fixed_point=False, converged=True, n_iter=0,
         residual=float("nan"), tol=float("nan"), method="approximate", jitter=jitter))
 

@@ -19,15 +19,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from explorer.bootstrap.checks import check_replica_problem
+from explorer.bootstrap.checks import check_finite_solution, check_replica_problem
 from explorer.bootstrap.occupations import poisson_weights
 from explorer.bootstrap.replica import (
     BootstrapSize,
     ReplicaSolution,
-    _close,
-    _first_moments,
-    _solved,
-    check_finite_solution,
+    close_first_moments,
+    close_replica,
+    iterate_and_close,
 )
 from explorer.operators import KernelOperator, as_operator
 from explorer.progress import NO_HOOKS, Hooks
@@ -75,7 +74,7 @@ class ReplicaMeans(BootstrapSize):
 def _close_means(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *,
                  at_fixed_point: bool = True, **meta) -> ReplicaMeans:
     """Given Δλ, the first moments only: Δλ_c (54), γ (56), m (34), γ_c (58); eqs. (57), (59) are not solved."""
-    _, G_diag, dl_c, gam, m, gam_c = _first_moments(op, y, dl, keep, at_fixed_point)
+    _, G_diag, dl_c, gam, m, gam_c = close_first_moments(op, y, dl, keep, at_fixed_point)
     means = ReplicaMeans(S=S, noise_var=noise_var, y=y, dl=dl, dl_c=dl_c, gam=gam, gam_c=gam_c, m=m, G_diag=G_diag,
                          **meta)
     check_finite_solution(means)
@@ -123,7 +122,7 @@ def solve_replica_means(K, y: np.ndarray, noise_var: float, S: float, *, tol: fl
     >>> bool(np.array_equal(means.cavity_mean, solve_replica(K, y, 0.01, S=20.0).cavity_mean))
     True
     """
-    return _solved(_close_means, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks)
+    return iterate_and_close(_close_means, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks)
 
 
 def solve_variances(means: ReplicaMeans, K, *, hooks: Hooks | None = None) -> ReplicaSolution:
@@ -161,7 +160,7 @@ def solve_variances(means: ReplicaMeans, K, *, hooks: Hooks | None = None) -> Re
     if means.features_rank:
         op = as_operator(op.rank_deficient_features())
     op = op.with_jitter(means.jitter)
-    sol = _close(op, y, noise_var, S, means.dl, poisson_weights(S / op.n), None, hooks or NO_HOOKS,
+    sol = close_replica(op, y, noise_var, S, means.dl, poisson_weights(S / op.n), None, hooks or NO_HOOKS,
                  at_fixed_point=means.method == "adatap", converged=means.converged, n_iter=means.n_iter,
                  residual=means.residual, tol=means.tol, method=means.method, jitter=means.jitter)
     return replace(sol, features_rank=means.features_rank) if means.features_rank else sol
