@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.operators import as_operator, require
+from explorer.operators import as_operator, offers, require
 
 if TYPE_CHECKING:
     from explorer.bootstrap.replica import ReplicaMeans, ReplicaSolution
@@ -185,7 +185,7 @@ class OutOfBagMeans:
         low, high : ndarray of shape (M,)
         """
         k = order_statistic_index(confidence, self.n)  # a bad confidence fails before any work
-        if not hasattr(self.covariances, "whitened"):
+        if not offers(self.covariances, "whitened"):
             return jackknife_plus_bounds(self.at(cross)[1], self.residuals, confidence)
         return self._banded_bounds(self.covariances.whitened(cross), k)
 
