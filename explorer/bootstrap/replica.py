@@ -34,11 +34,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from explorer.bootstrap.checks import (
+    check_finite_solution,
     check_lowrank_inputs,
     check_noise_and_sample_size,
     check_replica_inputs,
@@ -51,6 +52,9 @@ from explorer.operators import KernelOperator
 from explorer.operators.dense import JITTER_LADDER, IndefiniteKernelError, first_jitter, with_jitter
 from explorer.operators.features import FeatureKernel
 from explorer.progress import NO_HOOKS, Hooks
+
+if TYPE_CHECKING:  # replica_means builds on this module; its result type appears here in annotations only
+    from explorer.bootstrap.replica_means import ReplicaMeans
 
 __all__ = [
     "BootstrapSize",
@@ -89,10 +93,10 @@ _Solution = TypeVar("_Solution")
 
 
 class ConvergenceError(RuntimeError):
-    """The ADATAP iteration did not converge; ``last`` holds the last iterate (a ReplicaSolution, or None
-    if the iteration broke down so badly that not even the last iterate could be formed)."""
+    """The ADATAP iteration did not converge; ``last`` holds the last iterate (a ReplicaSolution or ReplicaMeans), or
+    None if the iteration broke down so badly that not even the last iterate could be formed."""
 
-    def __init__(self, message: str, last: ReplicaSolution | None, *, breakdown: bool = False):
+    def __init__(self, message: str, last: ReplicaSolution | ReplicaMeans | None, *, breakdown: bool = False):
         super().__init__(message)
         self.last = last
         self.breakdown = breakdown  # Δλ_c or a factorisation failed, as opposed to too few iterations
@@ -216,13 +220,8 @@ def _rows(K) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *,
-           at_fixed_point: bool = True, **meta) -> ReplicaSolution:
-    """Given Δλ, compute G's diagonal, Δλ_c (54), γ (56), m (34), λ (57), γ_c (58), λ_c (59).
-
-    ``at_fixed_point``: whether Δλ is a (converged or last) iterate of eqs. (54)-(55), or not (the approximate
-    ADATAP); the fixed-point closing uses it.
-    """
+def close_first_moments(op: KernelOperator, y, dl, keep, at_fixed_point: bool):
+    """Given Δλ: G (eq. 36), its diagonal, Δλ_c (54), γ (56), m (34) and γ_c (58) — everything but eq. (57)."""
     G = op.site_posterior(dl, keep)
     G_diag = G.diagonal()
     with np.errstate(divide="ignore", invalid="ignore"):  # a G_ii that cancelled to 0 is refused just below
@@ -231,11 +230,21 @@ def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks =
         raise FloatingPointError("Δλ_c left the positive reals")
     gam = y * dl  # eq. (56)
     m = G.matvec(gam)  # eq. (34)
+    return G, G_diag, dl_c, gam, m, -gam + m * (dl + dl_c)  # the last is γ_c, eq. (58)
+
+
+def close_replica(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *,
+           at_fixed_point: bool = True, **meta) -> ReplicaSolution:
+    """Given Δλ, compute G's diagonal, Δλ_c (54), γ (56), m (34), λ (57), γ_c (58), λ_c (59).
+
+    ``at_fixed_point``: whether Δλ is a (converged or last) iterate of eqs. (54)-(55), or not (the approximate
+    ADATAP); the fixed-point closing uses it.
+    """
+    G, G_diag, dl_c, gam, m, gam_c = close_first_moments(op, y, dl, keep, at_fixed_point)
     closing = CLOSINGS[op.closing](dl, dl_c, G_diag, p, noise_var, at_fixed_point)
     g_ii = G_diag**2
     r2 = (m - y) ** 2
     lam, failure = G.solve_hadamard(closing.d, closing.e, r2, hooks, meta.get("n_iter", 0))  # eq. (57)
-    gam_c = -gam + m * (dl + dl_c)  # eq. (58)
     lam_c = lam * closing.num / closing.den + r2 / g_ii  # eq. (59)
     sol = ReplicaSolution(
         S=S, noise_var=noise_var, y=y, dl=dl, dl_c=dl_c, gam=gam, gam_c=gam_c, lam=lam, lam_c=lam_c,
@@ -246,13 +255,6 @@ def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks =
                                replace(sol, converged=False))
     check_finite_solution(sol)
     return sol
-
-
-def check_finite_solution(sol: ReplicaSolution) -> None:
-    """Raise FloatingPointError if a site parameter of ``sol`` is not finite (a degenerate kernel matrix)."""
-    for name in ("dl", "dl_c", "gam", "gam_c", "lam", "lam_c", "m"):
-        if not np.all(np.isfinite(getattr(sol, name))):
-            raise FloatingPointError(f"The replica solution has non-finite {name}; K may be degenerate.")
 
 
 def solve_replica(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 1e-3, max_iter: int = 200,
@@ -317,17 +319,23 @@ def solve_replica(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 
     >>> sol.converged, round(bootstrap_test_error(sol), 4)
     (True, 0.0016)
     """
+    return iterate_and_close(close_replica, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks)
+
+
+def iterate_and_close(close, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks):
+    """The iteration of eqs. (54)-(55) at S, closed at its last Δλ by ``close`` (:func:`close_replica`, or the means'
+    closing of ``replica_means``): the whole of :func:`solve_replica` with another closing, inputs as there."""
     op, y, noise_var, S = check_replica_problem(K, y, noise_var, S)
     init = check_solver_options(y.size, tol, max_iter, init, precision)
     try:
         return first_jitter(op, lambda op_j, jitter: _solve(op_j, y, noise_var, S, tol, max_iter, init, precision,
-                                                            init_subset, jitter, hooks or NO_HOOKS))
+                                                            init_subset, jitter, hooks or NO_HOOKS, close))
     except ConvergenceError as err:
         features = _rank_deficient_form(op, err)
         if features is None:
             raise
-    sol = solve_replica(features, y, noise_var, S, tol=tol, max_iter=max_iter, precision=precision, hooks=hooks,
-                        init=None if init is None or isinstance(init, ReplicaSolution) else init)
+    sol = iterate_and_close(close, features, y, noise_var, S, tol, max_iter,
+                  None if init is None or isinstance(init, ReplicaSolution) else init, precision, init_subset, hooks)
     return replace(sol, features_rank=features.rank)
 
 
@@ -347,8 +355,8 @@ def _rank_deficient_form(op: KernelOperator, err: ConvergenceError):
 
 
 def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitter,
-           hooks: Hooks) -> ReplicaSolution:
-    """solve_replica for validated inputs and one jitter level (see there)."""
+           hooks: Hooks, close=close_replica) -> ReplicaSolution | ReplicaMeans:
+    """solve_replica for validated inputs and one jitter level (see there); ``close`` closes the equations at Δλ."""
     n = op.n
     p = poisson_weights(S / n)
     x = np.log(start_delta_lambda(lambda: op.spectrum(init_subset, 0), n, noise_var, S, init))
@@ -360,13 +368,13 @@ def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, 
         step = with_hooks(fixed_point_map(op, p, noise_var, keep), hooks, counter, most)
         x, k, residual, converged = anderson_iteration(step, x, tol, max_iter)
         n_iter += k
-        sol = _close(op, y, noise_var, S, np.exp(x), p, keep, hooks, converged=converged, n_iter=n_iter,
-                     residual=residual, tol=tol, jitter=jitter)
+        sol = close(op, y, noise_var, S, np.exp(x), p, keep, hooks, converged=converged, n_iter=n_iter,
+                    residual=residual, tol=tol, jitter=jitter)
     except IndefiniteKernelError:
         raise
     except (FloatingPointError, np.linalg.LinAlgError) as err:
         raise ConvergenceError(f"ADATAP iteration broke down at S/N = {S / n:g}: {err}",
-                               _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol),
+                               _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol, close),
                                breakdown=True) from err
     if not converged:
         raise ConvergenceError(
@@ -392,11 +400,12 @@ def _single_precision_start(op, p, noise_var, x, tol, max_iter, hooks, counter, 
     return x_single, n_iter, residual
 
 
-def _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol) -> ReplicaSolution | None:
+def _last_iterate(op, y, noise_var, S, x, p, n_iter, residual, tol,
+                  close=close_replica) -> ReplicaSolution | ReplicaMeans | None:
     """The unconverged iterate as a solution object, or None if even that cannot be formed."""
     try:
-        return _close(op, y, noise_var, S, np.exp(x), p, converged=False, n_iter=n_iter, residual=residual,
-                      tol=tol)
+        return close(op, y, noise_var, S, np.exp(x), p, converged=False, n_iter=n_iter, residual=residual,
+                     tol=tol)
     except ConvergenceError as err:
         return err.last
     except (FloatingPointError, np.linalg.LinAlgError, ValueError):
@@ -502,7 +511,7 @@ def approximate_replica(K, y: np.ndarray, noise_var: float, S: float, *,
     op, y, noise_var, S = check_replica_problem(K, y, noise_var, S)
     omega, P = op.spectrum(init_subset, 0)
     dl = np.full(op.n, root_delta_lambda(omega, P, op.n, noise_var, S))
-    return first_jitter(op, lambda op_j, jitter: _close(
+    return first_jitter(op, lambda op_j, jitter: close_replica(
         op_j, y, noise_var, S, dl, poisson_weights(S / op.n), at_fixed_point=False, converged=True, n_iter=0,
         residual=float("nan"), tol=float("nan"), method="approximate", jitter=jitter))
 
