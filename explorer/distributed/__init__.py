@@ -17,7 +17,8 @@ chosen rows and test inputs), and so do the L1 map on a sample of rows and the c
 * :mod:`~explorer.distributed.feature_maps` — the map φ broadcast once (Nyström landmarks and factor, or random
   Fourier frequencies);
 * :mod:`~explorer.distributed.passes` — what a worker computes on one chunk;
-* :mod:`~explorer.distributed.operator` — the operator and its site posterior G.
+* :mod:`~explorer.distributed.operator` — the operator and its site posterior G;
+* :mod:`~explorer.distributed.held_out_rows` — the first K rows as test inputs, the others as the training chunks.
 
 :func:`chunked_nystrom` builds the operator of a Nyström model whose landmarks are drawn as
 :func:`explorer.lowrank.nystrom_features` draws them (the same rows for the same N, m and seed), so the chunked and
