@@ -35,6 +35,10 @@ ROOM_CAPACITY = 300
 #: Environment variable: ``0`` starts ``explorer serve`` without its warm-up (as ``--no-warm-up``; the tests do).
 WARM_UP_ENV = "EXPLORER_WARM_UP"
 
+#: Rows of a data folder's CSV the GP page's large-data mode takes on a cluster given by address
+#: (:data:`explorer.views.gp_bootstrap.cluster.CLUSTER_ROWS`; not imported from there, as ROOM_CAPACITY).
+CLUSTER_ROWS = 1_000_000
+
 #: CPython's environment variable choosing its memory allocator (read once, when the interpreter starts).
 ALLOCATOR_ENV = "PYTHONMALLOC"
 
@@ -135,7 +139,8 @@ def _serve_arguments(p: argparse.ArgumentParser) -> None:
                        f"worker processes of the local Dask cluster, {WORKERS} (default: one per core, one thread "
                        f"each)",
                        f"use the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead of a local "
-                       f"one (default: ${SCHEDULER_ENV} if set)")
+                       f"one (default: ${SCHEDULER_ENV} if set); the GP page's large-data mode then runs its theory "
+                       f"there too and takes data-folder CSVs of up to {CLUSTER_ROWS:,} rows")
 
 
 def _room_capacity(text: str) -> int:

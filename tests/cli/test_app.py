@@ -85,3 +85,11 @@ def test_serve_runs_a_local_cluster_whose_workers_end_with_the_server(stop):
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(timeout=20)
+
+
+def test_the_help_of_scheduler_gives_the_cluster_limit_of_the_gp_page():
+    """``serve --help`` says how many rows the GP page takes on a cluster: the page's own constant."""
+    from explorer.cli import serve as cli_serve
+    from explorer.views.gp_bootstrap.cluster import CLUSTER_ROWS
+
+    assert cli_serve.CLUSTER_ROWS == CLUSTER_ROWS

@@ -49,3 +49,4 @@ def test_an_allocator_chosen_by_the_user_is_kept(execs, monkeypatch, chosen):
     monkeypatch.setenv(serve.ALLOCATOR_ENV, chosen)
     serve.restart_under_c_allocator(["explorer", "serve"])
     assert execs == []
+
