@@ -17,7 +17,10 @@ Measured:
 - *draws lost*: draws asked minus draws the projector shows at the end (target 0), and *failed connections*
   (target 0);
 - the server's CPU (its own process; the Dask workers do nothing for a room) and memory (RSS) before the room,
-  during the run and after the room closed and the students left (target: within 10 % of before).
+  during the run and after the room closed and the students left (target: within 10 % of before). The server
+  runs under the C library's allocator, as ``explorer serve`` does by default (``PYTHONMALLOC=pymalloc python
+  benchmarks/bench_class.py`` measures it under Python's own: every session's objects are freed, yet +27-31 % at
+  60 students, the arenas pinned by a few long-lived objects).
 
 The machine's load average is printed at the start and the end: on a shared machine the figures are only as good
 as the idle cores.

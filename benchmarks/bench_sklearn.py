@@ -11,8 +11,10 @@ rows), the estimator is fitted once (the user's model), then:
     sample weights where MAPIE is not installed).
 
 Each side runs in a forked child process with the same number of BLAS threads (``--threads``, default 1), which
-reports its CPU seconds and its peak resident memory above what it started with (``ru_maxrss`` less the RSS at
-the fork). "refits" is a side's CPU time over one fit of the estimator on the N rows. One JSON line per measurement,
+reports its CPU seconds, its wall-clock seconds and its peak resident memory above what it started with
+(``ru_maxrss`` less the RSS at the fork); the machine's 1-minute load average is recorded before each side. "refits"
+is a side's CPU time over one fit of the estimator on the N rows (CPU time, because wall time on a shared machine
+counts the other processes' time too). One JSON line per measurement,
 then a table. Each side's process is capped at ``--memory-cap-gb`` of address space (default 8 GB: MAPIE's "plus"
 intervals hold N × (held-out rows) matrices, 3.2 GB each at N = 200,000); a side that needs more is reported as
 such. ``--skip`` names runs to leave out (e.g. ``--skip 200000:300``: 300 refits of 200,000 rows take
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import os
 import queue as queue_module
 import resource
 import time
@@ -97,15 +100,15 @@ def _child(queue, threads, cap_gb, work, args):
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     with threadpool_limits(threads):
         base = _rss_bytes()
-        start = time.process_time()
+        start, wall = time.process_time(), time.perf_counter()
         try:
             low, high = work(*args)
         except MemoryError:
             queue.put(None)
             return
-        cpu = time.process_time() - start
+        cpu, wall = time.process_time() - start, time.perf_counter() - wall
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    queue.put((cpu, max(peak - base, 0), np.asarray(low), np.asarray(high)))
+    queue.put((cpu, wall, max(peak - base, 0), np.asarray(low), np.asarray(high)))
 
 
 def _measure(threads, cap_gb, work, *args):
@@ -156,7 +159,7 @@ def main() -> None:
         runs += [(f"MAPIE B={b}", b, _mapie, (est, X, y, X_test, b)) for b in RESAMPLES]
         for side, b, work, work_args in runs:
             row = {"model": name, "N": n, "held_out": args.held_out, "side": side, "threads": args.threads,
-                   "one_fit_cpu_s": round(fit, 3)}
+                   "one_fit_cpu_s": round(fit, 3), "load_1min": round(os.getloadavg()[0], 2)}
             if f"{n}:{b}" in args.skip:
                 rows.append({**row, "skipped": True})
                 print(json.dumps(rows[-1]), flush=True)
@@ -166,20 +169,21 @@ def main() -> None:
                 rows.append({**row, "out_of_memory_gb": args.memory_cap_gb})
                 print(json.dumps(rows[-1]), flush=True)
                 continue
-            cpu, peak, low, high = result
+            cpu, wall, peak, low, high = result
             inside = (y_test >= low) & (y_test <= high)
-            rows.append({**row, "cpu_s": round(cpu, 2), "refits": round(cpu / fit, 1),
+            rows.append({**row, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "refits": round(cpu / fit, 1),
                          "peak_mb": round(peak / 2**20, 1), "coverage": round(float(inside.mean()), 4),
                          "median_width": round(float(np.median(high - low)), 4)})
             print(json.dumps(rows[-1]), flush=True)
-    print(f"\n{'model':22s} {'N':>8s} {'side':12s} {'CPU s':>9s} {'refits':>8s} {'peak MB':>9s} {'coverage':>9s}")
+    print(f"\n{'model':22s} {'N':>8s} {'side':12s} {'CPU s':>9s} {'wall s':>9s} {'refits':>8s} {'peak MB':>9s} "
+          f"{'coverage':>9s} {'load':>6s}")
     for r in rows:
         if r.get("skipped") or r.get("out_of_memory_gb"):
             what = "skipped" if r.get("skipped") else f"needs more than {r['out_of_memory_gb']:g} GB"
             print(f"{r['model']:22s} {r['N']:8d} {r['side']:12s} {what}")
             continue
-        print(f"{r['model']:22s} {r['N']:8d} {r['side']:12s} {r['cpu_s']:9.2f} {r['refits']:8.1f} "
-              f"{r['peak_mb']:9.1f} {r['coverage']:9.3f}")
+        print(f"{r['model']:22s} {r['N']:8d} {r['side']:12s} {r['cpu_s']:9.2f} {r['wall_s']:9.2f} {r['refits']:8.1f} "
+              f"{r['peak_mb']:9.1f} {r['coverage']:9.3f} {r['load_1min']:6.2f}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ Core module: numpy and scipy only.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from explorer.operators import KernelOperator, as_operator
@@ -12,7 +14,12 @@ from explorer.operators.dense import DenseKernel
 from explorer.operators.features import FeatureKernel
 from explorer.validation import finite, noise_variance
 
-__all__ = ['check_targets', 'check_replica_inputs', 'check_replica_problem', 'check_lowrank_inputs', 'check_noise_and_sample_size']
+if TYPE_CHECKING:  # the solvers import this module; their results appear here in annotations only
+    from explorer.bootstrap.replica import ReplicaSolution
+    from explorer.bootstrap.replica_means import ReplicaMeans
+
+__all__ = ['check_targets', 'check_replica_inputs', 'check_replica_problem', 'check_lowrank_inputs', 'check_noise_and_sample_size',
+           'check_finite_solution']
 
 
 def check_targets(y, operator: KernelOperator) -> np.ndarray:
@@ -128,3 +135,10 @@ def check_noise_and_sample_size(noise_var: float, S: float) -> tuple[float, floa
         raise ValueError(f"`S` must be positive, got {S}. S is the mean bootstrap sample size.")
     return float(noise_var), float(S)
 
+
+def check_finite_solution(sol: ReplicaSolution | ReplicaMeans) -> None:
+    """Raise FloatingPointError if a site parameter of ``sol`` (a ReplicaSolution or ReplicaMeans: those of its fields
+    it has) is not finite (a degenerate kernel matrix)."""
+    for name in ("dl", "dl_c", "gam", "gam_c", "lam", "lam_c", "m"):
+        if hasattr(sol, name) and not np.all(np.isfinite(getattr(sol, name))):
+            raise FloatingPointError(f"The replica solution has non-finite {name}; K may be degenerate.")

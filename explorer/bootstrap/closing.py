@@ -13,7 +13,7 @@ import numpy as np
 
 from explorer.bootstrap.occupations import ROW_BLOCK, update_delta_lambda
 
-__all__ = ['Closing', 'literal_closing', 'fixed_point_closing', 'CLOSINGS']
+__all__ = ['Closing', 'literal_closing', 'fixed_point_closing', 'CLOSINGS', 'site_means', 'cavity_means']
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,31 @@ def fixed_point_closing(dl, dl_c, G_diag, p, noise_var, at_fixed_point: bool = T
         return e * (dl_c / (G_diag * dl_c)) ** 2, 1.0  # num = e (Δλ_c/t)², t = G_ii Δλ_c
 
     return Closing(d=d, e=e, ratio=ratio)
+
+
+def site_means(op, y, dl, keep, at_fixed_point: bool):
+    """Given Δλ on the kernel operator ``op``: G (eq. 36), its diagonal, Δλ_c (54) and m (34) with γ = yΔλ (56).
+
+    Here, in :func:`cavity_means` and in :func:`explorer.bootstrap.replica.close_replica` each N-vector is formed in
+    place where it can be and when it is needed, by the operations eqs. (54)-(59) read, in their order: where N is
+    large (rows in chunks on a cluster) the N-vectors alive at once are the memory."""
+    G = op.site_posterior(dl, keep)
+    G_diag = G.diagonal()
+    with np.errstate(divide="ignore", invalid="ignore"):  # a G_ii that cancelled to 0 is refused just below
+        dl_c = np.reciprocal(G_diag)  # eq. (54)
+        dl_c -= dl
+    if at_fixed_point and not np.all((dl_c > 0) & np.isfinite(dl_c)):
+        raise FloatingPointError("Δλ_c left the positive reals")
+    return G, G_diag, dl_c, G.matvec(y * dl)  # eq. (34)
+
+
+def cavity_means(y, dl, dl_c, m) -> tuple[np.ndarray, np.ndarray]:
+    """(γ, γ_c): γ = yΔλ (56) and γ_c = −γ + m (Δλ + Δλ_c) (58)."""
+    gam = y * dl
+    gam_c = dl + dl_c
+    gam_c *= m
+    gam_c -= gam
+    return gam, gam_c
 
 
 #: The closing each kind of kernel operator names by its ``closing`` attribute.

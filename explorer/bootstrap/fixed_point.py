@@ -14,7 +14,7 @@ from explorer.bootstrap.occupations import update_delta_lambda
 from explorer.operators import KernelOperator
 from explorer.progress import Hooks
 
-__all__ = ["fixed_point_map", "with_hooks", "anderson_iteration", "warm_started"]
+__all__ = ["fixed_point_map", "with_hooks", "anderson_iteration", "warm_started", "delta_lambda"]
 
 _Solution = TypeVar("_Solution")
 
@@ -107,6 +107,14 @@ def fixed_point_map(op: KernelOperator, p, noise_var, keep=None) -> Callable[[np
         return np.log(fx, out=fx)
 
     return step
+
+
+def delta_lambda(x: np.ndarray, keep: dict) -> np.ndarray:
+    """Δλ = exp(x): the array the last step of the iteration remembered in ``keep`` when it was taken at x (the
+    converged iterate: the same numbers, one N-vector fewer), else exp(x) itself."""
+    dl = np.exp(x)
+    kept = keep.get("dl")
+    return kept if kept is not None and np.array_equal(kept, dl) else dl
 
 
 def with_hooks(step, hooks: Hooks, counter: Iterator[int], total: int):

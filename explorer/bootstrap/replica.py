@@ -34,23 +34,27 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from explorer.bootstrap.checks import (
+    check_finite_solution,
     check_lowrank_inputs,
     check_noise_and_sample_size,
     check_replica_inputs,
     check_replica_problem,
 )
-from explorer.bootstrap.closing import CLOSINGS, fixed_point_closing, literal_closing
-from explorer.bootstrap.fixed_point import anderson_iteration, fixed_point_map, warm_started, with_hooks
+from explorer.bootstrap.closing import CLOSINGS, cavity_means, fixed_point_closing, literal_closing, site_means
+from explorer.bootstrap.fixed_point import anderson_iteration, delta_lambda, fixed_point_map, warm_started, with_hooks
 from explorer.bootstrap.occupations import poisson_weights, root_delta_lambda, row_blocks, update_delta_lambda
 from explorer.operators import KernelOperator
 from explorer.operators.dense import JITTER_LADDER, IndefiniteKernelError, first_jitter, with_jitter
 from explorer.operators.features import FeatureKernel
 from explorer.progress import NO_HOOKS, Hooks
+
+if TYPE_CHECKING:  # replica_means builds on this module; its result type appears here in annotations only
+    from explorer.bootstrap.replica_means import ReplicaMeans
 
 __all__ = [
     "BootstrapSize",
@@ -89,10 +93,10 @@ _Solution = TypeVar("_Solution")
 
 
 class ConvergenceError(RuntimeError):
-    """The ADATAP iteration did not converge; ``last`` holds the last iterate (a ReplicaSolution, or None
-    if the iteration broke down so badly that not even the last iterate could be formed)."""
+    """The ADATAP iteration did not converge; ``last`` holds the last iterate (a ReplicaSolution or ReplicaMeans), or
+    None if the iteration broke down so badly that not even the last iterate could be formed."""
 
-    def __init__(self, message: str, last: ReplicaSolution | None, *, breakdown: bool = False):
+    def __init__(self, message: str, last: ReplicaSolution | ReplicaMeans | None, *, breakdown: bool = False):
         super().__init__(message)
         self.last = last
         self.breakdown = breakdown  # Δλ_c or a factorisation failed, as opposed to too few iterations
@@ -216,36 +220,31 @@ def _rows(K) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *,
-           at_fixed_point: bool = True, **meta) -> ReplicaSolution:
+def close_first_moments(op: KernelOperator, y, dl, keep, at_fixed_point: bool):
+    """Given Δλ: G (eq. 36), its diagonal, Δλ_c (54), γ (56), m (34) and γ_c (58) — everything but eq. (57)."""
+    G, G_diag, dl_c, m = site_means(op, y, dl, keep, at_fixed_point)
+    gam, gam_c = cavity_means(y, dl, dl_c, m)
+    return G, G_diag, dl_c, gam, m, gam_c
+
+
+def close_replica(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks = NO_HOOKS, *,
+                  at_fixed_point: bool = True, **meta) -> ReplicaSolution:
     """Given Δλ, compute G's diagonal, Δλ_c (54), γ (56), m (34), λ (57), γ_c (58), λ_c (59).
 
     ``at_fixed_point``: whether Δλ is a (converged or last) iterate of eqs. (54)-(55), or not (the approximate
-    ADATAP); the fixed-point closing uses it.
+    ADATAP); the fixed-point closing uses it. γ and γ_c are formed after eq. (57), (m − y)²/G_ii² a block at a time.
     """
-    G = op.site_posterior(dl, keep)
-    G_diag = G.diagonal()
-    with np.errstate(divide="ignore", invalid="ignore"):  # a G_ii that cancelled to 0 is refused just below
-        dl_c = np.reciprocal(G_diag)  # eq. (54)
-        dl_c -= dl
-    if at_fixed_point and not np.all((dl_c > 0) & np.isfinite(dl_c)):
-        raise FloatingPointError("Δλ_c left the positive reals")
-    # The N-vectors are the memory where N is large (rows in chunks on a cluster): each one below is formed in place
-    # where it can be and when it is needed, with the same operations in the same order as eqs. (56)-(59) read.
-    m = G.matvec(y * dl)  # eq. (34) with γ = y Δλ (56), formed again after eq. (57)
+    G, G_diag, dl_c, m = site_means(op, y, dl, keep, at_fixed_point)
     closing = CLOSINGS[op.closing](dl, dl_c, G_diag, p, noise_var, at_fixed_point)
     r2 = m - y
     r2 *= r2  # (m − y)²
     lam, failure = G.solve_hadamard(closing.d, closing.e, r2, hooks, meta.get("n_iter", 0))  # eq. (57)
     lam_c, den = closing.ratio()
     del closing
-    gam = y * dl  # eq. (56)
-    gam_c = dl + dl_c  # eq. (58): −γ + m (Δλ + Δλ_c)
-    gam_c *= m
-    gam_c -= gam
+    gam, gam_c = cavity_means(y, dl, dl_c, m)
     lam_c *= lam  # eq. (59): λ num/den + (m − y)²/G_ii²
     lam_c /= den
-    for rows in row_blocks(r2.size):  # (m − y)²/G_ii², a block at a time: no temporary of size N
+    for rows in row_blocks(r2.size):
         r2[rows] /= G_diag[rows] ** 2
     lam_c += r2
     del r2
@@ -258,13 +257,6 @@ def _close(op: KernelOperator, y, noise_var, S, dl, p, keep=None, hooks: Hooks =
                                replace(sol, converged=False))
     check_finite_solution(sol)
     return sol
-
-
-def check_finite_solution(sol: ReplicaSolution) -> None:
-    """Raise FloatingPointError if a site parameter of ``sol`` is not finite (a degenerate kernel matrix)."""
-    for name in ("dl", "dl_c", "gam", "gam_c", "lam", "lam_c", "m"):
-        if not np.all(np.isfinite(getattr(sol, name))):
-            raise FloatingPointError(f"The replica solution has non-finite {name}; K may be degenerate.")
 
 
 def solve_replica(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 1e-3, max_iter: int = 200,
@@ -329,17 +321,23 @@ def solve_replica(K, y: np.ndarray, noise_var: float, S: float, *, tol: float = 
     >>> sol.converged, round(bootstrap_test_error(sol), 4)
     (True, 0.0016)
     """
+    return iterate_and_close(close_replica, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks)
+
+
+def iterate_and_close(close, K, y, noise_var, S, tol, max_iter, init, precision, init_subset, hooks):
+    """The iteration of eqs. (54)-(55) at S, closed at its last Δλ by ``close`` (:func:`close_replica`, or the means'
+    closing of ``replica_means``): the whole of :func:`solve_replica` with another closing, inputs as there."""
     op, y, noise_var, S = check_replica_problem(K, y, noise_var, S)
     init = check_solver_options(y.size, tol, max_iter, init, precision)
     try:
         return first_jitter(op, lambda op_j, jitter: _solve(op_j, y, noise_var, S, tol, max_iter, init, precision,
-                                                            init_subset, jitter, hooks or NO_HOOKS))
+                                                            init_subset, jitter, hooks or NO_HOOKS, close))
     except ConvergenceError as err:
         features = _rank_deficient_form(op, err)
         if features is None:
             raise
-    sol = solve_replica(features, y, noise_var, S, tol=tol, max_iter=max_iter, precision=precision, hooks=hooks,
-                        init=None if init is None or isinstance(init, ReplicaSolution) else init)
+    sol = iterate_and_close(close, features, y, noise_var, S, tol, max_iter,
+                  None if init is None or isinstance(init, ReplicaSolution) else init, precision, init_subset, hooks)
     return replace(sol, features_rank=features.rank)
 
 
@@ -359,8 +357,8 @@ def _rank_deficient_form(op: KernelOperator, err: ConvergenceError):
 
 
 def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, init_subset, jitter,
-           hooks: Hooks) -> ReplicaSolution:
-    """solve_replica for validated inputs and one jitter level (see there)."""
+           hooks: Hooks, close=close_replica) -> ReplicaSolution | ReplicaMeans:
+    """solve_replica for validated inputs and one jitter level (see there); ``close`` closes the equations at Δλ."""
     n = op.n
     p = poisson_weights(S / n)
     x = np.log(start_delta_lambda(lambda: op.spectrum(init_subset, 0), n, noise_var, S, init))
@@ -373,15 +371,15 @@ def _solve(op: KernelOperator, y, noise_var, S, tol, max_iter, init, precision, 
         step = with_hooks(fixed_point_map(op, p, noise_var, keep), hooks, counter, most)
         x, k, residual, converged = anderson_iteration(step, x, tol, max_iter, discard=keep.clear)
         n_iter += k
-        dl, x = _delta_lambda(x, keep), None  # from here Δλ only (one N-vector, not three)
-        sol = _close(op, y, noise_var, S, dl, p, keep, hooks, converged=converged, n_iter=n_iter,
-                     residual=residual, tol=tol, jitter=jitter)
+        dl, x = delta_lambda(x, keep), None  # from here Δλ only (one N-vector, not three)
+        sol = close(op, y, noise_var, S, dl, p, keep, hooks, converged=converged, n_iter=n_iter,
+                    residual=residual, tol=tol, jitter=jitter)
     except IndefiniteKernelError:
         raise
     except (FloatingPointError, np.linalg.LinAlgError) as err:
         raise ConvergenceError(f"ADATAP iteration broke down at S/N = {S / n:g}: {err}",
                                _last_iterate(op, y, noise_var, S, np.exp(x) if dl is None else dl, p, n_iter,
-                                             residual, tol),
+                                             residual, tol, close),
                                breakdown=True) from err
     if not converged:
         raise ConvergenceError(
@@ -407,19 +405,11 @@ def _single_precision_start(op, p, noise_var, x, tol, max_iter, hooks, counter, 
     return x_single, n_iter, residual
 
 
-def _delta_lambda(x: np.ndarray, keep: dict) -> np.ndarray:
-    """Δλ = exp(x): the array the last step of the iteration remembered in ``keep`` when it was taken at x (the
-    converged iterate: the same numbers, one N-vector fewer), else exp(x) itself."""
-    dl = np.exp(x)
-    kept = keep.get("dl")
-    return kept if kept is not None and np.array_equal(kept, dl) else dl
-
-
-def _last_iterate(op, y, noise_var, S, dl, p, n_iter, residual, tol) -> ReplicaSolution | None:
+def _last_iterate(op, y, noise_var, S, dl, p, n_iter, residual, tol,
+                  close=close_replica) -> ReplicaSolution | ReplicaMeans | None:
     """The unconverged iterate Δλ as a solution object, or None if even that cannot be formed."""
     try:
-        return _close(op, y, noise_var, S, dl, p, converged=False, n_iter=n_iter, residual=residual,
-                      tol=tol)
+        return close(op, y, noise_var, S, dl, p, converged=False, n_iter=n_iter, residual=residual, tol=tol)
     except ConvergenceError as err:
         return err.last
     except (FloatingPointError, np.linalg.LinAlgError, ValueError):
@@ -525,7 +515,7 @@ def approximate_replica(K, y: np.ndarray, noise_var: float, S: float, *,
     op, y, noise_var, S = check_replica_problem(K, y, noise_var, S)
     omega, P = op.spectrum(init_subset, 0)
     dl = np.full(op.n, root_delta_lambda(omega, P, op.n, noise_var, S))
-    return first_jitter(op, lambda op_j, jitter: _close(
+    return first_jitter(op, lambda op_j, jitter: close_replica(
         op_j, y, noise_var, S, dl, poisson_weights(S / op.n), at_fixed_point=False, converged=True, n_iter=0,
         residual=float("nan"), tol=float("nan"), method="approximate", jitter=jitter))
 

@@ -58,7 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> int:
-    """The installed ``explorer`` command: one BLAS thread per process (see explorer.runtime.engine), then main."""
+    """The installed ``explorer`` command (and ``python -m explorer.cli``): ``serve`` under the C library's
+    allocator (:func:`explorer.cli.serve.restart_under_c_allocator`), one BLAS thread per process (see
+    explorer.runtime.engine), then main."""
+    serve.restart_under_c_allocator(sys.argv)
     use_single_threaded_blas()
     return main()
 

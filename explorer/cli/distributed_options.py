@@ -1,5 +1,5 @@
-"""``learning-curve`` beyond one machine: the options that put the rows in chunks on a Dask cluster, the rule that
-chooses the in-memory or the chunked low-rank path, and the chunked run itself.
+"""``learning-curve``, ``distribution`` and ``holdout`` beyond one machine: the options that put the rows in chunks
+on a Dask cluster, the rule that chooses the in-memory or the chunked low-rank path, and the chunked run itself.
 
 **The rule** (:func:`plan`). The in-memory low-rank path holds Φ and about 2.1 more N×m arrays at its peak
 (``benchmarks/bench_scale.py``), 8·3.1·N·m bytes. It runs in this process when that is at most
@@ -12,8 +12,10 @@ Data: ``--dataset NAME`` and a ``--csv`` of at most ``common.MAX_CSV_BYTES`` are
 ``--dataset teacher --rows N`` is a generated data set of N rows made on the workers from ``--seed``
 (:func:`explorer.distributed.rows.teacher_block`). On the chunked path the model is ``--kernel`` with its values, or
 the maximum evidence of the rank-M Nyström GP on a random subsample of :data:`EVIDENCE_SUBSAMPLE` rows (said in the
-output); the methods are ADATAP and the approximate ADATAP by default, and the Monte-Carlo with ``--methods ...,mc``
-(:mod:`explorer.distributed.bootstrap_error`: occupations seeded per sample and block of rows).
+output); the methods of ``learning-curve`` are ADATAP and the approximate ADATAP by default, and the infinitesimal
+jackknife, the leave-one-out limit and the Monte-Carlo with ``--methods ...,ij,loo,mc`` (:mod:`explorer.distributed.bootstrap_error`: occupations seeded per sample and block of rows).
+``distribution`` and ``holdout`` run their comparisons on the chunks (:mod:`explorer.cli.distributed_comparisons`),
+the first ``--holdout`` rows kept as test inputs.
 
 Bad input — ``--chunk-rows`` 0 or negative, a Parquet file without the target column, a scheduler address that does
 not parse or does not answer (within ``connect``'s 10 s), a rank above the rows of the smallest chunk — is one line
@@ -33,7 +35,7 @@ from explorer.cli import common
 from explorer.gp_bootstrap import evidence
 
 __all__ = ["IN_MEMORY_BYTES", "EVIDENCE_SUBSAMPLE", "CHUNK_ROWS", "GENERATED_ROWS", "Plan", "add_options", "plan",
-           "generated", "learning_curve", "large_csv_path"]
+           "generated", "learning_curve", "large_csv_path", "rows_on_cluster", "chunked_model"]
 
 #: Bytes the in-memory low-rank path may take (8·3.1·N·m); above, the theory runs in chunks on Dask.
 IN_MEMORY_BYTES = 2_000_000_000
@@ -48,12 +50,14 @@ CHUNK_ROWS = common.IntRange(1, 10**9, "the rows of a chunk")
 GENERATED_ROWS = common.IntRange(10, 10**10, "the rows of the generated data set")
 
 #: The methods of the chunked path (a learning curve's --methods); the default leaves out Monte-Carlo.
-CHUNKED_METHODS = ("adatap", "approx", "mc")
+CHUNKED_METHODS = ("adatap", "approx", "ij", "loo", "mc")
 CHUNKED_DEFAULT = ("adatap", "approx")
+#: The commands whose chunked path keeps the first --holdout rows as test inputs (explorer.cli.distributed_comparisons).
+HOLDOUT_COMMANDS = ("distribution", "holdout")
 
 
 def large_csv_path(text: str) -> str:
-    """Argument type of ``--csv`` on ``learning-curve``: a regular file of any size (one above
+    """Argument type of ``--csv`` on the GP-bootstrap commands: a regular file of any size (one above
     ``common.MAX_CSV_BYTES`` is read by partitions on the chunked path)."""
     try:
         return common.csv_path(text)
@@ -68,7 +72,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group(
         "beyond one machine (rows in chunks on a Dask cluster: --workers N local processes, default one per core, or "
         f"--scheduler ADDRESS; chosen when the in-memory low-rank path would need more than "
-        f"{IN_MEMORY_BYTES / 1e9:g} GB = 8·3.1·N·M bytes, or with --chunk-rows; ADATAP and approx, and mc if asked)")
+        f"{IN_MEMORY_BYTES / 1e9:g} GB = 8·3.1·N·M bytes, or with --chunk-rows; learning-curve: ADATAP and approx, "
+        "and ij, loo, mc if asked)")
     g.add_argument("--chunk-rows", type=CHUNK_ROWS, default=None, metavar="R",
                    help=f"put the rows in chunks of R on Dask workers, R from {CHUNK_ROWS} (default "
                         f"{DEFAULT_CHUNK_ROWS:,} when the rule chooses chunks; files: one chunk per partition)")
@@ -98,8 +103,9 @@ def _from_files_or_generated(args) -> bool:
 
 
 def plan(args) -> Plan | None:
-    """The path of a ``learning-curve`` run: None when no option of this module is in play (today's path), else
-    :class:`Plan` (the rule of the module docstring). Checks the options that need no data (exit 2 on error)."""
+    """The path of a ``learning-curve``, ``distribution`` or ``holdout`` run: None when no option of this module is in
+    play (today's path), else :class:`Plan` (the rule of the module docstring). Checks the options that need no data
+    (exit 2 on error)."""
     if args.parquet and args.csv:
         raise ValueError("Give one data source: --csv or --parquet, not both.")
     if args.rows is not None and (args.dataset != "teacher" or args.csv or args.parquet):
@@ -114,16 +120,19 @@ def plan(args) -> Plan | None:
         raise ValueError("The rows in chunks are for the low-rank model: give --rank M (e.g. --rank 128).")
     if args.parquet and not args.target:
         raise ValueError("--parquet needs --target COLUMN (the name of the target column).")
-    for option, value in (("--holdout", args.holdout), ("--subsample", args.subsample),
-                          ("--standardize", args.standardize), ("--preset", args.preset), ("--ard", args.ard)):
+    held = () if getattr(args, "command", None) in HOLDOUT_COMMANDS else (("--holdout", args.holdout),)
+    for option, value in (*held, ("--subsample", args.subsample), ("--standardize", args.standardize),
+                          ("--preset", args.preset), ("--ard", args.ard)):
         if value:
             raise ValueError(f"{option} is not offered on the chunked path; drop it (the model there is --kernel "
                              "with its values, or maximum evidence on a subsample).")
-    methods = args.methods or CHUNKED_DEFAULT
+    if args.features == "rff":
+        raise ValueError("The chunked path uses Nyström features; drop --features rff.")
+    methods = getattr(args, "methods", None) or CHUNKED_DEFAULT
     if set(methods) - set(CHUNKED_METHODS):
         raise ValueError(f"The chunked path runs {', '.join(CHUNKED_METHODS)} only; got --methods "
                          f"{','.join(methods)}.")
-    if args.loss != "square":
+    if getattr(args, "loss", "square") != "square":
         raise ValueError("The chunked path computes the square-loss ε(S) (eq. 45); drop --loss.")
     if args.chunk_rows is not None and args.rank > args.chunk_rows:
         raise ValueError(f"--rank {args.rank:,} is above --chunk-rows {args.chunk_rows:,}: a chunk should hold at "
@@ -154,7 +163,7 @@ def _noise(args) -> float:
     return 0.01 if args.noise_var is None else args.noise_var
 
 
-def _rows(args, client):
+def rows_on_cluster(args, client):
     """The rows of the options on the cluster (:class:`explorer.distributed.RowChunks`)."""
     from explorer.distributed import RowChunks
 
@@ -195,7 +204,7 @@ def _file_rows(args, client):
     return RowChunks.from_dataframe(client, frame, inputs, args.target, f"{path} ({frame.npartitions} partitions)")
 
 
-def _kernel(args, rows, client) -> tuple[kernels.Kernel, float, str]:
+def chunked_model(args, rows, client) -> tuple[kernels.Kernel, float, str]:
     """(kernel, σ², how): ``--kernel`` with its values, or the maximum evidence of the rank-M Nyström GP on
     :data:`EVIDENCE_SUBSAMPLE` rows drawn at random with --seed."""
     if args.kernel is not None:
@@ -217,18 +226,19 @@ def learning_curve(args, chosen: Plan) -> common.Output:
     from explorer.bootstrap import replica
     from explorer.distributed import chunked_nystrom
     from explorer.distributed.bootstrap_error import chunked_bootstrap_error
+    from explorer.gp_bootstrap import linear_response
     from explorer.runtime.engine import connect
 
     engine = connect(args.scheduler, workers=args.workers, timeout=10.0, dashboard=False)
     try:
-        rows = _rows(args, engine.client)
+        rows = rows_on_cluster(args, engine.client)
         if args.rank > rows.n:
             raise ValueError(f"--rank {args.rank:,} is above the {rows.n:,} rows; take M ≤ N.")
         smallest = min(rows.sizes[:-1] or rows.sizes)
         if args.rank > smallest:
             raise ValueError(f"--rank {args.rank:,} is above the {smallest:,} rows of the smallest chunk; use "
                              f"--chunk-rows {args.rank:,} or more (or fewer, larger partitions).")
-        kernel, noise_var, how = _kernel(args, rows, engine.client)
+        kernel, noise_var, how = chunked_model(args, rows, engine.client)
         op = chunked_nystrom(rows, kernel, args.rank, rng=args.seed)
         y = rows.targets()
         methods = args.methods or CHUNKED_DEFAULT
@@ -244,6 +254,11 @@ def learning_curve(args, chosen: Plan) -> common.Output:
                 row |= {"theory": replica.bootstrap_test_error(sol), "n_iter": sol.n_iter}
             if "approx" in methods:
                 row["theory_approx"] = replica.bootstrap_test_error(replica.approximate_replica(op, y, noise_var, S))
+            if "ij" in methods:  # eq. (13) at the 2,000 rows the in-memory curve draws above 4,000 rows
+                ij = linear_response.linear_response_error(op, y, noise_var, S, inputs="auto")
+                row |= {"ij": ij.value, "ij_second_order": ij.value_second_order, "loo_limit": ij.loo_limit}
+            elif "loo" in methods:
+                row["loo_limit"] = linear_response.loo_limit(op, y, noise_var, S).value
             if "mc" in methods:  # seeds per row block: the same numbers whatever the chunks and workers
                 mc = chunked_bootstrap_error(op, y, noise_var, S, args.mc_samples, rng=args.seed)
                 row |= {"mc_mean": mc.value, "mc_se": mc.se, "mc_samples": mc.n_samples}
@@ -268,12 +283,12 @@ def format_curve(payload: dict) -> str:
              " the workers",
              f"model: {payload['model']['kernel']} {payload['model']['hyperparameters']}, σ² = "
              f"{payload['model']['noise_var']:.4g} ({payload['model']['obtained']}); Nyström rank {payload['rank']}",
-             f"{'S/N':>6} {'theory':>10} {'approx':>10} {'MC':>10} {'± se':>8} {'iter':>5} {'passes':>7} "
-             f"{'seconds':>8}"]
+             f"{'S/N':>6} {'theory':>10} {'approx':>10} {'IJ':>10} {'LOO lim':>10} {'MC':>10} {'± se':>8} "
+             f"{'iter':>5} {'passes':>7} {'seconds':>8}"]
     for r in payload["rows"]:
-        theory = f"{r['theory']:10.4g}" if "theory" in r else f"{'n/a':>10}"
-        approx = f"{r['theory_approx']:10.4g}" if "theory_approx" in r else f"{'n/a':>10}"
+        theory, approx, ij, loo = (f"{r[k]:10.4g}" if k in r else f"{'n/a':>10}"
+                                   for k in ("theory", "theory_approx", "ij", "loo_limit"))
         mc = f"{r['mc_mean']:10.4g} {r['mc_se']:8.2g}" if "mc_mean" in r else f"{'n/a':>10} {'n/a':>8}"
-        lines.append(f"{r['s_over_n']:6.3g} {theory} {approx} {mc} {r.get('n_iter', 'n/a'):>5} {r['passes']:>7} "
-                     f"{r['seconds']:8.1f}")
+        lines.append(f"{r['s_over_n']:6.3g} {theory} {approx} {ij} {loo} {mc} {r.get('n_iter', 'n/a'):>5} "
+                     f"{r['passes']:>7} {r['seconds']:8.1f}")
     return "\n".join(lines)

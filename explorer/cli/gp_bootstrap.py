@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer import datasets, kernels, lowrank
-from explorer.cli import common, distributed_options
+from explorer.cli import common, distributed_comparisons, distributed_options
 from explorer.gp_bootstrap import evidence, experiments, montecarlo, stages
 from explorer.gp_bootstrap import problem as problems
 
@@ -120,14 +120,16 @@ def _methods(text: str) -> tuple[str, ...] | None:
 
 
 def _distribution_arguments(p: argparse.ArgumentParser) -> None:
-    _add_gp_options(p, "1", 20000)
+    _add_gp_options(p, "1", 20000, csv_type=distributed_options.large_csv_path)
+    distributed_options.add_options(p)
     p.add_argument("--bin-width", type=BIN_WIDTH, default=None,
                    help=f"histogram bin width, {BIN_WIDTH} (default: 0.2 × sd(target) / sd(boston's medv); 0.2 on "
                         "boston, Fig. 5)")
 
 
 def _holdout_arguments(p: argparse.ArgumentParser) -> None:
-    _add_gp_options(p, "1", 5000)
+    _add_gp_options(p, "1", 5000, csv_type=distributed_options.large_csv_path)
+    distributed_options.add_options(p)
     p.set_defaults(holdout=50)
 
 
@@ -479,23 +481,46 @@ def learning_curve(args) -> common.Output:
 def distribution(args) -> common.Output:
     """L1 distance between MC histograms and the eq. (60) mixture at every training input, with the MC noise floor.
     The bins follow the target's scale, as in the app: 0.2 × sd(target) / sd(boston's medv), so boston keeps Fig.
-    5's 0.2."""
+    5's 0.2. Beyond one machine (--chunk-rows, --parquet, a large --csv or --dataset teacher --rows N above the memory
+    rule) the theory and the Monte-Carlo run on the rows in chunks, and the L1 map covers 2,000 rows drawn at random
+    above 5,000 (as in memory)."""
+    chosen = distributed_options.plan(args)  # beyond one machine: the rows in chunks on Dask, or None
+    if chosen is not None and chosen.chunked:
+        return distributed_comparisons.distribution(args, chosen, _one_size(args), _chunked_duration(args))
     run = _run(args)
     with common.engine_executor(args) as executor:
         res = experiments.distribution_comparison(run.problem, _one_size(args), args.mc_samples,
                                                   bin_width=args.bin_width, rng=args.seed, tol=args.tol,
                                                   executor=executor, hooks=common.progress())
-    return common.Output(run.record(res.as_dict()), run.header() + format_distribution(res))
+    return _in_memory(run, res, chosen, format_distribution(res))
 
 
 def holdout(args) -> common.Output:
     """Theory (eq. 48), first-order infinitesimal jackknife (IJ) and MC mean and variance of the predictor at the
-    first --holdout rows (default 50), bootstrapping the others."""
+    first --holdout rows (default 50), bootstrapping the others. Beyond one machine (the options and the rule of
+    learning-curve) all three run on the rows in chunks."""
+    chosen = distributed_options.plan(args)  # beyond one machine: the rows in chunks on Dask, or None
+    if chosen is not None and chosen.chunked:
+        return distributed_comparisons.holdout(args, chosen, _one_size(args), _chunked_duration(args))
     run = _run(args)
     with common.engine_executor(args) as executor:
         res = experiments.holdout_comparison(run.problem, _one_size(args), args.mc_samples, rng=args.seed,
                                              tol=args.tol, executor=executor, hooks=common.progress())
-    return common.Output(run.record(res.as_dict()), run.header() + format_holdout(res))
+    return _in_memory(run, res, chosen, format_holdout(res))
+
+
+def _in_memory(run: _Run, res, chosen: distributed_options.Plan | None, text: str) -> common.Output:
+    """The output of an in-memory run; when the rule of the chunked options chose memory, it says so."""
+    if chosen is None:
+        return common.Output(run.record(res.as_dict()), run.header() + text)
+    return common.Output(run.record(res.as_dict()) | {"path": "in memory", "rule": chosen.reason},
+                         f"path: in memory ({chosen.reason})\n{run.header()}{text}")
+
+
+def _chunked_duration(args):
+    """The Monte-Carlo estimate of the chunked path, once the training rows are known: :func:`_check_duration` on
+    the low-rank path."""
+    return lambda n: _check_duration(args, n)
 
 
 def format_curve(res: experiments.LearningCurveComparison) -> str:
@@ -561,9 +586,13 @@ def format_holdout(res: experiments.HoldoutComparison) -> str:
     lines = [f"{'x':>4} {'mean th':>9} {'mean IJ':>9} {'mean MC':>9} {'± se':>7} {'var th':>9} {'var IJ':>9} "
              f"{'var MC':>9} {'± se':>7}"]
     for j in range(res.theory_mean.size):
-        lines.append(f"{j:4d} {res.theory_mean[j]:9.4g} {res.ij_mean[j]:9.4g} {res.mc_mean[j]:9.4g} "
-                     f"{res.mc_mean_se[j]:7.2g} {res.theory_var[j]:9.4g} {res.ij_var[j]:9.4g} {res.mc_var[j]:9.4g} "
+        ij_mean = f"{'n/a':>9}" if res.ij_mean is None else f"{res.ij_mean[j]:9.4g}"
+        ij_var = f"{'n/a':>9}" if res.ij_var is None else f"{res.ij_var[j]:9.4g}"
+        lines.append(f"{j:4d} {res.theory_mean[j]:9.4g} {ij_mean} {res.mc_mean[j]:9.4g} "
+                     f"{res.mc_mean_se[j]:7.2g} {res.theory_var[j]:9.4g} {ij_var} {res.mc_var[j]:9.4g} "
                      f"{res.mc_var_se[j]:7.2g}")
+    if res.ij_mean is None:
+        lines.append("IJ: n/a (its derivatives at every training row would take more than 800 MB: 8·M·N bytes)")
     return "\n".join(lines)
 
 

@@ -5,17 +5,20 @@ with Φ's rows computed by the workers from the chunks of X they hold. Every O(N
 sum over rows of m×m (or m-vector) pieces — ΦᵀDΦ, Φᵀv, the diagonal of ΦMΦᵀ, (G∘G)v — so the chunks return those
 pieces and this process adds them in chunk order (:mod:`explorer.distributed.operator`). The theory of
 :mod:`explorer.bootstrap` runs on it unchanged: ADATAP iterated and approximate, ε(S) for any loss (eqs. 45-46),
-eq. (48) at test inputs, eq. (60) at any row, and the leave-one-out limit
+eq. (48) at test inputs, eq. (60) at any row, the leave-one-out limit and the infinitesimal jackknife
 (:mod:`explorer.distributed.responses`); the closing is the features' ``"fixed-point"``; a capability it lacks (the
-dense matrix for VG and MF, the jackknife's contractions) is a method it does not have. The Monte-Carlo bootstrap
-runs on the same chunks (:mod:`explorer.distributed.bootstrap_error`).
+dense matrix for VG and MF) is a method it does not have. The Monte-Carlo bootstrap runs on the same chunks
+(:mod:`explorer.distributed.bootstrap_error` for ε(S), :mod:`explorer.distributed.predictions` for the predictors at
+chosen rows and test inputs), and so do the L1 map on a sample of rows and the comparison at held-out inputs
+(:mod:`explorer.distributed.comparisons`).
 
 * :mod:`~explorer.distributed.rows` — the rows on the cluster: from arrays, from the partitions of CSV or Parquet
   files (``dask.dataframe``), or generated on the workers from a seed (:func:`~explorer.distributed.rows.teacher_block`);
 * :mod:`~explorer.distributed.feature_maps` — the map φ broadcast once (Nyström landmarks and factor, or random
   Fourier frequencies);
 * :mod:`~explorer.distributed.passes` — what a worker computes on one chunk;
-* :mod:`~explorer.distributed.operator` — the operator and its site posterior G.
+* :mod:`~explorer.distributed.operator` — the operator and its site posterior G;
+* :mod:`~explorer.distributed.held_out_rows` — the first K rows as test inputs, the others as the training chunks.
 
 :func:`chunked_nystrom` builds the operator of a Nyström model whose landmarks are drawn as
 :func:`explorer.lowrank.nystrom_features` draws them (the same rows for the same N, m and seed), so the chunked and

@@ -18,7 +18,7 @@ import numpy as np
 from explorer.bootstrap.problem import KernelProblem
 from explorer.datasets import Dataset, holdout_split
 from explorer.kernels import Kernel, paper_rbf
-from explorer.lowrank import LowRankFeatures, low_rank_features
+from explorer.lowrank import LowRankFeatures, given_features, low_rank_features
 from explorer.operators import KernelOperator, offers, require
 from explorer.operators.dense import DenseKernel
 from explorer.operators.features import FeatureKernel
@@ -93,9 +93,10 @@ class RegressionProblem(KernelProblem):
         return super().cross(X_other)
 
 
-def build_problem(name: str, X: np.ndarray, y: np.ndarray, kernel: Kernel, noise_var: float, *,
+def build_problem(name: str, X: np.ndarray, y: np.ndarray, kernel: Kernel | None, noise_var: float, *,
                   rank: int | None = None, method: str = "nystrom", rng=0, X_test: np.ndarray | None = None,
-                  y_test: np.ndarray | None = None) -> RegressionProblem:
+                  y_test: np.ndarray | None = None, features: LowRankFeatures | np.ndarray | None = None
+                  ) -> RegressionProblem:
     """The one constructor of a GP-regression bootstrap problem.
 
     Parameters
@@ -106,8 +107,9 @@ def build_problem(name: str, X: np.ndarray, y: np.ndarray, kernel: Kernel, noise
         Training inputs D0.
     y : ndarray of shape (N,)
         Targets.
-    kernel : Kernel
-        The covariance function (a scikit-learn kernel works too: it is called k(X) and k(X, Y)).
+    kernel : Kernel or None
+        The covariance function (a scikit-learn kernel works too: it is called k(X) and k(X, Y)); None only with
+        ``features``.
     noise_var : float
         σ² > 0.
     rank : int, optional
@@ -118,6 +120,10 @@ def build_problem(name: str, X: np.ndarray, y: np.ndarray, kernel: Kernel, noise
         Seed of the landmarks (Nyström) or frequencies (random features).
     X_test, y_test : ndarray, optional
         Held-out rows.
+    features : LowRankFeatures or ndarray of shape (N, m), optional
+        Given features Φ of the training inputs (K = ΦΦᵀ as they are, e.g. the explicit features of a fitted
+        estimator; an array is taken as :func:`~explorer.lowrank.given_features`): ``rank``, ``method`` and ``rng``
+        are then not used.
 
     Returns
     -------
@@ -132,6 +138,11 @@ def build_problem(name: str, X: np.ndarray, y: np.ndarray, kernel: Kernel, noise
         one the kernel has.
     """
     noise_var = noise_variance(noise_var)
+    if features is not None:
+        given = features if isinstance(features, LowRankFeatures) else given_features(features)
+        return RegressionProblem(name, X, y, kernel, noise_var, FeatureKernel.of(given), X_test, y_test, given)
+    if kernel is None:
+        raise ValueError("build_problem needs a kernel, or the features Φ of one (`features`).")
     if rank is None:
         return RegressionProblem(name, X, y, kernel, noise_var, DenseKernel(kernel(X)), X_test, y_test)
     features = low_rank_features(kernel, X, rank, method=method, rng=rng)  # checks the rank

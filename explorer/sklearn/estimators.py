@@ -71,6 +71,8 @@ class TheoryModel:
         φ(A) of shape (M, m), for an explicit-feature model (None for a kernel model).
     y_shift, y_scale : float
         The theory runs on (y − y_shift)/y_scale; its means map back as μ·y_scale + y_shift.
+    training_features : ndarray of shape (N, m) or None
+        φ of the training inputs the model was built on (``features`` of them, computed once), for a feature model.
     """
 
     description: str
@@ -79,6 +81,7 @@ class TheoryModel:
     features: Callable | None = field(default=None, repr=False)
     y_shift: float = 0.0
     y_scale: float = 1.0
+    training_features: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def targets(self, y: np.ndarray) -> np.ndarray:
         """The targets the theory runs on, (y − y_shift)/y_scale."""
@@ -142,16 +145,19 @@ def _ridge(ridge: Ridge, transform: Callable, X: np.ndarray, name: str) -> Theor
     if np.ndim(ridge.coef_) != 1:
         raise ValueError(f"The {name} was fitted on several targets; the replica theory takes one target.")
     what = f"{name}: linear kernel φ(x)ᵀφ(x') of {'the transformed' if name == 'Pipeline' else 'the'} inputs, σ² = alpha"
+    transformed = np.asarray(transform(X), dtype=float)  # the training inputs' features, transformed once
     if not ridge.fit_intercept:
-        return TheoryModel(what, noise_var, features=lambda A: np.asarray(transform(A), dtype=float))
-    centre = np.asarray(transform(X), dtype=float).mean(axis=0)
+        return TheoryModel(what, noise_var, features=lambda A: np.asarray(transform(A), dtype=float),
+                           training_features=transformed)
+    centre = transformed.mean(axis=0)
     root_c = np.sqrt(INTERCEPT_PRIOR * noise_var / X.shape[0])
 
-    def features(A):
-        phi = np.asarray(transform(A), dtype=float) - centre
-        return np.hstack([phi, np.full((phi.shape[0], 1), root_c)])
+    def centred(phi):
+        return np.hstack([phi - centre, np.full((phi.shape[0], 1), root_c)])
 
-    return TheoryModel(what + ", flat prior on the intercept", noise_var, features=features)
+    return TheoryModel(what + ", flat prior on the intercept", noise_var,
+                       features=lambda A: centred(np.asarray(transform(A), dtype=float)),
+                       training_features=centred(transformed))
 
 
 def _kernel_ridge(est: KernelRidge, X: np.ndarray) -> TheoryModel:

@@ -6,10 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.gp_bootstrap.problem import RegressionProblem, build_problem
-from explorer.lowrank import MAX_RANK, given_features
-from explorer.operators.features import FeatureKernel
+from explorer.lowrank import MAX_RANK
 from explorer.sklearn.estimators import TheoryModel
-from explorer.validation import noise_variance
 
 __all__ = ["kernel_problem", "model_problem"]
 
@@ -24,14 +22,13 @@ def kernel_problem(X: np.ndarray, y: np.ndarray, kernel, noise_var: float, rank:
 def model_problem(X: np.ndarray, y: np.ndarray, model: TheoryModel, rank: int | None, rng: np.random.Generator
                   ) -> RegressionProblem:
     """An estimator's model: its features Φ when there are at most MAX_RANK of them (O(N m²)), else the kernel
-    φ(x)ᵀφ(x') or the estimator's kernel (dense, or Nyström with ``rank``). ``y`` as the theory sees it."""
+    φ(x)ᵀφ(x') or the estimator's kernel (dense, or Nyström with ``rank``). ``y`` as the theory sees it; X the inputs
+    the model was built on (its ``training_features`` are theirs)."""
     if model.features is None:
         return kernel_problem(X, y, model.kernel, model.noise_var, rank, rng)
-    phi = model.features(X)
+    phi = model.features(X) if model.training_features is None else model.training_features
     if phi.shape[1] <= MAX_RANK:
-        features = given_features(phi)
-        return RegressionProblem("scikit-learn", X, y, None, noise_variance(model.noise_var),
-                                 FeatureKernel.of(features), features=features)
+        return build_problem("scikit-learn", X, y, None, model.noise_var, features=phi)
 
     def linear(A, B=None):
         return model.features(A) @ model.features(A if B is None else B).T

@@ -11,7 +11,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from explorer.bootstrap import replica
+from explorer.bootstrap import replica, replica_means
 from explorer.bootstrap.distribution import BootstrapDistribution, bootstrap_distribution
 from explorer.bootstrap.out_of_bag import OutOfBagMeans, out_of_bag_means
 from explorer.gp_bootstrap import stages
@@ -37,7 +37,10 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
 
     Without ``estimator``, ``fit`` takes the kernel's hyperparameters by maximum evidence exactly as
     :class:`~sklearn.gaussian_process.GaussianProcessRegressor` (``normalize_y=False``: the prior mean is 0, as in
-    the theory) does, then solves the ADATAP equations (54)-(59) at S = ``s_over_n``·N. The model's noise variance
+    the theory) does, then solves the ADATAP equations at S = ``s_over_n``·N for the bootstrap means (eqs. (54)-(56),
+    (34), (58); ``means_``); the variances (eqs. (57), (59); ``solution_``) are solved the first time something needs
+    them (``predict(return_std=True)``, percentile intervals, ``bootstrap_distribution``), never for ``predict`` or
+    jackknife+-after-bootstrap intervals, which need the means only. The model's noise variance
     is σ² = ``alpha`` + the noise levels of the ``WhiteKernel`` terms of a sum; the other terms are the prior
     covariance K.
 
@@ -96,16 +99,22 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         The training data, σ² and K (or the features Φ) the theory ran on (targets as the theory sees them).
     features_ : LowRankFeatures or None
         The features of a low-rank model, else None.
+    means_ : explorer.bootstrap.replica_means.ReplicaMeans
+        The first moments of the ADATAP solution at S = ``s_over_n``·N (Δλ, Δλ_c, γ, γ_c, m; eqs. (54)-(56), (34),
+        (58)), with the convergence record: what ``fit`` solves.
     solution_ : explorer.bootstrap.replica.ReplicaSolution
-        The ADATAP site parameters at S = ``s_over_n``·N, with the convergence record.
+        The full ADATAP site parameters at S = ``s_over_n``·N, λ and λ_c of eqs. (57), (59) included, with the
+        convergence record; completed from ``means_`` (:func:`~explorer.bootstrap.replica_means.solve_variances`, no new
+        iteration) the first time it is used, then kept.
     n_features_in_ : int
         Number of input columns.
 
     Raises
     ------
     explorer.bootstrap.replica.ConvergenceError
-        From ``fit`` or ``learning_curve`` when the ADATAP iteration does not converge (a RuntimeError whose
-        ``last`` holds the last iterate); the message says what to change.
+        From ``fit`` or ``learning_curve`` when the ADATAP iteration does not converge, or from the first use of
+        ``solution_`` when eq. (57) cannot be solved (a RuntimeError whose ``last`` holds the last iterate); the
+        message says what to change.
 
     Examples
     --------
@@ -169,9 +178,9 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(gpr, "X_train_")  # an unfitted GaussianProcessRegressor predicts from its prior
         _refuse(params, "from_gpr", "`gpr`")
         if gpr.normalize_y:
-            raise ValueError("`gpr` was fitted with normalize_y=True, and its y_train_ holds the standardised "
-                             "targets only: call ReplicaBootstrapRegressor.from_estimator(gpr, X, y) with its "
-                             "training data.")
+            raise ValueError("from_gpr cannot take a GaussianProcessRegressor fitted with normalize_y=True, whose "
+                             "y_train_ holds only the standardised targets: use "
+                             "ReplicaBootstrapRegressor.from_estimator(gpr, X, y) with the X, y it was fitted on.")
         alpha = np.unique(np.asarray(gpr.alpha, dtype=float))
         if alpha.size != 1:
             raise ValueError("`gpr.alpha` holds one noise level per row; the replica theory needs one noise variance "
@@ -225,8 +234,8 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         return cls(s_over_n=s_over_n, estimator=est, **params).fit(X, y)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ReplicaBootstrapRegressor:
-        """Take the model (maximum evidence, or ``estimator``'s), then solve the ADATAP equations (54)-(59) at S =
-        (S/N)·N.
+        """Take the model (maximum evidence, or ``estimator``'s), then solve the ADATAP equations at S = (S/N)·N for
+        the bootstrap means (eqs. (54)-(56), (34), (58); the variances of eqs. (57), (59) wait until they are used).
 
         Parameters
         ----------
@@ -251,7 +260,7 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2)
         X, y = np.array(X, dtype=float), np.array(y, dtype=float)
         rng = generator(self.random_state)
-        self._out_of_bag = None
+        self._out_of_bag, self._solution = None, None
         if self.estimator is None:
             self.estimator_, self.model_ = None, None
             self.kernel_, self.evidence_rows_ = self._fit_hyperparameters(kernel, X, y, rng)
@@ -265,8 +274,18 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
             self.noise_var_, self.evidence_rows_ = self.model_.noise_var, np.arange(0)
             self.problem_ = problems.model_problem(X, self.model_.targets(y), self.model_, self._rank(), rng)
         self.features_ = self.problem_.features  # None for the dense model
-        self.solution_ = self._solve(float(self.s_over_n) * len(y))
+        self.means_ = self._solve(float(self.s_over_n) * len(y))
         return self
+
+    @property
+    def solution_(self) -> replica.ReplicaSolution:
+        """The full ADATAP solution (λ, λ_c of eqs. (57), (59) included), completed from ``means_`` on first use."""
+        if "means_" not in vars(self):
+            raise AttributeError(f"This {type(self).__name__} instance is not fitted yet: it has no solution_.")
+        if self._solution is None:
+            means, operator = self.means_, self.problem_.operator
+            self._solution = self._theory(lambda: replica_means.solve_variances(means, operator))
+        return self._solution
 
     def predict(self, X: ArrayLike, return_std: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Bootstrap mean (and standard deviation) of the predictor at inputs X, eq. (48), without refits.
@@ -287,11 +306,11 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        moments = replica.bootstrap_moments(self.solution_, self.problem_.operator, self._cross(X))  # eq. (48)
         shift, scale = self._target_map()
         if return_std:
+            moments = replica.bootstrap_moments(self.solution_, self.problem_.operator, self._cross(X))  # eq. (48)
             return moments.mean * scale + shift, np.sqrt(np.maximum(moments.var, 0.0)) * scale
-        return moments.mean * scale + shift
+        return self._bootstrap_mean(X) * scale + shift
 
     def predict_interval(self, X: ArrayLike, confidence: float = 0.9, method: str = "percentile"
                          ) -> tuple[np.ndarray, np.ndarray]:
@@ -340,10 +359,11 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
 
     def out_of_bag_means(self) -> OutOfBagMeans:
         """The theory's out-of-bag means (:func:`explorer.bootstrap.out_of_bag.out_of_bag_means`), on the scale the
-        theory runs on (see ``model_``); computed once per fit."""
+        theory runs on (see ``model_``); computed once per fit, from the means alone (``means_``, or the same numbers
+        of ``solution_`` if it was already solved)."""
         check_is_fitted(self)
         if getattr(self, "_out_of_bag", None) is None:
-            self._out_of_bag = out_of_bag_means(self.solution_, self.problem_.operator)
+            self._out_of_bag = out_of_bag_means(self._first_moments(), self.problem_.operator)
         return self._out_of_bag
 
     def bootstrap_distribution(self, tail_mass: float = 1e-6) -> BootstrapDistribution:
@@ -471,21 +491,44 @@ class ReplicaBootstrapRegressor(RegressorMixin, BaseEstimator):
         """(shift, scale): a theory's mean μ is μ·scale + shift in the targets' units."""
         return (0.0, 1.0) if self.model_ is None else (self.model_.y_shift, self.model_.y_scale)
 
-    def _solve(self, S: float) -> replica.ReplicaSolution:
-        """ADATAP at S on the fitted problem (eqs. 54-59)."""
+    def _solve(self, S: float) -> replica_means.ReplicaMeans:
+        """ADATAP at S on the fitted problem, for the means (eqs. 54-56, 34, 58)."""
         problem = self.problem_
-        return self._theory(lambda: replica.solve_replica(problem.operator, problem.y, problem.noise_var, S,
-                                                          tol=self.tol))
+        return self._theory(lambda: replica_means.solve_replica_means(problem.operator, problem.y, problem.noise_var, S,
+                                                                tol=self.tol))
+
+    def _first_moments(self) -> replica.ReplicaSolution | replica_means.ReplicaMeans:
+        """The full solution if it was solved already (its means are those of ``means_``), else ``means_``."""
+        return self.means_ if self._solution is None else self._solution
+
+    def _bootstrap_mean(self, X: np.ndarray) -> np.ndarray:
+        """E_D[f(x)] = k(x)ᵀ T γ at X (eq. 48), on the theory's scale; it needs no λ, so none is solved for it."""
+        means = self._first_moments()
+        operator = self.problem_.operator.with_jitter(means.jitter)
+        return operator.test_moments(means.dl, means.gam, np.zeros(means.n), self._cross(X))[0]
 
     def _theory(self, solve):
-        """``solve()``, with a ConvergenceError that says what to change."""
+        """``solve()``, with a ConvergenceError that says what to change and whose ``last`` is a full solution (the
+        last iterate of the means completed with its variances, as ``solve_replica`` would give it) where it can be."""
         try:
             return solve()
         except replica.ConvergenceError as err:
             raise replica.ConvergenceError(
                 f"{type(self).__name__}: {err} (here max_iter is the core's default.) The ADATAP iteration converges "
                 "more easily with more noise (a larger `alpha` or WhiteKernel level), a looser `tol` or a smaller "
-                "`s_over_n`.", err.last) from err
+                "`s_over_n`.", self._completed(err.last)) from err
+
+    def _completed(self, last):
+        """``last`` with its variances (:func:`~explorer.bootstrap.replica_means.solve_variances`) if it is a ReplicaMeans
+        they can be solved for, else as it is."""
+        if not isinstance(last, replica_means.ReplicaMeans):
+            return last
+        try:
+            return replica_means.solve_variances(last, self.problem_.operator)
+        except replica.ConvergenceError as err:
+            return err.last
+        except (FloatingPointError, np.linalg.LinAlgError, ValueError):
+            return last
 
 
 def _refuse(params: dict, method: str, source: str, extra: set | None = None) -> None:

@@ -66,9 +66,11 @@ def test_serve_runs_a_local_cluster_whose_workers_end_with_the_server(stop):
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "explorer.cli", "serve", "--port", str(port), "--workers", "2"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                              env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+                              env={**{k: v for k, v in os.environ.items() if k != "PYTHONMALLOC"},
+                                   "OPENBLAS_NUM_THREADS": "1"})
     try:
         wait_for_http(f"http://127.0.0.1:{port}/?dataset=teacher&auto_mc=false", server)
+        assert psutil.Process(server.pid).environ().get("PYTHONMALLOC") == "malloc"  # restarted under the C allocator
         children = psutil.Process(server.pid).children(recursive=True)
         workers = [p for p in children if "spawn_main" in " ".join(p.cmdline())]
         assert len(workers) == 2, [p.cmdline() for p in children]
@@ -83,3 +85,11 @@ def test_serve_runs_a_local_cluster_whose_workers_end_with_the_server(stop):
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(timeout=20)
+
+
+def test_the_help_of_scheduler_gives_the_cluster_limit_of_the_gp_page():
+    """``serve --help`` says how many rows the GP page takes on a cluster: the page's own constant."""
+    from explorer.cli import serve as cli_serve
+    from explorer.views.gp_bootstrap.cluster import CLUSTER_ROWS
+
+    assert cli_serve.CLUSTER_ROWS == CLUSTER_ROWS

@@ -126,6 +126,17 @@ def test_gpr_normalised_maps_the_theory_back_to_the_targets_units():
     np.testing.assert_allclose(boot.learning_curve(1.0).theory, ref.learning_curve(1.0).theory * sd**2, rtol=1e-10)
 
 
+def test_from_gpr_on_a_normalised_gpr_says_in_one_sentence_what_to_call_instead():
+    gpr = GaussianProcessRegressor(RBF(3.0) + WhiteKernel(0.1), normalize_y=True, optimizer=None).fit(X, Y)
+    with pytest.raises(ValueError) as info:
+        ReplicaBootstrapRegressor.from_gpr(gpr)
+    message = str(info.value)
+    assert "normalize_y=True" in message and "from_estimator(gpr, X, y)" in message
+    assert message.count(". ") == 0 and message.endswith(".")  # one sentence
+    boot = ReplicaBootstrapRegressor.from_estimator(gpr, X, Y)  # what it names works
+    np.testing.assert_allclose(boot.predict(X), gpr.predict(X), rtol=0, atol=0.5 * Y.std())
+
+
 def test_an_unfitted_estimator_in_the_constructor_is_fitted_and_clone_works():
     boot = ReplicaBootstrapRegressor(estimator=Ridge(alpha=2.0)).fit(X, Y)
     assert boot.estimator_ is not boot.estimator and hasattr(boot.estimator_, "coef_")

@@ -19,10 +19,10 @@ import numpy as np
 from explorer import datasets
 from explorer.gp_bootstrap import evidence as gp_evidence
 from explorer.views.common.files.uploads import UPLOAD, Upload, csv_columns, read_upload
+from explorer.views.gp_bootstrap import cluster
 from explorer.views.gp_bootstrap.jobs import DATA
 from explorer.views.gp_bootstrap.settings import (
     CSV_PREFIX,
-    DATA_DIR_LIMITS,
     DATA_SEED,
     FITTED_DATASETS,
     LOW_RANK_ROWS,
@@ -72,9 +72,9 @@ class GPData:
 
     def server_file(self) -> Upload:
         """The chosen file of the data folder, read and checked as an upload, with the larger limits of the low-rank
-        mode (DATA_DIR_LIMITS)."""
+        mode (DATA_DIR_LIMITS; on a cluster given by address, ``cluster.CLUSTER_DATA_DIR_LIMITS``)."""
         s = self.state
-        return s.source.read(s.dataset[len(CSV_PREFIX):], **DATA_DIR_LIMITS)
+        return s.source.read(s.dataset[len(CSV_PREFIX):], **cluster.data_dir_limits(s.client))
 
     def sync_target(self) -> None:
         """Target choices follow the dataset: the CSV's columns, or none for the built-in sets."""
@@ -104,9 +104,11 @@ class GPData:
         return ("shipped", s.dataset)
 
     def key(self) -> tuple:
-        """The data's cache key: :meth:`dataset_key`, the scaling and the subsample."""
+        """The data's cache key: :meth:`dataset_key`, the scaling, the subsample and the most rows of the large-data
+        mode (more on a cluster given by address: ``cluster.large_data_rows``)."""
         s = self.state
-        return (self.dataset_key(), bool(s.standardize), bool(s.subsample) and self.is_csv())
+        return (self.dataset_key(), bool(s.standardize), bool(s.subsample) and self.is_csv(),
+                cluster.large_data_rows(s.client))
 
     def load(self) -> datasets.Dataset:
         """The chosen data, standardised (inputs and target) when ``standardize`` is on (read once per data key)."""
@@ -141,7 +143,8 @@ class GPData:
     def _limit_rows(self, data: datasets.Dataset) -> datasets.Dataset:
         """``data`` within MAX_ROWS and MAX_COLUMNS, checked before any kernel matrix: a random subsample of
         MAX_ROWS rows if ``subsample`` is ticked, else, for an upload, DatasetError saying the limit and the file's
-        count; a CSV of the data folder of up to LOW_RANK_ROWS rows runs the low-rank path."""
+        count; a CSV of the data folder of up to LOW_RANK_ROWS rows runs the low-rank path (up to
+        ``cluster.CLUSTER_ROWS`` on a cluster given by address, its rows in chunks there)."""
         s = self.state
         if data.d > MAX_COLUMNS:
             raise datasets.DatasetError(
@@ -150,10 +153,12 @@ class GPData:
         if data.n <= MAX_ROWS:
             return data
         if s.dataset != UPLOAD and not s.subsample:
-            if data.n > LOW_RANK_ROWS:
+            most = cluster.large_data_rows(s.client)
+            if data.n > most:
+                on = " on the Dask cluster" if most > LOW_RANK_ROWS else ""
                 raise datasets.DatasetError(
                     f"{data.name} has {data.n:,} rows; the low-rank mode of these pages takes at most "
-                    f"{LOW_RANK_ROWS:,}. Tick 'Use a random subsample of {MAX_ROWS:,} rows' under Data, or run "
+                    f"{most:,}{on}. Tick 'Use a random subsample of {MAX_ROWS:,} rows' under Data, or run "
                     "`explorer learning-curve --csv FILE --rank 256` on the command line (up to 1,000,000 rows).")
             return data
         if not s.subsample:

@@ -14,6 +14,7 @@ import param
 
 from explorer.gp_bootstrap import evidence as gp_evidence
 from explorer.views.common.state.declarations import invalidating
+from explorer.views.gp_bootstrap import cluster
 from explorer.views.gp_bootstrap.jobs import EVIDENCE
 from explorer.views.gp_bootstrap.problems_of_settings import check_rank_rows
 from explorer.views.gp_bootstrap.settings import EXPECTED_ERRORS, OUTPUTS, SUBSAMPLE_SEED
@@ -124,8 +125,10 @@ class Hyperparameters:
             what = "one lengthscale per input (ARD) and the other hyperparameters" if key[1] else \
                 "the kernel's hyperparameters"
             on = "your data" if s.data.is_csv() else f"{data.name}"
-            how = "" if rank is None else (f" (the low-rank GP of rank m = {rank} on all {data.n:,} rows; about 20 s "
-                                           "at 53,940 rows)")
+            fitted = cluster.evidence_rows(data).n if rank is not None else data.n  # a subsample above 60,000 rows
+            rows = f"all {data.n:,} rows" if fitted == data.n else f"a random {fitted:,} of its {data.n:,} rows"
+            how = "" if rank is None else (f" (the low-rank GP of rank m = {rank} on {rows}; about 20 s at 53,940 "
+                                           "rows)")
             s.tell("evidence", f"Choosing {what} by maximum evidence on {on}{how}…")
             return key, data, key[1], rank
         self.apply(fit, data.n, data.feature_names)
@@ -162,7 +165,8 @@ def _ard_sentence(names: tuple[str, ...], lengthscales: np.ndarray) -> str:
 def _evidence_note(state, fit, rows: int, clipped: bool) -> str:
     """What the notice says about hyperparameters chosen by maximum evidence."""
     if isinstance(fit, gp_evidence.LowRankEvidenceFit):
-        on = (f"all {rows:,} rows, for the low-rank kernel of rank m = {fit.rank} (Nyström landmarks drawn with seed "
+        which = f"all {rows:,} rows" if fit.n == rows else f"a random subsample of {fit.n:,} of the {rows:,} rows"
+        on = (f"{which}, for the low-rank kernel of rank m = {fit.rank} (Nyström landmarks drawn with seed "
               f"{SUBSAMPLE_SEED}; a new m keeps these values)")
     else:
         on = "your data" if fit.n == rows else (f"a random subsample of {fit.n} of your {rows:,} rows "

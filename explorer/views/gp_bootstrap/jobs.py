@@ -27,6 +27,7 @@ from explorer.operators import offers
 from explorer.progress import Hooks
 from explorer.runtime.caches import lru
 from explorer.views.common.state.jobs import Job, JobSpec
+from explorer.views.gp_bootstrap import cluster
 from explorer.views.gp_bootstrap.settings import (
     EVIDENCE_ROWS,
     HOLDOUT_TAB,
@@ -155,7 +156,11 @@ def mc_seconds(problem, samples: int) -> float:
 def _mc_curve(problem, grid, mc_samples: int, loss: str, loss_params: dict, seed: int, job: Job,
               executor) -> CurveMC:
     """The core's ``stages.mc_curve`` (all S at once on ``executor``); ``job.partial`` gets the curve whenever one
-    more S is complete. The CLI's ``learning-curve`` calls the same stage with the same root seed."""
+    more S is complete. The CLI's ``learning-curve`` calls the same stage with the same root seed. Rows in chunks on
+    a cluster: :func:`~explorer.views.gp_bootstrap.cluster.mc_curve` there."""
+    if cluster.is_chunked(problem):
+        return cluster.mc_curve(problem, grid, mc_samples, loss, seed,
+                                Hooks(progress=job.report, should_stop=job.should_stop, partial=job.partial))
     return stages.mc_curve(problem, grid, mc_samples, loss=loss, loss_params=loss_params, rng=seed,
                            executor=executor,
                            hooks=Hooks(progress=job.report, should_stop=job.should_stop, partial=job.partial))
@@ -313,13 +318,27 @@ def holdout_ij_of(key: tuple, problem: problems.RegressionProblem, v: float):
     return _HOLDOUT_IJ.get_or_compute((key, v), lambda: stages.holdout_linear_response(problem, v))
 
 
+def _holdout_ij(i: JobInputs):
+    """The jackknife at the held-out inputs (its derivatives at every training row: on a cluster, refused above
+    ``cluster.IJ_HOLDOUT_ENTRIES`` numbers with one sentence in the job's line)."""
+    if cluster.is_chunked(i.problem):
+        cluster.check_holdout_ij(i.problem)
+    return stages.holdout_linear_response(i.problem, i.s_over_n)
+
+
 def _distribution(i: JobInputs, executor, job: Job) -> experiments.DistributionComparison:
+    if cluster.is_chunked(i.problem):  # the L1 map on a sample of rows, on the chunks
+        return cluster.distribution(i.problem, i.s_over_n, i.mc_samples, i.seed,
+                                    Hooks(progress=job.report, should_stop=job.should_stop))
     return experiments.distribution_comparison(i.problem, i.s_over_n, i.mc_samples,
                                                bin_width=scaled_bin_width(i.problem.y), rng=i.seed, executor=executor,
                                                hooks=Hooks(progress=job.report, should_stop=job.should_stop))
 
 
 def _holdout(i: JobInputs, executor, job: Job) -> experiments.HoldoutComparison:
+    if cluster.is_chunked(i.problem):
+        return cluster.holdout(i.problem, i.s_over_n, i.mc_samples, i.seed,
+                               Hooks(progress=job.report, should_stop=job.should_stop))
     return experiments.holdout_comparison(i.problem, i.s_over_n, i.mc_samples, rng=i.seed, executor=executor,
                                           hooks=Hooks(progress=job.report, should_stop=job.should_stop))
 
@@ -340,7 +359,7 @@ JOBS = (
             key=_needed("holdout_theory", lambda i: (i.key, i.s_over_n)),
             compute=lambda state, i, job: holdout_theory_of(i.key, i.problem, i.s_over_n), cancellable=False),
     JobSpec("holdout_ij", "holdout_ij", _HOLDOUT_IJ, key=_needed("holdout_ij", lambda i: (i.key, i.s_over_n)),
-            compute=lambda state, i, job: stages.holdout_linear_response(i.problem, i.s_over_n), cancellable=False),
+            compute=lambda state, i, job: _holdout_ij(i), cancellable=False),
     JobSpec("theory", "theory_curve", _THEORY, key=_needed("theory", lambda i: (i.key, i.loss_key)),
             compute=lambda state, i, job: _theory_curve(i.problem, i.key, i.loss, i.loss_params, job),
             cancellable=False),
@@ -380,6 +399,7 @@ def _evidence_fit(data: datasets.Dataset, job: Job, *, ard: bool = False, rank: 
     as ``explorer learning-curve --rank M --seed 0`` fits it."""
     hooks = Hooks(progress=job.report, should_stop=job.should_stop)
     if rank is not None:
+        data = cluster.evidence_rows(data)  # above LOW_RANK_ROWS (a cluster): a random subsample of its rows
         return gp_evidence.maximum_evidence_lowrank(data.inputs, data.targets, rank=rank, rng=SUBSAMPLE_SEED,
                                                     ard=ard, hooks=hooks)
     return gp_evidence.fit_to_data(data.inputs, data.targets, ard=ard, max_rows=EVIDENCE_ROWS, seed=SUBSAMPLE_SEED,

@@ -16,6 +16,7 @@ from explorer.gp_bootstrap import experiments
 from explorer.gp_bootstrap import problem as problems
 from explorer.views.common.state.declarations import applies, invalidating
 from explorer.views.common.state.jobs import Job
+from explorer.views.gp_bootstrap import cluster
 from explorer.views.gp_bootstrap.data import check_holdout
 from explorer.views.gp_bootstrap.jobs import PROBLEMS, GPSettings, JobInputs, ProblemBuild, plan, prefill
 from explorer.views.gp_bootstrap.settings import HOLDOUT_TAB, MAX_MC_VALUES, OUTPUTS, SUBSAMPLE_SEED
@@ -94,14 +95,21 @@ class GPProblems:
         return key, PROBLEMS.get_or_compute(key, lambda: self._dense(holdout))
 
     def builder(self, holdout: int):
-        """``build(job)``: the low-rank problem of the current settings (read now, on the session's thread)."""
+        """``build(job)``: the low-rank problem of the current settings (read now, on the session's thread); on a
+        cluster given by address, its rows in chunks there (:func:`~explorer.views.gp_bootstrap.cluster.chunked_problem`,
+        the engine reached from the job's thread)."""
         s = self.state
         data, rank, noise_var = s.data.load(), int(s.rank), float(s.noise_var)
         check_holdout(data, holdout)
         check_rank_rows(rank, data.n, holdout)
         kernel = self.covariance(data.inputs[holdout:])
+        on_cluster = cluster.scheduler_given(s.client)
 
         def build(job: Job) -> problems.RegressionProblem:
+            if on_cluster:  # the rows in chunks on the cluster, Φ made there (cluster.py)
+                job.report(0.0, f"sending {data.n - holdout:,} rows to the Dask cluster and building the low-rank "
+                                f"kernel K ≈ ΦΦᵀ there ({rank} Nyström landmarks)")
+                return cluster.chunked_problem(data, kernel, noise_var, rank, holdout, s.engine)
             job.report(0.0, f"building the low-rank kernel K ≈ ΦΦᵀ ({rank} Nyström landmarks of {data.n - holdout:,} "
                             "rows)")
             return problems.regression_problem(data, kernel, noise_var, rank=rank, rng=SUBSAMPLE_SEED, holdout=holdout)
