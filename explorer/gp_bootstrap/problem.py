@@ -18,7 +18,7 @@ import numpy as np
 from explorer.bootstrap.problem import KernelProblem
 from explorer.datasets import Dataset, holdout_split
 from explorer.kernels import Kernel, paper_rbf
-from explorer.lowrank import LowRankFeatures, given_features, low_rank_features
+from explorer.lowrank import LowRankFeatures, low_rank_features
 from explorer.operators import KernelOperator, offers, require
 from explorer.operators.dense import DenseKernel
 from explorer.operators.features import FeatureKernel
@@ -120,10 +120,10 @@ def build_problem(name: str, X: np.ndarray, y: np.ndarray, kernel: Kernel | None
         Seed of the landmarks (Nyström) or frequencies (random features).
     X_test, y_test : ndarray, optional
         Held-out rows.
-    features : LowRankFeatures or ndarray of shape (N, m), optional
+    features : LowRankFeatures, optional
         Given features Φ of the training inputs (K = ΦΦᵀ as they are, e.g. the explicit features of a fitted
-        estimator; an array is taken as :func:`~explorer.lowrank.given_features`): ``rank``, ``method`` and ``rng``
-        are then not used.
+        estimator, :func:`~explorer.lowrank.given_features` of the array): ``rank``, ``method`` and ``rng`` are then
+        not used.
 
     Returns
     -------
@@ -139,8 +139,7 @@ def build_problem(name: str, X: np.ndarray, y: np.ndarray, kernel: Kernel | None
     """
     noise_var = noise_variance(noise_var)
     if features is not None:
-        given = features if isinstance(features, LowRankFeatures) else given_features(features)
-        return RegressionProblem(name, X, y, kernel, noise_var, FeatureKernel.of(given), X_test, y_test, given)
+        return RegressionProblem(name, X, y, kernel, noise_var, FeatureKernel.of(features), X_test, y_test, features)
     if kernel is None:
         raise ValueError("build_problem needs a kernel, or the features Φ of one (`features`).")
     if rank is None:

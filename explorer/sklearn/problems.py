@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.gp_bootstrap.problem import RegressionProblem, build_problem
-from explorer.lowrank import MAX_RANK
+from explorer.lowrank import MAX_RANK, given_features
 from explorer.sklearn.estimators import TheoryModel
 
 __all__ = ["kernel_problem", "model_problem"]
@@ -28,7 +28,7 @@ def model_problem(X: np.ndarray, y: np.ndarray, model: TheoryModel, rank: int | 
         return kernel_problem(X, y, model.kernel, model.noise_var, rank, rng)
     phi = model.features(X) if model.training_features is None else model.training_features
     if phi.shape[1] <= MAX_RANK:
-        return build_problem("scikit-learn", X, y, None, model.noise_var, features=phi)
+        return build_problem("scikit-learn", X, y, None, model.noise_var, features=given_features(phi))
 
     def linear(A, B=None):
         return model.features(A) @ model.features(A if B is None else B).T

@@ -16,10 +16,9 @@ def _data():
     return X, X[:, 0] + np.sin(X[:, 1]) + 0.2 * rng.standard_normal(80), phi
 
 
-@pytest.mark.parametrize("as_features", [False, True])
-def test_given_features_are_the_problems_kernel(as_features):
+def test_given_features_are_the_problems_kernel():
     X, y, phi = _data()
-    problem = build_problem("given", X, y, None, 0.1, features=given_features(phi) if as_features else phi)
+    problem = build_problem("given", X, y, None, 0.1, features=given_features(phi))
     assert isinstance(problem.operator, FeatureKernel) and problem.features.method == "given"
     np.testing.assert_array_equal(problem.operator.phi, phi)
     on_features = replica.solve_replica(problem.operator, y, 0.1, 80.0, tol=1e-10)
