@@ -28,7 +28,7 @@ from explorer.chunks import child_seed, root_seed, s_over_n_group
 from explorer.distributed import passes
 
 __all__ = ["OCCUPATION_BLOCK", "BATCH", "ChunkedMonteCarlo", "block_occupations", "row_occupations",
-           "chunked_bootstrap_error"]
+           "weighted_systems", "chunked_bootstrap_error"]
 
 #: Rows whose occupations one sample draws from one child seed.
 OCCUPATION_BLOCK = 65_536
@@ -61,12 +61,12 @@ def _left_out_count(part, fmap, y, start, stop, n, nu, root, group, n_samples) -
     return (row_occupations(root, group, range(n_samples), start, stop, n, nu) == 0).sum(axis=0)
 
 
-def _weighted_systems(part, fmap, y, start, stop, n, nu, root, group, samples, noise_var):
-    """For each sample of the batch: Φ_cᵀ diag(w) Φ_c and Φ_cᵀ(w ∘ y_c), w = s/σ² (the chunk's pieces of A_s)."""
-    phi = passes.features(part, fmap)
-    occ = row_occupations(root, group, samples, start, stop, n, nu)
+def weighted_systems(phi: np.ndarray, occ: np.ndarray, y: np.ndarray, noise_var: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """For each row s of the occupations ``occ`` (samples × the chunk's rows): Φ_cᵀ diag(w) Φ_c and Φ_cᵀ(w ∘ y_c),
+    w = s/σ² (the chunk's pieces of a weighted refit's M×M system A_s and its right-hand side)."""
     m = phi.shape[1]
-    A, rhs = np.zeros((len(samples), m, m)), np.zeros((len(samples), m))
+    A, rhs = np.zeros((len(occ), m, m)), np.zeros((len(occ), m))
     for r, s in enumerate(occ):
         a = np.flatnonzero(s)
         w = s[a] / noise_var
@@ -75,6 +75,12 @@ def _weighted_systems(part, fmap, y, start, stop, n, nu, root, group, samples, n
         P = P * np.sqrt(w)[:, None]
         A[r] = P.T @ P
     return A, rhs
+
+
+def _weighted_systems(part, fmap, y, start, stop, n, nu, root, group, samples, noise_var):
+    """For each sample of the batch: Φ_cᵀ diag(w) Φ_c and Φ_cᵀ(w ∘ y_c), w = s/σ² (the chunk's pieces of A_s)."""
+    phi = passes.features(part, fmap)
+    return weighted_systems(phi, row_occupations(root, group, samples, start, stop, n, nu), y, noise_var)
 
 
 def _left_out_losses(part, fmap, y, start, stop, n, nu, root, group, samples, mu, n_test):

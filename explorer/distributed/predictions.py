@@ -21,7 +21,7 @@ from scipy import linalg
 from explorer.bootstrap.estimates import BootstrapPredictions
 from explorer.chunks import root_seed, s_over_n_group
 from explorer.distributed import passes
-from explorer.distributed.bootstrap_error import BATCH, passes_sum, row_occupations
+from explorer.distributed.bootstrap_error import BATCH, passes_sum, row_occupations, weighted_systems
 from explorer.distributed.operator import ALLOWED_FAILURES
 from explorer.progress import NO_HOOKS, Hooks
 from explorer.runtime.engine import EngineError
@@ -35,15 +35,7 @@ def _batch_systems(part, fmap, y, start, stop, n, nu, root, group, samples, nois
     rows ``local`` (positions in the chunk) that the caller keeps."""
     phi = passes.features(part, fmap)
     occ = row_occupations(root, group, samples, start, stop, n, nu)
-    m = phi.shape[1]
-    A, rhs = np.zeros((len(samples), m, m)), np.zeros((len(samples), m))
-    for r, s in enumerate(occ):
-        a = np.flatnonzero(s)
-        w = s[a] / noise_var
-        P = phi[a]
-        rhs[r] = P.T @ (w * y[a])
-        P = P * np.sqrt(w)[:, None]
-        A[r] = P.T @ P
+    A, rhs = weighted_systems(phi, occ, y, noise_var)
     return A, rhs, occ[:, local]
 
 
