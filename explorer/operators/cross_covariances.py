@@ -16,7 +16,7 @@ factorisation at the solution's Δλ: :meth:`DenseOutOfBag.cross_covariances` an
 * Features, K = ΦΦᵀ: A = I + ΦᵀDΦ = LLᵀ once (O(N m²)), then t(x) = Ψ L⁻¹ φ(x) with Ψ = Φ L⁻ᵀ: O(N m M) per block,
   never an N×N matrix. The pieces are offered one by one too (``whitened``: u(x) = L⁻¹φ(x); ``rows_at``: t_i(x) for
   some rows i, O(m) each; ``site_norms``: ‖ψ_i‖; ``weighted_sum``: Ψᵀv), so that the order statistics of the out-of-bag
-  means can compute only the rows that can reach them (|t_i(x)| ≤ ‖ψ_i‖ ‖u(x)‖).
+  means can compute only the rows that can reach them (``|t_i(x)| ≤ ‖ψ_i‖ ‖u(x)‖``).
 
 Mixed into :class:`~explorer.operators.dense.DenseKernel` and :class:`~explorer.operators.features.FeatureKernel`.
 Core module: numpy and scipy only.
@@ -66,7 +66,7 @@ class FeatureCrossCovariances:
         """u(x) = L⁻¹φ(x) at the M inputs of ``cross`` = φ(x) (shape (M, m)), as an (m, M) array.
 
         t(x) = Ψ u(x), and ‖u(x)‖² = φ(x)ᵀA⁻¹φ(x) is the variance of the field at x in the Gaussian part of the
-        approximation (G at x), so that |t_i(x)| ≤ ‖ψ_i‖ ‖u(x)‖ (Cauchy-Schwarz; ‖ψ_i‖² = G_ii).
+        approximation (G at x), so that ``|t_i(x)| ≤ ‖ψ_i‖ ‖u(x)‖`` (Cauchy-Schwarz; ‖ψ_i‖² = G_ii).
         """
         cross = np.atleast_2d(np.asarray(cross, dtype=float))
         if cross.shape[1] != self.L.shape[0]:
