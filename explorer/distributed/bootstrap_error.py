@@ -28,7 +28,8 @@ from explorer.chunks import child_seed, root_seed, s_over_n_group
 from explorer.distributed import passes
 
 __all__ = ["OCCUPATION_BLOCK", "BATCH", "ChunkedMonteCarlo", "block_occupations", "row_occupations",
-           "weighted_systems", "chunked_bootstrap_error"]
+           "weighted_systems", "weighted_refit_means",
+           "chunked_bootstrap_error"]
 
 #: Rows whose occupations one sample draws from one child seed.
 OCCUPATION_BLOCK = 65_536
@@ -75,6 +76,17 @@ def weighted_systems(phi: np.ndarray, occ: np.ndarray, y: np.ndarray, noise_var:
         P = P * np.sqrt(w)[:, None]
         A[r] = P.T @ P
     return A, rhs
+
+
+def weighted_refit_means(A: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """The weights μ_s of each weighted refit from its summed pieces: A_s = I_m + Φᵀ diag(w) Φ (⪰ I, so Cholesky
+    without jitter), μ_s = A_s⁻¹ Φᵀ(w ∘ y). ``A`` (samples × m × m) gains its identity in place."""
+    mu = np.empty(rhs.shape)
+    for r in range(len(rhs)):
+        A[r][np.diag_indices(A.shape[1])] += 1.0
+        mu[r] = linalg.cho_solve(linalg.cho_factor(A[r], lower=True, check_finite=False), rhs[r],
+                                 check_finite=False)
+    return mu
 
 
 def _weighted_systems(part, fmap, y, start, stop, n, nu, root, group, samples, noise_var):
@@ -146,11 +158,7 @@ def chunked_bootstrap_error(op, y: np.ndarray, noise_var: float, S: float, n_sam
         pieces = run(_weighted_systems, none, samples, noise_var)
         A = passes_sum([p[0] for p in pieces])
         rhs = passes_sum([p[1] for p in pieces])
-        mu = np.empty(rhs.shape)
-        for r in range(len(samples)):
-            A[r][np.diag_indices(A.shape[1])] += 1.0                      # A_s = I_m + Φᵀ diag(w) Φ ⪰ I
-            mu[r] = linalg.cho_solve(linalg.cho_factor(A[r], lower=True, check_finite=False), rhs[r],
-                                     check_finite=False)
+        mu = weighted_refit_means(A, rhs)
         losses = run(_left_out_losses, [(t,) for t in op.rows.split(n_test)], samples, mu)
         sums += np.concatenate([p[0] for p in losses])
         x[start:start + len(samples)] = passes_sum([p[1] for p in losses])

@@ -40,7 +40,6 @@ Runtime module: numpy, scipy and dask/distributed.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +50,7 @@ from explorer.distributed import passes
 from explorer.distributed.feature_maps import FeatureMap
 from explorer.distributed.responses import ChunkedResponses
 from explorer.distributed.rows import RowChunks
-from explorer.operators.features import DENSE_FALLBACK_MAX_N, SITE_FLOOR, solve_hadamard_system
+from explorer.operators.features import DENSE_FALLBACK_MAX_N, SITE_FLOOR, NeverJittered, solve_hadamard_system
 from explorer.progress import NO_HOOKS
 from explorer.runtime.engine import EngineError
 
@@ -85,7 +84,7 @@ def _floored(G_diag: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class ChunkedFeatureKernel(ChunkedResponses):
+class ChunkedFeatureKernel(ChunkedResponses, NeverJittered):
     """K = ΦΦᵀ with Φ = φ(X) computed on the workers from the chunks of X they hold (see the module docstring).
 
     Build it with :meth:`of`. Attributes: ``rows`` (the chunks of (X, y)), ``feature_map`` (φ), ``dtype`` (the
@@ -209,16 +208,6 @@ class ChunkedFeatureKernel(ChunkedResponses):
     def spectrum(self, subset: int | str | None = None, rng=0) -> tuple[np.ndarray, float]:
         """The exact non-zero eigenvalues of ΦΦᵀ (those of the m×m ΦᵀΦ, one pass) and P = 1."""
         return np.clip(linalg.eigvalsh(self._reduce(passes.gram, (np.float64,), (None,))), 0.0, None), 1.0
-
-    def with_jitter(self, jitter: float) -> ChunkedFeatureKernel:
-        """Itself: A = I + ΦᵀDΦ needs no jitter."""
-        if jitter != 0:
-            raise ValueError(f"A feature kernel is never jittered, got jitter {jitter}.")
-        return self
-
-    def jittered(self) -> Iterator[tuple[ChunkedFeatureKernel, float]]:
-        """Only itself, with jitter 0."""
-        yield self, 0.0
 
     def in_precision(self, dtype) -> ChunkedFeatureKernel:
         """The same chunks, each pass computing in ``dtype``."""

@@ -16,12 +16,17 @@ Runtime module: numpy and scipy (and the core's seeds and estimates).
 from __future__ import annotations
 
 import numpy as np
-from scipy import linalg
 
 from explorer.bootstrap.estimates import BootstrapPredictions
 from explorer.chunks import root_seed, s_over_n_group
 from explorer.distributed import passes
-from explorer.distributed.bootstrap_error import BATCH, passes_sum, row_occupations, weighted_systems
+from explorer.distributed.bootstrap_error import (
+    BATCH,
+    passes_sum,
+    row_occupations,
+    weighted_refit_means,
+    weighted_systems,
+)
 from explorer.distributed.operator import ALLOWED_FAILURES
 from explorer.progress import NO_HOOKS, Hooks
 from explorer.runtime.engine import EngineError
@@ -119,11 +124,7 @@ def chunked_bootstrap_predictions(op, y: np.ndarray, noise_var: float, S: float,
             client.cancel(futures + small)
         A = passes_sum([p[0] for p in pieces])
         rhs = passes_sum([p[1] for p in pieces])
-        mu = np.empty(rhs.shape)
-        for r in range(len(samples)):
-            A[r][np.diag_indices(A.shape[1])] += 1.0                      # A_s = I_m + Φᵀ diag(w) Φ ⪰ I
-            mu[r] = linalg.cho_solve(linalg.cho_factor(A[r], lower=True, check_finite=False), rhs[r],
-                                     check_finite=False)
+        mu = weighted_refit_means(A, rhs)
         block = slice(first, first + len(samples))
         train[block] = mu @ phi_rows.T                                    # f(x_i; s) = φ_iᵀ μ_s
         occupations[block] = np.concatenate([p[2] for p in pieces], axis=1)

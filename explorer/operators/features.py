@@ -40,7 +40,7 @@ from explorer.operators.responses import FeatureResponses
 from explorer.progress import NO_HOOKS
 from explorer.validation import finite
 
-__all__ = ["CG_RTOL", "CG_MAX_ITER", "DENSE_FALLBACK_MAX_N", "SITE_FLOOR", "FeatureKernel", "FeatureSitePosterior",
+__all__ = ["NeverJittered", "CG_RTOL", "CG_MAX_ITER", "DENSE_FALLBACK_MAX_N", "SITE_FLOOR", "FeatureKernel", "FeatureSitePosterior",
            "check_feature_matrix", "factor_features", "feature_spectrum", "hadamard_square_product",
            "solve_hadamard_system", "conjugate_gradients"]
 
@@ -214,8 +214,22 @@ def _row_blocks(n: int, block: int = 65_536):
     return (slice(start, start + block) for start in range(0, n, block))
 
 
+class NeverJittered:
+    """What a feature operator (in memory or in chunks) answers about jitter: A = I + ΦᵀDΦ ⪰ I needs none."""
+
+    def with_jitter(self, jitter: float):
+        """Itself: A = I + ΦᵀDΦ needs no jitter, so a solution on features has ``jitter`` 0."""
+        if jitter != 0:
+            raise ValueError(f"A feature kernel is never jittered, got jitter {jitter}.")
+        return self
+
+    def jittered(self) -> Iterator[tuple[object, float]]:
+        """Only itself, with jitter 0."""
+        yield self, 0.0
+
+
 @dataclass(frozen=True)
-class FeatureKernel(FeatureRefits, FeatureResponses, FeatureEvidence, FeatureOutOfBag):
+class FeatureKernel(FeatureRefits, FeatureResponses, FeatureEvidence, FeatureOutOfBag, NeverJittered):
     """K = ΦΦᵀ with the features Φ of the N training inputs held in memory (see the module docstring).
 
     Attributes
@@ -246,16 +260,6 @@ class FeatureKernel(FeatureRefits, FeatureResponses, FeatureEvidence, FeatureOut
     def spectrum(self, subset: int | str | None = None, rng=0) -> tuple[np.ndarray, float]:
         """The exact non-zero eigenvalues of ΦΦᵀ and P = 1 (``subset`` is not needed: m×m is cheap)."""
         return feature_spectrum(self.phi), 1.0
-
-    def with_jitter(self, jitter: float) -> FeatureKernel:
-        """Itself: A = I + ΦᵀDΦ needs no jitter, so a solution on features has ``jitter`` 0."""
-        if jitter != 0:
-            raise ValueError(f"A feature kernel is never jittered, got jitter {jitter}.")
-        return self
-
-    def jittered(self) -> Iterator[tuple[FeatureKernel, float]]:
-        """Only itself, with jitter 0."""
-        yield self, 0.0
 
     def in_precision(self, dtype) -> FeatureKernel:
         """Φ in ``dtype``."""
